@@ -1,0 +1,3 @@
+"""Shiro: an AI coding agent behind a language server."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,108 @@
+"""The message model (spec §5.1): Vercel AI SDK ``ModelMessage`` shapes as plain JSON dicts.
+
+Messages stay plain dicts on purpose: sessions are JSON on disk, the token estimate is the
+length of their JSON, and the prune pipeline ports 1:1 from the reference when it works on the
+same shapes. The TypedDicts document the shapes; code treats them as ``dict[str, Any]``.
+
+Roles and parts::
+
+    {"role": "system", "content": str}
+    {"role": "user", "content": str | [TextPart | ImagePart | FilePart]}
+    {"role": "assistant", "content": str | [TextPart | ReasoningPart | ToolCallPart | ApprovalRequestPart]}
+    {"role": "tool", "content": [ToolResultPart | ToolErrorPart | ApprovalResponsePart]}
+
+Any part may carry ``providerOptions: {<namespace>: {"itemId": "rs_…|msg_…|fc_…", ...}}``: a
+pointer to an item the provider stored (OpenAI Responses). See ``item_id_of``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+Message = dict[str, Any]
+Part = dict[str, Any]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class TextPart(TypedDict):
+    type: Literal["text"]
+    text: str
+    providerOptions: NotRequired[dict[str, dict[str, Any]]]
+
+
+class ReasoningPart(TypedDict):
+    type: Literal["reasoning"]
+    text: str
+    providerOptions: NotRequired[dict[str, dict[str, Any]]]
+
+
+class ToolCallPart(TypedDict):
+    type: Literal["tool-call"]
+    toolCallId: str
+    toolName: str
+    input: Any
+    providerOptions: NotRequired[dict[str, dict[str, Any]]]
+
+
+class ToolResultOutput(TypedDict):
+    type: Literal["text", "json", "error-text", "error-json"]
+    value: Any
+
+
+class ToolResultPart(TypedDict):
+    type: Literal["tool-result"]
+    toolCallId: str
+    toolName: str
+    output: ToolResultOutput
+
+
+class ToolErrorPart(TypedDict):
+    type: Literal["tool-error"]
+    toolCallId: str
+    toolName: str
+    error: str
+
+
+TOOL_RESULT_TYPES = frozenset({"tool-result", "tool-error"})
+TOOL_PART_TYPES = frozenset({"tool-call", "tool-result", "tool-error", "tool-approval-request", "tool-approval-response"})
+
+
+def item_id_of(part: Part) -> str | None:
+    """The provider item id of a part: the first string ``itemId`` in any provider namespace."""
+    options = part.get("providerOptions")
+    if not isinstance(options, dict):
+        return None
+    for namespace in options.values():
+        if isinstance(namespace, dict):
+            item_id = namespace.get("itemId")
+            if isinstance(item_id, str):
+                return item_id
+    return None
+
+
+def has_parts(message: Message) -> bool:
+    return isinstance(message.get("content"), list)
+
+
+def user_text(text: str) -> Message:
+    return {"role": "user", "content": text}
+
+
+def first_user_text(messages: list[Message]) -> str | None:
+    """The text of the first user message with string content (the user's goal), if any."""
+    for message in messages:
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return str(message["content"])
+    return None
+
+
+def title_of(messages: list[Message]) -> str:
+    """Session title (spec §3.1): the first user message, clipped to 60 chars + '...'."""
+    for message in messages:
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str) and content:
+                return content[:60] + "..." if len(content) > 60 else content
+            return "untitled"
+    return "untitled"

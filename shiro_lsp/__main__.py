@@ -1,0 +1,44 @@
+"""Front door: `python -m shiro_lsp [--stdio | --tcp PORT]`, `shiro-lsp run ...`, `shiro-lsp mcp ...`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from shiro_lsp.server.app import create_server
+
+    server = create_server()
+    if args.tcp is not None:
+        server.start_tcp("127.0.0.1", args.tcp)
+    else:
+        server.start_io()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="shiro-lsp", description="Shiro, an AI coding agent, as a language server."
+    )
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="speak LSP on stdin/stdout (the default)")
+    transport.add_argument("--tcp", type=int, metavar="PORT", help="speak LSP on 127.0.0.1:PORT")
+    parser.add_argument("--log-level", default="INFO", help="log level for stderr (default INFO)")
+    parser.set_defaults(func=_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # stdout is the JSON-RPC channel: logs go to stderr, always.
+    logging.basicConfig(
+        stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
+    )
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,70 @@
+"""Settings: `initializationOptions`, `workspace/didChangeConfiguration`, and the environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel, to_snake
+
+DEFAULT_MODEL = "gpt-5"
+DEFAULT_COMPACT_THRESHOLD = 120_000
+DEFAULT_APPROVAL_TIMEOUT_MS = 300_000
+
+Api = Literal["responses", "chat", "auto"]
+AgentName = Literal["default", "quick", "deep", "plan", "review"]
+Thinking = Literal["off", "low", "medium", "high", "max"]
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
+
+    home: str | None = None
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    api: Api = "auto"
+    agent: AgentName = "default"
+    thinking: Thinking | None = None
+    compact_threshold: int = Field(default=DEFAULT_COMPACT_THRESHOLD, gt=0)
+    memory: bool = True
+    approval_timeout_ms: int = Field(default=DEFAULT_APPROVAL_TIMEOUT_MS, gt=0)
+    trusted: bool = True
+
+
+def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if env.get("OPENAI_API_KEY"):
+        values["api_key"] = env["OPENAI_API_KEY"]
+    if env.get("OPENAI_BASE_URL"):
+        values["base_url"] = env["OPENAI_BASE_URL"]
+    if env.get("SHIRO_MODEL"):
+        values["model"] = env["SHIRO_MODEL"]
+    return values
+
+
+def load_settings(
+    options: Mapping[str, Any] | None, env: Mapping[str, str] | None = None, base: Settings | None = None
+) -> tuple[Settings, list[str]]:
+    """Merge options over ``base`` (or the environment's defaults).
+
+    An invalid option is dropped with a message naming it, so one bad setting never keeps the
+    server from starting. Returns the settings and those messages.
+    """
+    current = base.model_dump() if base else _environment_defaults(os.environ if env is None else env)
+    problems: list[str] = []
+    for key, value in (options or {}).items():
+        if value is None:
+            continue
+        name = to_snake(key)
+        if name not in Settings.model_fields:
+            continue
+        candidate = {**current, name: value}
+        try:
+            current = Settings.model_validate(candidate).model_dump()
+        except ValidationError as error:
+            first = error.errors()[0]
+            problems.append(f'Ignored the setting "{key}": {first["msg"]}.')
+    return Settings.model_validate(current), problems

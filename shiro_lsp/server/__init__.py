@@ -1,0 +1,1 @@
+"""pygls wiring only: the wire types, the handlers, the code action."""

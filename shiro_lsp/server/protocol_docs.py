@@ -1,0 +1,108 @@
+"""Generate docs/protocol.md and docs/protocol.schema.json from the wire types.
+
+`python -m shiro_lsp.server.protocol_docs --write` rewrites them; `--check` fails when stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic.json_schema import models_json_schema
+
+from shiro_lsp.server.protocol import METHODS, Wire
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+MARKDOWN = DOCS / "protocol.md"
+SCHEMA = DOCS / "protocol.schema.json"
+
+
+def _models() -> list[type[Wire]]:
+    seen: dict[str, type[Wire]] = {}
+    for method in METHODS:
+        for model in (method.params, method.result):
+            if model is not None:
+                seen.setdefault(model.__name__, model)
+    return list(seen.values())
+
+
+def schema() -> dict[str, Any]:
+    _, top = models_json_schema(
+        [(m, "validation") for m in _models()], by_alias=True, ref_template="#/$defs/{model}"
+    )
+    methods = {
+        m.name: {
+            "kind": m.kind,
+            "direction": m.direction,
+            "description": m.doc,
+            "params": {"$ref": f"#/$defs/{m.params.__name__}"},
+            **({"result": {"$ref": f"#/$defs/{m.result.__name__}"}} if m.result else {}),
+        }
+        for m in METHODS
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Shiro wire protocol v1",
+        "methods": methods,
+        "$defs": top.get("$defs", {}),
+    }
+
+
+def _fields(model: type[Wire]) -> str:
+    rows = []
+    for name, field in model.model_fields.items():
+        alias = field.alias or name
+        annotation = str(field.annotation).replace("typing.", "").replace("shiro_lsp.server.protocol.", "")
+        required = "yes" if field.is_required() else f"no (default `{field.default!r}`)"
+        rows.append(f"| `{alias}` | `{annotation}` | {required} | {field.description or ''} |")
+    if not rows:
+        return "`{}`\n"
+    return "| field | type | required | notes |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
+
+
+def markdown() -> str:
+    out = [
+        "# Shiro wire protocol v1",
+        "",
+        "Generated from `shiro_lsp/server/protocol.py` by `make protocol`; do not edit by hand.",
+        "The JSON Schema of every shape is `docs/protocol.schema.json`.",
+        "Bad params get JSON-RPC error -32602 with a message a person can act on.",
+        "",
+        "| method | kind | direction | params | result |",
+        "|---|---|---|---|---|",
+    ]
+    for m in METHODS:
+        result = f"`{m.result.__name__}`" if m.result else ""
+        out.append(f"| `{m.name}` | {m.kind} | {m.direction} | `{m.params.__name__}` | {result} |")
+    out.append("")
+    for m in METHODS:
+        out += [f"## `{m.name}`", "", m.doc, "", f"Params `{m.params.__name__}`:", "", _fields(m.params)]
+        if m.result:
+            out += [f"Result `{m.result.__name__}`:", "", _fields(m.result)]
+    return "\n".join(out)
+
+
+def rendered() -> dict[Path, str]:
+    return {MARKDOWN: markdown(), SCHEMA: json.dumps(schema(), indent=2, sort_keys=True) + "\n"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    stale = [path for path, text in rendered().items() if not path.exists() or path.read_text() != text]
+    if args.write:
+        for path, text in rendered().items():
+            path.write_text(text)
+        return 0
+    for path in stale:
+        print(f"{path} is stale: run `make protocol`", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Persistence: paths, atomic writes and locks, and the stores built on them."""

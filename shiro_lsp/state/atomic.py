@@ -1,0 +1,83 @@
+"""Atomic writes, cross-process locks, and setting corrupt files aside.
+
+Two VS Code windows on one project run two servers that share these files, so every
+read-modify-write happens under ``locked(path)`` and every write replaces the file whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+LOCK_TIMEOUT_S = 30.0
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path: Path, value: Any) -> None:
+    """Pretty JSON with 2-space indent, as the reference writes its stores."""
+    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the cross-process lock that guards ``path`` (a sibling ``.lock`` file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock", timeout=timeout):
+        yield
+
+
+def quarantine_name(path: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return path.with_name(f"{path.name}.corrupt-{stamp}")
+
+
+def set_aside(path: Path) -> Path:
+    """Move a corrupt file (or a directory squatting on a file's name) aside; return where it went."""
+    target = quarantine_name(path)
+    os.replace(path, target)
+    return target
+
+
+def copy_aside(path: Path) -> Path:
+    """Keep a copy of a file we can only partly read, before a later write drops what we could not."""
+    target = quarantine_name(path)
+    shutil.copy2(path, target)
+    return target

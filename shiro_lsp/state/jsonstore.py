@@ -1,0 +1,87 @@
+"""A JSON array in a file, read and written whole under the file's cross-process lock.
+
+A file that cannot be read is never silently replaced: it is set aside as
+``NAME.corrupt-<timestamp>`` and reported, then the store starts empty.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from shiro_lsp.state.atomic import copy_aside, locked, set_aside, write_json_atomic
+
+log = logging.getLogger(__name__)
+
+Reporter = Callable[[str], None]
+
+
+def log_reporter(message: str) -> None:
+    log.warning("%s", message)
+
+
+class JsonArrayFile:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        label: str,
+        is_valid: Callable[[Any], bool],
+        reporter: Reporter = log_reporter,
+    ) -> None:
+        self.path = path
+        self.label = label
+        self.is_valid = is_valid
+        self.reporter = reporter
+
+    def load(self) -> list[Any]:
+        """Read the array (the caller holds the lock when it will write back)."""
+        if not self.path.exists() and not self.path.is_symlink():
+            return []
+        if not self.path.is_file():
+            return self._set_aside("it is not a regular file")
+        try:
+            text = self.path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            return self._set_aside("it is not valid UTF-8")
+        except OSError as error:
+            return self._set_aside(f"it could not be read: {error.strerror}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            return self._set_aside(f"it is not valid JSON ({error.msg} at line {error.lineno})")
+        if not isinstance(value, list):
+            return self._set_aside("it does not hold a JSON array")
+        valid = [item for item in value if self.is_valid(item)]
+        if len(valid) != len(value):
+            kept = copy_aside(self.path)
+            self.reporter(
+                f"{self.label}: {len(value) - len(valid)} unreadable entries in {self.path} were skipped; "
+                f"the whole file was copied to {kept.name} first, so nothing is lost."
+            )
+        return valid
+
+    def save(self, items: list[Any]) -> None:
+        write_json_atomic(self.path, items)
+
+    @contextmanager
+    def transaction(self) -> Iterator[list[Any]]:
+        """Lock, load, let the caller edit the list in place, write it back if it changed."""
+        with locked(self.path):
+            items = self.load()
+            before = json.dumps(items, sort_keys=True)
+            yield items
+            if json.dumps(items, sort_keys=True) != before:
+                self.save(items)
+
+    def _set_aside(self, reason: str) -> list[Any]:
+        target = set_aside(self.path)
+        self.reporter(
+            f"{self.label}: {self.path} could not be used because {reason}. "
+            f"It was moved to {target.name} (nothing was deleted) and {self.label} starts empty."
+        )
+        return []

@@ -1,0 +1,267 @@
+"""Project memory (spec §1, seed "shiro-neko memory"): notes that outlive a session.
+
+Every operation re-reads the file under its lock and writes it back atomically, so two servers
+on one project merge their writes instead of the last writer winning (the reference's bug).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import uuid6
+
+from shiro_lsp.errors import BadParams, ShiroError
+from shiro_lsp.state.jsonstore import JsonArrayFile, Reporter, log_reporter
+
+Kind = Literal["fact", "decision", "gotcha", "command"]
+KINDS: tuple[str, ...] = get_args(Kind)
+KIND_MEANINGS = {
+    "fact": "how it is",
+    "decision": "what was chosen and why",
+    "gotcha": "a trap",
+    "command": "an invocation that works",
+}
+
+MAX_ENTRIES = 300
+MAX_TEXT = 400
+BOOT_ENTRIES = 20
+SEARCH_HITS = 15
+SUMMARISE_AT = 60
+
+BOOT_PREAMBLE = (
+    "What you learned about this project in earlier sessions. Trust it, but verify anything\n"
+    "that contradicts what you can see in the code now:"
+)
+COMPACT_SYSTEM_PROMPT = (
+    "You are compacting an agent's notes about one codebase. Merge duplicates and near-duplicates, "
+    "drop anything that is no longer useful or was only true of one past task, and keep the rest "
+    "verbatim where you can. Output one note per line, each prefixed with its kind in brackets: "
+    "[fact], [decision], [gotcha], or [command]. No preamble, no numbering, no blank lines."
+)
+DISABLED_TEXT = "memory is disabled (--no-memory)"
+_COMPACT_LINE = re.compile(r"^\s*\[(fact|decision|gotcha|command)\]\s*(.+?)\s*$", re.IGNORECASE)
+
+# (system prompt, user prompt) -> the model's text. Filled in by the agent layer.
+Summarizer = Callable[[str, str], Awaitable[str]]
+
+
+@dataclass
+class Entry:
+    id: str
+    kind: str
+    text: str
+    createdAt: str
+    hits: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "text": self.text,
+            "createdAt": self.createdAt,
+            "hits": self.hits,
+        }
+
+    @property
+    def line(self) -> str:
+        return f"({self.kind}) {self.text}"
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    text: str
+    duplicate: bool
+    entry: Entry | None
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    entries: list[Entry]
+    text: str
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    removed: int
+    text: str
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    before: int
+    after: int
+    text: str
+
+
+def is_entry(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("id"), str)
+        and isinstance(value.get("text"), str)
+        and isinstance(value.get("createdAt"), str)
+        and isinstance(value.get("hits"), int | float)
+        and not isinstance(value.get("hits"), bool)
+        and value.get("kind") in KINDS
+    )
+
+
+def _entry(value: dict[str, Any]) -> Entry:
+    return Entry(value["id"], value["kind"], value["text"], value["createdAt"], int(value["hits"]))
+
+
+def now_iso() -> str:
+    """ISO-8601 UTC with milliseconds and Z, like JavaScript's ``toISOString``."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def clean_text(text: str) -> tuple[str, bool]:
+    """Trim, then cut to the cap. Returns the text and whether it was cut."""
+    trimmed = text.strip()
+    return trimmed[:MAX_TEXT], len(trimmed) > MAX_TEXT
+
+
+def check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise BadParams(f'Unknown memory kind "{kind}". Use one of: {", ".join(KINDS)}.')
+    return kind
+
+
+def _cap(entries: list[dict[str, Any]]) -> None:
+    """Keep at most MAX_ENTRIES, dropping the least used, oldest entries first.
+
+    The reference dropped the oldest array elements, which after a compaction are the recalled
+    ones (§12.15): the opposite of what hits are meant to protect.
+    """
+    excess = len(entries) - MAX_ENTRIES
+    if excess <= 0:
+        return
+    order = sorted(range(len(entries)), key=lambda i: (entries[i]["hits"], entries[i]["createdAt"], i))
+    drop = set(order[:excess])
+    entries[:] = [e for i, e in enumerate(entries) if i not in drop]
+
+
+class ProjectMemory:
+    def __init__(self, path: Path, reporter: Reporter = log_reporter) -> None:
+        self.file = JsonArrayFile(path, label="project memory", is_valid=is_entry, reporter=reporter)
+
+    @property
+    def path(self) -> Path:
+        return self.file.path
+
+    def entries(self) -> list[Entry]:
+        return [_entry(e) for e in self.file.load()]
+
+    def remember(self, kind: str, text: str) -> RememberResult:
+        check_kind(kind)
+        clean, truncated = clean_text(text)
+        if not clean:
+            raise BadParams("memory text is empty")
+        with self.file.transaction() as entries:
+            if any(e["text"] == clean for e in entries):
+                return RememberResult(f"Already recorded: {clean}", True, None, truncated)
+            entry = Entry(str(uuid6.uuid7()), kind, clean, now_iso(), 0)
+            entries.append(entry.to_json())
+            _cap(entries)
+            count = len(entries)
+        reply = f"Remembered as {kind} ({count} stored): {clean}"
+        if truncated:
+            reply += f" (cut to {MAX_TEXT} characters)"
+        return RememberResult(reply, False, entry, truncated)
+
+    def recall(self, query: str) -> RecallResult:
+        terms = query.lower().split()
+        if not terms:
+            raise BadParams("query is empty")
+        with self.file.transaction() as entries:
+            matches = [e for e in entries if all(t in e["text"].lower() for t in terms)]
+            for match in matches:
+                match["hits"] = int(match["hits"]) + 1
+            found = [_entry(e) for e in reversed(matches[-SEARCH_HITS:])]
+        if not found:
+            return RecallResult([], f'Nothing recorded about "{query}".')
+        return RecallResult(found, "\n".join(e.line for e in found))
+
+    def forget(self, text: str) -> ForgetResult:
+        needle = text.strip().lower()
+        if not needle:
+            raise BadParams(
+                "forget needs the text of a memory (or a distinctive part); an empty text would remove every memory."
+            )
+        with self.file.transaction() as entries:
+            kept = [e for e in entries if needle not in e["text"].lower()]
+            removed = len(entries) - len(kept)
+            entries[:] = kept
+        if removed == 0:
+            return ForgetResult(0, f'No memory matches "{text}".')
+        return ForgetResult(removed, f"Forgot {removed} {'memory' if removed == 1 else 'memories'}.")
+
+    def boot_block(self, limit: int = BOOT_ENTRIES) -> str:
+        """The system-prompt block (§1.6): top entries by hits, then recency; '' when empty."""
+        entries = self.entries()
+        if not entries:
+            return ""
+        ranked = sorted(entries, key=lambda e: (e.hits, e.createdAt), reverse=True)[:limit]
+        return "\n".join(["", BOOT_PREAMBLE, *(f"- {e.line}" for e in ranked)])
+
+    def listing(self) -> tuple[list[Entry], str]:
+        """The `/notes` body: newest first, with recall counts."""
+        entries = list(reversed(self.entries()))
+        if not entries:
+            return [], "nothing remembered about this project yet"
+        lines = [e.line + (f"  [recalled {e.hits}x]" if e.hits > 0 else "") for e in entries]
+        return entries, "\n".join(lines)
+
+    async def compact(self, summarize: Summarizer | None, *, gated: bool = True) -> CompactResult:
+        """Merge unused entries through the model (§1.7); recalled entries are kept verbatim.
+
+        ``gated`` applies the documented rule (/memory does nothing below SUMMARISE_AT entries).
+        The model call happens outside the lock; the write re-reads the file so entries added
+        meanwhile are kept.
+        """
+        entries = self.entries()
+        before = len(entries)
+        unused = [e for e in entries if e.hits == 0]
+        if gated and before < SUMMARISE_AT:
+            return CompactResult(
+                before,
+                before,
+                f"memory left as is: {before} entries; compaction starts at {SUMMARISE_AT} entries "
+                "with at least two unused ones",
+            )
+        if len(unused) < 2:
+            return CompactResult(
+                before, before, f"memory left as is: {before} entries, too few unused ones to merge"
+            )
+        if summarize is None:
+            raise ShiroError("no model available to summarize memory")
+        output = await summarize(COMPACT_SYSTEM_PROMPT, "\n".join(f"[{e.kind}] {e.text}" for e in unused))
+        merged = _parse_compacted(output)
+        if not merged:
+            return CompactResult(
+                before, before, "memory left as is: the model's answer had no notes in the expected form"
+            )
+        sent = {e.id for e in unused}
+        with self.file.transaction() as current:
+            kept = [e for e in current if e["id"] not in sent]
+            current[:] = [e for e in kept if e["hits"] > 0] + [m.to_json() for m in merged]
+            current += [e for e in kept if e["hits"] == 0]
+            _cap(current)
+            after = len(current)
+        return CompactResult(before, after, f"memory compacted: {before} entries into {after}")
+
+
+def _parse_compacted(output: str) -> list[Entry]:
+    merged = []
+    for line in output.splitlines():
+        match = _COMPACT_LINE.match(line)
+        if match:
+            text, _ = clean_text(match.group(2))
+            merged.append(Entry(str(uuid6.uuid7()), match.group(1).lower(), text, now_iso(), 0))
+    return merged

@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
     result: int = args.func(args)
     return result
 

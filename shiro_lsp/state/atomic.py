@@ -35,6 +35,15 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_bytes_durable(path: Path, data: bytes) -> None:
+    """``write_bytes_atomic``, then fsync the directory so the rename itself survives a power cut.
+
+    Plain atomic writes already leave either the old or the new file after a crash; this is for
+    the few writes (session files, migrations) where losing the newest version matters.
+    """
+    write_bytes_atomic(path, data)
     _fsync_dir(path.parent)
 
 

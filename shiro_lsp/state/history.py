@@ -25,8 +25,8 @@ class PromptHistory:
         text = prompt.strip()
         if not text:
             return
-        with self.file.transaction() as prompts:
+        with self.file.locked_items() as prompts:
             if prompts and prompts[-1] == text:
                 return
             prompts.append(text)
-            del prompts[:-MAX_PROMPTS]
+            self.file.save(prompts[-MAX_PROMPTS:])

@@ -24,6 +24,11 @@ def log_reporter(message: str) -> None:
     log.warning("%s", message)
 
 
+def _copy(items: list[Any]) -> list[Any]:
+    """Stores hold flat objects or scalars, so copying each object one level deep is a full copy."""
+    return [dict(item) if isinstance(item, dict) else item for item in items]
+
+
 class JsonArrayFile:
     def __init__(
         self,
@@ -37,13 +42,28 @@ class JsonArrayFile:
         self.label = label
         self.is_valid = is_valid
         self.reporter = reporter
+        self._cache: tuple[tuple[int, int, int], list[Any]] | None = None
 
     def load(self) -> list[Any]:
-        """Read the array (the caller holds the lock when it will write back)."""
-        if not self.path.exists() and not self.path.is_symlink():
+        """Read the array (the caller holds the lock when it will write back).
+
+        Every write replaces the file (a new inode), so an unchanged (inode, mtime, size) means
+        the parsed copy from last time is still what is on disk; a fresh copy is returned.
+        """
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
             return []
         if not self.path.is_file():
             return self._set_aside("it is not a regular file")
+        signature = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if self._cache is not None and self._cache[0] == signature:
+            return _copy(self._cache[1])
+        items = self._parse()
+        self._cache = (signature, _copy(items))
+        return items
+
+    def _parse(self) -> list[Any]:
         try:
             text = self.path.read_bytes().decode("utf-8")
         except UnicodeDecodeError:
@@ -66,17 +86,16 @@ class JsonArrayFile:
         return valid
 
     def save(self, items: list[Any]) -> None:
+        """Write the array (under the lock, inside ``locked_items``)."""
         write_json_atomic(self.path, items)
+        stat = self.path.stat()
+        self._cache = ((stat.st_ino, stat.st_mtime_ns, stat.st_size), _copy(items))
 
     @contextmanager
-    def transaction(self) -> Iterator[list[Any]]:
-        """Lock, load, let the caller edit the list in place, write it back if it changed."""
+    def locked_items(self) -> Iterator[list[Any]]:
+        """Hold the lock around a read-modify-write; the caller calls ``save`` if it changed anything."""
         with locked(self.path):
-            items = self.load()
-            before = json.dumps(items, sort_keys=True)
-            yield items
-            if json.dumps(items, sort_keys=True) != before:
-                self.save(items)
+            yield self.load()
 
     def _set_aside(self, reason: str) -> list[Any]:
         target = set_aside(self.path)

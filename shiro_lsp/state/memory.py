@@ -163,12 +163,13 @@ class ProjectMemory:
         clean, truncated = clean_text(text)
         if not clean:
             raise BadParams("memory text is empty")
-        with self.file.transaction() as entries:
+        with self.file.locked_items() as entries:
             if any(e["text"] == clean for e in entries):
                 return RememberResult(f"Already recorded: {clean}", True, None, truncated)
             entry = Entry(str(uuid6.uuid7()), kind, clean, now_iso(), 0)
             entries.append(entry.to_json())
             _cap(entries)
+            self.file.save(entries)
             count = len(entries)
         reply = f"Remembered as {kind} ({count} stored): {clean}"
         if truncated:
@@ -179,10 +180,12 @@ class ProjectMemory:
         terms = query.lower().split()
         if not terms:
             raise BadParams("query is empty")
-        with self.file.transaction() as entries:
+        with self.file.locked_items() as entries:
             matches = [e for e in entries if all(t in e["text"].lower() for t in terms)]
             for match in matches:
                 match["hits"] = int(match["hits"]) + 1
+            if matches:
+                self.file.save(entries)
             found = [_entry(e) for e in reversed(matches[-SEARCH_HITS:])]
         if not found:
             return RecallResult([], f'Nothing recorded about "{query}".')
@@ -194,10 +197,11 @@ class ProjectMemory:
             raise BadParams(
                 "forget needs the text of a memory (or a distinctive part); an empty text would remove every memory."
             )
-        with self.file.transaction() as entries:
+        with self.file.locked_items() as entries:
             kept = [e for e in entries if needle not in e["text"].lower()]
             removed = len(entries) - len(kept)
-            entries[:] = kept
+            if removed:
+                self.file.save(kept)
         if removed == 0:
             return ForgetResult(0, f'No memory matches "{text}".')
         return ForgetResult(removed, f"Forgot {removed} {'memory' if removed == 1 else 'memories'}.")
@@ -248,12 +252,13 @@ class ProjectMemory:
                 before, before, "memory left as is: the model's answer had no notes in the expected form"
             )
         sent = {e.id for e in unused}
-        with self.file.transaction() as current:
+        with self.file.locked_items() as current:
             kept = [e for e in current if e["id"] not in sent]
-            current[:] = [e for e in kept if e["hits"] > 0] + [m.to_json() for m in merged]
-            current += [e for e in kept if e["hits"] == 0]
-            _cap(current)
-            after = len(current)
+            result = [e for e in kept if e["hits"] > 0] + [m.to_json() for m in merged]
+            result += [e for e in kept if e["hits"] == 0]
+            _cap(result)
+            self.file.save(result)
+            after = len(result)
         return CompactResult(before, after, f"memory compacted: {before} entries into {after}")
 
 

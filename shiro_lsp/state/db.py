@@ -1,0 +1,101 @@
+"""`shiro.db`: SQLite with a versioned schema (PRAGMA user_version) and a backup before each migration.
+
+A migration is a list of SQL statements that take the database from version N-1 to N. Add new
+ones at the end of ``MIGRATIONS``; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from shiro_lsp.errors import ShiroError
+
+log = logging.getLogger(__name__)
+
+# Version 1: the session index (issue 3). Version 2 and later: task notes (issue 6).
+MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            cwd TEXT NOT NULL,
+            title TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            message_count INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL,
+            file_mtime_ns INTEGER NOT NULL,
+            file_size INTEGER NOT NULL
+        )""",
+        "CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC)",
+        "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC)",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating and migrating as needed). Each thread should open its own connection."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+    connection.row_factory = sqlite3.Row
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA foreign_keys=ON")
+    connection.execute("PRAGMA busy_timeout=30000")
+    migrate(connection, path)
+    return connection
+
+
+def schema_version(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(connection: sqlite3.Connection, path: Path, target: int = SCHEMA_VERSION) -> None:
+    current = schema_version(connection)
+    if current > SCHEMA_VERSION:
+        raise ShiroError(
+            f"{path} was written by a newer Shiro (schema {current}, this one knows {SCHEMA_VERSION}). "
+            "Update Shiro; the database was left untouched."
+        )
+    if current >= target:
+        return
+    with transaction(connection):
+        current = schema_version(connection)  # another server may have migrated meanwhile
+        if current >= target:
+            return
+        if current > 0:
+            backup(connection, path, current)
+        for version in range(current, target):
+            for statement in MIGRATIONS[version]:
+                connection.execute(statement)
+        connection.execute(f"PRAGMA user_version = {target}")
+    log.info("migrated %s from schema %d to %d", path, current, target)
+
+
+def backup(connection: sqlite3.Connection, path: Path, version: int) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = path.with_name(f"{path.name}.v{version}-{stamp}.bak")
+    with sqlite3.connect(target) as copy:
+        connection.backup(copy)
+    copy.close()
+    return target
+
+
+@contextmanager
+def transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT: one writer at a time across processes, all or nothing."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield connection
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")

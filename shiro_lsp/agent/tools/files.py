@@ -27,6 +27,8 @@ DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_BATCH_FILES = 20
 SNIFF_BYTES = 8192
+READ_BUDGET = MAX_OUTPUT - 200
+"""Characters of numbered lines per read, leaving room for the continuation note."""
 
 
 def is_binary(path: Path) -> bool:
@@ -81,8 +83,8 @@ def read_numbered(workspace: Path, path: str, offset: int = 1, limit: int = DEFA
                 out.append(f"... [more lines follow; continue with offset={number}]")
                 break
             row = f"{number:>6}\t{text}" + (" ... [line cut]" if cut else "")
-            if used + len(row) > MAX_OUTPUT and out:
-                out.append(f"... [truncated at {MAX_OUTPUT} chars; continue with offset={number}]")
+            if used + len(row) > READ_BUDGET and out:
+                out.append(f"... [output capped at {MAX_OUTPUT} chars; continue with offset={number}]")
                 break
             out.append(row)
             used += len(row) + 1

@@ -203,6 +203,15 @@ def _finish(hits: list[str], limited: bool) -> str:
     return "\n".join(hits) + tail
 
 
+def _include_spec(include: str | None) -> pathspec.GitIgnoreSpec | None:
+    return pathspec.GitIgnoreSpec.from_lines([include]) if include else None
+
+
+def _searchable(rel: str, only: pathspec.GitIgnoreSpec | None) -> bool:
+    """Secrets files are never searched; ``include`` narrows with gitignore-style matching."""
+    return not is_secret_file(rel) and (only is None or only.match_file(rel))
+
+
 def grep_python(
     workspace: Path, pattern: str, include: str | None, ignore_case: bool, include_ignored: bool
 ) -> str:
@@ -211,11 +220,11 @@ def grep_python(
         regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
         raise ToolError(f"Invalid regex: {exc}") from exc
-    only = pathspec.GitIgnoreSpec.from_lines([include]) if include else None
+    only = _include_spec(include)
     walker = Walker(workspace, include_ignored=include_ignored)
     hits: list[str] = []
     for entry in walker.walk(walker.root):
-        if entry.is_dir or is_secret_file(entry.rel) or (only and not only.match_file(entry.rel)):
+        if entry.is_dir or not _searchable(entry.rel, only):
             continue
         try:
             if is_binary(entry.path):
@@ -231,9 +240,7 @@ def grep_python(
     return _finish(hits, False)
 
 
-def _rg_args(
-    workspace: Path, pattern: str, include: str | None, ignore_case: bool, include_ignored: bool
-) -> list[str]:
+def _rg_args(workspace: Path, pattern: str, ignore_case: bool, include_ignored: bool) -> list[str]:
     args = ["--line-number", "--no-heading", "--color", "never", "--null", "--hidden", "--no-require-git"]
     args += [
         "--max-columns",
@@ -253,8 +260,6 @@ def _rg_args(
         shiroignore = workspace_root(workspace) / ".shiroignore"
         if shiroignore.is_file():
             args += ["--ignore-file", str(shiroignore)]
-    if include:
-        args += ["--glob", include]
     return [*args, "--regexp", pattern, "--", "."]
 
 
@@ -264,7 +269,7 @@ async def grep_ripgrep(
     """ripgrep: faster, same output shape. Reads hit by hit and stops rg once the hit limit is reached."""
     proc = await asyncio.create_subprocess_exec(
         rg,
-        *_rg_args(workspace, pattern, include, ignore_case, include_ignored),
+        *_rg_args(workspace, pattern, ignore_case, include_ignored),
         cwd=workspace_root(workspace),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
@@ -272,6 +277,7 @@ async def grep_ripgrep(
         limit=1 << 20,
     )
     assert proc.stdout is not None and proc.stderr is not None
+    only = _include_spec(include)
     hits: list[str] = []
     limited = False
     try:
@@ -280,7 +286,7 @@ async def grep_ripgrep(
                 path_bytes, _, rest = line.partition(b"\x00")
                 rel = path_bytes.decode("utf-8", "replace").removeprefix("./")
                 number, _, text = rest.decode("utf-8", "replace").partition(":")
-                if is_secret_file(rel):
+                if not _searchable(rel, only):
                     continue
                 if len(hits) >= MAX_GREP_HITS:
                     limited = True

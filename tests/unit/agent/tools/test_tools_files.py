@@ -24,15 +24,15 @@ async def test_read_file_offset_and_limit(run: RunTool, workspace: Path) -> None
 
 async def test_read_file_offset_past_the_end(run: RunTool, workspace: Path) -> None:
     (workspace / "a.txt").write_text("one\ntwo\n")
-    with pytest.raises(ToolError, match="a.txt has 2 lines; offset 9 is past the end"):
+    with pytest.raises(ToolError, match=r"a.txt has 2 lines; offset 9 is past the end"):
         await run("read_file", path="a.txt", offset=9)
 
 
 async def test_read_file_missing_directory_and_empty(run: RunTool, workspace: Path) -> None:
-    with pytest.raises(ToolError, match="No such file: nope.txt"):
+    with pytest.raises(ToolError, match=r"No such file: nope.txt"):
         await run("read_file", path="nope.txt")
     (workspace / "d").mkdir()
-    with pytest.raises(ToolError, match="d is a directory"):
+    with pytest.raises(ToolError, match=r"d is a directory"):
         await run("read_file", path="d")
     (workspace / "empty.txt").write_text("")
     assert await run("read_file", path="empty.txt") == "empty.txt is empty."
@@ -42,7 +42,7 @@ async def test_binary_files_are_refused(run: RunTool, workspace: Path) -> None:
     (workspace / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     with pytest.raises(ToolError, match=r"^img.png is a binary file"):
         await run("read_file", path="img.png")
-    with pytest.raises(ToolError, match="binary file"):
+    with pytest.raises(ToolError, match=r"binary file"):
         await run("edit_file", path="img.png", oldString="PNG", newString="GIF")
 
 
@@ -100,7 +100,7 @@ async def test_write_file_warns_about_a_collapsed_rewrite(run: RunTool, workspac
 
 async def test_write_file_refuses_a_directory(run: RunTool, workspace: Path) -> None:
     (workspace / "d").mkdir()
-    with pytest.raises(ToolError, match="d is a directory"):
+    with pytest.raises(ToolError, match=r"d is a directory"):
         await run("write_file", path="d", content="x")
 
 
@@ -117,11 +117,13 @@ async def test_edit_file_errors(run: RunTool, workspace: Path) -> None:
     target.write_text("v = 1\nv = 1\n")
     with pytest.raises(ToolError, match=r"a.py: oldString not found"):
         await run("edit_file", path="a.py", oldString="w = 1", newString="w = 2")
-    with pytest.raises(ToolError, match=r"a.py: oldString appears 2 times\. Add surrounding context or set replaceAll"):
+    with pytest.raises(
+        ToolError, match=r"a.py: oldString appears 2 times\. Add surrounding context or set replaceAll"
+    ):
         await run("edit_file", path="a.py", oldString="v = 1", newString="v = 2")
-    with pytest.raises(ToolError, match="oldString and newString are identical"):
+    with pytest.raises(ToolError, match=r"oldString and newString are identical"):
         await run("edit_file", path="a.py", oldString="v = 1", newString="v = 1")
-    with pytest.raises(ToolError, match="No such file: b.py"):
+    with pytest.raises(ToolError, match=r"No such file: b.py"):
         await run("edit_file", path="b.py", oldString="a", newString="b")
     assert target.read_text() == "v = 1\nv = 1\n"
 
@@ -145,7 +147,10 @@ async def test_multi_edit_applies_in_order(run: RunTool, workspace: Path) -> Non
     result = await run(
         "multi_edit",
         path="a.py",
-        edits=[{"oldString": "a = 1", "newString": "a = 10"}, {"oldString": "a = 10\nb", "newString": "a = 10\nc"}],
+        edits=[
+            {"oldString": "a = 1", "newString": "a = 10"},
+            {"oldString": "a = 10\nb", "newString": "a = 10\nc"},
+        ],
     )
     assert result == "Applied 2 edit(s) to a.py (1x, 1x)"
     assert (workspace / "a.py").read_text() == "a = 10\nc = 2\n"
@@ -164,9 +169,12 @@ async def test_multi_edit_is_all_or_nothing(run: RunTool, workspace: Path) -> No
 
 async def test_multi_edit_that_cancels_out_is_refused(run: RunTool, workspace: Path) -> None:
     (workspace / "a.py").write_text("a = 1\n")
-    with pytest.raises(ToolError, match="the edits cancel out"):
+    with pytest.raises(ToolError, match=r"the edits cancel out"):
         await run(
             "multi_edit",
             path="a.py",
-            edits=[{"oldString": "a = 1", "newString": "a = 2"}, {"oldString": "a = 2", "newString": "a = 1"}],
+            edits=[
+                {"oldString": "a = 1", "newString": "a = 2"},
+                {"oldString": "a = 2", "newString": "a = 1"},
+            ],
         )

@@ -75,7 +75,7 @@ async def test_tools_registered_at_runtime_run_like_builtins(workspace: Path) ->
     result = await registry.run("mcp__demo__echo", {"text": "hi"}, ToolContext(workspace=workspace))
     assert result == "echo hi in ws"
     assert registry.specs(["mcp__demo__echo", "nope"]) == [spec]
-    with pytest.raises(ValueError, match="already registered"):
+    with pytest.raises(ValueError, match=r"already registered"):
         registry.register(Tool(spec, echo))
 
 
@@ -106,7 +106,9 @@ def test_read_only_list_holds_no_mutating_builtin() -> None:
         "git_blame",
     }
     assert not any(registry.is_mutating(name) for name in read_only)
-    assert {"write_file", "edit_file", "multi_edit", "bash"} <= {s.name for s in registry.specs() if s.mutating}
+    assert {"write_file", "edit_file", "multi_edit", "bash"} <= {
+        s.name for s in registry.specs() if s.mutating
+    }
     assert {"todo_write", "remember", "recall"} <= READ_ONLY_TOOLS
     assert SESSION_TOOLS == ("todo_write", "remember", "recall", "forget")
 

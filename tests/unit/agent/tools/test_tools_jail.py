@@ -39,18 +39,18 @@ def test_paths_inside_resolve(workspace: Path) -> None:
 
 async def test_read_through_escaping_paths(run: RunTool) -> None:
     for path in ["../../etc/passwd", "/etc/passwd"]:
-        with pytest.raises(ToolError, match="Path escapes workspace"):
+        with pytest.raises(ToolError, match=r"Path escapes workspace"):
             await run("read_file", path=path)
 
 
 async def test_symlinked_file_pointing_out_is_refused(run: RunTool, workspace: Path, outside: Path) -> None:
     (workspace / "link.txt").symlink_to(outside / "secret.txt")
-    with pytest.raises(ToolError, match="Path escapes workspace: link.txt"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace: link.txt"):
         await run("read_file", path="link.txt")
     before = snapshot(outside)
-    with pytest.raises(ToolError, match="Path escapes workspace: link.txt"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace: link.txt"):
         await run("write_file", path="link.txt", content="pwned")
-    with pytest.raises(ToolError, match="Path escapes workspace: link.txt"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace: link.txt"):
         await run("edit_file", path="link.txt", oldString="top", newString="pwned")
     assert snapshot(outside) == before
 
@@ -58,20 +58,22 @@ async def test_symlinked_file_pointing_out_is_refused(run: RunTool, workspace: P
 async def test_symlinked_dir_pointing_out_is_refused(run: RunTool, workspace: Path, outside: Path) -> None:
     (workspace / "linkdir").symlink_to(outside, target_is_directory=True)
     before = snapshot(outside)
-    with pytest.raises(ToolError, match="Path escapes workspace: linkdir/secret.txt"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace: linkdir/secret.txt"):
         await run("read_file", path="linkdir/secret.txt")
     # a file that does not exist yet, behind the link: the nearest existing parent decides
-    with pytest.raises(ToolError, match="Path escapes workspace: linkdir/new/deeper.txt"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace: linkdir/new/deeper.txt"):
         await run("write_file", path="linkdir/new/deeper.txt", content="pwned")
-    with pytest.raises(ToolError, match="Path escapes workspace"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace"):
         await run("list_dir", path="linkdir")
     assert snapshot(outside) == before
     assert not (outside / "new").exists()
 
 
-async def test_dangling_symlink_to_outside_is_not_written(run: RunTool, workspace: Path, outside: Path) -> None:
+async def test_dangling_symlink_to_outside_is_not_written(
+    run: RunTool, workspace: Path, outside: Path
+) -> None:
     (workspace / "dangling").symlink_to(outside / "created-by-agent.txt")
-    with pytest.raises(ToolError, match="Path escapes workspace: dangling"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace: dangling"):
         await run("write_file", path="dangling", content="pwned")
     assert not (outside / "created-by-agent.txt").exists()
 
@@ -95,7 +97,7 @@ async def test_search_tools_do_not_wander_out_through_links(
 
 
 async def test_git_tools_refuse_paths_outside(run: RunTool, repo: Path) -> None:
-    with pytest.raises(ToolError, match="Path escapes workspace"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace"):
         await run("git_blame", path="../../etc/passwd")
-    with pytest.raises(ToolError, match="Path escapes workspace"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace"):
         await run("git_diff", path="/etc")

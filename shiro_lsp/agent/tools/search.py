@@ -292,7 +292,10 @@ async def grep_ripgrep(
                     limited = True
                     break
                 hits.append(_hit(rel, number, text))
-            stderr = (await proc.stderr.read(65_536)).decode("utf-8", "replace")
+            stderr = ""
+            if not limited:
+                stderr = (await proc.stderr.read(65_536)).decode("utf-8", "replace")
+                await proc.wait()
     except TimeoutError:
         limited = True
         stderr = ""

@@ -21,7 +21,15 @@ from collections import deque
 from collections.abc import Callable
 from typing import Literal
 
-from shiro_lsp.agent.tools.base import JsonObject, Tool, ToolContext, ToolError, ToolSpec, field_subject
+from shiro_lsp.agent.tools.base import (
+    MAX_OUTPUT,
+    JsonObject,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolSpec,
+    field_subject,
+)
 from shiro_lsp.agent.tools.jail import workspace_root
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -32,6 +40,9 @@ TAIL_CHARS = 20_000
 STREAM_LIMIT = 1_000_000
 READ_CHUNK = 65_536
 PIPE_GRACE_S = 1.0
+EXIT_POLL_S = 0.02
+KILL_WAIT_S = 5.0
+REPORT_BUDGET = MAX_OUTPUT - 500
 INTERRUPTED = "The user interrupted this command. It did not finish, so its effects are unknown."
 
 Ending = Literal["exited", "timeout", "interrupted"]
@@ -114,8 +125,23 @@ async def _drain(pumps: asyncio.Future[tuple[None, None]]) -> bool:
         return False
 
 
+async def _shell_exit(proc: asyncio.subprocess.Process) -> None:
+    """Resolves when the shell itself has exited.
+
+    ``Process.wait()`` also waits for the pipes to close, which a background child can hold
+    open indefinitely; the return code is known as soon as the shell is reaped.
+    """
+    while proc.returncode is None:
+        await asyncio.sleep(EXIT_POLL_S)
+
+
+async def _reap_after_kill(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(_shell_exit(proc), KILL_WAIT_S)
+
+
 async def _supervise(proc: asyncio.subprocess.Process, timeout_s: float, interrupt: asyncio.Event) -> Ending:
-    exited = asyncio.ensure_future(proc.wait())
+    exited = asyncio.ensure_future(_shell_exit(proc))
     stop = asyncio.ensure_future(interrupt.wait())
     try:
         done, _ = await asyncio.wait({exited, stop}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
@@ -126,7 +152,7 @@ async def _supervise(proc: asyncio.subprocess.Process, timeout_s: float, interru
     if exited in done:
         return "exited"
     _kill_group(proc)
-    await proc.wait()
+    await _reap_after_kill(proc)
     return "interrupted" if stop in done else "timeout"
 
 
@@ -153,7 +179,16 @@ def _report(code: int | None, ending: Ending, timeout_ms: int, streams: str, det
         parts.append("(background processes still hold the output open; their later output is not captured)")
     if streams:
         parts.append(streams)
-    return "\n\n".join(parts)
+    return _fit("\n\n".join(parts))
+
+
+def _fit(report: str) -> str:
+    """Keep the start and (mostly) the end: errors and summaries tend to come last."""
+    if len(report) <= REPORT_BUDGET:
+        return report
+    head, tail = REPORT_BUDGET // 3, REPORT_BUDGET - REPORT_BUDGET // 3
+    dropped = len(report) - head - tail
+    return f"{report[:head]}\n... [truncated {dropped} chars]\n{report[-tail:]}"
 
 
 async def run_command(command: str, ctx: ToolContext, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
@@ -178,7 +213,7 @@ async def run_command(command: str, ctx: ToolContext, timeout_ms: int = DEFAULT_
     except asyncio.CancelledError:
         _kill_group(proc)
         pumps.cancel()
-        await asyncio.shield(proc.wait())
+        await asyncio.shield(_reap_after_kill(proc))
         raise
     streams = _streams(out.text(), err.text())
     if ending == "interrupted":

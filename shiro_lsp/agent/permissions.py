@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeGuard
 
+from shiro_lsp.agent.tools import builtin_registry
 from shiro_lsp.agent.tools.base import READ_ONLY_TOOLS, SESSION_TOOLS, JsonObject, ToolRegistry
 from shiro_lsp.agent.tools.ignore import SECRET_FILE_EXCEPTIONS, SECRET_FILE_PATTERNS
 
@@ -263,11 +264,11 @@ class PermissionPolicy:
         self.rules = parse_rules(rules) if rules is not None else {}
         self.yolo = yolo
         self.trusted = trusted
-        self.registry = registry
+        self.registry = registry if registry is not None else builtin_registry()
         self.auto_approve = frozenset(auto_approve)
 
     def subjects(self, tool_name: str, input: JsonObject) -> list[str]:
-        found = self.registry.subjects(tool_name, input) if self.registry else None
+        found = self.registry.subjects(tool_name, input)
         return found if found is not None else _default_subjects(input)
 
     def suggest(self, tool_name: str, input: JsonObject) -> str:
@@ -277,7 +278,7 @@ class PermissionPolicy:
         return f"{command.split()[0]} *"
 
     def is_mutating(self, tool_name: str) -> bool:
-        if self.registry is not None and tool_name in self.registry:
+        if tool_name in self.registry:
             return self.registry.is_mutating(tool_name)
         return tool_name in MUTATING_BUILTINS or tool_name not in READ_ONLY_TOOLS
 

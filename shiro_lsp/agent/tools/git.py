@@ -51,7 +51,7 @@ def _env() -> dict[str, str]:
 
 async def run_git(workspace: Path, args: list[str]) -> str:
     """stdout of ``git <args>``, bounded to one result's worth; a failure becomes a ToolError."""
-    root = workspace_root(workspace)
+    root = await asyncio.to_thread(workspace_root, workspace)
     try:
         proc = await asyncio.create_subprocess_exec(
             "git",
@@ -99,8 +99,12 @@ async def run_git(workspace: Path, args: list[str]) -> str:
     return out.text()
 
 
-def _path_arg(workspace: Path, path: str) -> str:
+def _jailed(workspace: Path, path: str) -> str:
     return relative_posix(workspace, resolve_in_workspace(workspace, path))
+
+
+async def _path_arg(workspace: Path, path: str) -> str:
+    return await asyncio.to_thread(_jailed, workspace, path)
 
 
 def check_ref(ref: str) -> str:
@@ -137,7 +141,7 @@ async def git_diff(input: JsonObject, ctx: ToolContext) -> str:
     if input.get("staged"):
         args.append("--staged")
     if input.get("path"):
-        args += ["--", _path_arg(ctx.workspace, input["path"])]
+        args += ["--", await _path_arg(ctx.workspace, input["path"])]
     text = (await run_git(ctx.workspace, args)).strip()
     return text or ("Nothing staged." if input.get("staged") else "No uncommitted changes.")
 
@@ -145,7 +149,7 @@ async def git_diff(input: JsonObject, ctx: ToolContext) -> str:
 async def git_log(input: JsonObject, ctx: ToolContext) -> str:
     args = ["log", f"-n{input.get('limit', DEFAULT_LOG)}", "--date=short", "--pretty=format:%h  %ad  %an  %s"]
     if input.get("path"):
-        args += ["--", _path_arg(ctx.workspace, input["path"])]
+        args += ["--", await _path_arg(ctx.workspace, input["path"])]
     try:
         text = (await run_git(ctx.workspace, args)).strip()
     except ToolError as exc:
@@ -158,12 +162,12 @@ async def git_log(input: JsonObject, ctx: ToolContext) -> str:
 async def git_show(input: JsonObject, ctx: ToolContext) -> str:
     args = ["show", "--no-color", "--date=short", "--end-of-options", check_ref(input["ref"])]
     if input.get("path"):
-        args += ["--", _path_arg(ctx.workspace, input["path"])]
+        args += ["--", await _path_arg(ctx.workspace, input["path"])]
     return (await run_git(ctx.workspace, args)).strip() or "Nothing to show."
 
 
 async def git_blame(input: JsonObject, ctx: ToolContext) -> str:
-    path = _path_arg(ctx.workspace, input["path"])
+    path = await _path_arg(ctx.workspace, input["path"])
     start, end = input.get("startLine"), input.get("endLine")
     args = ["blame", "--date=short", "-w"]
     if start is not None or end is not None:

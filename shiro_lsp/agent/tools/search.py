@@ -240,7 +240,7 @@ def grep_python(
     return _finish(hits, False)
 
 
-def _rg_args(workspace: Path, pattern: str, ignore_case: bool, include_ignored: bool) -> list[str]:
+def _rg_args(root: Path, pattern: str, ignore_case: bool, include_ignored: bool) -> list[str]:
     args = ["--line-number", "--no-heading", "--color", "never", "--null", "--hidden", "--no-require-git"]
     args += [
         "--max-columns",
@@ -257,7 +257,7 @@ def _rg_args(workspace: Path, pattern: str, ignore_case: bool, include_ignored: 
         args.append("--no-ignore")
     else:
         args += ["--glob", "!node_modules"]
-        shiroignore = workspace_root(workspace) / ".shiroignore"
+        shiroignore = root / ".shiroignore"
         if shiroignore.is_file():
             args += ["--ignore-file", str(shiroignore)]
     return [*args, "--regexp", pattern, "--", "."]
@@ -267,10 +267,12 @@ async def grep_ripgrep(
     rg: str, workspace: Path, pattern: str, include: str | None, ignore_case: bool, include_ignored: bool
 ) -> str:
     """ripgrep: faster, same output shape. Reads hit by hit and stops rg once the hit limit is reached."""
+    root = await asyncio.to_thread(workspace_root, workspace)
+    args = await asyncio.to_thread(_rg_args, root, pattern, ignore_case, include_ignored)
     proc = await asyncio.create_subprocess_exec(
         rg,
-        *_rg_args(workspace, pattern, ignore_case, include_ignored),
-        cwd=workspace_root(workspace),
+        *args,
+        cwd=root,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

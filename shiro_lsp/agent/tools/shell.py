@@ -196,7 +196,7 @@ async def run_command(command: str, ctx: ToolContext, timeout_ms: int = DEFAULT_
         "bash",
         "-c",
         command,
-        cwd=workspace_root(ctx.workspace),
+        cwd=await asyncio.to_thread(workspace_root, ctx.workspace),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

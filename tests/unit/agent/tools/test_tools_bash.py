@@ -124,5 +124,6 @@ async def test_background_process_holding_the_pipe_does_not_hang(run: RunTool) -
     bg = int(re.search(r"bg=(\d+)", result).group(1))  # type: ignore[union-attr]
     with contextlib.suppress(ProcessLookupError):
         os.kill(bg, signal.SIGKILL)
+    await asyncio.sleep(0.2)  # let the loop see the pipes close before it shuts down
     assert result.startswith("exit: 0")
     assert "background processes still hold the output open" in result

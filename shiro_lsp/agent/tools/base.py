@@ -252,3 +252,9 @@ class ToolRegistry:
             return cap(await tool.run(input, ctx))
         except ToolError as exc:
             raise ToolError(cap(exc.message)) from exc
+        except OSError as exc:
+            # A filesystem refusal (permissions, a file where a directory should be) is news for
+            # the model, not a crash.
+            detail = exc.strerror or str(exc)
+            where = f": {exc.filename}" if exc.filename else ""
+            raise ToolError(f"{name} failed: {detail}{where}") from exc

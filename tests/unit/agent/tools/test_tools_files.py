@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import tracemalloc
 from pathlib import Path
 
@@ -178,3 +179,30 @@ async def test_multi_edit_that_cancels_out_is_refused(run: RunTool, workspace: P
                 {"oldString": "a = 2", "newString": "a = 1"},
             ],
         )
+
+
+async def test_filesystem_refusals_reach_the_model_as_tool_errors(run: RunTool, workspace: Path) -> None:
+    (workspace / "plain.txt").write_text("I am a file\n")
+    with pytest.raises(ToolError, match=r"^write_file failed: "):
+        await run("write_file", path="plain.txt/child.txt", content="x")
+
+
+async def test_big_reads_leave_the_event_loop_free(run: RunTool, workspace: Path) -> None:
+    big = workspace / "big.txt"
+    with big.open("w") as f:
+        for _ in range(20):
+            f.write("y" * 99 + "\n" * 1 + ("z" * 99 + "\n") * 9_999)
+    ticks = 0
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(ticker())
+    await run("read_file", path="big.txt", offset=199_000, limit=10)
+    done.set()
+    await task
+    assert ticks > 1

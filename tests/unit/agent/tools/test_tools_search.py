@@ -10,6 +10,7 @@ import pytest
 from conftest import RunTool
 
 from shiro_lsp.agent.tools import ToolError
+from shiro_lsp.agent.tools.ignore import Walker
 from shiro_lsp.agent.tools.search import glob_regex, grep_python, grep_ripgrep
 
 RG = shutil.which("rg")
@@ -180,3 +181,13 @@ async def test_grep_cuts_long_lines(backend: Grep, workspace: Path) -> None:
 
 async def test_grep_tool_runs_through_the_registry(run: RunTool, project: Path) -> None:
     assert "src/app.py:4:     # TODO: fix" in await run("grep", pattern="TODO")
+
+
+def test_walker_answers_for_single_paths(project: Path) -> None:
+    walker = Walker(project)
+    assert walker.is_ignored("build/out.txt", is_dir=False)
+    assert walker.is_ignored("src/gen/model.gen.py", is_dir=False)
+    assert walker.is_ignored("node_modules/pkg/index.js", is_dir=False)
+    assert not walker.is_ignored("keep.log", is_dir=False)
+    assert not walker.is_ignored("src/gen/model.py", is_dir=False)
+    assert not Walker(project, include_ignored=True).is_ignored("debug.log", is_dir=False)

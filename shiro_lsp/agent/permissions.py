@@ -1,0 +1,337 @@
+"""Which tool calls run, which ask the user, which are refused (spec §7.4).
+
+Order for one call, first word wins:
+
+1. **Guard**: irreversible shell commands (recursive or forced deletes, force pushes, hard
+   resets, ``DROP TABLE``, raw-device writes, fork bombs, ``curl | sh``...) are refused. Nothing
+   bypasses it: not ``yolo``, not an allow rule, not a grant.
+2. **Restricted mode** (``trusted=False``): tools that change files or run commands are refused.
+3. **Rules** (config over defaults, per tool): a decision, or ``{pattern: decision}`` matched
+   against the call's subject (the bash command, the file path, the glob...). ``*`` spans any
+   characters including newlines, ``?`` exactly one; the last matching pattern wins. A deny here
+   is final.
+4. Auto-approved tools (session tools, ``task``, ``skill``) and session grants from ``always``
+   allow; ``yolo`` folds ``ask`` into ``allow``.
+5. **Repeat guard**: the third identical allowed call in one turn asks anyway (``repeated``).
+
+Pure: no I/O, no UI. The engine asks the user when the verdict is ``ask`` and fails closed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal, TypeGuard
+
+from shiro_lsp.agent.tools import builtin_registry
+from shiro_lsp.agent.tools.base import READ_ONLY_TOOLS, SESSION_TOOLS, JsonObject, ToolRegistry
+from shiro_lsp.agent.tools.ignore import SECRET_FILE_EXCEPTIONS, SECRET_FILE_PATTERNS
+
+Decision = Literal["allow", "ask", "deny"]
+ToolRules = dict[str, Decision]
+RuleEntry = Decision | ToolRules
+Rules = dict[str, RuleEntry]
+
+DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
+_STRICTNESS: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
+REPEAT_LIMIT = 3
+
+AUTO_APPROVED: frozenset[str] = frozenset({*SESSION_TOOLS, "task", "skill"})
+"""Tools that never prompt (a deny rule still refuses them)."""
+
+FREE_TOOLS: frozenset[str] = frozenset(
+    {"glob", "grep", "list_dir", "git_status", "git_diff", "git_log", "git_show", "git_blame", *AUTO_APPROVED}
+)
+"""Tools allowed by default when the config says nothing about them."""
+
+MUTATING_BUILTINS: frozenset[str] = frozenset(
+    {"write_file", "edit_file", "multi_edit", "apply_patch", "move_file", "delete_file", "bash"}
+)
+
+_SECRET_RULES: ToolRules = {
+    "*": "allow",
+    **dict.fromkeys(SECRET_FILE_PATTERNS, "deny"),
+    **dict.fromkeys(SECRET_FILE_EXCEPTIONS, "allow"),
+}
+
+DEFAULT_RULES: Rules = {
+    "read_file": dict(_SECRET_RULES),
+    "read_many_files": dict(_SECRET_RULES),
+    "write_file": "ask",
+    "edit_file": "ask",
+    "multi_edit": "ask",
+    "apply_patch": "ask",
+    "move_file": "ask",
+    "delete_file": "ask",
+    "bash": "ask",
+    "web_fetch": "ask",
+}
+
+
+def is_decision(value: object) -> TypeGuard[Decision]:
+    return isinstance(value, str) and value in DECISIONS
+
+
+# --- guard -----------------------------------------------------------------------------------
+
+_SEP = r"(?:^|[;&|(`]\s*|\bsudo\s+|\bexec\s+|\bxargs\s+)"
+GUARD_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, flags), why)
+    for pattern, flags, why in [
+        (
+            r"\brm\s[^;&|\n]*?(?<!\S)(?:-[a-zA-Z]*[rRf][a-zA-Z]*|--recursive|--force)(?!\S)",
+            0,
+            "recursive or forced delete",
+        ),
+        (r"\bgit\s+reset\s+[^;&|\n]*--hard\b", 0, "discards uncommitted work"),
+        (r"\bgit\s+clean\s+[^;&|\n]*(?<!\S)-[a-zA-Z]*f", 0, "deletes untracked files"),
+        (
+            r"\bgit\s+push\b[^;&|\n]*(?:--force\b|--force-with-lease\b|(?<!\S)-[a-zA-Z]*f[a-zA-Z]*(?!\S)|(?<!\S)\+\S)",
+            0,
+            "rewrites remote history",
+        ),
+        (r"\bgit\s+branch\s+[^;&|\n]*(?<!\S)-D\b", 0, "deletes a branch without a merge check"),
+        (r"\b(?:DROP|TRUNCATE)\s+(?:TABLE|DATABASE|SCHEMA)\b", re.IGNORECASE, "destroys database data"),
+        (r"\bmkfs(?:\.\w+)?\b", 0, "writes to a raw device"),
+        (r"\bdd\s+[^|;&\n]*\bof=/dev/", 0, "writes to a raw device"),
+        (r">\s*/dev/(?:sd|nvme|disk|hd|vd|mmcblk)", 0, "writes to a raw device"),
+        (r"\bchmod\s+(?:-[a-zA-Z]+\s+)*0?777\b", 0, "makes files world-writable"),
+        (_SEP + r"(?:shutdown|reboot|halt|poweroff)\b", 0, "affects the whole machine"),
+        (r":\(\)\s*\{.*\}\s*;\s*:", re.DOTALL, "fork bomb"),
+        (
+            r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b",
+            0,
+            "pipes a download straight into a shell",
+        ),
+    ]
+)
+
+
+def guard(tool_name: str, input: JsonObject) -> str | None:
+    """The refusal text for an irreversible shell command, or None."""
+    if tool_name != "bash":
+        return None
+    command = input.get("command")
+    if not isinstance(command, str) or not command:
+        return None
+    for regex, why in GUARD_RULES:
+        if regex.search(command):
+            return (
+                f'refusing "{command[:120]}" ({why}). '
+                "Ask the user to run it themselves if it is really needed."
+            )
+    return None
+
+
+# --- patterns and rules ----------------------------------------------------------------------
+
+
+def _pattern_regex(pattern: str) -> re.Pattern[str]:
+    body = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
+    return re.compile(f"{body}\\Z", re.DOTALL)
+
+
+def match_pattern(pattern: str, subject: str) -> bool:
+    """``*`` spans any characters (newlines too), ``?`` exactly one; the whole subject must match."""
+    return pattern == "*" or _pattern_regex(pattern).match(subject) is not None
+
+
+def parse_rules(raw: object) -> Rules:
+    """A ``permission`` config block with anything malformed dropped (a typo never widens access)."""
+    if not isinstance(raw, Mapping):
+        return {}
+    out: Rules = {}
+    for tool, entry in raw.items():
+        if not isinstance(tool, str):
+            continue
+        if is_decision(entry):
+            out[tool] = entry
+        elif isinstance(entry, Mapping):
+            rules: ToolRules = {p: d for p, d in entry.items() if isinstance(p, str) and is_decision(d)}
+            if rules:
+                out[tool] = rules
+    return out
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    decision: Decision
+    pattern: str | None
+
+
+def _resolve_one(rules: ToolRules, subject: str | None) -> _Resolved:
+    hit = _Resolved("ask", None)
+    for pattern, decision in rules.items():
+        if pattern == "*" or (subject is not None and match_pattern(pattern, subject)):
+            hit = _Resolved(decision, pattern)
+    return hit
+
+
+def _resolve(entry: RuleEntry, subjects: list[str]) -> _Resolved:
+    """Several subjects (a batch read) are judged one by one; the strictest outcome stands."""
+    if isinstance(entry, str):
+        return _Resolved(entry, None)
+    outcomes = [_resolve_one(entry, s) for s in subjects] or [_resolve_one(entry, None)]
+    return max(outcomes, key=lambda r: _STRICTNESS[r.decision])
+
+
+# --- session state ---------------------------------------------------------------------------
+
+
+class Grants:
+    """Patterns approved with ``always`` for this session only; the session clears them on
+    new / resume / clear. Never persisted."""
+
+    def __init__(self) -> None:
+        self._by_tool: dict[str, list[str]] = {}
+
+    def grant(self, tool_name: str, pattern: str) -> None:
+        patterns = self._by_tool.setdefault(tool_name, [])
+        if pattern not in patterns:
+            patterns.append(pattern)
+
+    def patterns(self, tool_name: str) -> list[str]:
+        return list(self._by_tool.get(tool_name, []))
+
+    def allows(self, tool_name: str, subjects: list[str]) -> str | None:
+        """The granted pattern covering every subject of the call, or None."""
+        for pattern in self._by_tool.get(tool_name, []):
+            if pattern == "*" or (subjects and all(match_pattern(pattern, s) for s in subjects)):
+                return pattern
+        return None
+
+    def clear(self) -> None:
+        self._by_tool.clear()
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self._by_tool.values())
+
+
+class RepeatGuard:
+    """Counts identical calls (``tool:json(input)``) within one turn; reset at each new turn."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+
+    @staticmethod
+    def key(tool_name: str, input: object) -> str:
+        return f"{tool_name}:{json.dumps(input, separators=(',', ':'), ensure_ascii=False)}"
+
+    def count(self, tool_name: str, input: object) -> int:
+        """Record one more call and return how many identical calls this turn has seen."""
+        key = self.key(tool_name, input)
+        self._counts[key] = self._counts.get(key, 0) + 1
+        return self._counts[key]
+
+    def reset(self) -> None:
+        self._counts.clear()
+
+
+# --- the policy ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Decision
+    reason: str | None = None
+    """Why a call is refused, fit for a ``notice`` (set on deny only)."""
+    matched_pattern: str | None = None
+    suggested_pattern: str = "*"
+    """What ``always`` would grant: ``<first word> *`` for bash, else ``*``."""
+    repeated: bool = False
+
+
+def _default_subjects(input: JsonObject) -> list[str]:
+    for key in ("command", "path", "pattern", "ref", "url", "description", "name"):
+        value = input.get(key)
+        if isinstance(value, str):
+            return [value]
+    return []
+
+
+class PermissionPolicy:
+    def __init__(
+        self,
+        rules: Mapping[str, object] | None = None,
+        *,
+        yolo: bool = False,
+        trusted: bool = True,
+        registry: ToolRegistry | None = None,
+        auto_approve: Iterable[str] = AUTO_APPROVED,
+    ) -> None:
+        self.rules = parse_rules(rules) if rules is not None else {}
+        self.yolo = yolo
+        self.trusted = trusted
+        self.registry = registry if registry is not None else builtin_registry()
+        self.auto_approve = frozenset(auto_approve)
+
+    def subjects(self, tool_name: str, input: JsonObject) -> list[str]:
+        found = self.registry.subjects(tool_name, input)
+        return found if found is not None else _default_subjects(input)
+
+    def suggest(self, tool_name: str, input: JsonObject) -> str:
+        command = input.get("command")
+        if tool_name != "bash" or not isinstance(command, str) or not command.split():
+            return "*"
+        return f"{command.split()[0]} *"
+
+    def is_mutating(self, tool_name: str) -> bool:
+        if tool_name in self.registry:
+            return self.registry.is_mutating(tool_name)
+        return tool_name in MUTATING_BUILTINS or tool_name not in READ_ONLY_TOOLS
+
+    def entry_for(self, tool_name: str) -> RuleEntry:
+        """Config replaces the default for a tool; wildcard keys like ``mcp__*`` cover many tools."""
+        if tool_name in self.rules:
+            return self.rules[tool_name]
+        for key, entry in self.rules.items():
+            if ("*" in key or "?" in key) and match_pattern(key, tool_name):
+                return entry
+        if tool_name in DEFAULT_RULES:
+            return DEFAULT_RULES[tool_name]
+        return "allow" if tool_name in FREE_TOOLS else "ask"
+
+    def check(
+        self,
+        tool_name: str,
+        input: JsonObject,
+        grants: Grants | None = None,
+        repeat_guard: RepeatGuard | None = None,
+    ) -> Verdict:
+        suggested = self.suggest(tool_name, input)
+        refusal = guard(tool_name, input)
+        if refusal:
+            return Verdict("deny", refusal, None, suggested)
+        if not self.trusted and self.is_mutating(tool_name):
+            reason = (
+                f"Refused: {tool_name} can change files or run commands, and this workspace is in "
+                "restricted mode (not trusted). Trust the workspace to allow it."
+            )
+            return Verdict("deny", reason, None, suggested)
+
+        entry = self.entry_for(tool_name)
+        subjects = self.subjects(tool_name, input)
+        resolved = _resolve(entry, subjects)
+        if resolved.decision == "deny":
+            if isinstance(entry, dict) and resolved.pattern is not None:
+                reason = f'Refused by the permission rule {tool_name}: "{resolved.pattern}" = deny.'
+            else:
+                reason = f"Refused by the permission rules: {tool_name} is denied."
+            return Verdict("deny", reason, resolved.pattern, suggested)
+
+        decision, pattern = resolved.decision, resolved.pattern
+        granted = grants.allows(tool_name, subjects) if grants is not None else None
+        if tool_name in self.auto_approve:
+            decision = "allow"
+        elif granted is not None:
+            decision, pattern = "allow", granted
+        elif decision == "ask" and self.yolo:
+            decision = "allow"
+
+        if repeat_guard is not None:
+            seen = repeat_guard.count(tool_name, input)
+            if decision == "allow" and seen >= REPEAT_LIMIT:
+                return Verdict("ask", None, pattern, suggested, repeated=True)
+        return Verdict(decision, None, pattern, suggested)

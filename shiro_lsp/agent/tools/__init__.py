@@ -1,0 +1,75 @@
+"""Shiro's built-in tools (spec §7.3) and the registry the turn engine asks.
+
+``builtin_registry()`` returns a fresh registry holding every built-in tool; the session adds its
+own tools (``session.py``: todo_write, remember, recall, forget) and any MCP or plugin tools with
+``ToolRegistry.register``. The engine runs a call with ``await registry.run(name, raw_args, ctx)``:
+the arguments are parsed and validated against the tool's JSON Schema, the result is capped at
+30,000 characters, and every failure the model should read is a ``ToolError``.
+
+What the model sees:
+
+- ``read_file`` / ``read_many_files``: lines numbered like ``cat -n`` (the 1-based number
+  right-aligned in 6 columns, a tab, the line); at most 2000 lines per read, lines cut at 2000
+  chars, and a closing note ``... [more lines follow; continue with offset=N]`` when there is more.
+  Binary files (a NUL in the first 8 KB) are refused.
+- ``write_file`` / ``edit_file`` / ``multi_edit``: exact-string edits, all-or-nothing for
+  ``multi_edit``; CRLF files keep their line endings.
+- ``list_dir`` (≤ 300 entries), ``glob`` (≤ 200 paths by default), ``grep`` (≤ 200 hits as
+  ``path:line: text``; ripgrep when ``rg`` is on PATH, else Python ``re``): ``.gitignore`` and
+  ``.shiroignore`` are honoured unless ``includeIgnored``; grep never searches secrets files.
+- ``bash``: ``exit: N`` then ``stdout:`` / ``stderr:`` sections, head and tail kept when long.
+- ``git_status`` / ``git_diff`` / ``git_log`` / ``git_show`` / ``git_blame``: git without a shell.
+
+Every path is jailed to the workspace (``Path escapes workspace: <p>``), symlinks included.
+"""
+
+from __future__ import annotations
+
+from shiro_lsp.agent.tools.base import (
+    MAX_OUTPUT,
+    READ_ONLY_TOOLS,
+    SESSION_TOOLS,
+    JsonObject,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    ToolSpec,
+    cap,
+    field_subject,
+    parse_arguments,
+    validate_input,
+)
+from shiro_lsp.agent.tools.files import FILE_TOOLS
+from shiro_lsp.agent.tools.git import GIT_TOOLS
+from shiro_lsp.agent.tools.jail import PathEscapes, resolve_in_workspace
+from shiro_lsp.agent.tools.search import SEARCH_TOOLS
+from shiro_lsp.agent.tools.shell import BASH, INTERRUPTED
+
+BUILTIN_TOOLS: tuple[Tool, ...] = (*FILE_TOOLS, *SEARCH_TOOLS, BASH, *GIT_TOOLS)
+
+
+def builtin_registry() -> ToolRegistry:
+    return ToolRegistry(BUILTIN_TOOLS)
+
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "INTERRUPTED",
+    "MAX_OUTPUT",
+    "READ_ONLY_TOOLS",
+    "SESSION_TOOLS",
+    "JsonObject",
+    "PathEscapes",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolRegistry",
+    "ToolSpec",
+    "builtin_registry",
+    "cap",
+    "field_subject",
+    "parse_arguments",
+    "resolve_in_workspace",
+    "validate_input",
+]

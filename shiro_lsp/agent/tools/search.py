@@ -1,0 +1,410 @@
+"""Finding things: list_dir, glob, grep. All honour ``.gitignore`` unless ``includeIgnored`` is set."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from shiro_lsp.agent.tools.base import JsonObject, Tool, ToolContext, ToolError, ToolSpec, field_subject
+from shiro_lsp.agent.tools.files import is_binary
+from shiro_lsp.agent.tools.ignore import Walker, is_secret_file
+from shiro_lsp.agent.tools.jail import resolve_in_workspace, workspace_root
+
+MAX_TREE_ENTRIES = 300
+DEFAULT_GLOB_LIMIT = 200
+MAX_GREP_HITS = 200
+MAX_HIT_CHARS = 300
+COUNT_CEILING = 10_000
+RG_TIMEOUT_S = 60.0
+
+
+# --- list_dir -------------------------------------------------------------------------------
+
+
+def _human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size}B"
+    if size < 1024 * 1024:
+        return f"{round(size / 1024)}K"
+    return f"{size / 1024 / 1024:.1f}M"
+
+
+def list_dir_sync(workspace: Path, path: str, depth: int, include_ignored: bool) -> str:
+    start = resolve_in_workspace(workspace, path)
+    if not start.is_dir():
+        raise ToolError(f"Not a directory: {path}")
+    walker = Walker(workspace, include_ignored=include_ignored)
+    base_depth = len(start.relative_to(walker.root).parts)
+    label = "." if start == walker.root else start.relative_to(walker.root).as_posix() + "/"
+    rows: list[str] = []
+    limited = False
+    for entry in walker.walk(start, max_depth=depth):
+        if len(rows) >= MAX_TREE_ENTRIES:
+            limited = True
+            break
+        level = len(entry.rel.split("/")) - base_depth - 1
+        name = entry.rel.rsplit("/", 1)[-1]
+        if entry.is_dir:
+            rows.append(f"{'  ' * level}{name}/")
+        else:
+            try:
+                size = _human_size(entry.path.stat().st_size)
+            except OSError:
+                size = "?"
+            rows.append(f"{'  ' * level}{name}  {size}")
+    if not rows:
+        return f"{label} is empty (or everything in it is ignored)."
+    tail = f"\n... [{MAX_TREE_ENTRIES}-entry limit reached]" if limited else ""
+    return f"{label}\n" + "\n".join(rows) + tail
+
+
+async def list_dir(input: JsonObject, ctx: ToolContext) -> str:
+    return await asyncio.to_thread(
+        list_dir_sync,
+        ctx.workspace,
+        input.get("path", "."),
+        input.get("depth", 2),
+        bool(input.get("includeIgnored", False)),
+    )
+
+
+# --- glob ------------------------------------------------------------------------------------
+
+_GLOB_CHARS = re.compile(r"[*?\[{]")
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if not match:
+        return [pattern]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
+    out: list[str] = []
+    for option in match.group(1).split(","):
+        out.extend(_expand_braces(head + option + tail))
+    return out
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif ch == "*":
+            out.append("[^/]*")
+            i += 1
+        elif ch == "?":
+            out.append("[^/]")
+            i += 1
+        elif ch == "[" and "]" in pattern[i + 1 :]:
+            end = pattern.index("]", i + 1)
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+            i = end + 1
+        else:
+            out.append(re.escape(ch))
+            i += 1
+    return "".join(out)
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob over posix relative paths.
+
+    ``*`` and ``?`` stay within one segment, ``**`` spans segments, ``{a,b}`` is either.
+    """
+    alternatives = [_translate(p) for p in _expand_braces(pattern)]
+    return re.compile("(?:" + "|".join(alternatives) + r")\Z", re.DOTALL)
+
+
+def _normalise_pattern(workspace: Path, pattern: str) -> str:
+    if pattern.startswith("/"):
+        root = str(workspace_root(workspace))
+        if not pattern.startswith(root + "/"):
+            raise ToolError(f"Path escapes workspace: {pattern}")
+        pattern = pattern[len(root) + 1 :]
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    if any(part == ".." for part in pattern.split("/")):
+        raise ToolError(f"Path escapes workspace: {pattern}")
+    return pattern
+
+
+def _literal_start(workspace: Path, pattern: str) -> Path:
+    """The deepest directory named literally at the head of the pattern; the walk starts there."""
+    parts = pattern.split("/")[:-1]
+    literal: list[str] = []
+    for part in parts:
+        if _GLOB_CHARS.search(part):
+            break
+        literal.append(part)
+    start = resolve_in_workspace(workspace, "/".join(literal) or ".")
+    return start
+
+
+def glob_sync(workspace: Path, pattern: str, limit: int, include_ignored: bool) -> str:
+    pattern = _normalise_pattern(workspace, pattern)
+    matcher = glob_regex(pattern)
+    start = _literal_start(workspace, pattern)
+    if not start.is_dir():
+        return "No files matched."
+    hits: list[str] = []
+    more = 0
+    for entry in Walker(workspace, include_ignored=include_ignored).walk(start):
+        if entry.is_dir or not matcher.match(entry.rel):
+            continue
+        if len(hits) < limit:
+            hits.append(entry.rel)
+        else:
+            more += 1
+            if more >= COUNT_CEILING:
+                break
+    if not hits:
+        return "No files matched."
+    if more:
+        more_text = f"{more}+" if more >= COUNT_CEILING else str(more)
+        hits.append(f"... [{more_text} more not shown; narrow the pattern or raise limit]")
+    return "\n".join(hits)
+
+
+async def glob(input: JsonObject, ctx: ToolContext) -> str:
+    return await asyncio.to_thread(
+        glob_sync,
+        ctx.workspace,
+        input["pattern"],
+        input.get("limit", DEFAULT_GLOB_LIMIT),
+        bool(input.get("includeIgnored", False)),
+    )
+
+
+# --- grep ------------------------------------------------------------------------------------
+
+
+def _hit(rel: str, number: int | str, text: str) -> str:
+    return f"{rel}:{number}: {text.rstrip(chr(13) + chr(10))[:MAX_HIT_CHARS]}"
+
+
+def _finish(hits: list[str], limited: bool) -> str:
+    if not hits:
+        return "No matches."
+    tail = f"\n... [hit limit {MAX_GREP_HITS}]" if limited else ""
+    return "\n".join(hits) + tail
+
+
+def _include_spec(include: str | None) -> pathspec.GitIgnoreSpec | None:
+    return pathspec.GitIgnoreSpec.from_lines([include]) if include else None
+
+
+def _searchable(rel: str, only: pathspec.GitIgnoreSpec | None) -> bool:
+    """Secrets files are never searched; ``include`` narrows with gitignore-style matching."""
+    return not is_secret_file(rel) and (only is None or only.match_file(rel))
+
+
+def grep_python(
+    workspace: Path, pattern: str, include: str | None, ignore_case: bool, include_ignored: bool
+) -> str:
+    """The fallback when ripgrep is not installed: Python ``re``, same output shape."""
+    try:
+        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise ToolError(f"Invalid regex: {exc}") from exc
+    only = _include_spec(include)
+    walker = Walker(workspace, include_ignored=include_ignored)
+    hits: list[str] = []
+    for entry in walker.walk(walker.root):
+        if entry.is_dir or not _searchable(entry.rel, only):
+            continue
+        try:
+            if is_binary(entry.path):
+                continue
+            with entry.path.open("r", encoding="utf-8", errors="replace") as f:
+                for number, line in enumerate(f, start=1):
+                    if regex.search(line):
+                        if len(hits) >= MAX_GREP_HITS:
+                            return _finish(hits, True)
+                        hits.append(_hit(entry.rel, number, line))
+        except OSError:
+            continue
+    return _finish(hits, False)
+
+
+def _rg_args(root: Path, pattern: str, ignore_case: bool, include_ignored: bool) -> list[str]:
+    args = ["--line-number", "--no-heading", "--color", "never", "--null", "--hidden", "--no-require-git"]
+    args += [
+        "--max-columns",
+        str(MAX_HIT_CHARS),
+        "--max-columns-preview",
+        "--sort",
+        "path",
+        "--glob",
+        "!.git",
+    ]
+    if ignore_case:
+        args.append("--ignore-case")
+    if include_ignored:
+        args.append("--no-ignore")
+    else:
+        args += ["--glob", "!node_modules"]
+        shiroignore = root / ".shiroignore"
+        if shiroignore.is_file():
+            args += ["--ignore-file", str(shiroignore)]
+    return [*args, "--regexp", pattern, "--", "."]
+
+
+async def grep_ripgrep(
+    rg: str, workspace: Path, pattern: str, include: str | None, ignore_case: bool, include_ignored: bool
+) -> str:
+    """ripgrep: faster, same output shape. Reads hit by hit and stops rg once the hit limit is reached."""
+    root = await asyncio.to_thread(workspace_root, workspace)
+    args = await asyncio.to_thread(_rg_args, root, pattern, ignore_case, include_ignored)
+    proc = await asyncio.create_subprocess_exec(
+        rg,
+        *args,
+        cwd=root,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=1 << 20,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    only = _include_spec(include)
+    hits: list[str] = []
+    limited = False
+    try:
+        async with asyncio.timeout(RG_TIMEOUT_S):
+            while line := await proc.stdout.readline():
+                path_bytes, _, rest = line.partition(b"\x00")
+                rel = path_bytes.decode("utf-8", "replace").removeprefix("./")
+                number, _, text = rest.decode("utf-8", "replace").partition(":")
+                if not _searchable(rel, only):
+                    continue
+                if len(hits) >= MAX_GREP_HITS:
+                    limited = True
+                    break
+                hits.append(_hit(rel, number, text))
+            stderr = ""
+            if not limited:
+                stderr = (await proc.stderr.read(65_536)).decode("utf-8", "replace")
+                await proc.wait()
+    except TimeoutError:
+        limited = True
+        stderr = ""
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await proc.wait()
+    if proc.returncode == 2 and not hits and "regex" in stderr.lower():
+        raise ToolError(f"Invalid regex: {stderr.strip()}")
+    return _finish(hits, limited)
+
+
+def find_ripgrep() -> str | None:
+    return shutil.which("rg")
+
+
+async def grep(input: JsonObject, ctx: ToolContext) -> str:
+    args = (
+        ctx.workspace,
+        input["pattern"],
+        input.get("include"),
+        bool(input.get("ignoreCase", False)),
+        bool(input.get("includeIgnored", False)),
+    )
+    rg = find_ripgrep()
+    if rg:
+        return await grep_ripgrep(rg, *args)
+    return await asyncio.to_thread(grep_python, *args)
+
+
+_INCLUDE_IGNORED: dict[str, Any] = {
+    "type": "boolean",
+    "description": "Also include files .gitignore excludes",
+}
+
+LIST_DIR = Tool(
+    ToolSpec(
+        name="list_dir",
+        description=(
+            "Directory tree, honouring .gitignore. Use it first to orient yourself in an unfamiliar project. "
+            "Directories end with /, files show their size. At most 300 entries."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "description": "Directory relative to the workspace root, default .",
+                },
+                "depth": {"type": "integer", "minimum": 1, "maximum": 6, "description": "Levels, default 2"},
+                "includeIgnored": _INCLUDE_IGNORED,
+            },
+        },
+        subject=field_subject("path"),
+    ),
+    list_dir,
+)
+
+GLOB = Tool(
+    ToolSpec(
+        name="glob",
+        description=(
+            'Find files by glob pattern, e.g. "src/**/*.ts" or "*.{md,txt}". `*` stays within one directory, '
+            "`**` spans directories. Skips anything .gitignore excludes. "
+            "Paths are relative to the workspace root."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "description": "Max paths to return, default 200"},
+                "includeIgnored": _INCLUDE_IGNORED,
+            },
+            "required": ["pattern"],
+        },
+        subject=field_subject("pattern"),
+    ),
+    glob,
+)
+
+GREP = Tool(
+    ToolSpec(
+        name="grep",
+        description=(
+            "Search file contents with a regular expression. Skips binaries, secrets files and anything "
+            "`.gitignore` excludes. Returns `path:line: text` hits, at most 200."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "Regex (ripgrep syntax when ripgrep is installed, otherwise Python re)",
+                },
+                "include": {
+                    "type": "string",
+                    "description": 'Gitignore-style glob limiting which files are searched, e.g. "*.py"',
+                },
+                "ignoreCase": {"type": "boolean"},
+                "includeIgnored": _INCLUDE_IGNORED,
+            },
+            "required": ["pattern"],
+        },
+        subject=field_subject("pattern"),
+    ),
+    grep,
+)
+
+SEARCH_TOOLS = (LIST_DIR, GLOB, GREP)

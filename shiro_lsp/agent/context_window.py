@@ -1,0 +1,136 @@
+"""What the next request carries: the pruned wire view of a session, and the meter that reports it.
+
+The local history keeps everything; only the wire is pruned (spec §4.1). What pruning drops is
+summarised once by a model call (a digest if that fails) and carried as a labelled note after the
+user's goal, so the model keeps its goal, its task list (in the system prompt) and the gist of what
+it did.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from shiro_lsp.agent.providers.types import ToolSpec, Usage
+from shiro_lsp.context.estimate import TokenEstimator, estimate_text
+from shiro_lsp.context.ladder import dropped_span, prune_to_fit
+from shiro_lsp.context.summary import SpanSummaries, span_summary_request
+from shiro_lsp.messages import Message
+
+log = logging.getLogger(__name__)
+
+WARN_FRACTION = 2 / 3
+CRITICAL_FRACTION = 0.9
+
+# (system prompt, messages) -> the model's text; None or an exception means "use the digest".
+SpanSummarizer = Callable[[str, list[Message]], Awaitable[str | None]]
+
+
+@dataclass(frozen=True)
+class WireView:
+    messages: list[Message]
+    compacted: bool
+    before: int
+    after: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Meter:
+    tokens: int
+    threshold: int
+    percent: int
+    level: Literal["ok", "warn", "critical"]
+    estimated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "threshold": self.threshold,
+            "percent": self.percent,
+            "level": self.level,
+            "estimated": self.estimated,
+        }
+
+
+def meter_for(tokens: int, threshold: int, estimated: bool) -> Meter:
+    level: Literal["ok", "warn", "critical"] = "ok"
+    if tokens >= CRITICAL_FRACTION * threshold:
+        level = "critical"
+    elif tokens >= WARN_FRACTION * threshold:
+        level = "warn"
+    return Meter(tokens, threshold, round(tokens / threshold * 100), level, estimated)
+
+
+def tools_tokens(tools: Sequence[ToolSpec]) -> int:
+    return estimate_text(
+        json.dumps([{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools])
+    )
+
+
+class ContextWindow:
+    def __init__(self, threshold: int, summarize: SpanSummarizer | None = None) -> None:
+        self.threshold = threshold
+        self.summarize = summarize
+        self.estimator = TokenEstimator()
+        self.summaries = SpanSummaries()
+        self._overhead = 0
+        self._measured: tuple[int, int] | None = None  # (history length it describes, tokens)
+        self._tools_key: tuple[str, ...] = ()
+        self._tools_tokens = 0
+
+    def reset(self) -> None:
+        """A different session: forget its summaries and measurements."""
+        self.estimator = TokenEstimator()
+        self.summaries = SpanSummaries()
+        self._measured = None
+
+    def overhead(self, instructions: str, tools: Sequence[ToolSpec]) -> int:
+        key = tuple(t.name for t in tools)
+        if key != self._tools_key:
+            self._tools_key, self._tools_tokens = key, tools_tokens(tools)
+        self._overhead = estimate_text(instructions) + self._tools_tokens
+        return self._overhead
+
+    def view(self, history: Sequence[Message], overhead: int) -> WireView:
+        """The wire view without any model call (span notes as recorded so far, digest for the rest)."""
+        total = self.estimator.estimate(history) + overhead
+        if total <= self.threshold:
+            return WireView(list(history), False, len(history), len(history), total)
+        note_budget = estimate_text(self.summaries.note_text()) + 64
+        pruned = prune_to_fit(history, self.threshold, self.estimator, overhead + note_budget)
+        wire = self.summaries.wire(pruned, dropped_span(history, pruned))
+        return WireView(wire, True, len(history), len(wire), self.estimator.measure(wire) + overhead)
+
+    async def prepare(self, history: Sequence[Message], instructions: str, tools: Sequence[ToolSpec]) -> WireView:
+        overhead = self.overhead(instructions, tools)
+        view = self.view(history, overhead)
+        if view.compacted and self.summarize is not None:
+            pruned_span = dropped_span(history, view.messages)
+            batch = self.summaries.due(pruned_span)
+            request = span_summary_request(batch) if batch else None
+            if request is not None:
+                self.summaries.record(batch, await self._summary(*request))
+                view = self.view(history, overhead)
+        return view
+
+    async def _summary(self, system: str, messages: list[Message]) -> str | None:
+        assert self.summarize is not None
+        try:
+            return await self.summarize(system, messages)
+        except Exception as error:  # the digest stands in; pruning must never fail a turn
+            log.warning("summarising the pruned span failed (%s); using the digest", error)
+            return None
+
+    def measured(self, usage: Usage, view: WireView) -> None:
+        """The provider's count for the request just sent, plus its answer, is what the next one carries."""
+        if usage.input_tokens > 0:
+            self._measured = (view.before + 1, usage.input_tokens + usage.output_tokens)
+
+    def meter(self, history: Sequence[Message]) -> Meter:
+        if self._measured is not None and self._measured[0] == len(history):
+            return meter_for(self._measured[1], self.threshold, estimated=False)
+        return meter_for(self.view(history, self._overhead).tokens, self.threshold, estimated=True)

@@ -1,0 +1,352 @@
+"""The turn engine (spec §7.5–7.6): one user message becomes model steps, tool calls and events.
+
+A turn pushes the user's message, then loops: rebuild the system prompt, prepare the wire view of
+the history (pruned to fit, §4.1), stream one model call, append what it said, run the tool calls
+it made (asking the user where the policy says so), and go again until the model stops calling
+tools, the step limit is hit, an error ends it, or the user cancels.
+
+Events go to ``emit`` as plain dicts (`{"type": "text", "text": ...}` ...) in order; front ends
+(LSP, headless) only translate them. A turn ends with ``done`` or, on failure, with ``error``
+and no ``done``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from shiro_lsp.agent.agents import AgentVariant
+from shiro_lsp.agent.context_window import ContextWindow
+from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
+from shiro_lsp.agent.pricing import cost_of
+from shiro_lsp.agent.providers.types import (
+    ModelClient,
+    ModelRequest,
+    Notice,
+    ProviderError,
+    ReasoningDelta,
+    StepFinished,
+    TextDelta,
+    ToolCallReady,
+    ToolInputStart,
+    ToolSpec,
+    Usage,
+)
+from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, parse_arguments
+from shiro_lsp.context.prune import detach_provider_items
+from shiro_lsp.messages import Message
+
+log = logging.getLogger(__name__)
+
+Event = dict[str, Any]
+Emit = Callable[[Event], None]
+Decision = Literal["once", "always", "deny"]
+
+STALE_NOTICE = "The provider no longer had part of this session stored. Re-sent the history inline and carried on."
+DENIED_OUTPUT = "User denied this tool call."
+CANCELLED_OUTPUT = "The user cancelled the turn before this tool call finished, so its effects are unknown."
+
+
+class History(Protocol):
+    """What the engine needs of a live session."""
+
+    messages: list[Message]
+
+    def append(self, *messages: Message) -> None: ...
+
+    def replace(self, messages: list[Message]) -> None: ...
+
+    def add_usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None: ...
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    tool_name: str
+    input: Any
+    matched_pattern: str | None
+    suggested_pattern: str
+    repeated: bool
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[Decision]]
+PromptBuilder = Callable[[list[str]], str]
+Reservation = Callable[[], AbstractAsyncContextManager[Any]]
+
+
+async def deny_all(request: ApprovalRequest) -> Decision:
+    """The approver when no one can answer (headless without --yolo): fail closed."""
+    return "deny"
+
+
+@dataclass
+class TurnSetup:
+    client: ModelClient
+    model: str
+    registry: ToolRegistry
+    policy: PermissionPolicy
+    grants: Grants
+    variant: AgentVariant
+    window: ContextWindow
+    system_prompt: PromptBuilder
+    workspace: Path
+    approver: Approver = deny_all
+    reservation: Reservation | None = None
+
+
+@dataclass
+class TurnOutcome:
+    stop_reason: Literal["done", "cancelled", "error"]
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    error: str | None = None
+
+
+@dataclass
+class _StepResult:
+    message: Message | None = None
+    usage: Usage = field(default_factory=Usage)
+    calls: list[ToolCallReady] = field(default_factory=list)
+    delivered: bool = False
+    partial_text: str = ""
+
+
+class Turn:
+    def __init__(self, setup: TurnSetup, history: History, emit: Emit) -> None:
+        self.setup = setup
+        self.history = history
+        self.emit = emit
+        self.repeat_guard = RepeatGuard()
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost: float | None = 0.0
+        self.compacted_reported = False
+        self.stale_repaired = False
+
+    async def run(self, text: str) -> TurnOutcome:
+        self.history.append({"role": "user", "content": text})
+        try:
+            return await self._loop()
+        except asyncio.CancelledError:
+            self._close_open_calls()
+            self.emit({"type": "done", **self._usage_fields()})
+            return self._outcome("cancelled")
+
+    async def _loop(self) -> TurnOutcome:
+        for _ in range(self.setup.variant.max_steps):
+            try:
+                step = await self._model_step()
+            except ProviderError as error:
+                self.emit({"type": "error", "error": error.message})
+                return self._outcome("error", error.message)
+            if not step.calls:
+                self.emit({"type": "done", **self._usage_fields()})
+                return self._outcome("done")
+            await self._run_tools(step.calls)
+        self.emit({"type": "notice", "text": f"stopped after {self.setup.variant.max_steps} steps (the step limit)"})
+        self.emit({"type": "done", **self._usage_fields()})
+        return self._outcome("done")
+
+    # --- one model call ------------------------------------------------------------------------
+
+    def _tool_names(self) -> list[str]:
+        names = self.setup.registry.names()
+        return self.setup.registry.read_only() if self.setup.variant.read_only else names
+
+    async def _model_step(self) -> _StepResult:
+        while True:
+            tools = self._tool_names()
+            instructions = self.setup.system_prompt(tools)
+            specs = [ToolSpec(s.name, s.description, s.parameters) for s in self.setup.registry.specs(tools)]
+            wire = await self.setup.window.prepare(self.history.messages, instructions, specs)
+            if wire.compacted and not self.compacted_reported:
+                self.compacted_reported = True
+                self.emit({"type": "compacted", "before": wire.before, "after": wire.after})
+            request = ModelRequest(
+                model=self.setup.model,
+                instructions=instructions,
+                messages=wire.messages,
+                tools=specs,
+                reasoning_effort=self.setup.variant.reasoning_effort,
+            )
+            step = _StepResult()
+            try:
+                await self._consume(self.setup.client.stream(request), step)
+            except ProviderError as error:
+                if error.is_stale_item and not step.delivered and not self.stale_repaired:
+                    self._repair_stale_items()
+                    continue
+                raise
+            except asyncio.CancelledError:
+                self._keep_partial(step)
+                raise
+            self.setup.window.measured(step.usage, wire)
+            return step
+
+    async def _consume(self, events: AsyncIterator[Any], step: _StepResult) -> None:
+        async for event in events:
+            if isinstance(event, TextDelta):
+                step.delivered = True
+                step.partial_text += event.text
+                self.emit({"type": "text", "text": event.text})
+            elif isinstance(event, ReasoningDelta):
+                step.delivered = True
+                self.emit({"type": "reasoning", "text": event.text})
+            elif isinstance(event, ToolInputStart):
+                step.delivered = True
+                self.emit({"type": "tool-start", "id": event.call_id, "name": event.name})
+            elif isinstance(event, ToolCallReady):
+                step.calls.append(event)
+            elif isinstance(event, Notice):
+                self.emit({"type": "notice", "text": event.text})
+            elif isinstance(event, StepFinished):
+                step.message, step.usage = event.message, event.usage
+                self._count(event.usage)
+                self.history.append(event.message)
+
+    def _repair_stale_items(self) -> None:
+        """§5.6: rewrite the history inline (and save it), say so, and try once more."""
+        self.stale_repaired = True
+        self.history.replace(detach_provider_items(self.history.messages))
+        self.emit({"type": "notice", "text": STALE_NOTICE})
+
+    def _keep_partial(self, step: _StepResult) -> None:
+        """A cancelled stream keeps what the user already saw."""
+        if step.message is None and step.partial_text:
+            self.history.append({"role": "assistant", "content": [{"type": "text", "text": step.partial_text}]})
+
+    def _count(self, usage: Usage) -> None:
+        cost = cost_of(self.setup.model, usage.input_tokens, usage.output_tokens)
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+        self.history.add_usage(usage.input_tokens, usage.output_tokens, cost)
+
+    # --- tool calls ----------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[ToolCallReady]) -> None:
+        results: list[dict[str, Any]] = []
+        try:
+            for call in calls:
+                results.append(await self._run_tool(call))
+        finally:
+            if results:
+                self.history.append({"role": "tool", "content": results})
+
+    async def _run_tool(self, call: ToolCallReady) -> dict[str, Any]:
+        registry = self.setup.registry
+        try:
+            tool = registry.get(call.name)
+            if call.name not in self._tool_names():
+                raise ToolError(f"{call.name} is not available to the {self.setup.variant.name} agent.")
+            input = parse_arguments(tool.spec, call.arguments)
+        except ToolError as error:
+            self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": _loose_json(call.arguments)})
+            return self._tool_error(call, error.message)
+        self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
+        if not await self._permitted(call, input):
+            return _result_part(call, DENIED_OUTPUT, error=True)
+        ctx = ToolContext(
+            workspace=self.setup.workspace,
+            on_output=lambda chunk: self.emit({"type": "tool-output", "id": call.call_id, "chunk": chunk}),
+            call_id=call.call_id,
+        )
+        try:
+            async with self._reserve(call.name):
+                output = await registry.run(call.name, input, ctx)
+        except ToolError as error:
+            return self._tool_error(call, error.message)
+        self.emit({"type": "tool-result", "id": call.call_id, "name": call.name, "output": output})
+        return _result_part(call, output)
+
+    def _tool_error(self, call: ToolCallReady, message: str) -> dict[str, Any]:
+        self.emit({"type": "tool-error", "id": call.call_id, "name": call.name, "error": message})
+        return _result_part(call, message, error=True)
+
+    def _reserve(self, tool_name: str) -> AbstractAsyncContextManager[Any]:
+        if self.setup.reservation is not None and self.setup.registry.is_mutating(tool_name):
+            return self.setup.reservation()
+        return nullcontext()
+
+    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> bool:
+        verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard)
+        if verdict.decision == "allow":
+            return True
+        if verdict.decision == "deny":
+            if verdict.reason:
+                self.emit({"type": "notice", "text": verdict.reason})
+            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
+            return False
+        request = ApprovalRequest(call.name, input, verdict.matched_pattern, verdict.suggested_pattern, verdict.repeated)
+        decision = await self._ask(request)
+        if decision == "always":
+            self.setup.grants.grant(call.name, verdict.suggested_pattern)
+        if decision == "deny":
+            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
+            return False
+        return True
+
+    async def _ask(self, request: ApprovalRequest) -> Decision:
+        try:
+            decision = await self.setup.approver(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # an approver that fails is a deny: approvals fail closed
+            log.exception("approval request failed; denying %s", request.tool_name)
+            return "deny"
+        return decision if decision in ("once", "always", "deny") else "deny"
+
+    def _close_open_calls(self) -> None:
+        """After a cancel, give every tool call without a result one, so the next request is valid."""
+        answered = {
+            part.get("toolCallId")
+            for message in self.history.messages
+            if message.get("role") == "tool" and isinstance(message.get("content"), list)
+            for part in message["content"]
+        }
+        last = self.history.messages[-1] if self.history.messages else None
+        if not last or last.get("role") != "assistant" or not isinstance(last.get("content"), list):
+            return
+        open_calls = [
+            p for p in last["content"] if p.get("type") == "tool-call" and p.get("toolCallId") not in answered
+        ]
+        if open_calls:
+            self.history.append(
+                {
+                    "role": "tool",
+                    "content": [
+                        _result_part(ToolCallReady(p["toolCallId"], p["toolName"], ""), CANCELLED_OUTPUT, error=True)
+                        for p in open_calls
+                    ],
+                }
+            )
+
+    # --- results -------------------------------------------------------------------------------
+
+    def _usage_fields(self) -> dict[str, Any]:
+        return {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "costUsd": self.cost}
+
+    def _outcome(self, reason: Literal["done", "cancelled", "error"], error: str | None = None) -> TurnOutcome:
+        return TurnOutcome(reason, self.input_tokens, self.output_tokens, self.cost, error)
+
+
+def _result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict[str, Any]:
+    return {
+        "type": "tool-result",
+        "toolCallId": call.call_id,
+        "toolName": call.name,
+        "output": {"type": "error-text" if error else "text", "value": text},
+    }
+
+
+def _loose_json(text: str) -> Any:
+    try:
+        return json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return text

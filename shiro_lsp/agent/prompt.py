@@ -1,0 +1,143 @@
+"""System prompt assembly (spec §7.7), rebuilt before every model step from live state.
+
+Order: identity, environment, tools, how to work, how to reply, then each starting with a blank
+line: project instructions, project memory, notes, agent appendix, and the task list last.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".shiro.md")
+INSTRUCTION_CAP = 12_000
+INSTRUCTIONS_HEADER = (
+    "Project instructions (from the files below). Treat these as standing orders from the user; they "
+    "override your defaults but never your safety rules."
+)
+GIT_TOOLS = ("git_status", "git_diff", "git_log", "git_show", "git_blame")
+APPROVAL_TOOLS = ("write_file", "edit_file", "multi_edit", "bash")
+
+TOOL_GUIDANCE = {
+    "read_file": "read_file: read a file (numbered lines); use offset/limit for long files.",
+    "read_many_files": "read_many_files: read up to 20 files in one call.",
+    "write_file": "write_file: create or overwrite a whole file.",
+    "edit_file": "edit_file: replace an exact string in a file; read the file first.",
+    "multi_edit": "multi_edit: several exact edits to one file, all or nothing.",
+    "list_dir": "list_dir: the tree under a folder.",
+    "glob": "glob: find files by name pattern.",
+    "grep": "grep: search file contents by regular expression.",
+    "bash": "bash: run a shell command in the workspace (tests, builds, scripts).",
+    "todo_write": "todo_write: your task list for multi-step work; send the whole list each time.",
+    "remember": "remember: record what stays true about this project for later sessions.",
+    "recall": "recall: search what you recorded in earlier sessions.",
+    "forget": "forget: remove a memory that is wrong or obsolete.",
+}
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    workspace: Path
+    tools: Sequence[str]
+    can_ask: bool = True
+    project_instructions: str = ""
+    memory_block: str = ""
+    notes_block: str = ""
+    appendix: str = ""
+    task_block: str = ""
+
+
+def tools_section(tools: Sequence[str]) -> list[str]:
+    lines = ["Tools available to you now:"]
+    git = [t for t in tools if t in GIT_TOOLS]
+    for tool in tools:
+        if tool in GIT_TOOLS:
+            continue
+        lines.append("- " + TOOL_GUIDANCE.get(tool, f"{tool}: see its own description."))
+    if git:
+        lines.append(f"- {', '.join(git)}: inspect the repository's state and history.")
+    return lines
+
+
+def how_to_work(tools: Sequence[str], can_ask: bool) -> list[str]:
+    approvals = [t for t in APPROVAL_TOOLS if t in tools]
+    lines = [
+        "How to work:",
+        "- Read the relevant code before you change it. Make the smallest change that does the job, in the style around it.",
+    ]
+    if approvals:
+        lines.append(
+            f"- {', '.join(approvals)} may need the user's approval; a denied call is an answer, not an obstacle to route around."
+        )
+    else:
+        lines.append("- You have no tools that change anything this turn: describe changes instead of making them.")
+    if "bash" in tools:
+        lines.append("- Verify what you change: run the tests or the command that proves it.")
+    else:
+        lines.append("- You cannot run commands this turn; say what the user should run to verify.")
+    lines.append("- When something fails twice, stop and re-read the error literally before trying again.")
+    lines.append(
+        "- Ask rather than guess when a choice is the user's to make."
+        if can_ask
+        else "- No one can answer a question this run. Decide yourself and state the assumption plainly."
+    )
+    lines.append(
+        "- Long sessions get compacted as the context fills: keep the plan in todo_write and record what stays true with remember."
+    )
+    return lines
+
+
+HOW_TO_REPLY = [
+    "How to reply:",
+    "- Lead with the outcome. No preamble, no restating the question.",
+    "- Markdown is rendered: use code blocks with a language for code, and paths as `path/to/file`.",
+    "- Report failures as they are; never claim a test passed that you did not run.",
+]
+
+
+def build_system_prompt(parts: PromptParts) -> str:
+    lines = [
+        "You are Shiro, a coding agent working in the user's editor (VS Code).",
+        "",
+        "Environment:",
+        f"- Workspace root: {parts.workspace}",
+        f"- Platform: {platform.system().lower()}",
+        "- Paths are resolved inside the workspace. Anything outside it is refused.",
+        "",
+        *tools_section(parts.tools),
+        "",
+        *how_to_work(parts.tools, parts.can_ask),
+        "",
+        *HOW_TO_REPLY,
+    ]
+    prompt = "\n".join(lines) + "\n"
+    for block in (parts.project_instructions, parts.memory_block, parts.notes_block, parts.appendix, parts.task_block):
+        if block:
+            prompt += block if block.startswith("\n") else "\n" + block
+    return prompt
+
+
+def project_instructions(workspace: Path) -> str:
+    """AGENTS.md, CLAUDE.md and .shiro.md from the git root down to the workspace, outermost first."""
+    root = workspace
+    for candidate in [workspace, *workspace.parents]:
+        if (candidate / ".git").exists():
+            root = candidate
+            break
+    rel = workspace.relative_to(root)
+    folders = [root] + [root.joinpath(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
+    blocks = []
+    for folder in folders:
+        for name in INSTRUCTION_FILES:
+            path = folder / name
+            if path.is_file() and not path.is_symlink():
+                try:
+                    text = path.read_text(encoding="utf-8", errors="replace")[:INSTRUCTION_CAP]
+                except OSError:
+                    continue
+                blocks.append(f"--- {path.relative_to(root)} ---\n{text.rstrip()}")
+    if not blocks:
+        return ""
+    return "\n" + INSTRUCTIONS_HEADER + "\n" + "\n".join(blocks)

@@ -86,7 +86,7 @@ class ToolCall:
 
 @dataclass
 class StreamError:
-    """At its place in a step: an error event (Responses ``event: error``, Chat ``{"error": …}``), then EOF."""
+    """Where it stands in a step: an error event (Responses `event: error`, Chat `{"error": …}`), then end."""
 
     message: str = "The server had an error while processing your request. Sorry about that!"
     code: str | None = "server_error"
@@ -724,7 +724,8 @@ def _check_chat(body: dict[str, Any]) -> HttpError | None:
         if waiting:
             return HttpError.bad_request(
                 "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(waiting)}",
+                "'tool_call_id'. The following tool_call_ids did not have response messages: "
+                + ", ".join(waiting),
                 param="messages",
             )
         if role == "assistant":

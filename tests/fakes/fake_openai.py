@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# ---------------------------------------------------------------------------------------------- the DSL
+# ---------------------------------------------------------------------------- the DSL
 
 
 @dataclass
@@ -210,7 +210,7 @@ class HttpError:
 
 Entry = Step | HttpError
 
-# ---------------------------------------------------------------------------------------------- JSON forms
+# ---------------------------------------------------------------------------- JSON forms
 
 
 def to_json(entry: Entry | Item | Usage) -> dict[str, Any]:
@@ -301,7 +301,7 @@ def from_json(data: dict[str, Any], gates: dict[str, Gate] | None = None) -> Any
     raise ValueError(f"unknown fake_openai script item type: {kind!r}")
 
 
-# ---------------------------------------------------------------------------------------------- wire
+# ---------------------------------------------------------------------------- wire
 
 
 class _Cut(Exception):
@@ -361,7 +361,7 @@ def _hex_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:24]}"
 
 
-# ---------------------------------------------------------------------------------------------- server
+# ---------------------------------------------------------------------------- server
 
 
 class FakeOpenAI:

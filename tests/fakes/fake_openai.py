@@ -383,7 +383,9 @@ class FakeOpenAI:
     def start(self) -> FakeOpenAI:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _handler_for(self))
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True).start()
+        threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="fake-openai", daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

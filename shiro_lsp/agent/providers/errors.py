@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import socket
 from typing import Any
 
 from shiro_lsp.agent.providers.types import STALE_ITEM, ErrorKind, ProviderError
@@ -132,15 +133,24 @@ def _seconds(value: float) -> str:
 
 
 def _connection_reason(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
-    text = f"{type(cause).__name__}: {cause}" if cause else str(exc)
-    lowered = text.lower()
-    if "refused" in lowered:
+    chain = _causes(exc)
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
         return "connection refused"
-    if "name or service" in lowered or "nodename" in lowered or "getaddrinfo" in lowered:
+    if any(isinstance(e, socket.gaierror) for e in chain):
         return "host not found"
-    if "incomplete" in lowered or "peer closed" in lowered or "remoteprotocol" in lowered:
+    text = " | ".join(f"{type(e).__name__}: {e}" for e in chain).lower()
+    if "incomplete" in text or "peer closed" in text or "remoteprotocol" in text:
         return "the connection closed before the reply finished"
-    if "ssl" in lowered or "certificate" in lowered:
-        return f"TLS failed ({cause})"
-    return str(cause) if cause else "connection error"
+    if "ssl" in text or "certificate" in text:
+        return f"TLS failed ({chain[-1]})"
+    return str(chain[-1]) if len(chain) > 1 else "connection error"
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, outermost first (cycles cut)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 10:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain

@@ -381,7 +381,7 @@ class FakeOpenAI:
 
     # -- lifecycle
     def start(self) -> FakeOpenAI:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _handler_for(self))
+        self._httpd = _QuietServer(("127.0.0.1", self._port), _handler_for(self))
         self._httpd.daemon_threads = True
         threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="fake-openai", daemon=True
@@ -887,6 +887,14 @@ def _last_user_text(body: dict[str, Any]) -> str:
         texts = [p.get("text", "") for p in content or [] if isinstance(p, dict)]
         return "".join(texts)
     return ""
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that hung up is not news
+            super().handle_error(request, client_address)
 
 
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from fakes.fake_openai import Cut, FakeOpenAI, HttpError, Step, StreamError, Text, WaitForRelease
@@ -56,7 +57,8 @@ async def test_a_rate_limit_says_when_to_retry(fake: FakeOpenAI, make: Make, api
 async def test_the_sdk_retries_rate_limits_and_server_errors_first(
     fake: FakeOpenAI, make: Make, api: str
 ) -> None:
-    fake.script += [HttpError.rate_limited(0.01, ms=True), HttpError.server_error(), Step(Text("ok"))]
+    quick_server_error = replace(HttpError.server_error(), headers={"retry-after-ms": "10"})
+    fake.script += [HttpError.rate_limited(0.01, ms=True), quick_server_error, Step(Text("ok"))]
     events = await collect(make(api, max_retries=3), request(HI))
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["ok"]
     assert len(fake.requests) == 3

@@ -1,0 +1,38 @@
+"""Model providers on the openai SDK: Responses and Chat Completions adapters, the endpoint policy.
+
+Importing this package does not import ``openai`` (server start time): the SDK loads in ``make_client``.
+"""
+
+from shiro_lsp.agent.providers.factory import make_client
+from shiro_lsp.agent.providers.types import (
+    GenerateResult,
+    ModelClient,
+    ModelEvent,
+    ModelRequest,
+    Notice,
+    ProviderError,
+    ReasoningDelta,
+    StepFinished,
+    TextDelta,
+    ToolCallReady,
+    ToolInputStart,
+    ToolSpec,
+    Usage,
+)
+
+__all__ = [
+    "GenerateResult",
+    "ModelClient",
+    "ModelEvent",
+    "ModelRequest",
+    "Notice",
+    "ProviderError",
+    "ReasoningDelta",
+    "StepFinished",
+    "TextDelta",
+    "ToolCallReady",
+    "ToolInputStart",
+    "ToolSpec",
+    "Usage",
+    "make_client",
+]

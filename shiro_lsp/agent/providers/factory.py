@@ -1,0 +1,79 @@
+"""Build the ``ModelClient`` for a base URL, key and API choice (the only place that builds SDK clients)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from shiro_lsp.agent.providers.types import ModelClient, ProviderError
+
+OFFICIAL_BASE_URL = "https://api.openai.com/v1"
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+LOCAL_DUMMY_KEY = "not-needed"
+APIS = ("auto", "responses", "chat")
+NO_KEY_MESSAGE = (
+    'No API key. Set it with the command "Shiro: Set API key", the OPENAI_API_KEY environment variable, '
+    "or point shiro.baseUrl at a local server (Ollama, LM Studio)."
+)
+
+
+def is_local(base_url: str) -> bool:
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host in LOCAL_HOSTS or host.endswith(".localhost")
+
+
+def is_official(base_url: str) -> bool:
+    parts = urlsplit(base_url)
+    return parts.scheme == "https" and (parts.hostname or "").lower() == "api.openai.com"
+
+
+def make_client(
+    base_url: str | None,
+    api_key: str | None,
+    api: str = "auto",
+    *,
+    timeout: float = 600.0,
+    connect_timeout: float = 10.0,
+    max_retries: int = 3,
+    store: bool = False,
+    reasoning_summary: str | None = "auto",
+    treat_as_official: bool | None = None,
+    on_notice: Callable[[str], None] | None = None,
+) -> ModelClient:
+    """The client for ``api`` ("auto" | "responses" | "chat") at ``base_url`` (default: OpenAI).
+
+    ``None`` for ``base_url``/``api_key`` falls back to ``OPENAI_BASE_URL``/``OPENAI_API_KEY``. A local
+    server (127.0.0.1, localhost, ::1) needs no key. ``treat_as_official`` overrides the check for
+    ``https://api.openai.com`` (tests point the fallback policy at a local fake with it).
+    Raises ``ProviderError`` (kind "auth" or "bad_request") at once for a missing key or an unknown API.
+    """
+    url = (base_url or os.environ.get("OPENAI_BASE_URL") or OFFICIAL_BASE_URL).rstrip("/")
+    key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    if api not in APIS:
+        raise ProviderError(f'Unknown API "{api}". Use "auto", "responses" or "chat".', kind="bad_request")
+    if key is None:
+        if not is_local(url):
+            raise ProviderError(NO_KEY_MESSAGE, kind="auth")
+        key = LOCAL_DUMMY_KEY
+    official = is_official(url) if treat_as_official is None else treat_as_official
+
+    import openai
+
+    from shiro_lsp.agent.providers.chat import ChatClient
+    from shiro_lsp.agent.providers.fallback import FallbackClient
+    from shiro_lsp.agent.providers.responses import ResponsesClient
+
+    sdk = openai.AsyncOpenAI(
+        base_url=url,
+        api_key=key,
+        max_retries=max_retries,
+        timeout=openai.Timeout(timeout, connect=connect_timeout),
+    )
+    responses = ResponsesClient(sdk, store=store, reasoning_summary=reasoning_summary)
+    chat = ChatClient(sdk, official=official)
+    if api == "responses":
+        return responses
+    if api == "chat" or not official:
+        return chat
+    return FallbackClient([chat, responses], key=url, on_notice=on_notice)

@@ -1,0 +1,144 @@
+"""What the engine and the provider adapters exchange: requests, stream events, usage, errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from shiro_lsp.errors import MODEL_ERROR, ShiroError
+from shiro_lsp.messages import Message
+
+ReasoningEffort = Literal["none", "low", "medium", "high", "xhigh"]
+FinishReason = Literal["stop", "length", "tool-calls", "content-filter", "other"]
+ErrorKind = Literal[
+    "auth",
+    "model_not_found",
+    "rate_limit",
+    "network",
+    "stale_item",
+    "bad_request",
+    "server",
+    "cancelled",
+    "unknown",
+]
+
+STALE_ITEM = re.compile(r"item with id '[^']*' not found", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    instructions: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    reasoning_effort: ReasoningEffort | None = None  # None: the model has no reasoning setting
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolInputStart:
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ToolCallReady:
+    call_id: str
+    name: str
+    arguments: str  # raw JSON text as the model wrote it; the engine parses and validates
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should see that is not model output (e.g. an endpoint fallback)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class StepFinished:
+    """The end of one model call: the assistant message (spec §5.1) to append, usage, why it stopped."""
+
+    message: Message
+    usage: Usage
+    finish_reason: FinishReason
+
+
+ModelEvent = TextDelta | ReasoningDelta | ToolInputStart | ToolCallReady | Notice | StepFinished
+
+
+@dataclass(frozen=True)
+class GenerateResult:
+    text: str
+    usage: Usage
+
+
+class ModelClient(Protocol):
+    @property
+    def api_name(self) -> str:
+        """``"responses"`` or ``"chat"`` (a fallback client reports the API it currently uses)."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """One model call, streamed; ends with exactly one ``StepFinished`` or raises ``ProviderError``."""
+        ...
+
+    async def generate(self, request: ModelRequest) -> GenerateResult:
+        """One model call without tools (summaries, memory compaction)."""
+        ...
+
+
+class ProviderError(ShiroError):
+    """A model call that failed, with a message a person can act on and a ``kind`` code can act on."""
+
+    code = MODEL_ERROR
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind,
+        status: int | None = None,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        data: dict[str, Any] = {"kind": kind}
+        if status is not None:
+            data["status"] = status
+        super().__init__(message, data=data)
+        self.kind: ErrorKind = kind
+        self.status = status
+        self.retry_after = retry_after
+        self.request_id = request_id
+
+    @property
+    def is_stale_item(self) -> bool:
+        """The provider lost an item this history points at (spec §5.6); resend the history inline."""
+        return self.kind == "stale_item" or bool(STALE_ITEM.search(self.message))

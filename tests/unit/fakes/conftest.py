@@ -1,0 +1,3 @@
+from fakes.fixtures import fake
+
+__all__ = ["fake"]

@@ -97,7 +97,7 @@ def call_and_result(call: str, rs: str | None = None) -> list[Message]:
     ]
 
 
-def transcript(steps: int, size: int) -> list[Message]:
+def transcript(steps: int, size: int, prefix: str = "") -> list[Message]:
     """A user prompt and ``steps`` reasoning + read_file steps with ``size`` chars of output each."""
     messages: list[Message] = [user("do the thing")]
     for i in range(steps):
@@ -108,18 +108,18 @@ def transcript(steps: int, size: int) -> list[Message]:
                     {
                         "type": "reasoning",
                         "text": "deciding",
-                        "providerOptions": {"openai": {"itemId": f"rs_{i}"}},
+                        "providerOptions": {"openai": {"itemId": f"rs_{prefix}{i}"}},
                     },
                     {
                         "type": "tool-call",
-                        "toolCallId": f"t{i}",
+                        "toolCallId": f"t{prefix}{i}",
                         "toolName": "read_file",
-                        "input": {"path": f"f{i}.ts"},
+                        "input": {"path": f"{prefix}f{i}.ts"},
                     },
                 ],
             }
         )
-        messages.append({"role": "tool", "content": [result_part(f"t{i}", "x" * size, "read_file")]})
+        messages.append({"role": "tool", "content": [result_part(f"t{prefix}{i}", "x" * size, "read_file")]})
     return messages
 
 

@@ -16,7 +16,7 @@ lengths and re-serialise only the messages that changed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from shiro_lsp.messages import Message
@@ -65,6 +65,9 @@ class TokenEstimator:
 
     Both return exactly ``estimate_tokens(messages)``, provided messages are not mutated in place
     (the context layer never mutates; it rebuilds a changed message as a new object).
+
+    ``derive(message, transform)`` remembers per-message work of the pruning ladder, so a step that
+    prunes the same history again rebuilds (and re-serialises) only the messages that are new.
     """
 
     def __init__(self) -> None:
@@ -73,6 +76,23 @@ class TokenEstimator:
         self._total = 0
         # id -> (the object, kept alive so its id stays unique; the length of its JSON)
         self._known: dict[int, tuple[Message, int]] = {}
+        # id -> (the message, the transform, its result)
+        self._derived: dict[int, tuple[Message, Callable[[Message], Message], Message]] = {}
+
+    def derive(self, message: Message, transform: Callable[[Message], Message]) -> Message:
+        """``transform(message)``, computed once per message object (``transform`` must be pure)."""
+        hit = self._derived.get(id(message))
+        if hit is not None and hit[1] is transform:
+            return hit[2]
+        if len(self._derived) > self._bound():
+            tracked = {id(m) for m in self._tracked}
+            self._derived = {key: entry for key, entry in self._derived.items() if key in tracked}
+        result = transform(message)
+        self._derived[id(message)] = (message, transform, result)
+        return result
+
+    def _bound(self) -> int:
+        return 2 * len(self._tracked) + 4096
 
     def estimate(self, messages: Sequence[Message]) -> int:
         """Estimate ``messages`` and make it the tracked list (O(n) identity checks + O(changed))."""
@@ -91,10 +111,15 @@ class TokenEstimator:
         if known is not None:
             return known[1]
         chars = message_chars(message)
-        if len(self._known) > 2 * len(self._tracked) + 4096:
-            self._known = {id(m): (m, c) for m, c in zip(self._tracked, self._chars, strict=True)}
+        if len(self._known) > 2 * self._bound():
+            self._forget_unused()
         self._known[id(message)] = (message, chars)
         return chars
+
+    def _forget_unused(self) -> None:
+        """Keep the lengths of tracked messages and of remembered derived ones; drop the rest."""
+        keep = {id(m) for m in self._tracked} | {id(entry[2]) for entry in self._derived.values()}
+        self._known = {key: entry for key, entry in self._known.items() if key in keep}
 
     def _track(self, messages: Sequence[Message]) -> int:
         tracked, chars = self._tracked, self._chars

@@ -16,18 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shiro_lsp.context.estimate import estimate_tokens
+from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens
 from shiro_lsp.context.prune import (
     APPROVAL_TYPES,
     CALL_ID_TYPES,
     REASONING_TYPES,
-    detach_provider_items,
     drop_orphaned_results,
     parts_of,
     prune_messages,
+    without_item_id,
 )
 from shiro_lsp.context.summary import goal_index, is_summary_note
-from shiro_lsp.messages import Message, Part
+from shiro_lsp.messages import Message, Part, item_id_of
 
 KEEP_LADDER = (64, 32, 16, 8, 4)
 
@@ -54,7 +54,8 @@ def prune_to_fit(
     to reuse the lengths it already knows; rungs share the message objects they leave unchanged, so
     each one is serialised at most once per call.
     """
-    base = detach_provider_items(prune_messages(messages, reasoning="all", empty_messages="keep"))
+    derive = estimate.derive if isinstance(estimate, TokenEstimator) else _apply
+    base = [derive(m, inline_without_reasoning) for m in messages]
     goal_at = goal_index(messages)
     goal = messages[goal_at] if goal_at is not None else None
     view: list[Message] = []
@@ -63,6 +64,27 @@ def prune_to_fit(
         if fits(view, threshold, estimate, fixed_overhead):
             return view
     return view
+
+
+def _apply(message: Message, transform: Callable[[Message], Message]) -> Message:
+    return transform(message)
+
+
+def inline_without_reasoning(message: Message) -> Message:
+    """One message as every rung sends it: no reasoning parts, no provider item ids.
+
+    The same as ``detach_provider_items(prune_messages([message], reasoning="all",
+    empty_messages="keep"))`` for one message, so it can be remembered per message.
+    """
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    parts = content
+    if message.get("role") == "assistant" and any(p.get("type") in REASONING_TYPES for p in parts):
+        parts = [p for p in parts if p.get("type") not in REASONING_TYPES]
+    if any(item_id_of(p) is not None for p in parts):
+        parts = [p if item_id_of(p) is None else without_item_id(p) for p in parts]
+    return message if parts is content else {**message, "content": parts}
 
 
 def _rung(base: list[Message], keep: int | None, goal: Message | None) -> list[Message]:

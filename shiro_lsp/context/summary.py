@@ -86,8 +86,12 @@ def _part_text(part: Part) -> str:
     return ""  # reasoning and approval requests say nothing worth keeping
 
 
-def text_of(message: Message) -> str:
-    """What a message says, on one line: text, tool inputs and outputs; no reasoning."""
+def text_of(message: Message, at_least: int | None = None) -> str:
+    """What a message says, on one line: text, tool inputs and outputs; no reasoning.
+
+    With ``at_least``, only a prefix holding at least that many characters is guaranteed (a digest
+    line needs 160 characters of a 20 kB tool output, not all of it collapsed).
+    """
     content = message.get("content")
     if isinstance(content, str):
         text = content
@@ -95,11 +99,18 @@ def text_of(message: Message) -> str:
         text = " ".join(t for t in map(_part_text, content) if t)
     else:
         text = ""
-    return _WHITESPACE.sub(" ", text).strip()
+    if at_least is None:
+        return _WHITESPACE.sub(" ", text).strip()
+    window = 4 * at_least + 64
+    while True:
+        collapsed = _WHITESPACE.sub(" ", text[:window]).strip()
+        if window >= len(text) or len(collapsed) > at_least + 1:
+            return collapsed
+        window *= 4
 
 
 def digest_line(message: Message) -> str | None:
-    text = text_of(message)
+    text = text_of(message, DIGEST_LINE_CHARS)
     if not text:
         return None
     role = "result" if message.get("role") == "tool" else message.get("role", "?")
@@ -110,27 +121,38 @@ def digest_line(message: Message) -> str | None:
 def digest_of(span: Iterable[Message], max_chars: int = MAX_DIGEST_CHARS) -> str:
     """One ``- (role) text≤160...`` line per message that says something (tool messages: ``result``).
 
-    Over ``max_chars`` the first and last lines are kept around a ``- (… N lines omitted …)`` line,
-    since both how the span began and where it ended matter to a handover.
+    Over ``max_chars`` the first and last lines are kept around a ``- (… N messages omitted …)``
+    line, since both how the span began and where it ended matter to a handover. Lines are made
+    only as far as they are needed, so a huge span costs what its kept lines cost.
     """
-    lines = [line for line in map(digest_line, span) if line is not None]
-    if sum(len(line) + 1 for line in lines) - 1 <= max_chars:
-        return "\n".join(lines)
-    half = (max_chars - 40) // 2
-    head = _fitting(lines, half)
-    tail = _fitting(reversed(lines[len(head) :]), half)
-    omitted = len(lines) - len(head) - len(tail)
-    return "\n".join([*head, f"- (… {omitted} lines omitted …)", *reversed(tail)])
+    messages = list(span)
+    head, complete = _lines_within(messages, range(len(messages)), max_chars)
+    if complete:
+        return "\n".join(line for _, line in head)
+    half = (max_chars - 48) // 2
+    head, _ = _lines_within(messages, (p for p, _ in head), half)
+    after_head = head[-1][0] + 1 if head else 0
+    tail, _ = _lines_within(messages, range(len(messages) - 1, after_head - 1, -1), half)
+    before_tail = tail[-1][0] if tail else len(messages)
+    marker = f"- (… {before_tail - after_head} messages omitted …)"
+    return "\n".join([*(line for _, line in head), marker, *(line for _, line in reversed(tail))])
 
 
-def _fitting(lines: Iterable[str], budget: int) -> list[str]:
-    taken: list[str] = []
-    for line in lines:
-        budget -= len(line) + 1
-        if budget < 0:
-            break
-        taken.append(line)
-    return taken
+def _lines_within(
+    messages: Sequence[Message], positions: Iterable[int], budget: int
+) -> tuple[list[tuple[int, str]], bool]:
+    """Digest lines at ``positions``, in that order, while they fit in ``budget``; and whether all did."""
+    taken: list[tuple[int, str]] = []
+    used = -1
+    for position in positions:
+        line = digest_line(messages[position])
+        if line is None:
+            continue
+        if used + len(line) + 1 > budget:
+            return taken, False
+        taken.append((position, line))
+        used += len(line) + 1
+    return taken, True
 
 
 # --- the span note -------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_a_long_digest_is_capped_keeping_how_the_span_began_and_ended() -> None:
     assert len(digest) <= 2_000
     assert digest.startswith("- (user) step 0 ")
     assert "step 499 " in digest.split("\n")[-1]
-    assert "lines omitted" in digest
+    assert "- (… 4" in digest and "messages omitted …)" in digest
 
 
 def test_a_span_summary_request_carries_the_digest_and_not_earlier_notes() -> None:

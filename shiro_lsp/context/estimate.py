@@ -1,0 +1,142 @@
+"""Token estimates (spec §4.1): ``round(len(JSON.stringify(messages)) / 4)``.
+
+The JSON form is JavaScript's ``JSON.stringify`` for the values a message holds: compact separators
+(``,`` and ``:``), non-ASCII characters kept as they are, keys in insertion order. Python's
+``json.dumps(..., separators=(",", ":"), ensure_ascii=False)`` produces the same text for strings,
+integers, booleans, null, lists and dicts. Two known, harmless differences: a float such as ``1.0``
+renders as ``1.0`` (JS ``1``), and a character outside the Basic Multilingual Plane counts as one
+character here where JavaScript counts two UTF-16 units. ``round`` is JavaScript's ``Math.round``
+(halves round up), not Python's banker's rounding.
+
+The JSON of a list is ``"[" + ",".join(items) + "]"``, so the length of a list's JSON is the sum of
+its items' lengths plus the brackets and commas. ``TokenEstimator`` uses that to keep per-message
+lengths and re-serialise only the messages that changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from shiro_lsp.messages import Message
+
+CHARS_PER_TOKEN = 4
+
+
+def json_text(value: Any) -> str:
+    """``JSON.stringify(value)`` as far as message values go (see the module docstring)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def tokens_for_chars(chars: int) -> int:
+    """``Math.round(chars / 4)`` for a non-negative character count."""
+    return (chars + CHARS_PER_TOKEN // 2) // CHARS_PER_TOKEN
+
+
+def list_chars(item_chars: Iterable[int], count: int) -> int:
+    """Length of ``"[" + ",".join(items) + "]"`` given each item's length and the item count."""
+    return sum(item_chars) + 2 + max(count - 1, 0)
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """Estimated tokens of a message list: the length of its JSON divided by four."""
+    return tokens_for_chars(len(json_text(list(messages))))
+
+
+def estimate_text(text: str) -> int:
+    """Estimated tokens of a plain string sent as is (instructions, a note): ``len / 4``."""
+    return tokens_for_chars(len(text))
+
+
+def message_chars(message: Message) -> int:
+    """Length of one message's JSON."""
+    return len(json_text(message))
+
+
+class TokenEstimator:
+    """``estimate_tokens`` that re-serialises only what changed since the last call.
+
+    ``estimate(messages)`` tracks one list (a session's history): a message object still at the
+    same position is not serialised again; a replaced message is; growth and truncation are handled.
+    ``measure(messages)`` (also ``estimator(messages)``) estimates any other list (a pruned view)
+    without disturbing the tracked one: messages of the tracked list are looked up by identity,
+    others are serialised once and remembered while the estimator holds them (bounded).
+
+    Both return exactly ``estimate_tokens(messages)``, provided messages are not mutated in place
+    (the context layer never mutates; it rebuilds a changed message as a new object).
+
+    ``derive(message, transform)`` remembers per-message work of the pruning ladder, so a step that
+    prunes the same history again rebuilds (and re-serialises) only the messages that are new.
+    """
+
+    def __init__(self) -> None:
+        self._tracked: list[Message] = []
+        self._chars: list[int] = []
+        self._total = 0
+        # id -> (the object, kept alive so its id stays unique; the length of its JSON)
+        self._known: dict[int, tuple[Message, int]] = {}
+        # id -> (the message, the transform, its result)
+        self._derived: dict[int, tuple[Message, Callable[[Message], Message], Message]] = {}
+
+    def derive(self, message: Message, transform: Callable[[Message], Message]) -> Message:
+        """``transform(message)``, computed once per message object (``transform`` must be pure)."""
+        hit = self._derived.get(id(message))
+        if hit is not None and hit[1] is transform:
+            return hit[2]
+        if len(self._derived) > self._bound():
+            tracked = {id(m) for m in self._tracked}
+            self._derived = {key: entry for key, entry in self._derived.items() if key in tracked}
+        result = transform(message)
+        self._derived[id(message)] = (message, transform, result)
+        return result
+
+    def _bound(self) -> int:
+        return 2 * len(self._tracked) + 4096
+
+    def estimate(self, messages: Sequence[Message]) -> int:
+        """Estimate ``messages`` and make it the tracked list (O(n) identity checks + O(changed))."""
+        return tokens_for_chars(self._track(messages))
+
+    def __call__(self, messages: Sequence[Message]) -> int:
+        return self.measure(messages)
+
+    def measure(self, messages: Sequence[Message]) -> int:
+        """Estimate any list, reusing known lengths; the tracked list stays as it was."""
+        return tokens_for_chars(list_chars(map(self.chars_of, messages), len(messages)))
+
+    def chars_of(self, message: Message) -> int:
+        """Length of one message's JSON, serialised only the first time this object is seen."""
+        known = self._known.get(id(message))
+        if known is not None:
+            return known[1]
+        chars = message_chars(message)
+        if len(self._known) > 2 * self._bound():
+            self._forget_unused()
+        self._known[id(message)] = (message, chars)
+        return chars
+
+    def _forget_unused(self) -> None:
+        """Keep the lengths of tracked messages and of remembered derived ones; drop the rest."""
+        keep = {id(m) for m in self._tracked} | {id(entry[2]) for entry in self._derived.values()}
+        self._known = {key: entry for key, entry in self._known.items() if key in keep}
+
+    def _track(self, messages: Sequence[Message]) -> int:
+        tracked, chars = self._tracked, self._chars
+        common = min(len(tracked), len(messages))
+        for position in range(common):
+            message = messages[position]
+            if tracked[position] is not message:
+                size = self.chars_of(message)
+                self._total += size - chars[position]
+                chars[position] = size
+                tracked[position] = message
+        if len(tracked) > len(messages):
+            self._total -= sum(chars[len(messages) :])
+            del tracked[len(messages) :], chars[len(messages) :]
+        for message in messages[common:]:
+            size = self.chars_of(message)
+            tracked.append(message)
+            chars.append(size)
+            self._total += size
+        return list_chars((self._total,), len(tracked))

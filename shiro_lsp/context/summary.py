@@ -1,0 +1,315 @@
+"""Summaries: ``/compact`` (spec §4.3) and the note that stands in for a pruned span (spec §11).
+
+The model calls are the engine's; this module builds their requests, the digest used as the
+fallback when a call fails, and the labelled note that carries a summary on the wire. Notes are
+never summarised again: a span handed to the summariser excludes earlier notes, and the wire carries
+one note, right after the user's goal, whose text merges every span summarised so far.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from shiro_lsp.context.estimate import json_text
+from shiro_lsp.context.prune import APPROVAL_TYPES
+from shiro_lsp.messages import Message, Part
+
+COMPACT_SYSTEM_PROMPT = (
+    "Summarize this coding session for use as the sole context of a fresh session. Keep: the user "
+    "goal, files touched with paths, decisions made, commands run and their outcome, and what remains "
+    "to be done. Drop pleasantries and full file contents. Write it as notes, not prose."
+)
+COMPACT_SUMMARY_PREFIX = "Summary of the session so far:\n\n"
+
+SPAN_SUMMARY_SYSTEM_PROMPT = (
+    "These lines are the condensed record of an earlier part of a coding session that has been "
+    "compacted out of the conversation. Write at most 120 words of notes capturing decisions made, "
+    "files touched, commands run and their outcome, and anything still pending. State only what the "
+    "lines support; do not invent detail and do not address the reader."
+)
+PRUNED_SPAN_PREFIX = "Earlier in this session, now compacted away:\n\n"
+_NOTE_LABEL = PRUNED_SPAN_PREFIX.rstrip()
+
+DIGEST_LINE_CHARS = 160
+MAX_SPAN_SUMMARY_CHARS = 1_200  # one model summary, hard-truncated
+MAX_DIGEST_CHARS = 12_000  # the summariser's input
+MAX_DIGEST_NOTE_CHARS = 2_400  # a digest standing in for a summary that could not be made
+MAX_NOTE_CHARS = 6_000  # the merged note on the wire; the oldest summaries give way first
+MIN_SPAN_TO_SUMMARISE = 8  # smaller new spans ride along as digest lines until the batch fills
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+# --- /compact ----------------------------------------------------------------------------------
+
+
+def compact_request(history: Sequence[Message]) -> tuple[str, list[Message]]:
+    """System prompt and messages of the manual ``/compact`` call (no tools offered)."""
+    return COMPACT_SYSTEM_PROMPT, list(history)
+
+
+def compacted_history(summary_text: str) -> list[Message]:
+    """The history that replaces the whole session after ``/compact``: one user message."""
+    return [{"role": "user", "content": COMPACT_SUMMARY_PREFIX + summary_text}]
+
+
+# --- digest --------------------------------------------------------------------------------------
+
+
+def _render(value: Any) -> str:
+    return value if isinstance(value, str) else json_text(value)
+
+
+def _part_text(part: Part) -> str:
+    kind = part.get("type")
+    name = part.get("toolName", "tool")
+    if kind == "text":
+        return str(part.get("text", ""))
+    if kind == "tool-call":
+        return f"{name} {_render(part.get('input'))}"
+    if kind == "tool-result":
+        output = part.get("output")
+        if isinstance(output, dict) and "value" in output:
+            output = output["value"]
+        return f"{name}: {_render(output)}"
+    if kind == "tool-error":
+        return f"{name} failed: {_render(part.get('error', ''))}"
+    if kind == "tool-approval-response":
+        verdict = "approved" if part.get("approved") else "denied"
+        return f"{verdict}{': ' + str(part['reason']) if part.get('reason') else ''}"
+    if kind in ("image", "file"):
+        return f"[{part.get('filename') or kind}]"
+    return ""  # reasoning and approval requests say nothing worth keeping
+
+
+def text_of(message: Message, at_least: int | None = None) -> str:
+    """What a message says, on one line: text, tool inputs and outputs; no reasoning.
+
+    With ``at_least``, only a prefix holding at least that many characters is guaranteed (a digest
+    line needs 160 characters of a 20 kB tool output, not all of it collapsed).
+    """
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = " ".join(t for t in map(_part_text, content) if t)
+    else:
+        text = ""
+    if at_least is None:
+        return _WHITESPACE.sub(" ", text).strip()
+    window = 4 * at_least + 64
+    while True:
+        collapsed = _WHITESPACE.sub(" ", text[:window]).strip()
+        if window >= len(text) or len(collapsed) > at_least + 1:
+            return collapsed
+        window *= 4
+
+
+def digest_line(message: Message) -> str | None:
+    text = text_of(message, DIGEST_LINE_CHARS)
+    if not text:
+        return None
+    role = "result" if message.get("role") == "tool" else message.get("role", "?")
+    clipped = text[:DIGEST_LINE_CHARS] + "..." if len(text) > DIGEST_LINE_CHARS else text
+    return f"- ({role}) {clipped}"
+
+
+def digest_of(span: Iterable[Message], max_chars: int = MAX_DIGEST_CHARS) -> str:
+    """One ``- (role) text≤160...`` line per message that says something (tool messages: ``result``).
+
+    Over ``max_chars`` the first and last lines are kept around a ``- (… N messages omitted …)``
+    line, since both how the span began and where it ended matter to a handover. Lines are made
+    only as far as they are needed, so a huge span costs what its kept lines cost.
+    """
+    messages = list(span)
+    head, complete = _lines_within(messages, range(len(messages)), max_chars)
+    if complete:
+        return "\n".join(line for _, line in head)
+    half = (max_chars - 48) // 2
+    head, _ = _lines_within(messages, (p for p, _ in head), half)
+    after_head = head[-1][0] + 1 if head else 0
+    tail, _ = _lines_within(messages, range(len(messages) - 1, after_head - 1, -1), half)
+    before_tail = tail[-1][0] if tail else len(messages)
+    marker = f"- (… {before_tail - after_head} messages omitted …)"
+    return "\n".join([*(line for _, line in head), marker, *(line for _, line in reversed(tail))])
+
+
+def _lines_within(
+    messages: Sequence[Message], positions: Iterable[int], budget: int
+) -> tuple[list[tuple[int, str]], bool]:
+    """Digest lines at ``positions``, in that order, while they fit in ``budget``; and whether all did."""
+    taken: list[tuple[int, str]] = []
+    used = -1
+    for position in positions:
+        line = digest_line(messages[position])
+        if line is None:
+            continue
+        if used + len(line) + 1 > budget:
+            return taken, False
+        taken.append((position, line))
+        used += len(line) + 1
+    return taken, True
+
+
+# --- the span note -------------------------------------------------------------------------------
+
+
+def span_summary_request(span: Sequence[Message]) -> tuple[str, list[Message]] | None:
+    """System prompt and messages for summarising a pruned span; ``None`` when it says nothing."""
+    digest = digest_of(m for m in span if not is_summary_note(m))
+    if not digest:
+        return None
+    return SPAN_SUMMARY_SYSTEM_PROMPT, [{"role": "user", "content": digest}]
+
+
+def span_note_text(summary: str | None, span: Sequence[Message]) -> str:
+    """The text a summarised span leaves behind: the model's summary, or the digest if it failed."""
+    text = (summary or "").strip()
+    if text:
+        return text[:MAX_SPAN_SUMMARY_CHARS]
+    return digest_of((m for m in span if not is_summary_note(m)), MAX_DIGEST_NOTE_CHARS)
+
+
+def summary_note(text: str) -> Message:
+    """The labelled user message that carries span summaries on the wire."""
+    return {"role": "user", "content": PRUNED_SPAN_PREFIX + text.strip()}
+
+
+def is_summary_note(message: Message) -> bool:
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and content.startswith(_NOTE_LABEL)
+
+
+def note_bodies(messages: Iterable[Message]) -> list[str]:
+    """The texts of the summary notes in ``messages``, without their label."""
+    return [str(m["content"])[len(_NOTE_LABEL) :].strip() for m in messages if is_summary_note(m)]
+
+
+def goal_index(messages: Sequence[Message]) -> int | None:
+    """Index of the user's goal: the first user message with string content that is not a note."""
+    for position, message in enumerate(messages):
+        if (
+            message.get("role") == "user"
+            and isinstance(message.get("content"), str)
+            and not is_summary_note(message)
+        ):
+            return position
+    return None
+
+
+def merge_note_texts(texts: Iterable[str], max_chars: int = MAX_NOTE_CHARS) -> str:
+    """Several span summaries as one note text, oldest first; the oldest give way past ``max_chars``."""
+    kept: list[str] = []
+    used = 0
+    for text in reversed([t.strip() for t in texts if t.strip()]):
+        if used + len(text) + 2 > max_chars:
+            if not kept:
+                kept.append(text[-max_chars:])
+            break
+        kept.append(text)
+        used += len(text) + 2
+    return "\n\n".join(reversed(kept))
+
+
+def with_span_summary(messages: Sequence[Message], note_text: str) -> list[Message]:
+    """``messages`` with one summary note right after the goal (at the front if there is no goal).
+
+    Earlier notes in ``messages`` are removed, so pass a ``note_text`` that already merges them (see
+    ``note_bodies`` and ``merge_note_texts``); an empty ``note_text`` only removes them. Every other
+    message keeps its identity.
+    """
+    kept = [m for m in messages if not is_summary_note(m)]
+    if not note_text.strip():
+        return kept
+    goal = goal_index(kept)
+    at = 0 if goal is None else goal + 1
+    return [*kept[:at], summary_note(note_text), *kept[at:]]
+
+
+# --- what the engine keeps per session -----------------------------------------------------------
+
+
+def _digest_key(value: Any) -> str:
+    return hashlib.sha1(json_text(value).encode(), usedforsecurity=False).hexdigest()[:16]
+
+
+def content_keys(message: Message) -> list[str]:
+    """Stable keys for the content of a dropped message, so a span is summarised only once.
+
+    Tool parts are keyed by their call or approval id (a reduced copy of a message then matches its
+    original); other content by a hash of its text.
+    """
+    content = message.get("content")
+    if not isinstance(content, list):
+        return [f"msg:{_digest_key([message.get('role'), content])}"]
+    keys: list[str] = []
+    for part in content:
+        kind = part.get("type")
+        ident = part.get("approvalId") if kind in APPROVAL_TYPES else part.get("toolCallId")
+        if isinstance(ident, str):
+            keys.append(f"{kind}:{ident}")
+        else:
+            keys.append(f"{kind}:{_digest_key({k: v for k, v in part.items() if k != 'providerOptions'})}")
+    return keys
+
+
+@dataclass
+class SpanSummaries:
+    """Per-session record of pruned spans already summarised, and their summaries.
+
+    Use on every pruned step::
+
+        span = dropped_span(step_messages, pruned)
+        batch = summaries.due(span)
+        if batch:
+            request = span_summary_request(batch)   # None if the batch says nothing
+            text = <model call on request, or None on failure>
+            summaries.record(batch, text)
+        wire = summaries.wire(pruned, span)
+
+    Messages of a span not yet summarised (fewer than ``min_batch``) ride along as digest lines.
+    ``to_dict``/``from_dict`` let a session store it.
+    """
+
+    notes: list[str] = field(default_factory=list)
+    covered: set[str] = field(default_factory=set)
+    min_batch: int = MIN_SPAN_TO_SUMMARISE
+
+    def unsummarised(self, span: Iterable[Message]) -> list[Message]:
+        return [
+            m for m in span if not is_summary_note(m) and not all(k in self.covered for k in content_keys(m))
+        ]
+
+    def due(self, span: Iterable[Message]) -> list[Message]:
+        """The unsummarised messages of ``span`` once there are enough to be worth a model call."""
+        pending = self.unsummarised(span)
+        return pending if len(pending) >= self.min_batch and digest_of(pending) else []
+
+    def record(self, batch: Sequence[Message], summary: str | None) -> None:
+        """Remember ``batch`` as summarised by ``summary`` (``None``/blank: the call failed)."""
+        text = span_note_text(summary, batch)
+        if text:
+            self.notes.append(text)
+        for message in batch:
+            self.covered.update(content_keys(message))
+
+    def note_text(self, span: Iterable[Message] = ()) -> str:
+        pending = digest_of(self.unsummarised(span), MAX_DIGEST_NOTE_CHARS)
+        return merge_note_texts([*self.notes, pending])
+
+    def wire(self, pruned: Sequence[Message], span: Iterable[Message] = ()) -> list[Message]:
+        """The pruned view with the merged note placed after the goal."""
+        return with_span_summary(pruned, self.note_text(span))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"notes": list(self.notes), "covered": sorted(self.covered)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SpanSummaries:
+        notes = [str(n) for n in data.get("notes", []) if isinstance(n, str)]
+        covered = {str(k) for k in data.get("covered", []) if isinstance(k, str)}
+        return cls(notes=notes, covered=covered)

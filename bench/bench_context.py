@@ -37,19 +37,36 @@ def _step(rng: random.Random, i: int) -> list[Message]:
         "providerOptions": {"openai": {"itemId": f"fc_{i}"}},
     }
     parts: list[dict[str, Any]] = [
-        {"type": "reasoning", "text": "Deciding what to look at next. " * 6, "providerOptions": {"openai": {"itemId": f"rs_{i}"}}}
+        {
+            "type": "reasoning",
+            "text": "Deciding what to look at next. " * 6,
+            "providerOptions": {"openai": {"itemId": f"rs_{i}"}},
+        }
     ]
     if i % 5 == 0:
-        parts.append({"type": "text", "text": f"Checking file {i} next.", "providerOptions": {"openai": {"itemId": f"msg_{i}"}}})
+        parts.append(
+            {
+                "type": "text",
+                "text": f"Checking file {i} next.",
+                "providerOptions": {"openai": {"itemId": f"msg_{i}"}},
+            }
+        )
     parts.append(call)
-    result = {"type": "tool-result", "toolCallId": f"call_{i}", "toolName": call["toolName"], "output": {"type": "text", "value": _output(rng)}}
+    result = {
+        "type": "tool-result",
+        "toolCallId": f"call_{i}",
+        "toolName": call["toolName"],
+        "output": {"type": "text", "value": _output(rng)},
+    }
     return [{"role": "assistant", "content": parts}, {"role": "tool", "content": [result]}]
 
 
 def history(messages: int, seed: int = 7) -> list[Message]:
     """A realistic long session of ``messages`` messages (2,000 ≈ 5 MB of JSON)."""
     rng = random.Random(seed)
-    built: list[Message] = [{"role": "user", "content": "Migrate the billing module to the v2 API and keep the tests green."}]
+    built: list[Message] = [
+        {"role": "user", "content": "Migrate the billing module to the v2 API and keep the tests green."}
+    ]
     i = 0
     while len(built) < messages:
         if i % 20 == 19:
@@ -109,8 +126,20 @@ def run() -> list[Result]:
 
     ratio = prepare / dumps
     return [
-        Result(f"prepare a pruned step, 2,000 msgs / {size / 1e6:.1f} MB, vs one json.dumps", ratio, "x", "<= 3x", ratio <= 3),
-        Result("no-prune step after appending a message (incremental estimate)", no_prune_ms, "ms", "<= 2 ms", no_prune_ms <= 2),
+        Result(
+            f"prepare a pruned step, 2,000 msgs / {size / 1e6:.1f} MB, vs one json.dumps",
+            ratio,
+            "x",
+            "<= 3x",
+            ratio <= 3,
+        ),
+        Result(
+            "no-prune step after appending a message (incremental estimate)",
+            no_prune_ms,
+            "ms",
+            "<= 2 ms",
+            no_prune_ms <= 2,
+        ),
         Result("pruned step cost growth, 4,000 vs 1,000 messages", growth, "x", "<= 4.5x", growth <= 4.5),
     ]
 

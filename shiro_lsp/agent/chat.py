@@ -11,9 +11,9 @@ import asyncio
 import collections
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import uuid6
 
@@ -44,7 +44,7 @@ class Ticket:
 
 
 # Runs one chat to its end; raises nothing (failures become outcomes).
-TurnRunner = Callable[[Ticket], Awaitable[ChatOutcome]]
+TurnRunner = Callable[[Ticket], Coroutine[Any, Any, ChatOutcome]]
 
 
 def new_task_id() -> str:
@@ -113,7 +113,9 @@ class ChatQueue:
                 outcome = ChatOutcome(self._session_id(), ticket.task_id, "cancelled")
             except Exception as error:  # a bug must not strand the chats queued behind it
                 log.exception("turn %s failed", ticket.task_id)
-                outcome = ChatOutcome(self._session_id(), ticket.task_id, "error", error=f"Internal error: {error}")
+                outcome = ChatOutcome(
+                    self._session_id(), ticket.task_id, "error", error=f"Internal error: {error}"
+                )
             finally:
                 self._running = None
             if not ticket.future.done():

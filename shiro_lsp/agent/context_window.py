@@ -67,7 +67,9 @@ def meter_for(tokens: int, threshold: int, estimated: bool) -> Meter:
 
 def tools_tokens(tools: Sequence[ToolSpec]) -> int:
     return estimate_text(
-        json.dumps([{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools])
+        json.dumps(
+            [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+        )
     )
 
 
@@ -105,7 +107,9 @@ class ContextWindow:
         wire = self.summaries.wire(pruned, dropped_span(history, pruned))
         return WireView(wire, True, len(history), len(wire), self.estimator.measure(wire) + overhead)
 
-    async def prepare(self, history: Sequence[Message], instructions: str, tools: Sequence[ToolSpec]) -> WireView:
+    async def prepare(
+        self, history: Sequence[Message], instructions: str, tools: Sequence[ToolSpec]
+    ) -> WireView:
         overhead = self.overhead(instructions, tools)
         view = self.view(history, overhead)
         if view.compacted and self.summarize is not None:

@@ -48,7 +48,9 @@ Event = dict[str, Any]
 Emit = Callable[[Event], None]
 Decision = Literal["once", "always", "deny"]
 
-STALE_NOTICE = "The provider no longer had part of this session stored. Re-sent the history inline and carried on."
+STALE_NOTICE = (
+    "The provider no longer had part of this session stored. Re-sent the history inline and carried on."
+)
 DENIED_OUTPUT = "User denied this tool call."
 CANCELLED_OUTPUT = "The user cancelled the turn before this tool call finished, so its effects are unknown."
 
@@ -149,7 +151,9 @@ class Turn:
                 self.emit({"type": "done", **self._usage_fields()})
                 return self._outcome("done")
             await self._run_tools(step.calls)
-        self.emit({"type": "notice", "text": f"stopped after {self.setup.variant.max_steps} steps (the step limit)"})
+        self.emit(
+            {"type": "notice", "text": f"stopped after {self.setup.variant.max_steps} steps (the step limit)"}
+        )
         self.emit({"type": "done", **self._usage_fields()})
         return self._outcome("done")
 
@@ -219,7 +223,9 @@ class Turn:
     def _keep_partial(self, step: _StepResult) -> None:
         """A cancelled stream keeps what the user already saw."""
         if step.message is None and step.partial_text:
-            self.history.append({"role": "assistant", "content": [{"type": "text", "text": step.partial_text}]})
+            self.history.append(
+                {"role": "assistant", "content": [{"type": "text", "text": step.partial_text}]}
+            )
 
     def _count(self, usage: Usage) -> None:
         cost = cost_of(self.setup.model, usage.input_tokens, usage.output_tokens)
@@ -247,7 +253,14 @@ class Turn:
                 raise ToolError(f"{call.name} is not available to the {self.setup.variant.name} agent.")
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
-            self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": _loose_json(call.arguments)})
+            self.emit(
+                {
+                    "type": "tool-call",
+                    "id": call.call_id,
+                    "name": call.name,
+                    "input": _loose_json(call.arguments),
+                }
+            )
             return self._tool_error(call, error.message)
         self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
         if not await self._permitted(call, input):
@@ -283,7 +296,9 @@ class Turn:
                 self.emit({"type": "notice", "text": verdict.reason})
             self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
             return False
-        request = ApprovalRequest(call.name, input, verdict.matched_pattern, verdict.suggested_pattern, verdict.repeated)
+        request = ApprovalRequest(
+            call.name, input, verdict.matched_pattern, verdict.suggested_pattern, verdict.repeated
+        )
         decision = await self._ask(request)
         if decision == "always":
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
@@ -321,7 +336,9 @@ class Turn:
                 {
                     "role": "tool",
                     "content": [
-                        _result_part(ToolCallReady(p["toolCallId"], p["toolName"], ""), CANCELLED_OUTPUT, error=True)
+                        _result_part(
+                            ToolCallReady(p["toolCallId"], p["toolName"], ""), CANCELLED_OUTPUT, error=True
+                        )
                         for p in open_calls
                     ],
                 }
@@ -332,7 +349,9 @@ class Turn:
     def _usage_fields(self) -> dict[str, Any]:
         return {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "costUsd": self.cost}
 
-    def _outcome(self, reason: Literal["done", "cancelled", "error"], error: str | None = None) -> TurnOutcome:
+    def _outcome(
+        self, reason: Literal["done", "cancelled", "error"], error: str | None = None
+    ) -> TurnOutcome:
         return TurnOutcome(reason, self.input_tokens, self.output_tokens, self.cost, error)
 
 

@@ -72,7 +72,9 @@ def how_to_work(tools: Sequence[str], can_ask: bool) -> list[str]:
             f"- {', '.join(approvals)} may need the user's approval; a denied call is an answer, not an obstacle to route around."
         )
     else:
-        lines.append("- You have no tools that change anything this turn: describe changes instead of making them.")
+        lines.append(
+            "- You have no tools that change anything this turn: describe changes instead of making them."
+        )
     if "bash" in tools:
         lines.append("- Verify what you change: run the tests or the command that proves it.")
     else:
@@ -113,7 +115,13 @@ def build_system_prompt(parts: PromptParts) -> str:
         *HOW_TO_REPLY,
     ]
     prompt = "\n".join(lines) + "\n"
-    for block in (parts.project_instructions, parts.memory_block, parts.notes_block, parts.appendix, parts.task_block):
+    for block in (
+        parts.project_instructions,
+        parts.memory_block,
+        parts.notes_block,
+        parts.appendix,
+        parts.task_block,
+    ):
         if block:
             prompt += block if block.startswith("\n") else "\n" + block
     return prompt

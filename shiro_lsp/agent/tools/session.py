@@ -65,7 +65,10 @@ REMEMBER = ToolSpec(
                 "enum": ["fact", "decision", "gotcha", "command"],
                 "description": "fact: how it is. decision: what was chosen and why. gotcha: a trap. command: an invocation that works",
             },
-            "text": {"type": "string", "description": "One self-contained line, understandable with no other context"},
+            "text": {
+                "type": "string",
+                "description": "One self-contained line, understandable with no other context",
+            },
         },
         "required": ["kind", "text"],
     },
@@ -95,7 +98,10 @@ FORGET = ToolSpec(
     parameters={
         "type": "object",
         "properties": {
-            "text": {"type": "string", "description": "Exact text of the memory to remove, or a distinctive part of it"}
+            "text": {
+                "type": "string",
+                "description": "Exact text of the memory to remove, or a distinctive part of it",
+            }
         },
         "required": ["text"],
     },

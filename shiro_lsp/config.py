@@ -32,6 +32,7 @@ class Settings(BaseModel):
     memory: bool = True
     approval_timeout_ms: int = Field(default=DEFAULT_APPROVAL_TIMEOUT_MS, gt=0)
     trusted: bool = True
+    max_retries: int = Field(default=3, ge=0, le=10)
 
 
 def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:

@@ -58,7 +58,8 @@ CANCELLED_OUTPUT = "The user cancelled the turn before this tool call finished, 
 class History(Protocol):
     """What the engine needs of a live session."""
 
-    messages: list[Message]
+    @property
+    def messages(self) -> list[Message]: ...
 
     def append(self, *messages: Message) -> None: ...
 

@@ -1,0 +1,210 @@
+"""The agent of one workspace: builds each turn from the live state and runs chats in order.
+
+Front doors (the language server, the headless CLI) implement ``Frontend`` to receive events and
+answer approvals; everything else is the same for all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+from shiro_lsp.agent.agents import variant
+from shiro_lsp.agent.chat import ChatOutcome, ChatQueue, Ticket, chat_outcome
+from shiro_lsp.agent.context_window import ContextWindow, Meter
+from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, History, Turn, TurnSetup
+from shiro_lsp.agent.permissions import Grants, PermissionPolicy
+from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
+from shiro_lsp.agent.providers.factory import make_client
+from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
+from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
+from shiro_lsp.agent.tools.session import memory_tools, todo_tool
+from shiro_lsp.config import Settings
+from shiro_lsp.errors import ShiroError
+from shiro_lsp.messages import Message
+from shiro_lsp.state.history import PromptHistory
+from shiro_lsp.state.memory import ProjectMemory
+from shiro_lsp.state.todos import TaskList
+
+log = logging.getLogger(__name__)
+
+
+class LiveSessionLike(History, Protocol):
+    id: str
+    tasks: TaskList
+    grants: Grants
+
+
+class Frontend(Protocol):
+    def emitter(self, session_id: str, task_id: str) -> Emit: ...
+
+    async def approve(self, task_id: str, request: ApprovalRequest) -> Decision: ...
+
+    def todos_changed(self) -> None: ...
+
+    def context_changed(self, meter: Meter) -> None: ...
+
+
+class AgentRuntime:
+    def __init__(
+        self,
+        *,
+        settings: Callable[[], Settings],
+        workspace: Path,
+        memory: ProjectMemory | None,
+        prompts: PromptHistory,
+        session: Callable[[], LiveSessionLike],
+        frontend: Frontend,
+        yolo: bool = False,
+        can_ask: bool = True,
+        context_blocks: Callable[[], str] | None = None,
+        reservation: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
+        turn_started: Callable[[str, str, str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self.memory = memory
+        self.prompts = prompts
+        self.session = session
+        self.frontend = frontend
+        self.yolo = yolo
+        self.can_ask = can_ask
+        self.context_blocks = context_blocks
+        self.reservation = reservation
+        self.turn_started = turn_started
+        self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
+        self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
+        self._client: ModelClient | None = None
+        self._client_key: tuple[str | None, str | None, str, int] | None = None
+
+    # --- model ---------------------------------------------------------------------------------
+
+    def client(self) -> ModelClient:
+        """The model client for the current settings (rebuilt when they change)."""
+        s = self.settings()
+        key = (s.base_url, s.api_key, s.api, s.max_retries)
+        if self._client is None or key != self._client_key:
+            self._client = make_client(s.base_url, s.api_key, s.api, max_retries=s.max_retries)
+            self._client_key = key
+        return self._client
+
+    async def generate(self, system: str, messages: list[Message]) -> str:
+        """A plain model call with no tools offered (summaries, memory compaction)."""
+        request = ModelRequest(model=self.settings().model, instructions=system, messages=messages)
+        return (await self.client().generate(request)).text
+
+    async def summarize_memory(self, system: str, prompt: str) -> str:
+        return await self.generate(system, [{"role": "user", "content": prompt}])
+
+    async def _summarize_span(self, system: str, messages: list[Message]) -> str | None:
+        return await self.generate(system, messages)
+
+    # --- tools and prompt ----------------------------------------------------------------------
+
+    def registry(self) -> ToolRegistry:
+        registry = builtin_registry()
+        registry.register(todo_tool(lambda: self.session().tasks, self.frontend.todos_changed))
+        if self.memory is not None:
+            for tool in memory_tools(self.memory):
+                registry.register(tool)
+        return registry
+
+    def system_prompt(self, tools: list[str], appendix: str) -> str:
+        memory_block = self.memory.boot_block() if self.memory is not None else ""
+        return build_system_prompt(
+            PromptParts(
+                workspace=self.workspace,
+                tools=tools,
+                can_ask=self.can_ask,
+                project_instructions=project_instructions(self.workspace),
+                memory_block=memory_block,
+                notes_block=self.context_blocks() if self.context_blocks else "",
+                appendix=appendix,
+                task_block=self.session().tasks.prompt_block(),
+            )
+        )
+
+    # --- chats ---------------------------------------------------------------------------------
+
+    def submit(self, text: str, agent: str | None = None) -> Ticket:
+        return self.queue.submit(text, agent)
+
+    async def _run_ticket(self, ticket: Ticket) -> ChatOutcome:
+        session = self.session()
+        emit = self.frontend.emitter(session.id, ticket.task_id)
+        try:
+            setup = await self._setup(ticket, session)
+        except ShiroError as error:
+            emit({"type": "error", "error": error.message})
+            return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
+        await asyncio.to_thread(self.prompts.append, ticket.text)
+        if self.turn_started is not None:
+            self.turn_started(ticket.task_id, session.id, ticket.text)
+        turn = Turn(setup, _MeteredHistory(session, self), emit)
+        outcome = await turn.run(ticket.text)
+        self.frontend.context_changed(self.meter())
+        return chat_outcome(session.id, ticket.task_id, outcome)
+
+    async def _setup(self, ticket: Ticket, session: LiveSessionLike) -> TurnSetup:
+        s = self.settings()
+        chosen = variant(ticket.agent or s.agent, s.thinking)
+        registry = await asyncio.to_thread(self.registry)
+        self.window.threshold = s.compact_threshold
+        prompt_cache: dict[tuple[str, ...], str] = {}
+
+        def prompt(tools: list[str]) -> str:
+            prompt_cache[tuple(tools)] = self.system_prompt(tools, chosen.appendix)
+            return prompt_cache[tuple(tools)]
+
+        async def approve(request: ApprovalRequest) -> Decision:
+            if not self.can_ask:
+                return "deny"
+            return await self.frontend.approve(ticket.task_id, request)
+
+        try:
+            client = self.client()
+        except ProviderError as error:
+            raise ShiroError(error.message) from None
+        return TurnSetup(
+            client=client,
+            model=s.model,
+            registry=registry,
+            policy=PermissionPolicy(yolo=self.yolo, trusted=s.trusted, registry=registry),
+            grants=session.grants,
+            variant=chosen,
+            window=self.window,
+            system_prompt=prompt,
+            workspace=self.workspace,
+            approver=approve,
+            reservation=self.reservation,
+        )
+
+    def meter(self) -> Meter:
+        return self.window.meter(self.session().messages)
+
+
+class _MeteredHistory:
+    """The live session as the engine sees it: every model step also updates the context meter."""
+
+    def __init__(self, session: LiveSessionLike, runtime: AgentRuntime) -> None:
+        self._session = session
+        self._runtime = runtime
+
+    @property
+    def messages(self) -> list[Message]:
+        return self._session.messages
+
+    def append(self, *messages: Message) -> None:
+        self._session.append(*messages)
+        if any(m.get("role") == "assistant" for m in messages):
+            self._runtime.frontend.context_changed(self._runtime.meter())
+
+    def replace(self, messages: list[Message]) -> None:
+        self._session.replace(messages)
+
+    def add_usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
+        self._session.add_usage(input_tokens, output_tokens, cost_usd)

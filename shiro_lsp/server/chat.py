@@ -1,0 +1,160 @@
+"""Chat over LSP: `shiro/chat`, the queue, `shiro/event` notifications, `shiro/approve`, the meter."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from shiro_lsp.agent.chat import ChatOutcome
+from shiro_lsp.agent.context_window import Meter
+from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
+from shiro_lsp.server import protocol as p
+
+if TYPE_CHECKING:
+    from shiro_lsp.server.app import ShiroServer
+
+log = logging.getLogger(__name__)
+
+COALESCE_SECONDS = 0.03
+COALESCED = frozenset({"text", "reasoning", "tool-output"})
+
+
+class EventNotifier:
+    """Numbers a task's events and coalesces runs of text deltas so the editor is not flooded.
+
+    The first delta after a quiet spell goes out at once (no added latency); later ones within
+    ``COALESCE_SECONDS`` are joined. Any other event flushes first, so order and every character
+    are kept.
+    """
+
+    def __init__(self, send: Callable[[dict[str, Any]], None], session_id: str, task_id: str) -> None:
+        self._send = send
+        self._session_id = session_id
+        self._task_id = task_id
+        self._seq = 0
+        self._pending: Event | None = None
+        self._last_flush = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def __call__(self, event: Event) -> None:
+        if event["type"] not in COALESCED:
+            self.flush()
+            self._deliver(event)
+            return
+        if self._pending is not None and not _same_stream(self._pending, event):
+            self.flush()
+        if self._pending is None:
+            self._pending = dict(event)
+        else:
+            field = "chunk" if event["type"] == "tool-output" else "text"
+            self._pending[field] += event[field]
+        wait = self._last_flush + COALESCE_SECONDS - time.monotonic()
+        if wait <= 0:
+            self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(wait, self.flush)
+
+    def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._deliver(pending)
+        self._last_flush = time.monotonic()
+
+    def _deliver(self, event: Event) -> None:
+        self._send({"sessionId": self._session_id, "taskId": self._task_id, "seq": self._seq, "event": event})
+        self._seq += 1
+
+
+def _same_stream(a: Event, b: Event) -> bool:
+    return a["type"] == b["type"] and a.get("id") == b.get("id")
+
+
+class LspFrontend:
+    """What the agent runtime needs from the editor, over this connection."""
+
+    def __init__(self, server: ShiroServer) -> None:
+        self.server = server
+
+    def emitter(self, session_id: str, task_id: str) -> Emit:
+        return EventNotifier(lambda params: self.server.protocol.notify("shiro/event", params), session_id, task_id)
+
+    async def approve(self, task_id: str, request: ApprovalRequest) -> Decision:
+        params = p.ApproveParams(
+            task_id=task_id,
+            tool_name=request.tool_name,
+            input=request.input,
+            matched_pattern=request.matched_pattern,
+            suggested_pattern=request.suggested_pattern,
+            repeated=request.repeated,
+        )
+        timeout = self.server.shiro.settings.approval_timeout_ms / 1000
+        try:
+            reply = await asyncio.wait_for(
+                self.server.protocol.send_request_async("shiro/approve", p.ApproveParams.model_dump(params, by_alias=True)),
+                timeout,
+            )
+            return p.ApproveResult.model_validate(reply).decision
+        except (TimeoutError, ValidationError) as error:
+            log.warning("approval for %s denied: %s", request.tool_name, type(error).__name__)
+            return "deny"
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the client answered with an error: fail closed
+            log.warning("approval for %s denied: client error %s", request.tool_name, error)
+            return "deny"
+
+    def todos_changed(self) -> None:
+        from shiro_lsp.server.app import todos_wire
+
+        self.server.notify("shiro/todos/changed", todos_wire(self.server.shiro.tasks))
+
+    def context_changed(self, meter: Meter) -> None:
+        self.server.notify("shiro/context/changed", p.ContextMeter.model_validate(meter.to_json()))
+
+
+def chat_result(outcome: ChatOutcome) -> p.ChatResult:
+    return p.ChatResult(
+        session_id=outcome.session_id,
+        task_id=outcome.task_id,
+        stop_reason=outcome.stop_reason,
+        usage=p.ChatUsage(
+            input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens, cost_usd=outcome.cost_usd
+        ),
+        error=outcome.error,
+    )
+
+
+def register_chat(server: ShiroServer) -> None:
+    from shiro_lsp.server.app import request
+
+    @request(server, "shiro/chat")
+    async def chat(ls: ShiroServer, params: p.ChatParams) -> p.ChatResult:
+        runtime = ls.shiro.runtime
+        ticket = runtime.submit(params.text, params.agent)
+        try:
+            outcome = await asyncio.shield(ticket.future)
+        except asyncio.CancelledError:  # $/cancelRequest: stop the turn, answer with what it did
+            runtime.queue.cancel(ticket.task_id)
+            outcome = await ticket.future
+        return chat_result(outcome)
+
+    @request(server, "shiro/queue")
+    async def queue(ls: ShiroServer, params: p.Empty) -> p.QueueResult:
+        waiting = ls.shiro.runtime.queue.queued()
+        return p.QueueResult(queued=[p.QueuedChat(task_id=t.task_id, text=t.text) for t in waiting])
+
+    @request(server, "shiro/queue/clear")
+    async def clear(ls: ShiroServer, params: p.Empty) -> p.QueueClearResult:
+        return p.QueueClearResult(cleared=ls.shiro.runtime.queue.clear())
+
+    @request(server, "shiro/context")
+    async def context(ls: ShiroServer, params: p.Empty) -> p.ContextMeter:
+        return p.ContextMeter.model_validate(ls.shiro.runtime.meter().to_json())

@@ -1,0 +1,278 @@
+"""Chat turns through the real server over stdio, against the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from fakes.fake_openai import FakeOpenAI, HttpError, Reasoning, Step, StreamError, Text, ToolCall, Usage, WaitForRelease
+from lsp_client import ShiroClient
+
+pytest_plugins = ["fakes.fixtures"]
+
+
+@pytest.fixture(params=["responses", "chat"])
+def api(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def init_options(home: Path, fake: FakeOpenAI, api: str) -> dict[str, object]:
+    return {
+        "home": str(home),
+        "apiKey": "sk-test",
+        "baseUrl": fake.base_url,
+        "api": api,
+        "model": "gpt-5",
+        "maxRetries": 0,
+        "approvalTimeoutMs": 3000,
+    }
+
+
+async def eventually(condition: Callable[[], bool], timeout: float = 15.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition never became true"
+        await asyncio.sleep(0.02)
+
+
+def types_of(events: list[dict[str, Any]]) -> list[str]:
+    return [e["type"] for e in events]
+
+
+def text_of(events: list[dict[str, Any]]) -> str:
+    return "".join(e["text"] for e in events if e["type"] == "text")
+
+
+def model_bodies(fake: FakeOpenAI) -> list[dict[str, Any]]:
+    return [r["body"] for r in fake.requests if r["path"].endswith(("/responses", "/chat/completions"))]
+
+
+async def test_a_plain_answer_streams_and_counts(client: ShiroClient, fake: FakeOpenAI) -> None:
+    fake.script.append(Step(Text("Hello from the model", chunks=6), usage=Usage(120, 7)))
+    result = await client.call("shiro/chat", {"text": "say hello"})
+    assert result["stopReason"] == "done" and result["error"] is None
+    assert result["usage"]["inputTokens"] == 120 and result["usage"]["outputTokens"] == 7
+    assert result["usage"]["costUsd"] == pytest.approx(120 / 1e6 * 1.25 + 7 / 1e6 * 10)
+    events = client.events(result["taskId"])
+    assert text_of(events) == "Hello from the model"
+    assert types_of(events)[-1] == "done"
+    seqs = [n["seq"] for n in client.notifications["shiro/event"] if n["taskId"] == result["taskId"]]
+    assert seqs == list(range(len(seqs)))
+    assert all(n["sessionId"] == result["sessionId"] for n in client.notifications["shiro/event"])
+    assert (await client.call("shiro/history"))["prompts"] == ["say hello"]
+
+
+async def test_a_multi_step_tool_turn_pairs_results_with_calls(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, api: str
+) -> None:
+    (workspace / "notes.txt").write_text("the answer is 42\n")
+    fake.script += [
+        Step(Reasoning("look at the file", id="rs_1"), ToolCall("read_file", {"path": "notes.txt"}, call_id="call_1")),
+        Step(Text("It says 42."), usage=Usage(50, 5)),
+    ]
+    result = await client.call("shiro/chat", {"text": "what does notes.txt say?"})
+    assert result["stopReason"] == "done"
+    events = client.events(result["taskId"])
+    assert [t for t in types_of(events) if t.startswith("tool")] == ["tool-start", "tool-call", "tool-result"]
+    tool_result = next(e for e in events if e["type"] == "tool-result")
+    assert "the answer is 42" in tool_result["output"] and tool_result["name"] == "read_file"
+    second = json.dumps(model_bodies(fake)[1])
+    assert "call_1" in second and "the answer is 42" in second
+    if api == "chat":
+        messages = model_bodies(fake)[1]["messages"]
+        assert [m["role"] for m in messages][-2:] == ["assistant", "tool"]
+
+
+async def test_approval_once_runs_the_tool(client: ShiroClient, fake: FakeOpenAI, workspace: Path) -> None:
+    client.decisions = ["once"]
+    fake.script += [
+        Step(ToolCall("write_file", {"path": "out.txt", "content": "written"}, call_id="call_w")),
+        Step(Text("done")),
+    ]
+    result = await client.call("shiro/chat", {"text": "write it"})
+    assert result["stopReason"] == "done"
+    (approval,) = client.approvals
+    assert approval["toolName"] == "write_file" and approval["taskId"] == result["taskId"]
+    assert approval["input"] == {"path": "out.txt", "content": "written"}
+    assert approval["suggestedPattern"] == "*" and approval["repeated"] is False
+    assert (workspace / "out.txt").read_text() == "written"
+
+
+async def test_approval_always_asks_once_for_the_session(client: ShiroClient, fake: FakeOpenAI, workspace: Path) -> None:
+    client.decisions = ["always"]
+    fake.script += [
+        Step(ToolCall("write_file", {"path": "a.txt", "content": "a"}, call_id="c1")),
+        Step(ToolCall("write_file", {"path": "b.txt", "content": "b"}, call_id="c2")),
+        Step(Text("both written")),
+    ]
+    await client.call("shiro/chat", {"text": "write two files"})
+    assert len(client.approvals) == 1
+    assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
+
+
+async def test_deny_leaves_the_workspace_untouched(client: ShiroClient, fake: FakeOpenAI, workspace: Path) -> None:
+    client.decisions = ["deny"]
+    fake.script += [Step(ToolCall("bash", {"command": "touch created.txt"}, call_id="c1")), Step(Text("ok"))]
+    result = await client.call("shiro/chat", {"text": "make a file"})
+    assert "tool-denied" in types_of(client.events(result["taskId"]))
+    assert not (workspace / "created.txt").exists()
+    assert "User denied this tool call." in json.dumps(model_bodies(fake)[1])
+
+
+async def test_no_answer_in_time_is_a_deny(client: ShiroClient, fake: FakeOpenAI, workspace: Path) -> None:
+    client.decisions = ["once"]
+    client.approval_delay = 6.0  # longer than approvalTimeoutMs (3 s)
+    fake.script += [Step(ToolCall("write_file", {"path": "late.txt", "content": "x"}, call_id="c1")), Step(Text("ok"))]
+    result = await client.call("shiro/chat", {"text": "write"})
+    assert "tool-denied" in types_of(client.events(result["taskId"]))
+    assert not (workspace / "late.txt").exists()
+
+
+async def test_the_guard_refuses_without_asking(client: ShiroClient, fake: FakeOpenAI) -> None:
+    client.decisions = ["once"]
+    fake.script += [Step(ToolCall("bash", {"command": "rm -rf /"}, call_id="c1")), Step(Text("ok"))]
+    result = await client.call("shiro/chat", {"text": "clean up"})
+    events = client.events(result["taskId"])
+    assert client.approvals == []
+    assert "tool-denied" in types_of(events)
+    assert any(e["type"] == "notice" and "delete" in e["text"] for e in events)
+
+
+async def test_the_third_identical_call_asks_with_repeated(client: ShiroClient, fake: FakeOpenAI) -> None:
+    client.decisions = ["once", "once"]
+    call = {"path": "."}
+    fake.script += [Step(ToolCall("list_dir", call, call_id=f"c{i}")) for i in range(4)] + [Step(Text("ok"))]
+    await client.call("shiro/chat", {"text": "look around"})
+    assert [a["repeated"] for a in client.approvals] == [True, True]
+
+
+async def test_bad_tool_input_becomes_a_tool_error_the_model_reads(client: ShiroClient, fake: FakeOpenAI) -> None:
+    fake.script += [
+        Step(ToolCall("read_file", "{not json", call_id="c1")),
+        Step(ToolCall("no_such_tool", {}, call_id="c2")),
+        Step(ToolCall("read_file", {"path": "../../etc/passwd"}, call_id="c3")),
+        Step(Text("giving up")),
+    ]
+    result = await client.call("shiro/chat", {"text": "try things"})
+    assert result["stopReason"] == "done"
+    errors = [e["error"] for e in client.events(result["taskId"]) if e["type"] == "tool-error"]
+    assert "not valid JSON" in errors[0]
+    assert 'Unknown tool "no_such_tool"' in errors[1]
+    assert "Path escapes workspace" in errors[2]
+    assert "root:" not in json.dumps(model_bodies(fake))
+
+
+async def chat_then_cancel(client: ShiroClient, text: str, ready: Callable[[], bool]) -> dict[str, Any]:
+    future = client.protocol.send_request("shiro/chat", {"text": text}, msg_id=f"chat-{text}")
+    await eventually(ready)
+    client.cancel_request(types.CancelParams(id=f"chat-{text}"))
+    return dict(await asyncio.wait_for(asyncio.wrap_future(future), 15))
+
+
+async def test_cancel_mid_stream_keeps_the_partial_answer(client: ShiroClient, fake: FakeOpenAI) -> None:
+    gate = fake.gate("hold")
+    fake.script += [Step(Text("partial answer"), WaitForRelease(gate), Text(" never sent")), Step(Text("next"))]
+    result = await chat_then_cancel(client, "long one", lambda: any(e["type"] == "text" for e in client.events()))
+    gate.release()
+    assert result["stopReason"] == "cancelled"
+    events = client.events(result["taskId"])
+    assert text_of(events) == "partial answer" and types_of(events)[-1] == "done"
+    follow_up = await client.call("shiro/chat", {"text": "and then?"})
+    assert follow_up["stopReason"] == "done"
+    assert "partial answer" in json.dumps(model_bodies(fake)[-1])
+
+
+async def test_cancel_mid_bash_kills_the_command(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    client.decisions = ["once"]
+    command = "sleep 60 & echo $! > child.pid; echo started; wait"
+    fake.script += [Step(ToolCall("bash", {"command": command}, call_id="c1")), Step(Text("after"))]
+    result = await chat_then_cancel(client, "run it", lambda: (workspace / "child.pid").exists())
+    assert result["stopReason"] == "cancelled"
+    pid = int((workspace / "child.pid").read_text())
+    await eventually(lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2])
+    follow_up = await client.call("shiro/chat", {"text": "go on"})
+    assert follow_up["stopReason"] == "done"
+    assert "c1" in json.dumps(model_bodies(fake)[-1])  # the call still has a result on the wire
+
+
+async def test_every_error_class_ends_the_turn_with_a_clear_message(client: ShiroClient, fake: FakeOpenAI) -> None:
+    cases = [
+        (HttpError.invalid_api_key(), "API key"),
+        (HttpError.model_not_found("gpt-5"), "gpt-5"),
+        (HttpError.rate_limited(0.01), "429"),
+        (HttpError.server_error(), "500"),
+    ]
+    for error, expected in cases:
+        fake.script.append(error)
+        result = await client.call("shiro/chat", {"text": "hi"})
+        assert result["stopReason"] == "error"
+        assert expected in result["error"] and "Traceback" not in result["error"]
+        events = client.events(result["taskId"])
+        assert types_of(events) == ["error"]
+
+
+async def test_a_stream_error_midway_is_an_error(client: ShiroClient, fake: FakeOpenAI) -> None:
+    fake.script.append(Step(Text("half"), StreamError()))
+    result = await client.call("shiro/chat", {"text": "hi"})
+    assert result["stopReason"] == "error"
+    assert types_of(client.events(result["taskId"])) == ["text", "error"]
+
+
+async def test_queued_chats_run_in_order_and_clear(client: ShiroClient, fake: FakeOpenAI) -> None:
+    gate = fake.gate("first")
+    fake.script += [Step(WaitForRelease(gate), Text("first")), Step(Text("second"))]
+    first = asyncio.ensure_future(client.call("shiro/chat", {"text": "one"}))
+    await eventually(lambda: gate.reached.is_set())
+    second = asyncio.ensure_future(client.call("shiro/chat", {"text": "two"}))
+    third = asyncio.ensure_future(client.call("shiro/chat", {"text": "three"}))
+    await eventually(lambda: len(fake.requests) >= 1)
+    queued: dict[str, Any] = {}
+    for _ in range(100):
+        queued = await client.call("shiro/queue")
+        if len(queued["queued"]) == 2:
+            break
+        await asyncio.sleep(0.02)
+    assert [q["text"] for q in queued["queued"]] == ["two", "three"]
+    gate.release()
+    one = await first
+    assert text_of(client.events(one["taskId"])) == "first"
+    await eventually(lambda: len(model_bodies(fake)) == 2)
+    cleared = await client.call("shiro/queue/clear")
+    two, three = await second, await third
+    assert two["stopReason"] == "done" and text_of(client.events(two["taskId"])) == "second"
+    assert cleared == {"cleared": 1} and three["stopReason"] == "queue-cleared"
+
+
+async def test_no_key_and_no_local_url_fails_at_once_saying_how(
+    workspace: Path, home: Path, fake: FakeOpenAI
+) -> None:
+    from lsp_client import SERVER_COMMAND, initialize, make_client
+
+    client = make_client()
+    env_free = {"home": str(home), "baseUrl": "https://api.example.com/v1"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    await client.start_io(*SERVER_COMMAND, env=env)
+    try:
+        await initialize(client, workspace, **env_free)
+        result = await client.call("shiro/chat", {"text": "hi"})
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+    assert result["stopReason"] == "error" and "API key" in result["error"]
+
+
+async def test_bad_chat_params_are_invalid_params(client: ShiroClient) -> None:
+    with pytest.raises(JsonRpcException) as caught:
+        await client.call("shiro/chat", {"text": ""})
+    assert caught.value.code == -32602

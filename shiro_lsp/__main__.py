@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import Any
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -27,7 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
     transport.add_argument("--tcp", type=int, metavar="PORT", help="speak LSP on 127.0.0.1:PORT")
     parser.add_argument("--log-level", default="INFO", help="log level for stderr (default INFO)")
     parser.set_defaults(func=_serve)
+    subparsers = parser.add_subparsers(dest="command", metavar="{run,mcp}")
+    _add_run(subparsers)
     return parser
+
+
+def _add_run(subparsers: Any) -> None:
+    from shiro_lsp.headless import add_parser
+
+    add_parser(subparsers)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,125 @@
+"""Headless front door (spec §8): `shiro-lsp run -p PROMPT [--json] [--yolo] [-c | -r ID]`.
+
+One turn on the same engine as the editor. Text mode writes the answer to stdout and everything
+else to stderr; `--json` writes one flat JSON object per event. Exit 1 on an `error` event.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from shiro_lsp.agent.context_window import Meter
+from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
+from shiro_lsp.config import load_settings
+from shiro_lsp.errors import ShiroError
+from shiro_lsp.service import Shiro
+
+HEADLESS_DENIAL = "shiro: headless denies write_file, edit_file, multi_edit, bash and mcp tools unless --yolo is passed"
+
+
+class HeadlessFrontend:
+    def __init__(self, json_mode: bool, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+        self.json_mode = json_mode
+        self.out = out
+        self.err = err
+        self.failed = False
+        self._names: dict[str, str] = {}
+
+    def emitter(self, session_id: str, task_id: str) -> Emit:
+        return self.emit
+
+    def emit(self, event: Event) -> None:
+        if event["type"] == "error":
+            self.failed = True
+        if self.json_mode:
+            self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+            self.out.flush()
+            return
+        self._text(event)
+
+    def _text(self, event: Event) -> None:
+        kind = event["type"]
+        if kind == "text":
+            self.out.write(event["text"])
+            self.out.flush()
+        elif kind == "done":
+            self.out.write("\n")
+        elif kind == "tool-call":
+            self._names[event["id"]] = event["name"]
+            self._line(f"[tool] {event['name']} {json.dumps(event['input'], ensure_ascii=False)}")
+        elif kind == "tool-denied":
+            self._line(f"[denied] {event['name']} (run with --yolo to allow tool use in headless mode)")
+        elif kind == "tool-error":
+            self._line(f"[tool-error] {event['name']}: {event['error']}")
+        elif kind == "notice":
+            self._line(f"[notice] {event['text']}")
+        elif kind == "compacted":
+            self._line(f"[compacted] {event['before']} messages pruned to {event['after']}")
+        elif kind == "error":
+            self._line(f"[error] {event['error']}")
+
+    def _line(self, text: str) -> None:
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    async def approve(self, task_id: str, request: ApprovalRequest) -> Decision:
+        return "deny"
+
+    def todos_changed(self) -> None:
+        pass
+
+    def context_changed(self, meter: Meter) -> None:
+        pass
+
+
+def add_parser(subparsers: Any) -> None:
+    run = subparsers.add_parser("run", help="run one turn headless and print its events")
+    run.add_argument("-p", "--prompt", help="the prompt (default: read from stdin)")
+    run.add_argument("--json", action="store_true", help="one JSON object per event on stdout")
+    run.add_argument("--yolo", action="store_true", help="allow every tool the guard does not refuse")
+    resume = run.add_mutually_exclusive_group()
+    resume.add_argument("-c", "--continue", dest="continue_", action="store_true", help="continue the newest session here")
+    resume.add_argument("-r", "--resume", metavar="ID", help="continue the session with this id (or unique prefix)")
+    run.add_argument("--workspace", default=None, help="the workspace (default: the current directory)")
+    run.add_argument("--home", default=None, help="the state root (default: $SHIRO_HOME/.shiro-neko)")
+    run.add_argument("--agent", default=None, help="default, quick, deep, plan or review")
+    run.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    prompt = args.prompt if args.prompt is not None else sys.stdin.read()
+    if not prompt.strip():
+        print("shiro: no prompt (pass -p PROMPT or pipe it on stdin)", file=sys.stderr)
+        return 2
+    return asyncio.run(_run(args, prompt))
+
+
+async def _run(args: argparse.Namespace, prompt: str) -> int:
+    workspace = str(Path(args.workspace or os.getcwd()).resolve())
+    settings, problems = load_settings({"home": args.home, "agent": args.agent})
+    for problem in problems:
+        print(f"shiro: {problem}", file=sys.stderr)
+    shiro = Shiro(workspace, settings, reporter=lambda message: print(f"shiro: {message}", file=sys.stderr))
+    frontend = HeadlessFrontend(args.json)
+    runtime = shiro.start_agent(frontend, yolo=args.yolo, can_ask=False)
+    try:
+        if args.continue_:
+            await shiro.sessions.resume(latest=True)
+        elif args.resume:
+            await shiro.sessions.resume(args.resume)
+    except ShiroError as error:
+        reference = "for this directory" if args.continue_ else f'matching "{args.resume}"'
+        print(f"shiro: no saved session {reference} ({error.message})", file=sys.stderr)
+        return 1
+    if not args.yolo and not args.json:
+        print(HEADLESS_DENIAL, file=sys.stderr)
+    ticket = runtime.submit(prompt, args.agent)
+    outcome = await ticket.future
+    await shiro.sessions.flush()
+    return 1 if frontend.failed or outcome.stop_reason == "error" else 0

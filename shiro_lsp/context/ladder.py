@@ -20,14 +20,14 @@ from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens
 from shiro_lsp.context.prune import (
     APPROVAL_TYPES,
     CALL_ID_TYPES,
+    PRUNABLE_TOOL_TYPES,
     REASONING_TYPES,
-    drop_orphaned_results,
+    drop_orphaned_results_in,
     parts_of,
-    prune_messages,
     without_item_id,
 )
 from shiro_lsp.context.summary import goal_index, is_summary_note
-from shiro_lsp.messages import Message, Part, item_id_of
+from shiro_lsp.messages import TOOL_RESULT_TYPES, Message, Part, item_id_of
 
 KEEP_LADDER = (64, 32, 16, 8, 4)
 
@@ -50,24 +50,22 @@ def prune_to_fit(
     """The widest rung of the ladder whose estimate plus ``fixed_overhead`` is within ``threshold``.
 
     ``fixed_overhead`` is what rides on every request besides the messages (instructions, tool
-    schemas): the threshold applies to the whole request. Pass a ``TokenEstimator`` as ``estimate``
-    to reuse the lengths it already knows; rungs share the message objects they leave unchanged, so
-    each one is serialised at most once per call.
+    schemas): the threshold applies to the whole request. Pass the session's ``TokenEstimator`` as
+    ``estimate``: it remembers each message's per-rung forms and their lengths, so pruning the same
+    history again costs O(new messages) in serialisation and a light pass per rung.
     """
-    derive = estimate.derive if isinstance(estimate, TokenEstimator) else _apply
-    base = [derive(m, inline_without_reasoning) for m in messages]
-    goal_at = goal_index(messages)
-    goal = messages[goal_at] if goal_at is not None else None
+    ladder = _Ladder(messages, estimate)
     view: list[Message] = []
     for keep in (None, *KEEP_LADDER):
-        view = _rung(base, keep, goal)
+        view = ladder.rung(keep)
         if fits(view, threshold, estimate, fixed_overhead):
             return view
     return view
 
 
-def _apply(message: Message, transform: Callable[[Message], Message]) -> Message:
-    return transform(message)
+def rung_view(messages: Sequence[Message], keep: int | None) -> list[Message]:
+    """One rung of the ladder: ``keep=None`` is rung 0 (all tool content), else the last ``keep``."""
+    return _Ladder(messages, estimate_tokens).rung(keep)
 
 
 def inline_without_reasoning(message: Message) -> Message:
@@ -87,16 +85,125 @@ def inline_without_reasoning(message: Message) -> Message:
     return message if parts is content else {**message, "content": parts}
 
 
-def _rung(base: list[Message], keep: int | None, goal: Message | None) -> list[Message]:
-    pruned = (
-        base
-        if keep is None
-        else prune_messages(base, tool_calls=f"before-last-{keep}-messages", empty_messages="keep")
-    )
-    view = [m for m in drop_orphaned_results(pruned) if not _droppable_empty(m)]
-    if goal is not None and not any(m is goal for m in view):
-        view.insert(0, goal)
-    return view
+class _Entry:
+    """What every rung needs to know about one message, worked out once per message object."""
+
+    __slots__ = ("approval_calls", "approvals", "bare", "base", "calls", "prunable", "results", "tool_ids")
+
+    def __init__(self, message: Message) -> None:
+        self.base = inline_without_reasoning(message)
+        parts = parts_of(self.base)
+        self.prunable = parts is not None and message.get("role") in ("assistant", "tool")
+        parts = parts or []
+        self.calls = tuple(
+            p["toolCallId"] for p in parts if p.get("type") == "tool-call" and _is_id(p.get("toolCallId"))
+        )
+        self.results = tuple(
+            p["toolCallId"]
+            for p in parts
+            if p.get("type") in TOOL_RESULT_TYPES and p.get("toolCallId") is not None
+        )
+        tool_parts = [p for p in parts if p.get("type") in PRUNABLE_TOOL_TYPES] if self.prunable else []
+        self.tool_ids = tuple(
+            p["toolCallId"]
+            for p in tool_parts
+            if p.get("type") in CALL_ID_TYPES and _is_id(p.get("toolCallId"))
+        )
+        self.approvals = tuple(
+            p["approvalId"]
+            for p in tool_parts
+            if p.get("type") in APPROVAL_TYPES and _is_id(p.get("approvalId"))
+        )
+        self.approval_calls = tuple(
+            (p["approvalId"], p["toolCallId"])
+            for p in tool_parts
+            if p.get("type") == "tool-approval-request"
+            and _is_id(p.get("approvalId"))
+            and _is_id(p.get("toolCallId"))
+        )
+        # The message once a rung strips all its tool parts; None when nothing of it would be sent.
+        self.bare: Message | None = self.base
+        if tool_parts:
+            rest = [p for p in parts if p.get("type") not in PRUNABLE_TOOL_TYPES]
+            self.bare = {**self.base, "content": rest} if rest else None
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, str)
+
+
+class _Ladder:
+    """The rungs of one history, computed from per-message entries (remembered by an estimator)."""
+
+    def __init__(self, messages: Sequence[Message], estimate: Estimate) -> None:
+        derive = estimate.derive if isinstance(estimate, TokenEstimator) else _apply
+        self.entries = [derive(m, _Entry) for m in messages]
+        goal_at = goal_index(messages)
+        self.goal = messages[goal_at] if goal_at is not None else None
+        self.all_calls = {c for e in self.entries for c in e.calls}
+
+    def rung(self, keep: int | None) -> list[Message]:
+        entries = self.entries
+        start = len(entries) if keep is None else max(len(entries) - keep, 0)
+        kept_calls, kept_approvals = self._kept_ids(entries[start:]) if keep is not None else (set(), set())
+        chosen: list[Message | None] = []
+        calls = set(self.all_calls) if keep is None else set()
+        for position, entry in enumerate(entries):
+            if keep is None or position >= start or not entry.prunable or entry.bare is entry.base:
+                chosen.append(entry.base)
+                if keep is not None:
+                    calls.update(entry.calls)
+            elif not any(i in kept_calls for i in entry.tool_ids) and not any(
+                a in kept_approvals for a in entry.approvals
+            ):
+                chosen.append(entry.bare)
+            else:
+                kept = _keep_tool_parts(entry.base, kept_calls, kept_approvals)
+                chosen.append(kept)
+                calls.update(c for c in entry.calls if c in kept_calls)
+        view = [
+            m
+            for m in (_without_orphans(m, e, calls) for m, e in zip(chosen, entries, strict=True))
+            if m is not None
+        ]
+        if self.goal is not None and not any(m is self.goal for m in view):
+            view.insert(0, self.goal)
+        return view
+
+    def _kept_ids(self, window: Sequence[_Entry]) -> tuple[set[str], set[str]]:
+        kept_calls = {i for e in window for i in e.tool_ids}
+        kept_approvals = {a for e in window for a in e.approvals}
+        if kept_approvals:
+            kept_calls |= {call for e in self.entries for a, call in e.approval_calls if a in kept_approvals}
+        return kept_calls, kept_approvals
+
+
+def _apply(message: Message, transform: Callable[[Message], _Entry]) -> _Entry:
+    return transform(message)
+
+
+def _keep_tool_parts(message: Message, kept_calls: set[str], kept_approvals: set[str]) -> Message:
+    def keeps(part: Part) -> bool:
+        kind = part.get("type")
+        if kind not in PRUNABLE_TOOL_TYPES:
+            return True
+        if kind in CALL_ID_TYPES:
+            return part.get("toolCallId") in kept_calls
+        return part.get("approvalId") in kept_approvals
+
+    return {**message, "content": [p for p in message["content"] if keeps(p)]}
+
+
+def _without_orphans(message: Message | None, entry: _Entry, calls: set[str]) -> Message | None:
+    """The message without results whose call is not on the wire; None if nothing is left to send."""
+    if message is None:
+        return None
+    checks_results = message is entry.base or message is not entry.bare
+    if checks_results and any(r not in calls for r in entry.results):
+        message = drop_orphaned_results_in(message, calls)
+        if message is None:
+            return None
+    return None if _droppable_empty(message) else message
 
 
 def _droppable_empty(message: Message) -> bool:
@@ -122,10 +229,10 @@ def _part_key(part: Part) -> tuple[Any, ...]:
 def dropped_span(before: Sequence[Message], after: Sequence[Message]) -> list[Message]:
     """What ``after`` lost of ``before``, worth summarising, oldest first.
 
-    A message gone entirely is returned as is; a message that lost only some content (say, its tool
-    call but not its text) is returned as a copy holding just the lost parts, so kept text is not
-    summarised twice. Reasoning and provider item ids are not content worth a summary, and summary
-    notes are never returned (a summary is never nested in a summary).
+    A message that lost all its content but reasoning is returned as is (the same object); one that
+    lost only some (say, its tool call but not its text) is returned as a copy holding just the lost
+    parts, so kept text is not summarised twice. Reasoning and provider item ids are not content
+    worth a summary, and summary notes are never returned (a summary is never nested in a summary).
     """
     surviving_messages = {id(m) for m in after}
     surviving_parts: set[tuple[Any, ...]] = set()

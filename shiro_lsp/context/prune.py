@@ -272,16 +272,21 @@ def drop_orphaned_results(messages: Sequence[Message]) -> list[Message]:
 
     result: list[Message] = []
     for message in messages:
-        parts = parts_of(message)
-        if not parts:
-            result.append(message)
-            continue
-        kept = [p for p in parts if not _is_orphaned_result(p, calls)]
-        if len(kept) == len(parts):
-            result.append(message)
-        elif kept:
-            result.append(_with_parts(message, kept))
+        cleaned = drop_orphaned_results_in(message, calls)
+        if cleaned is not None:
+            result.append(cleaned)
     return result
+
+
+def drop_orphaned_results_in(message: Message, calls: set[str]) -> Message | None:
+    """One message without results whose call is not in ``calls``; ``None`` if none of it is left."""
+    parts = parts_of(message)
+    if not parts:
+        return message
+    kept = [p for p in parts if not _is_orphaned_result(p, calls)]
+    if len(kept) == len(parts):
+        return message
+    return _with_parts(message, kept) if kept else None
 
 
 def _is_orphaned_result(part: Part, calls: set[str]) -> bool:

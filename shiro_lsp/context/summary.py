@@ -278,11 +278,21 @@ class SpanSummaries:
     notes: list[str] = field(default_factory=list)
     covered: set[str] = field(default_factory=set)
     min_batch: int = MIN_SPAN_TO_SUMMARISE
+    # messages (by identity) already found covered: a long span is checked in O(new messages)
+    _seen: dict[int, Message] = field(default_factory=dict, repr=False, compare=False)
 
     def unsummarised(self, span: Iterable[Message]) -> list[Message]:
-        return [
-            m for m in span if not is_summary_note(m) and not all(k in self.covered for k in content_keys(m))
-        ]
+        return [m for m in span if not self._is_covered(m)]
+
+    def _is_covered(self, message: Message) -> bool:
+        if self._seen.get(id(message)) is message:
+            return True
+        if is_summary_note(message) or all(k in self.covered for k in content_keys(message)):
+            if len(self._seen) > 100_000:
+                self._seen.clear()
+            self._seen[id(message)] = message
+            return True
+        return False
 
     def due(self, span: Iterable[Message]) -> list[Message]:
         """The unsummarised messages of ``span`` once there are enough to be worth a model call."""

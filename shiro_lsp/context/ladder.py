@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens
+from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens, list_chars, tokens_for_chars
 from shiro_lsp.context.prune import (
     APPROVAL_TYPES,
     CALL_ID_TYPES,
@@ -57,15 +57,16 @@ def prune_to_fit(
     ladder = _Ladder(messages, estimate)
     view: list[Message] = []
     for keep in (None, *KEEP_LADDER):
-        view = ladder.rung(keep)
-        if fits(view, threshold, estimate, fixed_overhead):
+        view, chars = ladder.rung(keep)
+        tokens = estimate(view) if chars is None else tokens_for_chars(chars)
+        if tokens + fixed_overhead <= threshold:
             return view
     return view
 
 
 def rung_view(messages: Sequence[Message], keep: int | None) -> list[Message]:
     """One rung of the ladder: ``keep=None`` is rung 0 (all tool content), else the last ``keep``."""
-    return _Ladder(messages, estimate_tokens).rung(keep)
+    return _Ladder(messages, estimate_tokens).rung(keep)[0]
 
 
 def inline_without_reasoning(message: Message) -> Message:
@@ -88,28 +89,40 @@ def inline_without_reasoning(message: Message) -> Message:
 class _Entry:
     """What every rung needs to know about one message, worked out once per message object."""
 
-    __slots__ = ("approval_calls", "approvals", "bare", "base", "calls", "prunable", "results", "tool_ids")
+    __slots__ = (
+        "approval_calls",
+        "approvals",
+        "bare",
+        "bare_chars",
+        "base",
+        "base_chars",
+        "base_dropped",
+        "calls",
+        "prunable",
+        "results",
+        "tool_ids",
+    )
 
     def __init__(self, message: Message) -> None:
         self.base = inline_without_reasoning(message)
         parts = parts_of(self.base)
         self.prunable = parts is not None and message.get("role") in ("assistant", "tool")
         parts = parts or []
-        self.calls = tuple(
+        self.calls = frozenset(
             p["toolCallId"] for p in parts if p.get("type") == "tool-call" and _is_id(p.get("toolCallId"))
         )
-        self.results = tuple(
+        self.results = frozenset(
             p["toolCallId"]
             for p in parts
             if p.get("type") in TOOL_RESULT_TYPES and p.get("toolCallId") is not None
         )
         tool_parts = [p for p in parts if p.get("type") in PRUNABLE_TOOL_TYPES] if self.prunable else []
-        self.tool_ids = tuple(
+        self.tool_ids = frozenset(
             p["toolCallId"]
             for p in tool_parts
             if p.get("type") in CALL_ID_TYPES and _is_id(p.get("toolCallId"))
         )
-        self.approvals = tuple(
+        self.approvals = frozenset(
             p["approvalId"]
             for p in tool_parts
             if p.get("type") in APPROVAL_TYPES and _is_id(p.get("approvalId"))
@@ -121,11 +134,14 @@ class _Entry:
             and _is_id(p.get("approvalId"))
             and _is_id(p.get("toolCallId"))
         )
+        self.base_dropped = _droppable_empty(self.base)
         # The message once a rung strips all its tool parts; None when nothing of it would be sent.
         self.bare: Message | None = self.base
         if tool_parts:
             rest = [p for p in parts if p.get("type") not in PRUNABLE_TOOL_TYPES]
             self.bare = {**self.base, "content": rest} if rest else None
+        self.base_chars = -1  # lengths of JSON, measured on first use
+        self.bare_chars = -1
 
 
 def _is_id(value: object) -> bool:
@@ -136,39 +152,83 @@ class _Ladder:
     """The rungs of one history, computed from per-message entries (remembered by an estimator)."""
 
     def __init__(self, messages: Sequence[Message], estimate: Estimate) -> None:
-        derive = estimate.derive if isinstance(estimate, TokenEstimator) else _apply
-        self.entries = [derive(m, _Entry) for m in messages]
+        self.estimator = estimate if isinstance(estimate, TokenEstimator) else None
+        if self.estimator is not None:
+            self.entries = [self.estimator.derive(m, _Entry) for m in messages]
+        else:
+            self.entries = [_Entry(m) for m in messages]
         goal_at = goal_index(messages)
         self.goal = messages[goal_at] if goal_at is not None else None
-        self.all_calls = {c for e in self.entries for c in e.calls}
+        self.all_calls = frozenset().union(*(e.calls for e in self.entries if e.calls))
 
-    def rung(self, keep: int | None) -> list[Message]:
-        entries = self.entries
-        start = len(entries) if keep is None else max(len(entries) - keep, 0)
-        kept_calls, kept_approvals = self._kept_ids(entries[start:]) if keep is not None else (set(), set())
-        chosen: list[Message | None] = []
-        calls = set(self.all_calls) if keep is None else set()
-        for position, entry in enumerate(entries):
-            if keep is None or position >= start or not entry.prunable or entry.bare is entry.base:
-                chosen.append(entry.base)
-                if keep is not None:
-                    calls.update(entry.calls)
-            elif not any(i in kept_calls for i in entry.tool_ids) and not any(
-                a in kept_approvals for a in entry.approvals
-            ):
-                chosen.append(entry.bare)
+    def rung(self, keep: int | None) -> tuple[list[Message], int | None]:
+        """The rung's messages, and the length of their JSON when an estimator is at hand."""
+        chosen, calls = self._tool_pruned(keep)
+        sized = self.estimator is not None
+        view: list[Message] = []
+        chars = 0
+        for message, entry in zip(chosen, self.entries, strict=True):
+            if message is None:
+                continue
+            if message is entry.base:
+                if entry.results and not calls.issuperset(entry.results):
+                    message = self._fresh(drop_orphaned_results_in(message, calls))
+                elif entry.base_dropped:
+                    continue
+                elif sized:
+                    if entry.base_chars < 0:
+                        entry.base_chars = self._chars(message)
+                    chars += entry.base_chars
+                    view.append(message)
+                    continue
+            elif message is entry.bare:
+                if sized:
+                    if entry.bare_chars < 0:
+                        entry.bare_chars = self._chars(message)
+                    chars += entry.bare_chars
+                view.append(message)
+                continue
             else:
-                kept = _keep_tool_parts(entry.base, kept_calls, kept_approvals)
-                chosen.append(kept)
-                calls.update(c for c in entry.calls if c in kept_calls)
-        view = [
-            m
-            for m in (_without_orphans(m, e, calls) for m, e in zip(chosen, entries, strict=True))
-            if m is not None
-        ]
+                message = self._fresh(drop_orphaned_results_in(message, calls))
+            if message is None:
+                continue
+            if sized:
+                chars += self._chars(message)
+            view.append(message)
         if self.goal is not None and not any(m is self.goal for m in view):
             view.insert(0, self.goal)
-        return view
+            chars += self._chars(self.goal) if sized else 0
+        return view, (list_chars((chars,), len(view)) if sized else None)
+
+    def _fresh(self, message: Message | None) -> Message | None:
+        return None if message is None or _droppable_empty(message) else message
+
+    def _chars(self, message: Message) -> int:
+        assert self.estimator is not None
+        return self.estimator.chars_of(message)
+
+    def _tool_pruned(self, keep: int | None) -> tuple[list[Message | None], frozenset[str] | set[str]]:
+        """Each message with tool content outside the last ``keep`` pruned, and the calls left."""
+        entries = self.entries
+        if keep is None:
+            return [e.base for e in entries], self.all_calls
+        start = max(len(entries) - keep, 0)
+        kept_calls, kept_approvals = self._kept_ids(entries[start:])
+        chosen: list[Message | None] = []
+        calls: set[str] = set()
+        for entry in entries[:start]:
+            if not entry.prunable or entry.bare is entry.base:
+                chosen.append(entry.base)
+                calls.update(entry.calls)
+            elif kept_calls.isdisjoint(entry.tool_ids) and kept_approvals.isdisjoint(entry.approvals):
+                chosen.append(entry.bare)
+            else:
+                chosen.append(_keep_tool_parts(entry.base, kept_calls, kept_approvals))
+                calls.update(entry.calls & kept_calls)
+        for entry in entries[start:]:
+            chosen.append(entry.base)
+            calls.update(entry.calls)
+        return chosen, calls
 
     def _kept_ids(self, window: Sequence[_Entry]) -> tuple[set[str], set[str]]:
         kept_calls = {i for e in window for i in e.tool_ids}
@@ -176,10 +236,6 @@ class _Ladder:
         if kept_approvals:
             kept_calls |= {call for e in self.entries for a, call in e.approval_calls if a in kept_approvals}
         return kept_calls, kept_approvals
-
-
-def _apply(message: Message, transform: Callable[[Message], _Entry]) -> _Entry:
-    return transform(message)
 
 
 def _keep_tool_parts(message: Message, kept_calls: set[str], kept_approvals: set[str]) -> Message:
@@ -192,18 +248,6 @@ def _keep_tool_parts(message: Message, kept_calls: set[str], kept_approvals: set
         return part.get("approvalId") in kept_approvals
 
     return {**message, "content": [p for p in message["content"] if keeps(p)]}
-
-
-def _without_orphans(message: Message | None, entry: _Entry, calls: set[str]) -> Message | None:
-    """The message without results whose call is not on the wire; None if nothing is left to send."""
-    if message is None:
-        return None
-    checks_results = message is entry.base or message is not entry.bare
-    if checks_results and any(r not in calls for r in entry.results):
-        message = drop_orphaned_results_in(message, calls)
-        if message is None:
-            return None
-    return None if _droppable_empty(message) else message
 
 
 def _droppable_empty(message: Message) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Literal
 
 from shiro_lsp.messages import TOOL_RESULT_TYPES, Message, Part, item_id_of
@@ -278,7 +279,7 @@ def drop_orphaned_results(messages: Sequence[Message]) -> list[Message]:
     return result
 
 
-def drop_orphaned_results_in(message: Message, calls: set[str]) -> Message | None:
+def drop_orphaned_results_in(message: Message, calls: AbstractSet[str]) -> Message | None:
     """One message without results whose call is not in ``calls``; ``None`` if none of it is left."""
     parts = parts_of(message)
     if not parts:
@@ -289,7 +290,7 @@ def drop_orphaned_results_in(message: Message, calls: set[str]) -> Message | Non
     return _with_parts(message, kept) if kept else None
 
 
-def _is_orphaned_result(part: Part, calls: set[str]) -> bool:
+def _is_orphaned_result(part: Part, calls: AbstractSet[str]) -> bool:
     call_id = part.get("toolCallId")
     return part.get("type") in TOOL_RESULT_TYPES and call_id is not None and call_id not in calls
 

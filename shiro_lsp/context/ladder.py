@@ -100,10 +100,18 @@ class _Entry:
         "calls",
         "prunable",
         "results",
+        "said",
         "tool_ids",
     )
 
     def __init__(self, message: Message) -> None:
+        original = parts_of(message)
+        # the original's parts that say something, with their keys (see dropped_span)
+        self.said = (
+            None
+            if original is None
+            else tuple((p, _part_key(p)) for p in original if p.get("type") not in REASONING_TYPES)
+        )
         self.base = inline_without_reasoning(message)
         parts = parts_of(self.base)
         self.prunable = parts is not None and message.get("role") in ("assistant", "tool")
@@ -263,43 +271,51 @@ def _droppable_empty(message: Message) -> bool:
 def _part_key(part: Part) -> tuple[Any, ...]:
     """Identifies a part across the copies pruning makes (copies are shallow, so values are shared)."""
     kind = part.get("type")
-    if kind in CALL_ID_TYPES and isinstance(part.get("toolCallId"), str):
-        return (kind, part["toolCallId"])
-    if kind in APPROVAL_TYPES and isinstance(part.get("approvalId"), str):
-        return (kind, part["approvalId"])
+    ident = part.get("toolCallId") if kind in CALL_ID_TYPES else part.get("approvalId")
+    if isinstance(ident, str) and (kind in CALL_ID_TYPES or kind in APPROVAL_TYPES):
+        return (kind, ident)
     return (kind, *((key, id(value)) for key, value in part.items() if key != "providerOptions"))
 
 
-def dropped_span(before: Sequence[Message], after: Sequence[Message]) -> list[Message]:
+def dropped_span(
+    before: Sequence[Message], after: Sequence[Message], memo: TokenEstimator | None = None
+) -> list[Message]:
     """What ``after`` lost of ``before``, worth summarising, oldest first.
 
     A message that lost all its content but reasoning is returned as is (the same object); one that
     lost only some (say, its tool call but not its text) is returned as a copy holding just the lost
     parts, so kept text is not summarised twice. Reasoning and provider item ids are not content
     worth a summary, and summary notes are never returned (a summary is never nested in a summary).
+    Pass the ``TokenEstimator`` that ``prune_to_fit`` used as ``memo`` to reuse its per-message work.
     """
     surviving_messages = {id(m) for m in after}
     surviving_parts: set[tuple[Any, ...]] = set()
     surviving_strings: set[tuple[Any, int]] = set()
     for message in after:
-        parts = parts_of(message)
-        if parts is None:
-            surviving_strings.add((message.get("role"), id(message.get("content"))))
+        content = message.get("content")
+        if isinstance(content, list):
+            surviving_parts.update(map(_part_key, content))
         else:
-            surviving_parts.update(map(_part_key, parts))
+            surviving_strings.add((message.get("role"), id(content)))
 
     span: list[Message] = []
     for message in before:
-        if id(message) in surviving_messages or is_summary_note(message):
+        if id(message) in surviving_messages:
             continue
-        parts = parts_of(message)
-        if parts is None:
-            if (message.get("role"), id(message.get("content"))) not in surviving_strings:
+        said = memo.derive(message, _Entry).said if memo is not None else _said(message)
+        if said is None:
+            content = message.get("content")
+            if (message.get("role"), id(content)) not in surviving_strings and not is_summary_note(message):
                 span.append(message)
             continue
-        lost = [
-            p for p in parts if p.get("type") not in REASONING_TYPES and _part_key(p) not in surviving_parts
-        ]
+        lost = [part for part, key in said if key not in surviving_parts]
         if lost:
-            span.append(message if len(lost) == len(parts) else {**message, "content": lost})
+            span.append(message if len(lost) == len(said) else {**message, "content": lost})
     return span
+
+
+def _said(message: Message) -> tuple[tuple[Part, tuple[Any, ...]], ...] | None:
+    parts = parts_of(message)
+    if parts is None:
+        return None
+    return tuple((p, _part_key(p)) for p in parts if p.get("type") not in REASONING_TYPES)

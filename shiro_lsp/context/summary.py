@@ -278,21 +278,27 @@ class SpanSummaries:
     notes: list[str] = field(default_factory=list)
     covered: set[str] = field(default_factory=set)
     min_batch: int = MIN_SPAN_TO_SUMMARISE
-    # messages (by identity) already found covered: a long span is checked in O(new messages)
-    _seen: dict[int, Message] = field(default_factory=dict, repr=False, compare=False)
+    # messages and parts (by identity) already found covered: a long span costs O(new messages)
+    _seen: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def unsummarised(self, span: Iterable[Message]) -> list[Message]:
         return [m for m in span if not self._is_covered(m)]
 
     def _is_covered(self, message: Message) -> bool:
-        if self._seen.get(id(message)) is message:
+        seen = self._seen
+        if seen.get(id(message)) is message:
             return True
-        if is_summary_note(message) or all(k in self.covered for k in content_keys(message)):
-            if len(self._seen) > 100_000:
-                self._seen.clear()
-            self._seen[id(message)] = message
-            return True
-        return False
+        content = message.get("content")
+        if isinstance(content, list) and content and all(seen.get(id(p)) is p for p in content):
+            return True  # a reduced copy of covered parts: not remembered, copies are made afresh
+        if not (is_summary_note(message) or all(k in self.covered for k in content_keys(message))):
+            return False
+        if len(seen) > 200_000:
+            seen.clear()
+        seen[id(message)] = message
+        for part in content if isinstance(content, list) else ():
+            seen[id(part)] = part
+        return True
 
     def due(self, span: Iterable[Message]) -> list[Message]:
         """The unsummarised messages of ``span`` once there are enough to be worth a model call."""

@@ -52,7 +52,8 @@ def prune_to_fit(
     ``fixed_overhead`` is what rides on every request besides the messages (instructions, tool
     schemas): the threshold applies to the whole request. Pass the session's ``TokenEstimator`` as
     ``estimate``: it remembers each message's per-rung forms and their lengths, so pruning the same
-    history again costs O(new messages) in serialisation and a light pass per rung.
+    history again costs O(new messages) in serialisation and a light pass per rung (``messages``
+    becomes the list it tracks, as after ``estimator.estimate(messages)``).
     """
     ladder = _Ladder(messages, estimate)
     view: list[Message] = []
@@ -162,6 +163,7 @@ class _Ladder:
     def __init__(self, messages: Sequence[Message], estimate: Estimate) -> None:
         self.estimator = estimate if isinstance(estimate, TokenEstimator) else None
         if self.estimator is not None:
+            self.estimator.estimate(messages)  # tracked, so its memo keeps room for the whole history
             self.entries = [self.estimator.derive(m, _Entry) for m in messages]
         else:
             self.entries = [_Entry(m) for m in messages]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiro_lsp.context.estimate import json_text
-from shiro_lsp.context.prune import APPROVAL_TYPES
+from shiro_lsp.context.prune import APPROVAL_TYPES, detach_provider_items
 from shiro_lsp.messages import Message, Part
 
 COMPACT_SYSTEM_PROMPT = (
@@ -48,8 +48,12 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 def compact_request(history: Sequence[Message]) -> tuple[str, list[Message]]:
-    """System prompt and messages of the manual ``/compact`` call (no tools offered)."""
-    return COMPACT_SYSTEM_PROMPT, list(history)
+    """System prompt and messages of the manual ``/compact`` call (no tools offered).
+
+    The history goes inline (no provider item references, which may have expired). It is not
+    pruned: if it is over the model's window the engine should ``prune_to_fit`` it first.
+    """
+    return COMPACT_SYSTEM_PROMPT, detach_provider_items(history)
 
 
 def compacted_history(summary_text: str) -> list[Message]:

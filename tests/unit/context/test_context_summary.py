@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from unit.context.context_fixtures import call_and_result, transcript, user
+from unit.context.context_fixtures import call_and_result, reasoning_turn, transcript, user
 
 from shiro_lsp.context.estimate import estimate_tokens
 from shiro_lsp.context.ladder import dropped_span, prune_to_fit
@@ -12,6 +12,7 @@ from shiro_lsp.context.summary import (
     PRUNED_SPAN_PREFIX,
     SPAN_SUMMARY_SYSTEM_PROMPT,
     SpanSummaries,
+    compact_request,
     compacted_history,
     digest_of,
     is_summary_note,
@@ -32,6 +33,8 @@ def test_the_exact_strings_of_the_reference() -> None:
     assert COMPACT_SUMMARY_PREFIX == "Summary of the session so far:\n\n"
     assert PRUNED_SPAN_PREFIX == "Earlier in this session, now compacted away:\n\n"
     assert "Write at most 120 words of notes capturing decisions made" in SPAN_SUMMARY_SYSTEM_PROMPT
+    system, messages = compact_request([user("goal"), reasoning_turn("rs_1", "msg_1")])
+    assert system == COMPACT_SYSTEM_PROMPT and "msg_1" not in str(messages) and "answer" in str(messages)
     assert compacted_history("notes") == [
         {"role": "user", "content": "Summary of the session so far:\n\nnotes"}
     ]

@@ -205,6 +205,8 @@ class _Ladder:
             if sized:
                 chars += self._chars(message)
             view.append(message)
+        # User prompts are never dropped, so this cannot fire today; it keeps the goal guarantee
+        # (A@97834e1 re-prepends the head) should a rung ever drop user content.
         if self.goal is not None and not any(m is self.goal for m in view):
             view.insert(0, self.goal)
             chars += self._chars(self.goal) if sized else 0

@@ -1,7 +1,7 @@
 """Pure functions over messages: estimate, prune, repair, ladder, summaries. No I/O."""
 
 from shiro_lsp.context.estimate import TokenEstimator, estimate_text, estimate_tokens
-from shiro_lsp.context.ladder import KEEP_LADDER, dropped_span, fits, prune_to_fit
+from shiro_lsp.context.ladder import KEEP_LADDER, dropped_span, fits, prune_to_fit, rung_view
 from shiro_lsp.context.prune import (
     detach_orphaned_items,
     detach_provider_items,
@@ -15,8 +15,14 @@ from shiro_lsp.context.summary import (
     PRUNED_SPAN_PREFIX,
     SPAN_SUMMARY_SYSTEM_PROMPT,
     SpanSummaries,
+    compact_request,
+    compacted_history,
     digest_of,
+    goal_index,
     is_summary_note,
+    merge_note_texts,
+    note_bodies,
+    span_note_text,
     span_summary_request,
     summary_note,
     with_span_summary,
@@ -30,6 +36,8 @@ __all__ = [
     "SPAN_SUMMARY_SYSTEM_PROMPT",
     "SpanSummaries",
     "TokenEstimator",
+    "compact_request",
+    "compacted_history",
     "detach_orphaned_items",
     "detach_provider_items",
     "digest_of",
@@ -38,10 +46,15 @@ __all__ = [
     "estimate_text",
     "estimate_tokens",
     "fits",
+    "goal_index",
     "is_summary_note",
+    "merge_note_texts",
+    "note_bodies",
     "prune_messages",
     "prune_preserving_items",
     "prune_to_fit",
+    "rung_view",
+    "span_note_text",
     "span_summary_request",
     "summary_note",
     "with_span_summary",

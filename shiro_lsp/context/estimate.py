@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from shiro_lsp.messages import Message
 
 CHARS_PER_TOKEN = 4
+T = TypeVar("T")
 
 
 def json_text(value: Any) -> str:
@@ -77,13 +78,13 @@ class TokenEstimator:
         # id -> (the object, kept alive so its id stays unique; the length of its JSON)
         self._known: dict[int, tuple[Message, int]] = {}
         # id -> (the message, the transform, its result)
-        self._derived: dict[int, tuple[Message, Callable[[Message], Message], Message]] = {}
+        self._derived: dict[int, tuple[Message, Callable[[Message], Any], Any]] = {}
 
-    def derive(self, message: Message, transform: Callable[[Message], Message]) -> Message:
+    def derive(self, message: Message, transform: Callable[[Message], T]) -> T:
         """``transform(message)``, computed once per message object (``transform`` must be pure)."""
         hit = self._derived.get(id(message))
         if hit is not None and hit[1] is transform:
-            return hit[2]
+            return cast(T, hit[2])
         if len(self._derived) > self._bound():
             tracked = {id(m) for m in self._tracked}
             self._derived = {key: entry for key, entry in self._derived.items() if key in tracked}
@@ -117,9 +118,8 @@ class TokenEstimator:
         return chars
 
     def _forget_unused(self) -> None:
-        """Keep the lengths of tracked messages and of remembered derived ones; drop the rest."""
-        keep = {id(m) for m in self._tracked} | {id(entry[2]) for entry in self._derived.values()}
-        self._known = {key: entry for key, entry in self._known.items() if key in keep}
+        """Keep the lengths of tracked messages only (rare: after thousands of pruned views)."""
+        self._known = {id(m): (m, c) for m, c in zip(self._tracked, self._chars, strict=True)}
 
     def _track(self, messages: Sequence[Message]) -> int:
         tracked, chars = self._tracked, self._chars

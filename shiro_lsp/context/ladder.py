@@ -16,18 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens
+from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens, list_chars, tokens_for_chars
 from shiro_lsp.context.prune import (
     APPROVAL_TYPES,
     CALL_ID_TYPES,
+    PRUNABLE_TOOL_TYPES,
     REASONING_TYPES,
-    drop_orphaned_results,
+    drop_orphaned_results_in,
     parts_of,
-    prune_messages,
     without_item_id,
 )
 from shiro_lsp.context.summary import goal_index, is_summary_note
-from shiro_lsp.messages import Message, Part, item_id_of
+from shiro_lsp.messages import TOOL_RESULT_TYPES, Message, Part, item_id_of
 
 KEEP_LADDER = (64, 32, 16, 8, 4)
 
@@ -50,24 +50,24 @@ def prune_to_fit(
     """The widest rung of the ladder whose estimate plus ``fixed_overhead`` is within ``threshold``.
 
     ``fixed_overhead`` is what rides on every request besides the messages (instructions, tool
-    schemas): the threshold applies to the whole request. Pass a ``TokenEstimator`` as ``estimate``
-    to reuse the lengths it already knows; rungs share the message objects they leave unchanged, so
-    each one is serialised at most once per call.
+    schemas): the threshold applies to the whole request. Pass the session's ``TokenEstimator`` as
+    ``estimate``: it remembers each message's per-rung forms and their lengths, so pruning the same
+    history again costs O(new messages) in serialisation and a light pass per rung (``messages``
+    becomes the list it tracks, as after ``estimator.estimate(messages)``).
     """
-    derive = estimate.derive if isinstance(estimate, TokenEstimator) else _apply
-    base = [derive(m, inline_without_reasoning) for m in messages]
-    goal_at = goal_index(messages)
-    goal = messages[goal_at] if goal_at is not None else None
+    ladder = _Ladder(messages, estimate)
     view: list[Message] = []
     for keep in (None, *KEEP_LADDER):
-        view = _rung(base, keep, goal)
-        if fits(view, threshold, estimate, fixed_overhead):
+        view, chars = ladder.rung(keep)
+        tokens = estimate(view) if chars is None else tokens_for_chars(chars)
+        if tokens + fixed_overhead <= threshold:
             return view
     return view
 
 
-def _apply(message: Message, transform: Callable[[Message], Message]) -> Message:
-    return transform(message)
+def rung_view(messages: Sequence[Message], keep: int | None) -> list[Message]:
+    """One rung of the ladder: ``keep=None`` is rung 0 (all tool content), else the last ``keep``."""
+    return _Ladder(messages, estimate_tokens).rung(keep)[0]
 
 
 def inline_without_reasoning(message: Message) -> Message:
@@ -87,16 +87,179 @@ def inline_without_reasoning(message: Message) -> Message:
     return message if parts is content else {**message, "content": parts}
 
 
-def _rung(base: list[Message], keep: int | None, goal: Message | None) -> list[Message]:
-    pruned = (
-        base
-        if keep is None
-        else prune_messages(base, tool_calls=f"before-last-{keep}-messages", empty_messages="keep")
+class _Entry:
+    """What every rung needs to know about one message, worked out once per message object."""
+
+    __slots__ = (
+        "approval_calls",
+        "approvals",
+        "bare",
+        "bare_chars",
+        "base",
+        "base_chars",
+        "base_dropped",
+        "calls",
+        "prunable",
+        "results",
+        "said",
+        "tool_ids",
     )
-    view = [m for m in drop_orphaned_results(pruned) if not _droppable_empty(m)]
-    if goal is not None and not any(m is goal for m in view):
-        view.insert(0, goal)
-    return view
+
+    def __init__(self, message: Message) -> None:
+        original = parts_of(message)
+        # the original's parts that say something, with their keys (see dropped_span)
+        self.said = (
+            None
+            if original is None
+            else tuple((p, _part_key(p)) for p in original if p.get("type") not in REASONING_TYPES)
+        )
+        self.base = inline_without_reasoning(message)
+        parts = parts_of(self.base)
+        self.prunable = parts is not None and message.get("role") in ("assistant", "tool")
+        parts = parts or []
+        self.calls = frozenset(
+            p["toolCallId"] for p in parts if p.get("type") == "tool-call" and _is_id(p.get("toolCallId"))
+        )
+        self.results = frozenset(
+            p["toolCallId"]
+            for p in parts
+            if p.get("type") in TOOL_RESULT_TYPES and p.get("toolCallId") is not None
+        )
+        tool_parts = [p for p in parts if p.get("type") in PRUNABLE_TOOL_TYPES] if self.prunable else []
+        self.tool_ids = frozenset(
+            p["toolCallId"]
+            for p in tool_parts
+            if p.get("type") in CALL_ID_TYPES and _is_id(p.get("toolCallId"))
+        )
+        self.approvals = frozenset(
+            p["approvalId"]
+            for p in tool_parts
+            if p.get("type") in APPROVAL_TYPES and _is_id(p.get("approvalId"))
+        )
+        self.approval_calls = tuple(
+            (p["approvalId"], p["toolCallId"])
+            for p in tool_parts
+            if p.get("type") == "tool-approval-request"
+            and _is_id(p.get("approvalId"))
+            and _is_id(p.get("toolCallId"))
+        )
+        self.base_dropped = _droppable_empty(self.base)
+        # The message once a rung strips all its tool parts; None when nothing of it would be sent.
+        self.bare: Message | None = self.base
+        if tool_parts:
+            rest = [p for p in parts if p.get("type") not in PRUNABLE_TOOL_TYPES]
+            self.bare = {**self.base, "content": rest} if rest else None
+        self.base_chars = -1  # lengths of JSON, measured on first use
+        self.bare_chars = -1
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, str)
+
+
+class _Ladder:
+    """The rungs of one history, computed from per-message entries (remembered by an estimator)."""
+
+    def __init__(self, messages: Sequence[Message], estimate: Estimate) -> None:
+        self.estimator = estimate if isinstance(estimate, TokenEstimator) else None
+        if self.estimator is not None:
+            self.estimator.estimate(messages)  # tracked, so its memo keeps room for the whole history
+            self.entries = [self.estimator.derive(m, _Entry) for m in messages]
+        else:
+            self.entries = [_Entry(m) for m in messages]
+        goal_at = goal_index(messages)
+        self.goal = messages[goal_at] if goal_at is not None else None
+        self.all_calls = frozenset().union(*(e.calls for e in self.entries if e.calls))
+
+    def rung(self, keep: int | None) -> tuple[list[Message], int | None]:
+        """The rung's messages, and the length of their JSON when an estimator is at hand."""
+        chosen, calls = self._tool_pruned(keep)
+        sized = self.estimator is not None
+        view: list[Message] = []
+        chars = 0
+        for message, entry in zip(chosen, self.entries, strict=True):
+            if message is None:
+                continue
+            if message is entry.base:
+                if entry.results and not calls.issuperset(entry.results):
+                    message = self._fresh(drop_orphaned_results_in(message, calls))
+                elif entry.base_dropped:
+                    continue
+                elif sized:
+                    if entry.base_chars < 0:
+                        entry.base_chars = self._chars(message)
+                    chars += entry.base_chars
+                    view.append(message)
+                    continue
+            elif message is entry.bare:
+                if sized:
+                    if entry.bare_chars < 0:
+                        entry.bare_chars = self._chars(message)
+                    chars += entry.bare_chars
+                view.append(message)
+                continue
+            else:
+                message = self._fresh(drop_orphaned_results_in(message, calls))
+            if message is None:
+                continue
+            if sized:
+                chars += self._chars(message)
+            view.append(message)
+        # User prompts are never dropped, so this cannot fire today; it keeps the goal guarantee
+        # (A@97834e1 re-prepends the head) should a rung ever drop user content.
+        if self.goal is not None and not any(m is self.goal for m in view):
+            view.insert(0, self.goal)
+            chars += self._chars(self.goal) if sized else 0
+        return view, (list_chars((chars,), len(view)) if sized else None)
+
+    def _fresh(self, message: Message | None) -> Message | None:
+        return None if message is None or _droppable_empty(message) else message
+
+    def _chars(self, message: Message) -> int:
+        assert self.estimator is not None
+        return self.estimator.chars_of(message)
+
+    def _tool_pruned(self, keep: int | None) -> tuple[list[Message | None], frozenset[str] | set[str]]:
+        """Each message with tool content outside the last ``keep`` pruned, and the calls left."""
+        entries = self.entries
+        if keep is None:
+            return [e.base for e in entries], self.all_calls
+        start = max(len(entries) - keep, 0)
+        kept_calls, kept_approvals = self._kept_ids(entries[start:])
+        chosen: list[Message | None] = []
+        calls: set[str] = set()
+        for entry in entries[:start]:
+            if not entry.prunable or entry.bare is entry.base:
+                chosen.append(entry.base)
+                calls.update(entry.calls)
+            elif kept_calls.isdisjoint(entry.tool_ids) and kept_approvals.isdisjoint(entry.approvals):
+                chosen.append(entry.bare)
+            else:
+                chosen.append(_keep_tool_parts(entry.base, kept_calls, kept_approvals))
+                calls.update(entry.calls & kept_calls)
+        for entry in entries[start:]:
+            chosen.append(entry.base)
+            calls.update(entry.calls)
+        return chosen, calls
+
+    def _kept_ids(self, window: Sequence[_Entry]) -> tuple[set[str], set[str]]:
+        kept_calls = {i for e in window for i in e.tool_ids}
+        kept_approvals = {a for e in window for a in e.approvals}
+        if kept_approvals:
+            kept_calls |= {call for e in self.entries for a, call in e.approval_calls if a in kept_approvals}
+        return kept_calls, kept_approvals
+
+
+def _keep_tool_parts(message: Message, kept_calls: set[str], kept_approvals: set[str]) -> Message:
+    def keeps(part: Part) -> bool:
+        kind = part.get("type")
+        if kind not in PRUNABLE_TOOL_TYPES:
+            return True
+        if kind in CALL_ID_TYPES:
+            return part.get("toolCallId") in kept_calls
+        return part.get("approvalId") in kept_approvals
+
+    return {**message, "content": [p for p in message["content"] if keeps(p)]}
 
 
 def _droppable_empty(message: Message) -> bool:
@@ -112,43 +275,51 @@ def _droppable_empty(message: Message) -> bool:
 def _part_key(part: Part) -> tuple[Any, ...]:
     """Identifies a part across the copies pruning makes (copies are shallow, so values are shared)."""
     kind = part.get("type")
-    if kind in CALL_ID_TYPES and isinstance(part.get("toolCallId"), str):
-        return (kind, part["toolCallId"])
-    if kind in APPROVAL_TYPES and isinstance(part.get("approvalId"), str):
-        return (kind, part["approvalId"])
+    ident = part.get("toolCallId") if kind in CALL_ID_TYPES else part.get("approvalId")
+    if isinstance(ident, str) and (kind in CALL_ID_TYPES or kind in APPROVAL_TYPES):
+        return (kind, ident)
     return (kind, *((key, id(value)) for key, value in part.items() if key != "providerOptions"))
 
 
-def dropped_span(before: Sequence[Message], after: Sequence[Message]) -> list[Message]:
+def dropped_span(
+    before: Sequence[Message], after: Sequence[Message], memo: TokenEstimator | None = None
+) -> list[Message]:
     """What ``after`` lost of ``before``, worth summarising, oldest first.
 
-    A message gone entirely is returned as is; a message that lost only some content (say, its tool
-    call but not its text) is returned as a copy holding just the lost parts, so kept text is not
-    summarised twice. Reasoning and provider item ids are not content worth a summary, and summary
-    notes are never returned (a summary is never nested in a summary).
+    A message that lost all its content but reasoning is returned as is (the same object); one that
+    lost only some (say, its tool call but not its text) is returned as a copy holding just the lost
+    parts, so kept text is not summarised twice. Reasoning and provider item ids are not content
+    worth a summary, and summary notes are never returned (a summary is never nested in a summary).
+    Pass the ``TokenEstimator`` that ``prune_to_fit`` used as ``memo`` to reuse its per-message work.
     """
     surviving_messages = {id(m) for m in after}
     surviving_parts: set[tuple[Any, ...]] = set()
     surviving_strings: set[tuple[Any, int]] = set()
     for message in after:
-        parts = parts_of(message)
-        if parts is None:
-            surviving_strings.add((message.get("role"), id(message.get("content"))))
+        content = message.get("content")
+        if isinstance(content, list):
+            surviving_parts.update(map(_part_key, content))
         else:
-            surviving_parts.update(map(_part_key, parts))
+            surviving_strings.add((message.get("role"), id(content)))
 
     span: list[Message] = []
     for message in before:
-        if id(message) in surviving_messages or is_summary_note(message):
+        if id(message) in surviving_messages:
             continue
-        parts = parts_of(message)
-        if parts is None:
-            if (message.get("role"), id(message.get("content"))) not in surviving_strings:
+        said = memo.derive(message, _Entry).said if memo is not None else _said(message)
+        if said is None:
+            content = message.get("content")
+            if (message.get("role"), id(content)) not in surviving_strings and not is_summary_note(message):
                 span.append(message)
             continue
-        lost = [
-            p for p in parts if p.get("type") not in REASONING_TYPES and _part_key(p) not in surviving_parts
-        ]
+        lost = [part for part, key in said if key not in surviving_parts]
         if lost:
-            span.append(message if len(lost) == len(parts) else {**message, "content": lost})
+            span.append(message if len(lost) == len(said) else {**message, "content": lost})
     return span
+
+
+def _said(message: Message) -> tuple[tuple[Part, tuple[Any, ...]], ...] | None:
+    parts = parts_of(message)
+    if parts is None:
+        return None
+    return tuple((p, _part_key(p)) for p in parts if p.get("type") not in REASONING_TYPES)

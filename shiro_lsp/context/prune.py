@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Literal
 
 from shiro_lsp.messages import TOOL_RESULT_TYPES, Message, Part, item_id_of
@@ -272,19 +273,24 @@ def drop_orphaned_results(messages: Sequence[Message]) -> list[Message]:
 
     result: list[Message] = []
     for message in messages:
-        parts = parts_of(message)
-        if not parts:
-            result.append(message)
-            continue
-        kept = [p for p in parts if not _is_orphaned_result(p, calls)]
-        if len(kept) == len(parts):
-            result.append(message)
-        elif kept:
-            result.append(_with_parts(message, kept))
+        cleaned = drop_orphaned_results_in(message, calls)
+        if cleaned is not None:
+            result.append(cleaned)
     return result
 
 
-def _is_orphaned_result(part: Part, calls: set[str]) -> bool:
+def drop_orphaned_results_in(message: Message, calls: AbstractSet[str]) -> Message | None:
+    """One message without results whose call is not in ``calls``; ``None`` if none of it is left."""
+    parts = parts_of(message)
+    if not parts:
+        return message
+    kept = [p for p in parts if not _is_orphaned_result(p, calls)]
+    if len(kept) == len(parts):
+        return message
+    return _with_parts(message, kept) if kept else None
+
+
+def _is_orphaned_result(part: Part, calls: AbstractSet[str]) -> bool:
     call_id = part.get("toolCallId")
     return part.get("type") in TOOL_RESULT_TYPES and call_id is not None and call_id not in calls
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiro_lsp.context.estimate import json_text
-from shiro_lsp.context.prune import APPROVAL_TYPES
+from shiro_lsp.context.prune import APPROVAL_TYPES, detach_provider_items
 from shiro_lsp.messages import Message, Part
 
 COMPACT_SYSTEM_PROMPT = (
@@ -48,8 +48,12 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 def compact_request(history: Sequence[Message]) -> tuple[str, list[Message]]:
-    """System prompt and messages of the manual ``/compact`` call (no tools offered)."""
-    return COMPACT_SYSTEM_PROMPT, list(history)
+    """System prompt and messages of the manual ``/compact`` call (no tools offered).
+
+    The history goes inline (no provider item references, which may have expired). It is not
+    pruned: if it is over the model's window the engine should ``prune_to_fit`` it first.
+    """
+    return COMPACT_SYSTEM_PROMPT, detach_provider_items(history)
 
 
 def compacted_history(summary_text: str) -> list[Message]:
@@ -278,11 +282,27 @@ class SpanSummaries:
     notes: list[str] = field(default_factory=list)
     covered: set[str] = field(default_factory=set)
     min_batch: int = MIN_SPAN_TO_SUMMARISE
+    # messages and parts (by identity) already found covered: a long span costs O(new messages)
+    _seen: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def unsummarised(self, span: Iterable[Message]) -> list[Message]:
-        return [
-            m for m in span if not is_summary_note(m) and not all(k in self.covered for k in content_keys(m))
-        ]
+        return [m for m in span if not self._is_covered(m)]
+
+    def _is_covered(self, message: Message) -> bool:
+        seen = self._seen
+        if seen.get(id(message)) is message:
+            return True
+        content = message.get("content")
+        if isinstance(content, list) and content and all(seen.get(id(p)) is p for p in content):
+            return True  # a reduced copy of covered parts: not remembered, copies are made afresh
+        if not (is_summary_note(message) or all(k in self.covered for k in content_keys(message))):
+            return False
+        if len(seen) > 200_000:
+            seen.clear()
+        seen[id(message)] = message
+        for part in content if isinstance(content, list) else ():
+            seen[id(part)] = part
+        return True
 
     def due(self, span: Iterable[Message]) -> list[Message]:
         """The unsummarised messages of ``span`` once there are enough to be worth a model call."""

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from unit.context.context_fixtures import item_ids, stranded_results
 
 from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens
-from shiro_lsp.context.ladder import dropped_span, prune_to_fit
-from shiro_lsp.context.prune import prune_preserving_items
+from shiro_lsp.context.ladder import dropped_span, prune_to_fit, rung_view
+from shiro_lsp.context.prune import detach_provider_items, prune_preserving_items
 from shiro_lsp.messages import Message, item_id_of
 
 NAMESPACES = ["openai", "azure", "someProvider"]
@@ -41,25 +41,26 @@ def histories(draw: st.DrawFn) -> list[Message]:
     def text() -> str:
         return draw(st.text(alphabet="abcé xyz", max_size=draw(st.sampled_from([0, 10, 400]))))
 
-    def assistant_part() -> dict[str, Any]:
+    def assistant_parts() -> list[dict[str, Any]]:
         kind = draw(st.sampled_from(["text", "reasoning", "tool-call", "tool-call", "approval"]))
         if kind == "text":
-            return {"type": "text", "text": text(), **options("msg")}
+            return [{"type": "text", "text": text(), **options("msg")}]
         if kind == "reasoning":
-            return {"type": "reasoning", "text": text(), **options("rs")}
+            return [{"type": "reasoning", "text": text(), **options("rs")}]
         call_id = f"call_{next(counter)}"
         calls.append(call_id)
-        if kind == "approval" and draw(st.booleans()):
-            approval_id = f"ap_{next(counter)}"
-            approvals.append(approval_id)
-            return {"type": "tool-approval-request", "approvalId": approval_id, "toolCallId": call_id}
-        return {
+        call = {
             "type": "tool-call",
             "toolCallId": call_id,
-            "toolName": "read_file",
-            "input": {"path": text()},
+            "toolName": "bash",
+            "input": {"cmd": text()},
             **options("fc"),
         }
+        if kind == "tool-call":
+            return [call]
+        approval_id = f"ap_{next(counter)}"
+        approvals.append(approval_id)
+        return [call, {"type": "tool-approval-request", "approvalId": approval_id, "toolCallId": call_id}]
 
     def referenced(known: list[str], prefix: str) -> str:
         if known and draw(st.integers(0, 3)) > 0:
@@ -99,7 +100,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
         elif role == "assistant-text":
             messages.append({"role": "assistant", "content": text()})
         elif role == "assistant":
-            parts = [assistant_part() for _ in range(draw(st.integers(0, 4)))]
+            parts = [p for _ in range(draw(st.integers(0, 4))) for p in assistant_parts()]
             messages.append({"role": "assistant", "content": parts})
         else:
             messages.append(
@@ -154,13 +155,16 @@ def test_a_token_estimator_prunes_exactly_like_the_plain_estimate(
 @PROPERTY_SETTINGS
 @given(histories(), st.data())
 def test_a_dropped_span_holds_only_what_the_wire_lost(messages: list[Message], data: st.DataObject) -> None:
-    fitted = prune_to_fit(messages, data.draw(thresholds(messages)))
+    estimator = TokenEstimator()
+    fitted = prune_to_fit(messages, data.draw(thresholds(messages)), estimator)
     span = dropped_span(messages, fitted)
+    assert dropped_span(messages, fitted, estimator) == span
     wire_calls = {p.get("toolCallId") for m in fitted if isinstance(m["content"], list) for p in m["content"]}
+    originals = {id(m) for m in messages}
     for message in span:
         assert not (message["role"] == "user" and isinstance(message["content"], str))
         for part in message["content"]:
-            assert part["type"] != "reasoning"
+            assert part["type"] != "reasoning" or id(message) in originals
             if part["type"] == "tool-call":
                 assert part["toolCallId"] not in wire_calls
 
@@ -196,3 +200,23 @@ def test_prune_preserving_items_leaves_no_orphaned_item_reference(
             if part["type"] == "reasoning" or item is None or not reasoning_of_item[item]:
                 continue
             assert kept & set(reasoning_of_item[item]), f"{item} sent without its reasoning item"
+
+
+def reference_rung(messages: list[Message], keep: int | None) -> list[Message]:
+    """A rung composed from the reference pipeline, plus Shiro's rule that user prompts stay."""
+    tool_calls = "none" if keep is None else f"before-last-{keep}-messages"
+    pruned = detach_provider_items(prune_preserving_items(messages, "all", tool_calls, "keep"))
+    return [
+        m
+        for m in pruned
+        if not (isinstance(m["content"], (list, str)) and not m["content"])
+        or (m["role"] == "user" and m["content"] == "")
+    ]
+
+
+@PROPERTY_SETTINGS
+@given(histories(), st.sampled_from([None, 1, 2, 4, 8, 64]))
+def test_every_rung_is_the_reference_pipeline_on_the_same_history(
+    messages: list[Message], keep: int | None
+) -> None:
+    assert rung_view(messages, keep) == reference_rung(messages, keep)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from unit.context.context_fixtures import call_and_result, transcript, user
+from unit.context.context_fixtures import call_and_result, reasoning_turn, transcript, user
 
+from shiro_lsp.context.estimate import estimate_tokens
 from shiro_lsp.context.ladder import dropped_span, prune_to_fit
 from shiro_lsp.context.summary import (
     COMPACT_SUMMARY_PREFIX,
@@ -11,6 +12,7 @@ from shiro_lsp.context.summary import (
     PRUNED_SPAN_PREFIX,
     SPAN_SUMMARY_SYSTEM_PROMPT,
     SpanSummaries,
+    compact_request,
     compacted_history,
     digest_of,
     is_summary_note,
@@ -31,6 +33,8 @@ def test_the_exact_strings_of_the_reference() -> None:
     assert COMPACT_SUMMARY_PREFIX == "Summary of the session so far:\n\n"
     assert PRUNED_SPAN_PREFIX == "Earlier in this session, now compacted away:\n\n"
     assert "Write at most 120 words of notes capturing decisions made" in SPAN_SUMMARY_SYSTEM_PROMPT
+    system, messages = compact_request([user("goal"), reasoning_turn("rs_1", "msg_1")])
+    assert system == COMPACT_SYSTEM_PROMPT and "msg_1" not in str(messages) and "answer" in str(messages)
     assert compacted_history("notes") == [
         {"role": "user", "content": "Summary of the session so far:\n\nnotes"}
     ]
@@ -160,3 +164,25 @@ def test_span_summaries_round_trip_through_a_dict() -> None:
     again = SpanSummaries.from_dict(summaries.to_dict())
     assert again.notes == ["ran grep"] and again.covered == summaries.covered
     assert again.unsummarised(call_and_result("c9")) == []
+
+
+def test_repeated_write_back_never_nests_a_summary_and_shrinks_the_history() -> None:
+    """The fork's canonical compaction: the pruned history plus its note replaces the history."""
+    summaries = SpanSummaries(min_batch=1)
+    history = transcript(30, 800)
+    for round_number in range(3):
+        history = [*history, *transcript(30, 800, prefix=f"r{round_number}")[1:]]
+        before = estimate_tokens(history)
+        pruned = prune_to_fit(history, 3_000)
+        span = dropped_span(history, pruned)
+        batch = summaries.due(span)
+        request = span_summary_request(batch)
+        assert request is not None and PRUNED_SPAN_PREFIX.strip() not in request[1][0]["content"]
+        summaries.record(batch, f"round {round_number}: read the files")
+        history = summaries.wire(pruned, span)
+        notes = [m for m in history if is_summary_note(m)]
+        assert len(notes) == 1 and history[1] is notes[0]
+        assert notes[0]["content"].count(PRUNED_SPAN_PREFIX.strip()) == 1
+        assert f"round {round_number}: read the files" in notes[0]["content"]
+        assert estimate_tokens(history) < before
+    assert history[0]["content"] == "do the thing"

@@ -15,7 +15,10 @@ from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 from shiro_lsp.state.memory import DISABLED_TEXT, ProjectMemory, RememberResult, Summarizer
 from shiro_lsp.state.paths import StatePaths, project_key, state_root
+from shiro_lsp.state.sessions import SessionManager, SessionStore
 from shiro_lsp.state.todos import TaskList, Todo
+
+PROVIDER = "openai"
 
 RESTRICTED_TEXT = (
     "This workspace is in restricted mode (not trusted), so Shiro is read-only here: "
@@ -32,7 +35,18 @@ class Shiro:
         self.key = project_key(workspace)
         self.memory = ProjectMemory(self.paths.memory_file(self.key), reporter) if settings.memory else None
         self.history = PromptHistory(self.paths.history_file(self.key), reporter)
-        self.tasks = TaskList()
+        self.sessions = SessionManager(
+            SessionStore(self.paths, reporter),
+            cwd=workspace,
+            provider=PROVIDER,
+            model=lambda: self.settings.model,
+            reporter=reporter,
+        )
+
+    @property
+    def tasks(self) -> TaskList:
+        """The live session's task list (it is saved and restored with the session)."""
+        return self.sessions.current.tasks
 
     @property
     def workspace_path(self) -> Path:
@@ -56,7 +70,7 @@ class Shiro:
         return self.remember(kind, re.sub(r"\s+", " ", text))
 
     def update_todos(self, todos: list[Todo]) -> str:
-        return self.tasks.replace(todos)
+        return self.sessions.current.set_todos(todos)
 
     def summarizer(self) -> Summarizer | None:
         """The model call used by memory compaction; None until a model is configured."""

@@ -36,6 +36,8 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC)",
         "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC)",
+        # Small facts about the index itself, e.g. the sessions directory's signature at the last scan.
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ],
 ]
 

@@ -20,7 +20,9 @@ from shiro_lsp.config import load_settings
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.service import Shiro
 
-HEADLESS_DENIAL = "shiro: headless denies write_file, edit_file, multi_edit, bash and mcp tools unless --yolo is passed"
+HEADLESS_DENIAL = (
+    "shiro: headless denies write_file, edit_file, multi_edit, bash and mcp tools unless --yolo is passed"
+)
 
 
 class HeadlessFrontend:
@@ -84,8 +86,12 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--json", action="store_true", help="one JSON object per event on stdout")
     run.add_argument("--yolo", action="store_true", help="allow every tool the guard does not refuse")
     resume = run.add_mutually_exclusive_group()
-    resume.add_argument("-c", "--continue", dest="continue_", action="store_true", help="continue the newest session here")
-    resume.add_argument("-r", "--resume", metavar="ID", help="continue the session with this id (or unique prefix)")
+    resume.add_argument(
+        "-c", "--continue", dest="continue_", action="store_true", help="continue the newest session here"
+    )
+    resume.add_argument(
+        "-r", "--resume", metavar="ID", help="continue the session with this id (or unique prefix)"
+    )
     run.add_argument("--workspace", default=None, help="the workspace (default: the current directory)")
     run.add_argument("--home", default=None, help="the state root (default: $SHIRO_HOME/.shiro-neko)")
     run.add_argument("--agent", default=None, help="default, quick, deep, plan or review")

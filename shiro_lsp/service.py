@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from shiro_lsp.agent.runtime import AgentRuntime, Frontend
 from shiro_lsp.config import Settings
 from shiro_lsp.errors import ReadOnly, ShiroError
 from shiro_lsp.state.history import PromptHistory
@@ -42,6 +43,27 @@ class Shiro:
             model=lambda: self.settings.model,
             reporter=reporter,
         )
+        self._runtime: AgentRuntime | None = None
+
+    def start_agent(self, frontend: Frontend, *, yolo: bool = False, can_ask: bool = True) -> AgentRuntime:
+        """Make chat turns possible, reporting to ``frontend`` (the editor, or the terminal)."""
+        self._runtime = AgentRuntime(
+            settings=lambda: self.settings,
+            workspace=self.workspace_path,
+            memory=self.memory,
+            prompts=self.history,
+            session=lambda: self.sessions.current,
+            frontend=frontend,
+            yolo=yolo,
+            can_ask=can_ask,
+        )
+        return self._runtime
+
+    @property
+    def runtime(self) -> AgentRuntime:
+        if self._runtime is None:
+            raise ShiroError("Chat is not available: the agent was not started.")
+        return self._runtime
 
     @property
     def tasks(self) -> TaskList:
@@ -73,5 +95,5 @@ class Shiro:
         return self.sessions.current.set_todos(todos)
 
     def summarizer(self) -> Summarizer | None:
-        """The model call used by memory compaction; None until a model is configured."""
-        return None
+        """The model call used by memory compaction."""
+        return self._runtime.summarize_memory if self._runtime is not None else None

@@ -41,6 +41,7 @@ class ShiroClient(LanguageClient):
         self.approvals: list[Any] = []
         self.decisions: list[str] = []  # answered in order; empty -> "deny"
         self.approval_delay = 0.0
+        self.answering = 0  # approval requests being answered right now
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         return await self.protocol.send_request_async(method, params or {})
@@ -65,9 +66,13 @@ def make_client() -> ShiroClient:
     @client.feature("shiro/approve")
     async def approve(c: ShiroClient, params: Any) -> dict[str, str]:
         c.approvals.append(params)
-        if c.approval_delay:
-            await asyncio.sleep(c.approval_delay)
-        return {"decision": c.decisions.pop(0) if c.decisions else "deny"}
+        c.answering += 1
+        try:
+            if c.approval_delay:
+                await asyncio.sleep(c.approval_delay)
+            return {"decision": c.decisions.pop(0) if c.decisions else "deny"}
+        finally:
+            c.answering -= 1
 
     return client
 

@@ -34,9 +34,11 @@ log = logging.getLogger(__name__)
 
 
 class LiveSessionLike(History, Protocol):
-    id: str
-    tasks: TaskList
-    grants: Grants
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def tasks(self) -> TaskList: ...
 
 
 class Frontend(Protocol):
@@ -78,6 +80,7 @@ class AgentRuntime:
         self.turn_started = turn_started
         self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
+        self._grants: tuple[LiveSessionLike, Grants] | None = None
         self._client: ModelClient | None = None
         self._client_key: tuple[str | None, str | None, str, int] | None = None
 
@@ -174,7 +177,7 @@ class AgentRuntime:
             model=s.model,
             registry=registry,
             policy=PermissionPolicy(yolo=self.yolo, trusted=s.trusted, registry=registry),
-            grants=session.grants,
+            grants=self.grants(session),
             variant=chosen,
             window=self.window,
             system_prompt=prompt,
@@ -182,6 +185,13 @@ class AgentRuntime:
             approver=approve,
             reservation=self.reservation,
         )
+
+    def grants(self, session: LiveSessionLike) -> Grants:
+        """`always` grants last until the session changes (new, resume, clear); they are never saved."""
+        if self._grants is None or self._grants[0] is not session:
+            self._grants = (session, Grants())
+            self.window.reset()
+        return self._grants[1]
 
     def meter(self) -> Meter:
         return self.window.meter(self.session().messages)

@@ -24,6 +24,7 @@ from shiro_lsp import __version__
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError
 from shiro_lsp.server import protocol as p
+from shiro_lsp.server.chat import LspFrontend, register_chat
 from shiro_lsp.server.sessions import register_sessions
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.memory import Entry
@@ -144,6 +145,7 @@ def create_server() -> ShiroServer:
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         settings, problems = load_settings(options)
         ls.start_workspace(workspace_of(params), settings)
+        ls.shiro.start_agent(LspFrontend(ls))
         for problem in problems:
             ls.report(problem)
 
@@ -162,6 +164,7 @@ def create_server() -> ShiroServer:
     register_todos(server)
     register_history(server)
     register_sessions(server)
+    register_chat(server)
     register_code_actions(server)
     return server
 

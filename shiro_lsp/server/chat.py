@@ -84,7 +84,9 @@ class LspFrontend:
         self.server = server
 
     def emitter(self, session_id: str, task_id: str) -> Emit:
-        return EventNotifier(lambda params: self.server.protocol.notify("shiro/event", params), session_id, task_id)
+        return EventNotifier(
+            lambda params: self.server.protocol.notify("shiro/event", params), session_id, task_id
+        )
 
     async def approve(self, task_id: str, request: ApprovalRequest) -> Decision:
         params = p.ApproveParams(
@@ -98,7 +100,9 @@ class LspFrontend:
         timeout = self.server.shiro.settings.approval_timeout_ms / 1000
         try:
             reply = await asyncio.wait_for(
-                self.server.protocol.send_request_async("shiro/approve", p.ApproveParams.model_dump(params, by_alias=True)),
+                self.server.protocol.send_request_async(
+                    "shiro/approve", p.ApproveParams.model_dump(params, by_alias=True)
+                ),
                 timeout,
             )
             return p.ApproveResult.model_validate(reply).decision

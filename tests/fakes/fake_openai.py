@@ -493,7 +493,6 @@ class FakeOpenAI:
             pass
         except (BrokenPipeError, ConnectionResetError):
             self.disconnects += 1
-        h.close_connection = True
 
     def _control(self, h: BaseHTTPRequestHandler, method: str, path: str, body: Any) -> None:
         if path == "/_control/script" and method == "POST":

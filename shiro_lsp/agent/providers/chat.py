@@ -66,6 +66,9 @@ class ChatClient:
     def base_url(self) -> str:
         return str(self._client.base_url).rstrip("/")
 
+    async def aclose(self) -> None:
+        await self._client.close()
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         state = _StreamState()
         try:

@@ -73,6 +73,9 @@ class ResponsesClient:
     def base_url(self) -> str:
         return str(self._client.base_url).rstrip("/")
 
+    async def aclose(self) -> None:
+        await self._client.close()
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         try:
             stream = await self._client.responses.create(**self.params(request), stream=True)

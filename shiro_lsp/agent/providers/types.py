@@ -114,6 +114,10 @@ class ModelClient(Protocol):
         """One model call without tools (summaries, memory compaction)."""
         ...
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections (the client is not used afterwards)."""
+        ...
+
 
 class ProviderError(ShiroError):
     """A model call that failed, with a message a person can act on and a ``kind`` code can act on."""

@@ -24,7 +24,8 @@ streamed as OpenAI streams it when the request has ``stream: true``) or an ``Htt
 answers 500 saying so, unless a default reply mode is set (``echo``: "echo: <last user text>").
 
 Like OpenAI, the fake checks what it can see: an ``item_reference`` to an item it never stored (items are
-stored only for requests without ``store: false``) is a 404 ``Item with id '…' not found.``; a
+stored only for requests without ``store: false``) is a 404 ``Item with id '…' not found.``, an unknown
+``previous_response_id`` a 400 ``previous_response_not_found``; a
 ``function_call_output`` (or Chat ``tool`` message) without its call is a 400, and so is a Chat
 assistant ``tool_calls`` message missing a reply. Set ``fake.validate = False`` to turn that off.
 """
@@ -514,10 +515,18 @@ class FakeOpenAI:
 
     # -- Responses API
     def _check_responses(self, body: dict[str, Any]) -> HttpError | None:
+        previous = body.get("previous_response_id")
+        if previous is not None and previous not in self.stored:
+            return HttpError.bad_request(
+                f"Previous response with id '{previous}' not found.",
+                param="previous_response_id",
+                code="previous_response_not_found",
+            )
         items = body.get("input")
         if not isinstance(items, list):
             return None
-        calls: set[str] = set()
+        earlier = self.stored.get(previous, {}).get("output", []) if previous else []
+        calls = {i["call_id"] for i in earlier if i.get("type") == "function_call"}
         for item in items:
             kind = item.get("type")
             if kind == "item_reference":
@@ -544,6 +553,7 @@ class FakeOpenAI:
         ]
         incomplete = step.finish_reason == "length"
         if body.get("store", True) is not False:
+            self.stored[response_id] = {"type": "response", "output": output}
             for item in output:
                 self.stored[item["id"]] = item
         final = _response_object(response_id, model, created, body, output, step.usage, incomplete)

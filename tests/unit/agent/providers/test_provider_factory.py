@@ -9,7 +9,7 @@ import pytest
 from fakes.fake_openai import FakeOpenAI, Step, Text
 from provider_helpers import collect, finished, request
 
-from shiro_lsp.agent.providers import ProviderError, make_client
+from shiro_lsp.agent.providers import ProviderError, list_models, make_client
 from shiro_lsp.agent.providers.factory import NO_KEY_MESSAGE, is_local, is_official
 
 
@@ -72,3 +72,12 @@ def test_importing_the_providers_does_not_import_openai() -> None:
         "assert 'openai' not in sys.modules, 'openai imported at module load'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_list_models_for_the_picker(fake: FakeOpenAI) -> None:
+    fake.models = ["gpt-5-mini", "gpt-4o", "gpt-5"]
+    assert await list_models(fake.base_url, None) == ["gpt-4o", "gpt-5", "gpt-5-mini"]
+    fake.api_key = "sk-right"
+    with pytest.raises(ProviderError) as raised:
+        await list_models(fake.base_url, "sk-wrong")
+    assert raised.value.kind == "auth"

@@ -211,6 +211,11 @@ class HttpError:
 
 Entry = Step | HttpError
 
+BAD_JSON = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP "
+    "library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
+)
+
 # ---------------------------------------------------------------------------- JSON forms
 
 
@@ -447,7 +452,10 @@ class FakeOpenAI:
     def handle(self, h: BaseHTTPRequestHandler, method: str) -> None:
         path = h.path.split("?", 1)[0]
         raw = h.rfile.read(int(h.headers.get("content-length") or 0)) if method == "POST" else b""
-        body = json.loads(raw or b"{}")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return _send_error(h, HttpError(400, BAD_JSON))
         if path.startswith("/_control/"):
             return self._control(h, method, path, body)
         self.requests.append(
@@ -781,18 +789,20 @@ def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step) -> None:
     )
     w = _Writer(h, step, cut)
 
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> None:
-        w.event(
-            None,
-            {
-                "id": chat_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "system_fingerprint": "fp_fake",
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
-            },
-        )
+        data = {
+            "id": chat_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "system_fingerprint": "fp_fake",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+        }
+        if include_usage:  # OpenAI then sends "usage": null on every chunk before the last
+            data["usage"] = None
+        w.event(None, data)
 
     chunk({"role": "assistant", "content": "", "refusal": None})
     call_index = 0
@@ -813,7 +823,7 @@ def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step) -> None:
             w.finish()
             return
     chunk({}, finish)
-    if (body.get("stream_options") or {}).get("include_usage"):
+    if include_usage:
         w.event(
             None,
             {

@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -245,6 +246,16 @@ async def test_requests_are_recorded_with_headers_and_body(fake: FakeOpenAI) -> 
     assert request["path"] == "/v1/responses"
     assert request["headers"]["authorization"] == "Bearer sk-test"
     assert request["body"] == {"model": "gpt-5", "input": "hi", "store": False}
+
+
+def test_a_body_that_is_not_json_is_a_400(fake: FakeOpenAI) -> None:
+    request = urllib.request.Request(
+        f"{fake.base_url}/responses", b"{nope", {"content-type": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request, timeout=10)
+    assert raised.value.code == 400
+    assert "could not parse the JSON body" in json.loads(raised.value.read())["error"]["message"]
 
 
 async def test_models_are_listed(fake: FakeOpenAI) -> None:

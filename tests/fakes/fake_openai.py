@@ -489,7 +489,7 @@ class FakeOpenAI:
                 },
             )
         responses = path.endswith("/responses")
-        problem = (self._check_responses(body) if responses else _check_chat(body)) if self.validate else None
+        problem = (self.check_responses(body) if responses else check_chat(body)) if self.validate else None
         entry = problem or self._next(body)
         if isinstance(entry, HttpError):
             return _send_error(h, entry)
@@ -522,7 +522,7 @@ class FakeOpenAI:
         return _send_json(h, 404, {"error": f"unknown control path {path}"})
 
     # -- Responses API
-    def _check_responses(self, body: dict[str, Any]) -> HttpError | None:
+    def check_responses(self, body: dict[str, Any]) -> HttpError | None:
         previous = body.get("previous_response_id")
         if previous is not None and previous not in self.stored:
             return HttpError.bad_request(
@@ -727,7 +727,7 @@ def _response_object(
 # -- Chat Completions
 
 
-def _check_chat(body: dict[str, Any]) -> HttpError | None:
+def check_chat(body: dict[str, Any]) -> HttpError | None:
     waiting: list[str] = []
     for message in body.get("messages") or []:
         role = message.get("role")

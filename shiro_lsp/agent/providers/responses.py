@@ -60,7 +60,7 @@ class ResponsesClient:
 
     def __init__(
         self, client: openai.AsyncOpenAI, *, store: bool = False, reasoning_summary: str | None = "auto"
-    ):
+    ) -> None:
         self._client = client
         self.store = store
         self.reasoning_summary = reasoning_summary

@@ -380,6 +380,7 @@ class FakeOpenAI:
         self.validate = True
         self.api_key: str | None = None  # when set, any other bearer token gets 401
         self.models = ["gpt-5", "gpt-5-mini", "gpt-4o"]
+        self.chat_dialect = "openai"  # or "ollama-legacy": no tool-call index, delta.reasoning
         self.disconnects = 0  # streams the client closed before the end
         self._port = port
         self._lock = threading.Lock()
@@ -497,7 +498,7 @@ class FakeOpenAI:
             if responses:
                 self._responses(h, body, entry)
             else:
-                _chat(h, body, entry)
+                _chat(h, body, entry, self.chat_dialect)
         except _Cut:
             pass
         except (BrokenPipeError, ConnectionResetError):
@@ -752,7 +753,7 @@ def check_chat(body: dict[str, Any]) -> HttpError | None:
     return None
 
 
-def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step) -> None:
+def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step, dialect: str = "openai") -> None:
     chat_id = f"chatcmpl-{uuid.uuid4().hex[:29]}"
     model = str(body.get("model", "gpt-5"))
     created = int(time.time())
@@ -792,6 +793,8 @@ def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step) -> None:
     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> None:
+        if dialect == "ollama-legacy":
+            delta = _ollama_legacy(delta)
         data = {
             "id": chat_id,
             "object": "chat.completion.chunk",
@@ -858,6 +861,16 @@ def _chat_deltas(item: Item, call_index: int, call_ids: list[str]) -> Iterator[d
             yield {"tool_calls": [head]}
             for piece in _split(item.arguments_json(), item.chunks):
                 yield {"tool_calls": [{"index": call_index, "function": {"arguments": piece}}]}
+
+
+def _ollama_legacy(delta: dict[str, Any]) -> dict[str, Any]:
+    """Older Ollama: tool-call fragments without ``index``, reasoning as ``delta.reasoning``."""
+    out = dict(delta)
+    if "reasoning_content" in out:
+        out["reasoning"] = out.pop("reasoning_content")
+    if "tool_calls" in out:
+        out["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in out["tool_calls"]]
+    return out
 
 
 def _chat_usage(usage: Usage | None) -> dict[str, Any]:

@@ -28,7 +28,6 @@ from shiro_lsp.agent.providers.types import (
     GenerateResult,
     ModelEvent,
     ModelRequest,
-    ProviderError,
     ReasoningDelta,
     StepFinished,
     TextDelta,
@@ -325,6 +324,3 @@ def _usage(usage: Any) -> Usage:
         cached_input_tokens=(getattr(inputs, "cached_tokens", 0) or 0) if inputs else 0,
         reasoning_tokens=(getattr(outputs, "reasoning_tokens", 0) or 0) if outputs else 0,
     )
-
-
-__all__ = ["ProviderError", "ResponsesClient", "to_responses_input"]

@@ -65,7 +65,9 @@ class ToolErrorPart(TypedDict):
 
 
 TOOL_RESULT_TYPES = frozenset({"tool-result", "tool-error"})
-TOOL_PART_TYPES = frozenset({"tool-call", "tool-result", "tool-error", "tool-approval-request", "tool-approval-response"})
+TOOL_PART_TYPES = frozenset(
+    {"tool-call", "tool-result", "tool-error", "tool-approval-request", "tool-approval-response"}
+)
 
 
 def item_id_of(part: Part) -> str | None:

@@ -16,7 +16,6 @@ THINKING_EFFORT: dict[str, ReasoningEffort] = {
 }
 
 
-@dataclass(frozen=True)
 # Models that take a reasoning effort; others (gpt-4o, most local models) reject or ignore it.
 REASONING_MODEL_PREFIXES = ("gpt-5", "o1", "o3", "o4", "codex")
 

@@ -1,0 +1,151 @@
+// Starts `python -m shiro_lsp` through vscode-languageclient, restarts it if it dies (telling the user),
+// and reports a start failure with an actionable error ("Show log" opens the server's stderr).
+import * as vscode from 'vscode';
+import {
+  CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, State,
+} from 'vscode-languageclient/node';
+import type { CloseHandlerResult, ErrorHandlerResult, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { reportRestart, reportServerFailure } from './errors';
+import type { InitializationOptions } from './protocol';
+import { resolvePython } from './pythonPath';
+
+export const API_KEY_SECRET = 'shiro.apiKey';
+const MAX_RESTARTS = 4;
+const RESTART_WINDOW_MS = 3 * 60_000;
+
+/** Settings + the SecretStorage key → initializationOptions (empty values left out: the server's defaults apply). */
+export function initializationOptions(
+  cfg: { get<T>(key: string): T | undefined }, apiKey: string | undefined, trusted: boolean,
+): InitializationOptions {
+  const text = (key: string): string | undefined => {
+    const v = cfg.get<string>(key);
+    return typeof v === 'string' && v.trim() ? v.trim() : undefined;
+  };
+  const options: InitializationOptions = { trusted, api: (text('api') as InitializationOptions['api']) ?? 'auto' };
+  const model = text('model'); if (model) options.model = model;
+  const baseUrl = text('baseUrl'); if (baseUrl) options.baseUrl = baseUrl;
+  const home = text('home'); if (home) options.home = home;
+  const threshold = cfg.get<number | null>('compactThreshold');
+  if (typeof threshold === 'number' && threshold > 0) options.compactThreshold = threshold;
+  const memory = cfg.get<boolean>('memory'); if (typeof memory === 'boolean') options.memory = memory;
+  const timeout = cfg.get<number>('approvalTimeoutMs'); if (typeof timeout === 'number' && timeout > 0) options.approvalTimeoutMs = timeout;
+  if (apiKey) options.apiKey = apiKey;
+  return options;
+}
+
+export type Wiring = (client: LanguageClient) => vscode.Disposable[];
+
+export class ShiroServer implements vscode.Disposable {
+  readonly log: vscode.LogOutputChannel;
+  private client: LanguageClient | undefined;
+  private wiring: vscode.Disposable[] = [];
+  private restartTimes: number[] = [];
+  private running = false;
+  private python = 'python3';
+  private readonly stateEmitter = new vscode.EventEmitter<'starting' | 'running' | 'stopped' | 'failed'>();
+  readonly onDidChangeState = this.stateEmitter.event;
+
+  constructor(private readonly context: vscode.ExtensionContext, private readonly wire: Wiring) {
+    this.log = vscode.window.createOutputChannel('Shiro', { log: true });
+  }
+
+  get isRunning(): boolean { return this.running && this.client?.state === State.Running; }
+
+  async sendRequest<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
+    if (!this.client || !this.isRunning) {
+      throw new Error('Shiro\'s language server is not running. Run "Shiro: Restart server" or "Shiro: Show log".');
+    }
+    return token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params);
+  }
+
+  async sendNotification(method: string, params: object): Promise<void> {
+    if (this.client && this.isRunning) await this.client.sendNotification(method, params);
+  }
+
+  private async options(): Promise<InitializationOptions> {
+    const cfg = vscode.workspace.getConfiguration('shiro');
+    const apiKey = await this.context.secrets.get(API_KEY_SECRET);
+    return initializationOptions(cfg, apiKey, vscode.workspace.isTrusted);
+  }
+
+  async start(): Promise<void> {
+    await this.stop();
+    const choice = await resolvePython();
+    this.python = choice.command;
+    this.log.info(`Starting ${this.python} -m shiro_lsp (interpreter from ${choice.source})`);
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const serverOptions: ServerOptions = { command: this.python, args: ['-m', 'shiro_lsp'], options: { cwd } };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+      initializationOptions: await this.options(),
+      outputChannel: this.log,
+      revealOutputChannelOn: 4, // RevealOutputChannelOn.Never: we show our own actionable messages
+      errorHandler: {
+        error: (_e, _m, count): ErrorHandlerResult =>
+          ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+        closed: () => this.onClosed(),
+      },
+      initializationFailedHandler: () => false,
+    };
+    const client = new LanguageClient('shiro', 'Shiro', serverOptions, clientOptions);
+    this.client = client;
+    this.wiring = this.wire(client);
+    this.wiring.push(client.onDidChangeState(e => {
+      if (e.newState === State.Running) { this.running = true; this.stateEmitter.fire('running'); }
+      else if (e.newState === State.Starting) this.stateEmitter.fire('starting');
+      else if (e.newState === State.Stopped && this.client === client) this.stateEmitter.fire('stopped');
+    }));
+    this.stateEmitter.fire('starting');
+    try {
+      await client.start();
+    } catch (error) {
+      if (this.client !== client) return;
+      this.running = false;
+      this.stateEmitter.fire('failed');
+      this.log.error(`Start failed: ${error instanceof Error ? error.message : String(error)}`);
+      void reportServerFailure(this.python, error, this.log);
+    }
+  }
+
+  private onClosed(): CloseHandlerResult {
+    if (!this.running) {
+      // Died before it ever answered initialize: start() rejects and reports it; restarting would loop.
+      return { action: CloseAction.DoNotRestart, handled: true };
+    }
+    const now = Date.now();
+    this.restartTimes = this.restartTimes.filter(t => now - t < RESTART_WINDOW_MS);
+    this.restartTimes.push(now);
+    if (this.restartTimes.length <= MAX_RESTARTS) {
+      this.log.warn(`Server stopped; restart ${this.restartTimes.length} of ${MAX_RESTARTS + 1}`);
+      void reportRestart(this.restartTimes.length, this.log);
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.running = false;
+    this.stateEmitter.fire('failed');
+    void reportServerFailure(this.python, 'it stopped 5 times in 3 minutes and will not be restarted automatically', this.log);
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  /** Send the current settings (API key included, never logged) as workspace/didChangeConfiguration. */
+  async pushConfiguration(): Promise<void> {
+    if (!this.client || !this.isRunning) return;
+    await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { shiro: await this.options() } });
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.running = false;
+    for (const d of this.wiring.splice(0)) d.dispose();
+    if (client && client.state !== State.Stopped) {
+      try { await client.stop(2000); } catch { /* already dead */ }
+    }
+    await client?.dispose().catch(() => undefined);
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.log.dispose();
+    this.stateEmitter.dispose();
+  }
+}

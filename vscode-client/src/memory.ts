@@ -58,7 +58,7 @@ export function memoryDocument(mem: MemoryListResult, notes: NotesResult | undef
 export async function showMemory(server: ShiroServer): Promise<void> {
   try {
     const mem = await server.sendRequest<MemoryListResult>(Method.memoryList, {});
-    const notes = await server.sendRequest<NotesResult>(Method.notesRead, { scope: 'task' }).catch(() => undefined);
+    const notes = await server.sendRequest<NotesResult>(Method.notesRead, { scope: 'project' }).catch(() => undefined);
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: memoryDocument(mem, notes) });
     await vscode.window.showTextDocument(doc, { preview: true });
   } catch (error) {

@@ -76,7 +76,7 @@ export interface MessagePart {
 }
 export interface Message { role: 'system' | 'user' | 'assistant' | 'tool'; content: string | MessagePart[] }
 
-export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'blocked' | string;
+export type TodoStatus = 'pending' | 'in_progress' | 'done' | 'blocked' | string;
 export interface Todo { content: string; status: TodoStatus; note?: string }
 export interface TodosPayload {
   todos: Todo[];

@@ -30,7 +30,7 @@ export const SLASH_COMMANDS: Record<string, string> = {
 
 const NO_ARGS: Record<string, RequestStep[]> = {
   compact: [{ method: Method.sessionCompact, params: {} }],
-  notes: [{ method: Method.memoryList, params: {} }, { method: Method.notesRead, params: { scope: 'task' } }],
+  notes: [{ method: Method.memoryList, params: {} }, { method: Method.notesRead, params: { scope: 'project' } }],
   todos: [{ method: Method.todos, params: {} }],
   sessions: [{ method: Method.sessionList, params: { limit: 15 } }],
   new: [{ method: Method.sessionNew, params: {} }],
@@ -75,7 +75,7 @@ export function helpText(): string {
     ...Object.entries(SLASH_COMMANDS).map(([name, what]) => `- \`/${name}\` — ${what}`)].join('\n');
 }
 
-const MARKS: Record<string, string> = { completed: '[x]', in_progress: '[>]', pending: '[ ]', blocked: '[!]' };
+const MARKS: Record<string, string> = { done: '[x]', completed: '[x]', in_progress: '[>]', pending: '[ ]', blocked: '[!]' };
 
 export function todosMarkdown(p: TodosPayload): string {
   if (!p.todos.length) return 'No task list yet.';

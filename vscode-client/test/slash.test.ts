@@ -16,7 +16,7 @@ test('plain prompts and paths are not commands', () => {
 
 test('each command maps to the contract request(s)', () => {
   assert.deepEqual(steps('/compact'), [{ method: 'shiro/session/compact', params: {} }]);
-  assert.deepEqual(steps('/notes'), [{ method: 'shiro/memory/list', params: {} }, { method: 'shiro/notes/read', params: { scope: 'task' } }]);
+  assert.deepEqual(steps('/notes'), [{ method: 'shiro/memory/list', params: {} }, { method: 'shiro/notes/read', params: { scope: 'project' } }]);
   assert.deepEqual(steps('/memory'), [{ method: 'shiro/memory/compact', params: {} }]);
   assert.deepEqual(steps('/todos'), [{ method: 'shiro/todos', params: {} }]);
   assert.deepEqual(steps('/sessions'), [{ method: 'shiro/session/list', params: { limit: 15 } }]);
@@ -58,6 +58,6 @@ test('results are formatted for the chat', () => {
 
 test('todos render as the reference markdown list', () => {
   assert.equal(todosMarkdown({ todos: [], progress: { done: 0, total: 0, blocked: 0 }, rendered: '' }), 'No task list yet.');
-  assert.equal(todosMarkdown({ todos: [{ content: 'a', status: 'completed' }, { content: 'b', status: 'blocked', note: 'needs key' }],
+  assert.equal(todosMarkdown({ todos: [{ content: 'a', status: 'done' }, { content: 'b', status: 'blocked', note: 'needs key' }],
     progress: { done: 1, total: 2, blocked: 1 }, rendered: '' }), '- [x] a\n- [!] b (needs key)');
 });

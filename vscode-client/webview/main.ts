@@ -190,8 +190,9 @@ function renderTodos(todos: TodosPayload | undefined): void {
   todosPanel.appendChild(bar);
   const list = el('ul', 'todos-list');
   for (const t of todos.todos) {
-    const li = el('li', `todo status-${t.status}`);
-    li.appendChild(el('span', 'todo-mark', t.status === 'completed' ? '✓' : t.status === 'in_progress' ? '▶' : t.status === 'blocked' ? '!' : '○'));
+    const done = t.status === 'done' || t.status === 'completed';
+    const li = el('li', `todo status-${done ? 'done' : t.status}`);
+    li.appendChild(el('span', 'todo-mark', done ? '✓' : t.status === 'in_progress' ? '▶' : t.status === 'blocked' ? '!' : '○'));
     li.appendChild(el('span', 'todo-content', t.content));
     if (t.note) li.appendChild(el('span', 'todo-note', ` (${t.note})`));
     list.appendChild(li);

@@ -1,5 +1,6 @@
 // Starts `python -m shiro_lsp` through vscode-languageclient, restarts it if it dies (telling the user),
 // and reports a start failure with an actionable error ("Show log" opens the server's stderr).
+import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
 import {
   CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, State,
@@ -13,6 +14,26 @@ import { resolvePython } from './pythonPath';
 export const API_KEY_SECRET = 'shiro.apiKey';
 const MAX_RESTARTS = 4;
 const RESTART_WINDOW_MS = 3 * 60_000;
+
+/** Why `python -m shiro_lsp` cannot start, in the interpreter's own words (its last stderr line), if it can't. */
+export function diagnose(python: string, cwd: string | undefined): Promise<string | undefined> {
+  return new Promise(resolve => {
+    execFile(python, ['-c', 'import shiro_lsp.__main__'], { cwd, timeout: 15_000 }, (error, _stdout, stderr) => {
+      if (!error) { resolve(undefined); return; }
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') { resolve(`there is no interpreter at ${python}`); return; }
+      const lines = String(stderr).trim().split('\n').filter(Boolean);
+      resolve(lines.at(-1) ?? (error as NodeJS.ErrnoException).code ?? error.message);
+    });
+  });
+}
+
+/** Start failures are reported by us with actions; the library's own bare toast would only duplicate it. */
+class ShiroLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown, showNotification?: boolean | 'force'): void {
+    const ours = /couldn't create connection to server/.test(message);
+    super.error(message, data, ours ? false : showNotification);
+  }
+}
 
 export type Wiring = (client: LanguageClient) => vscode.Disposable[];
 
@@ -68,7 +89,7 @@ export class ShiroServer implements vscode.Disposable {
       },
       initializationFailedHandler: () => false,
     };
-    const client = new LanguageClient('shiro', 'Shiro', serverOptions, clientOptions);
+    const client = new ShiroLanguageClient('shiro', 'Shiro', serverOptions, clientOptions);
     this.client = client;
     this.wiring = this.wire(client);
     this.wiring.push(client.onDidChangeState(e => {
@@ -84,7 +105,9 @@ export class ShiroServer implements vscode.Disposable {
       this.running = false;
       this.stateEmitter.fire('failed');
       this.log.error(`Start failed: ${error instanceof Error ? error.message : String(error)}`);
-      void reportServerFailure(this.python, error, this.log);
+      const reason = await diagnose(this.python, cwd);
+      if (reason) this.log.error(`${this.python} -c "import shiro_lsp.__main__": ${reason}`);
+      void reportServerFailure(this.python, reason ?? error, this.log);
     }
   }
 

@@ -7,6 +7,8 @@
 #   scripts/e2e.sh                     the scenarios that are switched on
 #   SHIRO_E2E_ENABLE=all scripts/e2e.sh        also the pending ones (or a comma list of names)
 #   SHIRO_E2E_ONLY=webview,remember scripts/e2e.sh   just these
+#   SHIRO_E2E_SERVER=stub SHIRO_E2E_ENABLE=all scripts/e2e.sh   chat scenarios against tests/e2e_vscode/stub_server.py
+#   SHIRO_E2E_FAKE=path/fake_openai.py   another scripted model; SHIRO_E2E_PYTHONPATH=dir  another shiro_lsp
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -40,11 +42,20 @@ cleanup() {
 trap cleanup EXIT
 
 MODEL_URL=""
-if [ -f "$ROOT/tests/fakes/fake_openai.py" ]; then
-  setsid "$PY" "$ROOT/tests/fakes/fake_openai.py" --port "$MODEL_PORT" > "$RUN/fake-model.log" 2>&1 &
+FAKE="${SHIRO_E2E_FAKE:-$ROOT/tests/fakes/fake_openai.py}"
+if [ -f "$FAKE" ]; then
+  setsid "$PY" "$FAKE" --port "$MODEL_PORT" > "$RUN/fake-model.log" 2>&1 &
   PIDS+=($!)
   MODEL_URL="http://127.0.0.1:$MODEL_PORT"
   for _ in $(seq 100); do curl -fs -o /dev/null "$MODEL_URL/_control/requests" && break; sleep 0.1; done
+fi
+
+SERVER_PY="$PY"
+if [ "${SHIRO_E2E_SERVER:-}" = stub ]; then
+  # the stand-in server of tests/e2e_vscode/stub_server.py behind the `python -m shiro_lsp` the extension runs
+  SERVER_PY="$RUN/stub-python"
+  printf '#!/bin/sh\nexec "%s" "%s"\n' "$PY" "$ROOT/tests/e2e_vscode/stub_server.py" > "$SERVER_PY"
+  chmod +x "$SERVER_PY"
 fi
 
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$CS_PORT" > "$RUN/config.yaml"
@@ -54,7 +65,7 @@ settings = {
     "workbench.startupEditor": "none", "workbench.tips.enabled": False, "security.workspace.trust.enabled": False,
     "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": False, "extensions.autoUpdate": False,
     "update.mode": "none", "workbench.enableExperiments": False, "chat.disableAIFeatures": True,
-    "shiro.pythonPath": "$PY", "shiro.home": "$RUN/home", "shiro.model": "fake-model",
+    "shiro.pythonPath": "$SERVER_PY", "shiro.home": "$RUN/home", "shiro.model": "fake-model",
     "shiro.compactThreshold": int("${SHIRO_E2E_THRESHOLD:-20000}"),
 }
 if "$MODEL_URL":

@@ -144,6 +144,7 @@ export class ChatController implements vscode.Disposable {
     try {
       const result = await this.server.sendRequest<ChatResult>(Method.chat, { text }, entry.cts.token);
       entry.taskId = result.taskId;
+      if (result.stopReason === 'queue-cleared' && !entry.shown) return;  // it never ran: the queue was cleared
       this.showUser(entry);
       this.finish(result);
     } catch (error) {

@@ -78,6 +78,26 @@ test('typing during a turn queues: the queue comes from shiro/queue and the prom
   assert.ok(calls.some(c => c.method === 'shiro/queue'));
 });
 
+test('a queued prompt whose queue was cleared never shows as sent', async () => {
+  const pending: ((v: unknown) => void)[] = [];
+  const { server } = fakeServer(c => {
+    if (c.method === 'shiro/chat') return new Promise(r => pending.push(r));
+    if (c.method === 'shiro/queue/clear') return { cleared: 1 };
+    if (c.method === 'shiro/queue') return { queued: [] };
+    return {};
+  });
+  const ctl = new ChatController(server);
+  const first = ctl.submit('first');
+  const second = ctl.submit('second');
+  await ctl.handleMessage({ type: 'clearQueue' });
+  pending[1]({ sessionId: 's', taskId: 't2', stopReason: 'queue-cleared', usage });
+  await second;
+  pending[0]({ sessionId: 's', taskId: 't1', stopReason: 'done', usage });
+  await first;
+  const texts = ctl.model.state.entries.map(e => (e.kind === 'user' || e.kind === 'notice') ? e.text : e.kind);
+  assert.deepEqual(texts, ['first', 'Cleared 1 queued message.']);
+});
+
 test('slash commands become requests and never reach shiro/chat', async () => {
   const { server, calls } = fakeServer(c => c.method === 'shiro/session/compact' ? { before: 10, after: 2 } : {});
   const ctl = new ChatController(server);

@@ -121,9 +121,10 @@ function nearBottom(): boolean {
 }
 
 function upsert(entry: ChatEntry): void {
-  const stick = nearBottom();
-  const fresh = renderEntry(entry);
   const old = nodes.get(entry.id);
+  // follow the stream when the reader is at the bottom; always show a new prompt or an approval that needs an answer
+  const stick = nearBottom() || (!old && (entry.kind === 'user' || entry.kind === 'approval'));
+  const fresh = renderEntry(entry);
   if (old) {
     const openDetails = old.querySelector('details')?.open;
     if (openDetails !== undefined) fresh.querySelector('details')?.toggleAttribute('open', openDetails);

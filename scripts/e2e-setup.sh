@@ -9,7 +9,7 @@ CS_VERSION=4.100.3
 PW_VERSION=1.65.1
 
 need_apt=()
-command -v chromium >/dev/null || need_apt+=(chromium)
+[ "${SHIRO_SETUP_BROWSER:-1}" = 0 ] || command -v chromium >/dev/null || need_apt+=(chromium)
 command -v rg >/dev/null || need_apt+=(ripgrep)
 command -v curl >/dev/null || need_apt+=(curl)
 command -v setsid >/dev/null || need_apt+=(util-linux)

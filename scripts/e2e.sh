@@ -88,6 +88,6 @@ PIDS+=($!)
 for _ in $(seq 600); do curl -fs -o /dev/null "http://127.0.0.1:$CS_PORT/healthz" && break; sleep 0.1; done
 
 export SHIRO_E2E_TOOLS="$TOOLS"
-CS_URL="http://127.0.0.1:$CS_PORT/?folder=$WS" WS="$WS" ART="$ART" MODEL_URL="$MODEL_URL" \
+CS_URL="http://127.0.0.1:$CS_PORT/?folder=$WS" WS="$WS" SHIRO_E2E_SERVER="${SHIRO_E2E_SERVER:-}" ART="$ART" MODEL_URL="$MODEL_URL" \
   SETTINGS="$RUN/data/User/settings.json" SHIRO_HOME_DIR="$RUN/home" \
   timeout --kill-after=10 "${SHIRO_E2E_TIMEOUT:-420}" node "$ROOT/tests/e2e_vscode/run.mjs"

@@ -85,6 +85,7 @@ export const scenarios = [
   },
   {
     name: 'remember-this',
+    needsRealServer: true,
     async run({ wb, page }) {
       const editor = await wb.openFile('hello.py');
       await editor.click({ position: { x: 200, y: 10 } });

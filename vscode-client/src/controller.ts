@@ -23,6 +23,7 @@ export class ChatController implements vscode.Disposable {
   private readonly seenTasks = new Set<string>();
   private readonly pendingApprovals = new Map<string, (d: Decision) => void>();
   private history: string[] = [];
+  private historyLoaded = false;
   session: SessionInfo | undefined;
   onPickSession: () => Promise<void> = async () => {};
   onReveal: () => void = () => {};
@@ -49,7 +50,12 @@ export class ChatController implements vscode.Disposable {
       this.server.sendRequest<TodosPayload>(Method.todos, {}),
       this.server.sendRequest<SessionInfo>(Method.sessionCurrent, {}),
     ]);
-    if (history.status === 'fulfilled') { this.history = history.value.prompts; this.post({ type: 'history', prompts: this.history }); }
+    if (history.status === 'fulfilled' && !this.historyLoaded) {
+      // the server's history is loaded once; after that the host keeps it (slash commands included)
+      this.historyLoaded = true;
+      this.history = [...history.value.prompts, ...this.history].slice(-200);
+      this.post({ type: 'history', prompts: this.history });
+    }
     if (todos.status === 'fulfilled') this.setTodos(todos.value);
     if (session.status === 'fulfilled') this.setSession(session.value);
   }

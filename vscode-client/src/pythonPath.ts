@@ -1,6 +1,15 @@
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 
 export interface PythonChoice { command: string; source: 'setting' | 'python-extension' | 'default' }
+
+/** `${workspaceFolder}` and a leading `~` in the setting, as VS Code users expect from path settings. */
+export function expandPath(value: string, workspaceFolder: string | undefined, home: string): string {
+  let out = value.trim();
+  if (workspaceFolder) out = out.replace(/\$\{workspaceFolder\}/g, workspaceFolder);
+  if (out === '~' || out.startsWith('~/')) out = home + out.slice(1);
+  return out;
+}
 
 /** First non-empty of: the shiro.pythonPath setting, the Python extension's choice, `python3`. */
 export function choosePython(setting: string | undefined, fromExtension: string | undefined): PythonChoice {
@@ -30,7 +39,8 @@ export async function pythonFromExtension(resource: vscode.Uri | undefined): Pro
 
 export async function resolvePython(): Promise<PythonChoice> {
   const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const setting = vscode.workspace.getConfiguration('shiro', resource).get<string>('pythonPath');
-  if (setting && setting.trim()) return choosePython(setting, undefined);
+  const raw = vscode.workspace.getConfiguration('shiro', resource).get<string>('pythonPath');
+  const setting = raw ? expandPath(raw, resource?.fsPath, os.homedir()) : undefined;
+  if (setting) return choosePython(setting, undefined);
   return choosePython(undefined, await pythonFromExtension(resource));
 }

@@ -144,3 +144,20 @@ test('copy from a code block goes to the clipboard', async () => {
   await ctl.handleMessage({ type: 'copy', text: 'npm test' });
   assert.equal(stub.clipboard, 'npm test');
 });
+
+test('prompt history: the server list once, then what was typed here (slash commands too) survives a webview reload', async () => {
+  const { server } = fakeServer(c => c.method === 'shiro/history' ? { prompts: ['old prompt'] } : {});
+  const ctl = new ChatController(server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  await ctl.handleMessage({ type: 'ready' });
+  await new Promise(r => setTimeout(r, 0));
+  await ctl.submit('/help');
+  posted.length = 0;
+  await ctl.handleMessage({ type: 'ready' });
+  await new Promise(r => setTimeout(r, 0));
+  const state = posted.find(m => m.type === 'state');
+  assert.ok(state && state.type === 'state');
+  assert.deepEqual(state.history, ['old prompt', '/help']);
+  assert.equal(posted.some(m => m.type === 'history'), false);
+});

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { reportServerFailure, serverFailureMessage } from '../src/errors';
 import { initializationOptions } from '../src/options';
-import { choosePython } from '../src/pythonPath';
+import { choosePython, expandPath } from '../src/pythonPath';
 import { stub } from './vscode-stub';
 
 test('the start-failure message names the interpreter, the reason and what to do', () => {
@@ -45,4 +45,10 @@ test('initializationOptions carry settings and the secret key, leaving out empty
   assert.deepEqual(initializationOptions(cfg, 'sk-test', false),
     { trusted: false, api: 'chat', model: 'gpt-5-mini', memory: true, approvalTimeoutMs: 300000, apiKey: 'sk-test' });
   assert.equal('apiKey' in initializationOptions(cfg, undefined, true), false);
+});
+
+test('the interpreter setting expands ${workspaceFolder} and ~', () => {
+  assert.equal(expandPath('${workspaceFolder}/.venv/bin/python', '/repo', '/home/u'), '/repo/.venv/bin/python');
+  assert.equal(expandPath('~/venvs/shiro/bin/python', '/repo', '/home/u'), '/home/u/venvs/shiro/bin/python');
+  assert.equal(expandPath(' python3.11 ', undefined, '/home/u'), 'python3.11');
 });

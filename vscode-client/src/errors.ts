@@ -26,6 +26,6 @@ export async function reportServerFailure(
 
 export async function reportRestart(count: number, log: { show(preserveFocus?: boolean): void }): Promise<void> {
   const choice = await vscode.window.showWarningMessage(
-    `Shiro: the language server stopped unexpectedly and was restarted (${count} of 5). A running answer was lost.`, SHOW_LOG);
+    `Shiro: the language server stopped unexpectedly and was restarted (${count} of 4). A running answer was lost.`, SHOW_LOG);
   if (choice === SHOW_LOG) log.show(true);
 }

@@ -10,10 +10,9 @@ import { reportRestart, reportServerFailure } from './errors';
 import { initializationOptions } from './options';
 import type { InitializationOptions } from './protocol';
 import { resolvePython } from './pythonPath';
+import { RestartPolicy } from './restartPolicy';
 
 export const API_KEY_SECRET = 'shiro.apiKey';
-const MAX_RESTARTS = 4;
-const RESTART_WINDOW_MS = 3 * 60_000;
 
 /** Why `python -m shiro_lsp` cannot start, in the interpreter's own words (its last stderr line), if it can't. */
 export function diagnose(python: string, cwd: string | undefined): Promise<string | undefined> {
@@ -41,7 +40,7 @@ export class ShiroServer implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   private client: LanguageClient | undefined;
   private wiring: vscode.Disposable[] = [];
-  private restartTimes: number[] = [];
+  private readonly restarts = new RestartPolicy(4, 3 * 60_000);
   private running = false;
   private python = 'python3';
   private readonly stateEmitter = new vscode.EventEmitter<'starting' | 'running' | 'stopped' | 'failed'>();
@@ -116,12 +115,10 @@ export class ShiroServer implements vscode.Disposable {
       // Died before it ever answered initialize: start() rejects and reports it; restarting would loop.
       return { action: CloseAction.DoNotRestart, handled: true };
     }
-    const now = Date.now();
-    this.restartTimes = this.restartTimes.filter(t => now - t < RESTART_WINDOW_MS);
-    this.restartTimes.push(now);
-    if (this.restartTimes.length <= MAX_RESTARTS) {
-      this.log.warn(`Server stopped; restart ${this.restartTimes.length} of ${MAX_RESTARTS + 1}`);
-      void reportRestart(this.restartTimes.length, this.log);
+    const restart = this.restarts.crashed(Date.now());
+    if (restart !== undefined) {
+      this.log.warn(`Server stopped; restart ${restart} of 4`);
+      void reportRestart(restart, this.log);
       return { action: CloseAction.Restart, handled: true };
     }
     this.running = false;

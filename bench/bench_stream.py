@@ -59,6 +59,8 @@ async def through_server(fake: FakeOpenAI, root: Path) -> tuple[float, float]:
                 first.append(time.perf_counter() - began)
             text.append(params["event"]["text"])
 
+    for method in ("shiro/context/changed", "shiro/session/changed", "shiro/todos/changed"):
+        client.feature(method)(lambda params: None)
     try:
         script(fake)
         await client.protocol.send_request_async("shiro/chat", {"text": "warm up"})

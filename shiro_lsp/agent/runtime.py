@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -80,6 +80,7 @@ class AgentRuntime:
         self.turn_started = turn_started
         self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
+        self._tasks: set[asyncio.Task[None]] = set()
         self._grants: tuple[LiveSessionLike, Grants] | None = None
         self._client: ModelClient | None = None
         self._client_key: tuple[str | None, str | None, str, int] | None = None
@@ -109,6 +110,7 @@ class AgentRuntime:
     # --- tools and prompt ----------------------------------------------------------------------
 
     def registry(self) -> ToolRegistry:
+        """Built-ins plus the session's tools (cheap to build; rebuilt per turn so nothing leaks between turns)."""
         registry = builtin_registry()
         registry.register(todo_tool(lambda: self.session().tasks, self.frontend.todos_changed))
         if self.memory is not None:
@@ -144,7 +146,8 @@ class AgentRuntime:
         except ShiroError as error:
             emit({"type": "error", "error": error.message})
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
-        await asyncio.to_thread(self.prompts.append, ticket.text)
+        # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
+        self._background(asyncio.to_thread(self.prompts.append, ticket.text))
         if self.turn_started is not None:
             self.turn_started(ticket.task_id, session.id, ticket.text)
         turn = Turn(setup, _MeteredHistory(session, self), emit)
@@ -155,7 +158,7 @@ class AgentRuntime:
     async def _setup(self, ticket: Ticket, session: LiveSessionLike) -> TurnSetup:
         s = self.settings()
         chosen = variant(ticket.agent or s.agent, s.thinking)
-        registry = await asyncio.to_thread(self.registry)
+        registry = self.registry()
         self.window.threshold = s.compact_threshold
         prompt_cache: dict[tuple[str, ...], str] = {}
 
@@ -192,6 +195,16 @@ class AgentRuntime:
             self._grants = (session, Grants())
             self.window.reset()
         return self._grants[1]
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("background work failed: %s", task.exception())
 
     def meter(self) -> Meter:
         return self.window.meter(self.session().messages)

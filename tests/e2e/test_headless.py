@@ -19,8 +19,18 @@ async def run(fake: FakeOpenAI, workspace: Path, home: Path, *args: str) -> tupl
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
     env |= {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test", "SHIRO_MODEL": "gpt-5"}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "shiro_lsp", "run", "--workspace", str(workspace), "--home", str(home), *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+        sys.executable,
+        "-m",
+        "shiro_lsp",
+        "run",
+        "--workspace",
+        str(workspace),
+        "--home",
+        str(home),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
     )
     out, err = await asyncio.wait_for(process.communicate(), 60)
     return process.returncode or 0, out.decode(), err.decode()
@@ -87,6 +97,8 @@ async def test_continue_picks_up_the_saved_session(fake: FakeOpenAI, workspace: 
     assert "banana" in json.dumps(fake.requests[-1]["body"])
 
 
-async def test_continue_without_a_session_fails_clearly(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
+async def test_continue_without_a_session_fails_clearly(
+    fake: FakeOpenAI, workspace: Path, home: Path
+) -> None:
     code, _, err = await run(fake, workspace, home, "-c", "-p", "q")
     assert code == 1 and "no saved session" in err

@@ -14,7 +14,7 @@ from bench.common import Result
 from bench.lsp import start, stop
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fakes.fake_openai import FakeOpenAI, Step, Text  # noqa: E402
+from fakes.fake_openai import FakeOpenAI, Step, Text
 
 DELTAS = 5_000
 ROUNDS = 5

@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
 from fakes.fake_openai import (
     FakeOpenAI,
     HttpError,
@@ -22,8 +25,6 @@ from fakes.fake_openai import (
     WaitForRelease,
 )
 from lsp_client import ShiroClient
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 
 pytest_plugins = ["fakes.fixtures"]
 

@@ -78,7 +78,7 @@ async def test_a_tool_error_is_flattened(fake: FakeOpenAI, workspace: Path, home
 
 async def test_without_yolo_writes_are_denied(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
     fake.script += [Step(ToolCall("write_file", {"path": "x.txt", "content": "x"})), Step(Text("ok"))]
-    code, out, err = await run(fake, workspace, home, "-p", "write x")
+    code, _, err = await run(fake, workspace, home, "-p", "write x")
     assert code == 0 and not (workspace / "x.txt").exists()
     assert "[denied] write_file" in err and "--yolo" in err
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
 from pygls.exceptions import JsonRpcException
+
+from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
 
 OTHER_WORKSPACE = "/somewhere/else"
 TARGET = "0193bb11-5555-7000-8000-00000000beef"

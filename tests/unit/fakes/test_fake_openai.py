@@ -13,6 +13,7 @@ from typing import Any
 
 import openai
 import pytest
+
 from fakes.fake_openai import (
     Cut,
     FakeOpenAI,

@@ -4,9 +4,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
+
 from fakes.fake_openai import FakeOpenAI
 from fakes.fixtures import fake
-
 from shiro_lsp.agent.providers import ModelClient, make_client
 from shiro_lsp.agent.providers.fallback import forget_fallbacks
 

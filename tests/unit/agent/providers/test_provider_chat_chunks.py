@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fakes.fake_openai import FakeOpenAI, Reasoning, Step, ToolCall
 from provider_helpers import collect, finished, request
 
+from fakes.fake_openai import FakeOpenAI, Reasoning, Step, ToolCall
 from shiro_lsp.agent.providers import ModelClient, ReasoningDelta, ToolCallReady, ToolInputStart
 
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from fakes.fake_openai import Cut, FakeOpenAI, HttpError, Step, StreamError, Text, WaitForRelease
 from provider_helpers import collect, request
 
+from fakes.fake_openai import Cut, FakeOpenAI, HttpError, Step, StreamError, Text, WaitForRelease
 from shiro_lsp.agent.providers import ModelClient, ProviderError, TextDelta, make_client
 from shiro_lsp.errors import MODEL_ERROR, ShiroError
 

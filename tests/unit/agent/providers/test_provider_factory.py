@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
-from fakes.fake_openai import FakeOpenAI, Step, Text
 from provider_helpers import collect, finished, request
 
+from fakes.fake_openai import FakeOpenAI, Step, Text
 from shiro_lsp.agent.providers import ProviderError, list_models, make_client
 from shiro_lsp.agent.providers.factory import NO_KEY_MESSAGE, is_local, is_official
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from fakes.fake_openai import FakeOpenAI, HttpError, Step, StreamError, Text
 from provider_helpers import collect, request
 
+from fakes.fake_openai import FakeOpenAI, HttpError, Step, StreamError, Text
 from shiro_lsp.agent.providers import ModelClient, Notice, ProviderError, TextDelta
 
 Make = Callable[..., ModelClient]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fakes.fake_openai import FakeOpenAI, check_chat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fakes.fake_openai import FakeOpenAI, check_chat
 from shiro_lsp.agent.providers.chat import to_chat_messages
 from shiro_lsp.agent.providers.responses import to_responses_input
 

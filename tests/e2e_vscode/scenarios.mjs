@@ -6,17 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { step, text, toolCall, usage } from './workbench.mjs';
 
-const NEEDS_CHAT = 'needs shiro/chat + the turn engine in the server (not on the client branch yet)';
-export const PENDING = {
-  'remember-this': 'needs the server code action "Shiro: Remember this" + shiro.remember (server wiring branch)',
-  'chat-stream': NEEDS_CHAT,
-  'markdown-inert': NEEDS_CHAT,
-  'todos-live': NEEDS_CHAT,
-  'approval': NEEDS_CHAT,
-  'cancel-and-queue': NEEDS_CHAT,
-  'meter-colours': NEEDS_CHAT,
-  'resume-session': 'needs shiro/session/new|list|resume and a chat that made a session',
-};
+export const PENDING = {};
 
 const PROMPT_1 = 'Say something about this project';
 
@@ -191,6 +181,7 @@ export const scenarios = [
       await card.locator('.approval-decision', { hasText: 'Allowed once' }).waitFor({ timeout: 10_000 });
       await chat.locator('.entry.tool', { hasText: 'write_file' }).last().waitFor();
       await chat.locator('.entry.assistant', { hasText: 'I rewrote hello.py.' }).waitFor({ timeout: 30_000 });
+      await wb.openFile('hello.py'); // bring its tab to the front: VS Code reloads it from disk
       await page.locator('.editor-instance .view-lines', { hasText: 'changed by shiro' }).first().waitFor({ timeout: 15_000 });
       await wb.shot('file-changed-in-editor');
     },

@@ -42,6 +42,7 @@ export class ShiroServer implements vscode.Disposable {
   private wiring: vscode.Disposable[] = [];
   private readonly restarts = new RestartPolicy(4, 3 * 60_000);
   private running = false;
+  private starting: Promise<void> | undefined;
   private python = 'python3';
   private readonly stateEmitter = new vscode.EventEmitter<'starting' | 'running' | 'stopped' | 'failed'>();
   readonly onDidChangeState = this.stateEmitter.event;
@@ -53,6 +54,7 @@ export class ShiroServer implements vscode.Disposable {
   get isRunning(): boolean { return this.running && this.client?.state === State.Running; }
 
   async sendRequest<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
+    if (this.starting && !this.isRunning) await this.starting.catch(() => undefined); // sent while starting: wait
     if (!this.client || !this.isRunning) {
       throw new Error('Shiro\'s language server is not running. Run "Shiro: Restart server" or "Shiro: Show log".');
     }
@@ -97,8 +99,10 @@ export class ShiroServer implements vscode.Disposable {
       else if (e.newState === State.Stopped && this.client === client) this.stateEmitter.fire('stopped');
     }));
     this.stateEmitter.fire('starting');
+    const started = client.start();
+    this.starting = started;
     try {
-      await client.start();
+      await started;
     } catch (error) {
       if (this.client !== client) return;
       this.running = false;

@@ -14,6 +14,7 @@ from shiro_lsp.errors import ReadOnly, ShiroError
 from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 from shiro_lsp.state.memory import DISABLED_TEXT, ProjectMemory, RememberResult, Summarizer
+from shiro_lsp.state.notes import Notes
 from shiro_lsp.state.paths import StatePaths, project_key, state_root
 from shiro_lsp.state.todos import TaskList, Todo
 
@@ -33,6 +34,8 @@ class Shiro:
         self.memory = ProjectMemory(self.paths.memory_file(self.key), reporter) if settings.memory else None
         self.history = PromptHistory(self.paths.history_file(self.key), reporter)
         self.tasks = TaskList()
+        # Project and task notes; set ``notes.current_session`` once sessions exist.
+        self.notes = Notes(workspace, self.paths.root)
 
     @property
     def workspace_path(self) -> Path:

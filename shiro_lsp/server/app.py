@@ -24,6 +24,7 @@ from shiro_lsp import __version__
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError
 from shiro_lsp.server import protocol as p
+from shiro_lsp.server.notes import register_notes
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.memory import Entry
 from shiro_lsp.state.todos import TaskList, Todo
@@ -161,6 +162,7 @@ def create_server() -> ShiroServer:
     register_todos(server)
     register_history(server)
     register_code_actions(server)
+    register_notes(server)
     return server
 
 

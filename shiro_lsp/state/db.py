@@ -37,6 +37,43 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC)",
         "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC)",
     ],
+    # Version 2: tasks (one per chat turn), their native notes, branch archives, the notes audit log.
+    [
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX tasks_by_session ON tasks (session_id, created_at)",
+        """CREATE TABLE task_notes (
+            task_id TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+            text TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE branch_notes (
+            session_id TEXT NOT NULL,
+            source_session_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            text TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (session_id, task_id)
+        )""",
+        """CREATE TABLE note_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            task_id TEXT,
+            action TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            actor TEXT NOT NULL
+        )""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -118,11 +118,21 @@ def migrate(connection: sqlite3.Connection, path: Path, target: int = SCHEMA_VER
 
 
 def backup(connection: sqlite3.Connection, path: Path, version: int) -> Path:
+    """Copy the committed database aside.
+
+    ``connection`` holds the migration's write transaction, and SQLite refuses (SQLITE_LOCKED,
+    which Python retries forever) to back up from a connection that is writing; a second
+    connection still reads the committed, pre-migration state.
+    """
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     target = path.with_name(f"{path.name}.v{version}-{stamp}.bak")
-    with sqlite3.connect(target) as copy:
-        connection.backup(copy)
-    copy.close()
+    source = sqlite3.connect(path, timeout=30)
+    try:
+        with sqlite3.connect(target) as copy:
+            source.backup(copy)
+        copy.close()
+    finally:
+        source.close()
     return target
 
 

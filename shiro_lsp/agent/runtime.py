@@ -65,7 +65,7 @@ class AgentRuntime:
         can_ask: bool = True,
         context_blocks: Callable[[], str] | None = None,
         reservation: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
-        turn_started: Callable[[str, str, str], None] | None = None,
+        turn_started: Callable[[str, str, str], object] | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -118,7 +118,7 @@ class AgentRuntime:
                 registry.register(tool)
         return registry
 
-    def system_prompt(self, tools: list[str], appendix: str) -> str:
+    def system_prompt(self, tools: list[str], appendix: str, notes_block: str = "") -> str:
         memory_block = self.memory.boot_block() if self.memory is not None else ""
         return build_system_prompt(
             PromptParts(
@@ -127,7 +127,7 @@ class AgentRuntime:
                 can_ask=self.can_ask,
                 project_instructions=project_instructions(self.workspace),
                 memory_block=memory_block,
-                notes_block=self.context_blocks() if self.context_blocks else "",
+                notes_block=notes_block,
                 appendix=appendix,
                 task_block=self.session().tasks.prompt_block(),
             )
@@ -149,7 +149,12 @@ class AgentRuntime:
         # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
         self._background(asyncio.to_thread(self.prompts.append, ticket.text))
         if self.turn_started is not None:
-            self.turn_started(ticket.task_id, session.id, ticket.text)
+            started = self.turn_started
+
+            def register() -> None:
+                started(ticket.task_id, session.id, ticket.text)
+
+            self._background(asyncio.to_thread(register))
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         outcome = await turn.run(ticket.text)
         self.frontend.context_changed(self.meter())
@@ -160,11 +165,11 @@ class AgentRuntime:
         chosen = variant(ticket.agent or s.agent, s.thinking)
         registry = self.registry()
         self.window.threshold = s.compact_threshold
-        prompt_cache: dict[tuple[str, ...], str] = {}
+        # Notes are read once per turn, off the loop (they live in SQLite and the workspace).
+        notes_block = await asyncio.to_thread(self.context_blocks) if self.context_blocks else ""
 
         def prompt(tools: list[str]) -> str:
-            prompt_cache[tuple(tools)] = self.system_prompt(tools, chosen.appendix)
-            return prompt_cache[tuple(tools)]
+            return self.system_prompt(tools, chosen.appendix, notes_block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:

@@ -308,7 +308,10 @@ class NotesResult(Wire):
     task: str
     project_hash: str
     task_hash: str
-    task_id: str | None
+    task_id: str | None = Field(description="The task shown; null when there is none.")
+    problems: list[str] = Field(
+        default_factory=list, description="Notes files that could not be read (left untouched on disk)."
+    )
 
 
 # --- the method table ----------------------------------------------------------------------------

@@ -606,7 +606,12 @@ class SessionStore:
 
 
 class LiveSession:
-    """The session the turn engine works on. Every mutation calls ``on_change`` (the autosave)."""
+    """The session the turn engine works on. Every mutation calls ``on_change`` (the autosave).
+
+    Change history only through ``append``/``replace`` and never edit a message dict (or its parts)
+    after appending it: autosave encodes the snapshot in a thread and caches each message's JSON
+    by identity. To change a message, build a new dict and ``replace`` the list.
+    """
 
     def __init__(
         self,

@@ -265,7 +265,9 @@ class SessionCompactResult(Wire):
 
 
 class SessionExportParams(Wire):
-    id: NonEmpty | None = None
+    id: NonEmpty | None = Field(
+        default=None, description="Full id or a unique prefix; default the live session."
+    )
     format: Literal["json", "markdown"]
 
 
@@ -274,8 +276,12 @@ class SessionExportResult(Wire):
 
 
 class SessionBranchParams(Wire):
-    id: NonEmpty | None = None
-    at_message: int | None = Field(default=None, ge=0)
+    id: NonEmpty | None = Field(
+        default=None, description="Full id or a unique prefix; default the live session."
+    )
+    at_message: int | None = Field(
+        default=None, ge=0, description="Index of the last message the branch keeps (0-based); default all."
+    )
 
 
 class SessionDeleteParams(Wire):

@@ -7,7 +7,6 @@
 #   scripts/e2e.sh                     the scenarios that are switched on
 #   SHIRO_E2E_ENABLE=all scripts/e2e.sh        also the pending ones (or a comma list of names)
 #   SHIRO_E2E_ONLY=webview,remember scripts/e2e.sh   just these
-#   SHIRO_E2E_SERVER=stub SHIRO_E2E_ENABLE=all scripts/e2e.sh   chat scenarios against tests/e2e_vscode/stub_server.py
 #   SHIRO_E2E_FAKE=path/fake_openai.py   another scripted model; SHIRO_E2E_PYTHONPATH=dir  another shiro_lsp
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -51,12 +50,6 @@ if [ -f "$FAKE" ]; then
 fi
 
 SERVER_PY="$PY"
-if [ "${SHIRO_E2E_SERVER:-}" = stub ]; then
-  # the stand-in server of tests/e2e_vscode/stub_server.py behind the `python -m shiro_lsp` the extension runs
-  SERVER_PY="$RUN/stub-python"
-  printf '#!/bin/sh\nexec "%s" "%s"\n' "$PY" "$ROOT/tests/e2e_vscode/stub_server.py" > "$SERVER_PY"
-  chmod +x "$SERVER_PY"
-fi
 
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$CS_PORT" > "$RUN/config.yaml"
 "$PY" - "$RUN/data/User/settings.json" <<PYEOF
@@ -88,6 +81,6 @@ PIDS+=($!)
 for _ in $(seq 600); do curl -fs -o /dev/null "http://127.0.0.1:$CS_PORT/healthz" && break; sleep 0.1; done
 
 export SHIRO_E2E_TOOLS="$TOOLS"
-CS_URL="http://127.0.0.1:$CS_PORT/?folder=$WS" WS="$WS" SHIRO_E2E_SERVER="${SHIRO_E2E_SERVER:-}" ART="$ART" MODEL_URL="$MODEL_URL" \
+CS_URL="http://127.0.0.1:$CS_PORT/?folder=$WS" WS="$WS" ART="$ART" MODEL_URL="$MODEL_URL" \
   SETTINGS="$RUN/data/User/settings.json" SHIRO_HOME_DIR="$RUN/home" \
   timeout --kill-after=10 "${SHIRO_E2E_TIMEOUT:-420}" node "$ROOT/tests/e2e_vscode/run.mjs"

@@ -184,7 +184,7 @@ class AgentRuntime:
             client=client,
             model=s.model,
             registry=registry,
-            policy=PermissionPolicy(yolo=self.yolo, trusted=s.trusted, registry=registry),
+            policy=PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry),
             grants=self.grants(session),
             variant=chosen,
             window=self.window,

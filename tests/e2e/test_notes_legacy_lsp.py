@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_client import ShiroClient
 from pygls.exceptions import JsonRpcException
 
+from lsp_client import ShiroClient
 from shiro_lsp.errors import CONFLICT
 from shiro_lsp.state.notes import Notes
 from shiro_lsp.state.task_notes import EMPTY_HASH, note_hash

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
 from pygls.exceptions import JsonRpcException
 
+from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
 from shiro_lsp.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, READ_ONLY, TOO_LARGE
 from shiro_lsp.service import RESTRICTED_TEXT
 from shiro_lsp.state.notes import Notes

@@ -297,7 +297,11 @@ class SessionDeleteResult(Wire):
 
 class NotesReadParams(Wire):
     scope: Literal["project", "task"] = "project"
-    task_id: NonEmpty | None = None
+    task_id: NonEmpty | None = Field(
+        default=None,
+        description="Default: the current conversation's latest task (none before its first turn; "
+        "then task writes need a taskId).",
+    )
 
 
 class NotesAppendParams(NotesReadParams):

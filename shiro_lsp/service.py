@@ -72,7 +72,9 @@ class Shiro:
         """Project notes and the live session's recent task notes, for the system prompt."""
         project = self.notes.project_notes_block()
         tasks = self.notes.task_notes_block(self.sessions.current.id)
-        return "".join(block if block.startswith("\n") else "\n" + block for block in (project, tasks) if block)
+        return "".join(
+            block if block.startswith("\n") else "\n" + block for block in (project, tasks) if block
+        )
 
     # --- sessions with their notes ---------------------------------------------------------------
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chat_helpers import eventually, model_bodies, text_of, types_of
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from chat_helpers import eventually, model_bodies, text_of, types_of
 from fakes.fake_openai import (
     FakeOpenAI,
     HttpError,

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chat_helpers import eventually, model_bodies, sent, system_prompt_of, tool_names_of, types_of
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from chat_helpers import eventually, model_bodies, sent, system_prompt_of, tool_names_of, types_of
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from lsp_client import ShiroClient
 

@@ -322,30 +322,29 @@ class Turn:
 
     def _close_open_calls(self) -> None:
         """After a cancel, give every tool call without a result one, so the next request is valid."""
+        messages = self.history.messages
+        last_assistant = next(
+            (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None
+        )
+        if last_assistant is None or not isinstance(messages[last_assistant].get("content"), list):
+            return
         answered = {
             part.get("toolCallId")
-            for message in self.history.messages
+            for message in messages[last_assistant + 1 :]
             if message.get("role") == "tool" and isinstance(message.get("content"), list)
             for part in message["content"]
         }
-        last = self.history.messages[-1] if self.history.messages else None
-        if not last or last.get("role") != "assistant" or not isinstance(last.get("content"), list):
-            return
         open_calls = [
-            p for p in last["content"] if p.get("type") == "tool-call" and p.get("toolCallId") not in answered
+            part
+            for part in messages[last_assistant]["content"]
+            if part.get("type") == "tool-call" and part.get("toolCallId") not in answered
         ]
         if open_calls:
-            self.history.append(
-                {
-                    "role": "tool",
-                    "content": [
-                        _result_part(
-                            ToolCallReady(p["toolCallId"], p["toolName"], ""), CANCELLED_OUTPUT, error=True
-                        )
-                        for p in open_calls
-                    ],
-                }
-            )
+            closing = [
+                _result_part(ToolCallReady(p["toolCallId"], p["toolName"], ""), CANCELLED_OUTPUT, error=True)
+                for p in open_calls
+            ]
+            self.history.append({"role": "tool", "content": closing})
 
     # --- results -------------------------------------------------------------------------------
 

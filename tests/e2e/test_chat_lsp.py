@@ -306,3 +306,23 @@ async def test_bad_chat_params_are_invalid_params(client: ShiroClient) -> None:
     with pytest.raises(JsonRpcException) as caught:
         await client.call("shiro/chat", {"text": ""})
     assert caught.value.code == -32602
+
+
+async def test_cancel_between_two_calls_answers_every_call(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    client.decisions = ["once"]
+    (workspace / "a.txt").write_text("a\n")
+    fake.script += [
+        Step(
+            ToolCall("read_file", {"path": "a.txt"}, call_id="c_read"),
+            ToolCall("bash", {"command": "touch started; sleep 60"}, call_id="c_bash"),
+        ),
+        Step(Text("after")),
+    ]
+    result = await chat_then_cancel(client, "two calls", lambda: (workspace / "started").exists())
+    assert result["stopReason"] == "cancelled"
+    follow_up = await client.call("shiro/chat", {"text": "go on"})
+    assert follow_up["stopReason"] == "done"  # the fake rejects (400) a call left without its output
+    last = json.dumps(model_bodies(fake)[-1])
+    assert "c_read" in last and "c_bash" in last and "cancelled the turn" in last

@@ -24,16 +24,15 @@ def script(fake: FakeOpenAI) -> None:
     fake.script.append(Step(Text("x" * DELTAS, chunks=DELTAS)))
 
 
-async def raw_sdk(fake: FakeOpenAI) -> tuple[float, float]:
+async def raw_sdk(fake: FakeOpenAI, body: dict[str, Any]) -> tuple[float, float]:
+    """The baseline: the SDK sending the very request the server sent (same prompt, tools, history)."""
     import openai
 
     client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="sk-bench", max_retries=0)
     script(fake)
     began = time.perf_counter()
     first = 0.0
-    stream = await client.chat.completions.create(
-        model="gpt-5", messages=[{"role": "user", "content": "go"}], stream=True
-    )
+    stream = await client.chat.completions.create(**body)
     received = 0
     async for chunk in stream:
         for choice in chunk.choices:
@@ -79,14 +78,15 @@ async def through_server(fake: FakeOpenAI, root: Path) -> tuple[float, float]:
 async def _run() -> list[Result]:
     ours, raw, first_ours, first_raw = [], [], [], []
     with FakeOpenAI() as fake, tempfile.TemporaryDirectory() as tmp:
-        await raw_sdk(fake)  # warm up the SDK import and the connection pool
         for _ in range(ROUNDS):
-            total, first = await raw_sdk(fake)
-            raw.append(total)
-            first_raw.append(first)
             total, first = await through_server(fake, Path(tmp))
             ours.append(total)
             first_ours.append(first)
+            body = fake.requests[-1]["body"]
+            await raw_sdk(fake, body)  # warm: the import and the connection pool
+            total, first = await raw_sdk(fake, body)
+            raw.append(total)
+            first_raw.append(first)
     ratio = statistics.median(ours) / statistics.median(raw)
     added = (statistics.median(first_ours) - statistics.median(first_raw)) * 1000
     return [

@@ -50,6 +50,7 @@ class Shiro:
         self._runtime: AgentRuntime | None = None
         # Project and task notes; task scope without an id means the live session's latest task.
         self.notes = Notes(workspace, self.paths.root, current_session=lambda: self.sessions.current.id)
+        self._notes_cache: tuple[tuple[object, ...], str] | None = None
 
     def start_agent(self, frontend: Frontend, *, yolo: bool = False, can_ask: bool = True) -> AgentRuntime:
         """Make chat turns possible, reporting to ``frontend`` (the editor, or the terminal)."""
@@ -68,10 +69,28 @@ class Shiro:
         )
         return self._runtime
 
-    def notes_blocks(self) -> str:
-        """Project notes and the live session's recent task notes, for the system prompt."""
+    async def notes_blocks(self) -> str:
+        """Project notes and the live session's recent task notes, for the system prompt.
+
+        Reading them means SQLite and a file, so it happens in a thread, and only when something
+        changed since the last read: every write changes the database or the notes file on disk
+        (whoever made it: this server, another window, the MCP server).
+        """
+        session_id = self.sessions.current.id
+        signature = (session_id, *(_signature(p) for p in self._notes_sources()))
+        if self._notes_cache is not None and self._notes_cache[0] == signature:
+            return self._notes_cache[1]
+        blocks = await asyncio.to_thread(self._read_notes_blocks, session_id)
+        self._notes_cache = (signature, blocks)
+        return blocks
+
+    def _notes_sources(self) -> tuple[Path, ...]:
+        database = self.paths.database
+        return (self.notes.project_file.path, database, database.with_name(database.name + "-wal"))
+
+    def _read_notes_blocks(self, session_id: str) -> str:
         project = self.notes.project_notes_block()
-        tasks = self.notes.task_notes_block(self.sessions.current.id)
+        tasks = self.notes.task_notes_block(session_id)
         return "".join(
             block if block.startswith("\n") else "\n" + block for block in (project, tasks) if block
         )
@@ -150,3 +169,11 @@ class Shiro:
     def summarizer(self) -> Summarizer | None:
         """The model call used by memory compaction."""
         return self._runtime.summarize_memory if self._runtime is not None else None
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_size)

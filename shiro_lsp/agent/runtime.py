@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -63,7 +63,7 @@ class AgentRuntime:
         frontend: Frontend,
         yolo: bool = False,
         can_ask: bool = True,
-        context_blocks: Callable[[], str] | None = None,
+        context_blocks: Callable[[], Awaitable[str]] | None = None,
         reservation: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
         turn_started: Callable[[str, str, str], object] | None = None,
     ) -> None:
@@ -95,6 +95,17 @@ class AgentRuntime:
             self._client = make_client(s.base_url, s.api_key, s.api, max_retries=s.max_retries)
             self._client_key = key
         return self._client
+
+    def warm_up(self) -> None:
+        """Import the SDK and build the client in a thread now, so the first chat does not wait ~1 s for it."""
+
+        def build() -> None:
+            try:
+                self.client()
+            except ProviderError:
+                pass  # no key yet: the first chat says how to set one
+
+        self._background(asyncio.to_thread(build))
 
     async def generate(self, system: str, messages: list[Message]) -> str:
         """A plain model call with no tools offered (summaries, memory compaction)."""
@@ -165,8 +176,7 @@ class AgentRuntime:
         chosen = variant(ticket.agent or s.agent, s.thinking)
         registry = self.registry()
         self.window.threshold = s.compact_threshold
-        # Notes are read once per turn, off the loop (they live in SQLite and the workspace).
-        notes_block = await asyncio.to_thread(self.context_blocks) if self.context_blocks else ""
+        notes_block = await self.context_blocks() if self.context_blocks else ""
 
         def prompt(tools: list[str]) -> str:
             return self.system_prompt(tools, chosen.appendix, notes_block)

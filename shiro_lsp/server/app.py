@@ -146,7 +146,7 @@ def create_server() -> ShiroServer:
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         settings, problems = load_settings(options)
         ls.start_workspace(workspace_of(params), settings)
-        ls.shiro.start_agent(LspFrontend(ls))
+        ls.shiro.start_agent(LspFrontend(ls)).warm_up()
         for problem in problems:
             ls.report(problem)
 

@@ -465,6 +465,7 @@ class FakeOpenAI:
                 "path": path,
                 "headers": {k.lower(): v for k, v in h.headers.items()},
                 "body": body,
+                "received": time.perf_counter(),
             }
         )
         if self.api_key is not None:

@@ -7,6 +7,7 @@ answer approvals; everything else is the same for all of them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
@@ -100,10 +101,8 @@ class AgentRuntime:
         """Import the SDK and build the client in a thread now, so the first chat does not wait ~1 s for it."""
 
         def build() -> None:
-            try:
+            with contextlib.suppress(ProviderError):  # no key yet: the first chat says how to set one
                 self.client()
-            except ProviderError:
-                pass  # no key yet: the first chat says how to set one
 
         self._background(asyncio.to_thread(build))
 

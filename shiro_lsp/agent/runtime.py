@@ -24,8 +24,7 @@ from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderE
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.config import Settings
-from shiro_lsp.context.estimate import estimate_text, estimate_tokens
-from shiro_lsp.context.ladder import dropped_span, prune_to_fit
+from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request, compacted_history
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.messages import Message
@@ -269,13 +268,9 @@ class AgentRuntime:
         return len(history), len(session.messages)
 
     def _fitted(self, system: str, messages: list[Message]) -> list[Message]:
-        """The history as one request can carry it: pruned like the wire when it is too big."""
+        """The history as one request can carry it: pruned like the wire (with its notes) when too big."""
         self._sync_window()
-        overhead = estimate_text(system)
-        if estimate_tokens(messages) + overhead <= self.window.threshold:
-            return messages
-        pruned = prune_to_fit(messages, self.window.threshold, fixed_overhead=overhead)
-        return self.window.summaries.wire(pruned, dropped_span(messages, pruned))
+        return self.window.view(messages, estimate_text(system)).messages
 
     async def _compact_summary(self, system: str, messages: list[Message]) -> str:
         try:

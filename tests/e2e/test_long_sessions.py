@@ -25,6 +25,7 @@ from long_kit import (
     eventually,
     overhead,
     plain_bodies,
+    reasoned_answer,
     request_estimate,
     saved_messages,
     seed_session,
@@ -139,6 +140,54 @@ async def test_a_300_step_session_keeps_its_goal_tasks_and_a_summary_under_the_t
     assert session["messageCount"] == 2 * 300 + 2 * CHATS  # the local history keeps everything
 
 
+@pytest.mark.timeout(300)
+async def test_when_the_summary_call_fails_a_digest_of_the_pruned_span_stands_in(
+    client: ShiroClient, fake: RoutedFake, workspace: Path
+) -> None:
+    files = generate_files(workspace, 24, 2_400, 2_400)
+    threshold = await overhead(client) + 6_000
+    await use_threshold(client, threshold)
+    fake.plain += [HttpError.server_error() for _ in range(24)]
+    fake.script += [read_step(n, files[n]) for n in range(24)] + [Step(Text("read them all"))]
+    result = await client.call("shiro/chat", {"text": GOAL, "agent": "deep"})
+    assert result["stopReason"] == "done"
+    assert plain_bodies(fake)  # the summary was asked for, and failed
+    last = turn_bodies(fake)[-1]
+    (note,) = summary_notes(last)
+    assert user_texts(last)[:2] == [GOAL, note]
+    assert "- (assistant) read_file" in note and "- (result) read_file:" in note
+    assert PLAIN_SUMMARY.splitlines()[0] not in note
+    assert request_estimate(last) <= threshold
+
+
+async def test_a_stale_item_after_an_earlier_step_of_the_turn_is_repaired_without_repeating_output(
+    client: ShiroClient, fake: RoutedFake, home: Path, workspace: Path
+) -> None:
+    """Spec §5.6 guards against delivering half an answer twice; that is per model call here, so a
+    step that has streamed nothing yet is repaired even when an earlier step of the turn spoke."""
+    (workspace / "notes.txt").write_text("42\n")
+    history = [
+        {"role": "user", "content": "what was decided?"},
+        reasoned_answer("the old answer", "rs_gone", "msg_gone"),
+    ]
+    seed_session(home, workspace, history)
+    await client.call("shiro/session/resume", {"id": SEEDED_ID})
+    fake.script += [
+        Step(Text("Checking."), ToolCall("read_file", {"path": "notes.txt"}, call_id="call_n")),
+        HttpError.item_not_found("msg_gone"),
+        Step(Text("It is 42.")),
+    ]
+    result = await client.call("shiro/chat", {"text": "and the notes?"})
+    assert result["stopReason"] == "done"
+    events = client.events(result["taskId"])
+    assert [e["type"] for e in events] == [
+        "text", "tool-start", "tool-call", "tool-result", "notice", "text", "done",
+    ]  # fmt: skip
+    assert [e["text"] for e in events if e["type"] == "text"] == ["Checking.", "It is 42."]
+    last = wire_text(turn_bodies(fake)[-1])
+    assert "msg_gone" not in last and "the old answer" in last and '"call_id":"call_n"' in last
+
+
 # --- the meter -----------------------------------------------------------------------------------
 
 
@@ -187,6 +236,7 @@ async def test_the_meter_follows_resume_clear_and_a_new_threshold(
     client: ShiroClient, home: Path, workspace: Path
 ) -> None:
     floor = await overhead(client)
+    assert floor > 1_000  # an empty session still sends the instructions and the tools
     seed_session(home, workspace, [m for i in range(4) for m in bulky_exchange(i)])
     await client.call("shiro/session/resume", {"id": SEEDED_ID})
     await eventually(lambda: bool(meters(client)))

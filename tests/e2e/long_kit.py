@@ -47,7 +47,8 @@ class RoutedFake(FakeOpenAI):
 
 @pytest.fixture
 def fake() -> Iterator[RoutedFake]:
-    server = RoutedFake().start()
+    server = RoutedFake()
+    server.start()
     try:
         yield server
     finally:

@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve test test-py lint typecheck protocol bench clean
+.PHONY: run serve stdio test test-py client-test e2e lint typecheck protocol bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,9 +15,12 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-## make run: the product, working (server on stdio until the extension exists)
+## make run: VS Code with Shiro (or code-server on 127.0.0.1 when `code` is not on PATH; the URL is printed)
 run: $(STAMP)
-	@echo "Shiro language server on stdio. Point an LSP client at: $(abspath $(PY)) -m shiro_lsp" >&2
+	bash scripts/run.sh
+
+## make stdio: just the language server on stdin/stdout
+stdio: $(STAMP)
 	$(PY) -m shiro_lsp --stdio
 
 ## make serve PORT=2087: the server on 127.0.0.1 over TCP
@@ -38,8 +41,16 @@ protocol: $(STAMP)
 test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
+## the extension: npm ci, tsc --noEmit, node --test with a stubbed vscode
+client-test:
+	bash scripts/client-test.sh
+
+## the extension in a real VS Code (code-server + headless chromium), against the real server
+e2e: $(STAMP)
+	bash scripts/e2e.sh
+
 ## make test: everything CI runs
-test: lint typecheck test-py
+test: lint typecheck test-py client-test e2e
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -19,6 +19,12 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from shiro_lsp.mcp_server import run
+
+    return run(args.workspace, args.home, args.allow_write)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="shiro-lsp", description="Shiro, an AI coding agent, as a language server."
@@ -28,8 +34,15 @@ def build_parser() -> argparse.ArgumentParser:
     transport.add_argument("--tcp", type=int, metavar="PORT", help="speak LSP on 127.0.0.1:PORT")
     parser.add_argument("--log-level", default="INFO", help="log level for stderr (default INFO)")
     parser.set_defaults(func=_serve)
-    subparsers = parser.add_subparsers(dest="command", metavar="{run,mcp}")
-    _add_run(subparsers)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_run(commands)
+    mcp = commands.add_parser(
+        "mcp", help="serve project notes and memory to other agents over MCP (stdio)", description=None
+    )
+    mcp.add_argument("--allow-write", action="store_true", help="allow changes (read-only without it)")
+    mcp.add_argument("--workspace", metavar="DIR", help="the project folder (default: the current folder)")
+    mcp.add_argument("--home", metavar="DIR", help="the state root (default: $SHIRO_HOME/.shiro-neko)")
+    mcp.set_defaults(func=_mcp)
     return parser
 
 

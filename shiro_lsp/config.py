@@ -33,6 +33,8 @@ class Settings(BaseModel):
     approval_timeout_ms: int = Field(default=DEFAULT_APPROVAL_TIMEOUT_MS, gt=0)
     trusted: bool = True
     max_retries: int = Field(default=3, ge=0, le=10)
+    # Per-tool permission rules (spec §7.4): {"bash": {"git *": "allow", "rm *": "deny"}, "write_file": "ask"}.
+    permissions: dict[str, str | dict[str, str]] = Field(default_factory=dict)
 
 
 def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:

@@ -6,6 +6,8 @@ run them with ``asyncio.to_thread``.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -15,8 +17,10 @@ from shiro_lsp.errors import ReadOnly, ShiroError
 from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 from shiro_lsp.state.memory import DISABLED_TEXT, ProjectMemory, RememberResult, Summarizer
+from shiro_lsp.state.notes import Notes
 from shiro_lsp.state.paths import StatePaths, project_key, state_root
-from shiro_lsp.state.sessions import SessionManager, SessionStore
+from shiro_lsp.state.reservation import workspace_reservation
+from shiro_lsp.state.sessions import ExportFormat, SessionManager, SessionStore, SessionSummary
 from shiro_lsp.state.todos import TaskList, Todo
 
 PROVIDER = "openai"
@@ -44,6 +48,8 @@ class Shiro:
             reporter=reporter,
         )
         self._runtime: AgentRuntime | None = None
+        # Project and task notes; task scope without an id means the live session's latest task.
+        self.notes = Notes(workspace, self.paths.root, current_session=lambda: self.sessions.current.id)
 
     def start_agent(self, frontend: Frontend, *, yolo: bool = False, can_ask: bool = True) -> AgentRuntime:
         """Make chat turns possible, reporting to ``frontend`` (the editor, or the terminal)."""
@@ -56,8 +62,55 @@ class Shiro:
             frontend=frontend,
             yolo=yolo,
             can_ask=can_ask,
+            context_blocks=self.notes_blocks,
+            reservation=lambda: workspace_reservation(self.paths.root, self.workspace),
+            turn_started=self.notes.register_task,
         )
         return self._runtime
+
+    def notes_blocks(self) -> str:
+        """Project notes and the live session's recent task notes, for the system prompt."""
+        project = self.notes.project_notes_block()
+        tasks = self.notes.task_notes_block(self.sessions.current.id)
+        return "".join(
+            block if block.startswith("\n") else "\n" + block for block in (project, tasks) if block
+        )
+
+    # --- sessions with their notes ---------------------------------------------------------------
+
+    async def export_session(self, reference: str | None, format: ExportFormat) -> str:
+        """The session (JSON or Markdown) with its task notes, within the 32 MB export limit."""
+        record = await self.sessions.record_of(reference)
+        content = await self.sessions.export(record.id, format)
+        notes = await asyncio.to_thread(self.notes.store.notes_for_export, record.id)
+        if format == "json":
+            value = json.loads(content)
+            value["notes"] = notes.to_json()
+            return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+        extra = notes.to_markdown()
+        return content if not extra else content.rstrip("\n") + "\n\n" + extra
+
+    async def branch_session(self, reference: str | None, at_message: int | None) -> SessionSummary:
+        """A new session with the history up to a message and a full copy of the source's task notes.
+
+        If the notes cannot all be copied (over the archive limits), the branch is removed again:
+        a branch never exists without its notes.
+        """
+        source = await self.sessions.record_of(reference)
+        branch = await self.sessions.branch(source.id, at_message)
+        try:
+            await asyncio.to_thread(self.notes.store.copy_notes_for_branch, source.id, branch.id)
+        except ShiroError:
+            await self.sessions.delete(branch.id)
+            raise
+        return branch
+
+    async def delete_session(self, reference: str) -> bool:
+        """Explicit user action: the session file, its index row and its task notes (not a branch's copy)."""
+        session_id = await asyncio.to_thread(self.sessions.store.resolve, reference)
+        deleted = await self.sessions.delete(session_id)
+        await asyncio.to_thread(self.notes.store.delete_session_notes, session_id)
+        return deleted
 
     @property
     def runtime(self) -> AgentRuntime:

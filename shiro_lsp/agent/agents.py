@@ -16,6 +16,15 @@ THINKING_EFFORT: dict[str, ReasoningEffort] = {
 }
 
 
+# Models that take a reasoning effort; others (gpt-4o, most local models) reject or ignore it.
+REASONING_MODEL_PREFIXES = ("gpt-5", "o1", "o3", "o4", "codex")
+
+
+def takes_reasoning_effort(model: str) -> bool:
+    name = model.lower().rsplit("/", 1)[-1]
+    return name.startswith(REASONING_MODEL_PREFIXES)
+
+
 @dataclass(frozen=True)
 class AgentVariant:
     name: str

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from shiro_lsp.agent.agents import AgentVariant
+from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
 from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
@@ -178,7 +178,9 @@ class Turn:
                 instructions=instructions,
                 messages=wire.messages,
                 tools=specs,
-                reasoning_effort=self.setup.variant.reasoning_effort,
+                reasoning_effort=self.setup.variant.reasoning_effort
+                if takes_reasoning_effort(self.setup.model)
+                else None,
             )
             step = _StepResult()
             try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -73,7 +73,7 @@ class AgentRuntime:
         can_ask: bool = True,
         context_blocks: Callable[[], str] | None = None,
         reservation: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
-        turn_started: Callable[[str, str, str], None] | None = None,
+        turn_started: Callable[[str, str, str], object] | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -88,6 +88,7 @@ class AgentRuntime:
         self.turn_started = turn_started
         self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
+        self._tasks: set[asyncio.Task[None]] = set()
         self._grants: tuple[LiveSessionLike, Grants] | None = None
         self._client: ModelClient | None = None
         self._client_key: tuple[str | None, str | None, str, int] | None = None
@@ -117,6 +118,7 @@ class AgentRuntime:
     # --- tools and prompt ----------------------------------------------------------------------
 
     def registry(self) -> ToolRegistry:
+        """Built-ins plus the session's tools (cheap to build; rebuilt per turn so nothing leaks between turns)."""
         registry = builtin_registry()
         registry.register(todo_tool(lambda: self.session().tasks, self.frontend.todos_changed))
         if self.memory is not None:
@@ -124,7 +126,7 @@ class AgentRuntime:
                 registry.register(tool)
         return registry
 
-    def system_prompt(self, tools: list[str], appendix: str) -> str:
+    def system_prompt(self, tools: list[str], appendix: str, notes_block: str = "") -> str:
         memory_block = self.memory.boot_block() if self.memory is not None else ""
         return build_system_prompt(
             PromptParts(
@@ -133,7 +135,7 @@ class AgentRuntime:
                 can_ask=self.can_ask,
                 project_instructions=project_instructions(self.workspace),
                 memory_block=memory_block,
-                notes_block=self.context_blocks() if self.context_blocks else "",
+                notes_block=notes_block,
                 appendix=appendix,
                 task_block=self.session().tasks.prompt_block(),
             )
@@ -153,9 +155,15 @@ class AgentRuntime:
         except ShiroError as error:
             emit({"type": "error", "error": error.message})
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
-        await asyncio.to_thread(self.prompts.append, ticket.text)
+        # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
+        self._background(asyncio.to_thread(self.prompts.append, ticket.text))
         if self.turn_started is not None:
-            self.turn_started(ticket.task_id, session.id, ticket.text)
+            started = self.turn_started
+
+            def register() -> None:
+                started(ticket.task_id, session.id, ticket.text)
+
+            self._background(asyncio.to_thread(register))
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         outcome = await turn.run(ticket.text)
         self.frontend.context_changed(self.meter())
@@ -164,13 +172,13 @@ class AgentRuntime:
     async def _setup(self, ticket: Ticket, session: LiveSessionLike) -> TurnSetup:
         s = self.settings()
         chosen = variant(ticket.agent or s.agent, s.thinking)
-        registry = await asyncio.to_thread(self.registry)
+        registry = self.registry()
         self.window.threshold = s.compact_threshold
-        prompt_cache: dict[tuple[str, ...], str] = {}
+        # Notes are read once per turn, off the loop (they live in SQLite and the workspace).
+        notes_block = await asyncio.to_thread(self.context_blocks) if self.context_blocks else ""
 
         def prompt(tools: list[str]) -> str:
-            prompt_cache[tuple(tools)] = self.system_prompt(tools, chosen.appendix)
-            return prompt_cache[tuple(tools)]
+            return self.system_prompt(tools, chosen.appendix, notes_block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:
@@ -185,7 +193,7 @@ class AgentRuntime:
             client=client,
             model=s.model,
             registry=registry,
-            policy=PermissionPolicy(yolo=self.yolo, trusted=s.trusted, registry=registry),
+            policy=PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry),
             grants=self.grants(session),
             variant=chosen,
             window=self.window,
@@ -201,6 +209,16 @@ class AgentRuntime:
             self._grants = (session, Grants())
             self.window.reset()
         return self._grants[1]
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("background work failed: %s", task.exception())
 
     def meter(self) -> Meter:
         """What the next request carries, against the threshold configured now."""
@@ -220,7 +238,8 @@ class AgentRuntime:
         def overhead() -> int:
             registry = self.registry()
             names = registry.read_only() if chosen.read_only else registry.names()
-            instructions = self.system_prompt(names, chosen.appendix)
+            notes_block = self.context_blocks() if self.context_blocks else ""
+            instructions = self.system_prompt(names, chosen.appendix, notes_block)
             specs = [ToolSpec(t.name, t.description, t.parameters) for t in registry.specs(names)]
             return self.window.overhead(instructions, specs)
 

@@ -265,7 +265,9 @@ class SessionCompactResult(Wire):
 
 
 class SessionExportParams(Wire):
-    id: NonEmpty | None = None
+    id: NonEmpty | None = Field(
+        default=None, description="Full id or a unique prefix; default the live session."
+    )
     format: Literal["json", "markdown"]
 
 
@@ -274,8 +276,12 @@ class SessionExportResult(Wire):
 
 
 class SessionBranchParams(Wire):
-    id: NonEmpty | None = None
-    at_message: int | None = Field(default=None, ge=0)
+    id: NonEmpty | None = Field(
+        default=None, description="Full id or a unique prefix; default the live session."
+    )
+    at_message: int | None = Field(
+        default=None, ge=0, description="Index of the last message the branch keeps (0-based); default all."
+    )
 
 
 class SessionDeleteParams(Wire):
@@ -291,7 +297,11 @@ class SessionDeleteResult(Wire):
 
 class NotesReadParams(Wire):
     scope: Literal["project", "task"] = "project"
-    task_id: NonEmpty | None = None
+    task_id: NonEmpty | None = Field(
+        default=None,
+        description="Default: the current conversation's latest task (none before its first turn; "
+        "then task writes need a taskId).",
+    )
 
 
 class NotesAppendParams(NotesReadParams):
@@ -308,7 +318,10 @@ class NotesResult(Wire):
     task: str
     project_hash: str
     task_hash: str
-    task_id: str | None
+    task_id: str | None = Field(description="The task shown; null when there is none.")
+    problems: list[str] = Field(
+        default_factory=list, description="Notes files that could not be read (left untouched on disk)."
+    )
 
 
 # --- the method table ----------------------------------------------------------------------------

@@ -114,12 +114,12 @@ def register_sessions(server: ShiroServer) -> None:
 
     @request(server, "shiro/session/export")
     async def export(ls: ShiroServer, params: p.SessionExportParams) -> p.SessionExportResult:
-        return p.SessionExportResult(content=await ls.shiro.sessions.export(params.id, params.format))
+        return p.SessionExportResult(content=await ls.shiro.export_session(params.id, params.format))
 
     @request(server, "shiro/session/branch")
     async def branch(ls: ShiroServer, params: p.SessionBranchParams) -> p.SessionInfo:
-        return session_wire(await ls.shiro.sessions.branch(params.id, params.at_message))
+        return session_wire(await ls.shiro.branch_session(params.id, params.at_message))
 
     @request(server, "shiro/session/delete")
     async def delete(ls: ShiroServer, params: p.SessionDeleteParams) -> p.SessionDeleteResult:
-        return p.SessionDeleteResult(deleted=await ls.shiro.sessions.delete(params.id))
+        return p.SessionDeleteResult(deleted=await ls.shiro.delete_session(params.id))

@@ -39,6 +39,43 @@ MIGRATIONS: list[list[str]] = [
         # Small facts about the index itself, e.g. the sessions directory's signature at the last scan.
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ],
+    # Version 2: tasks (one per chat turn), their native notes, branch archives, the notes audit log.
+    [
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX tasks_by_session ON tasks (session_id, created_at)",
+        """CREATE TABLE task_notes (
+            task_id TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+            text TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE branch_notes (
+            session_id TEXT NOT NULL,
+            source_session_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            text TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (session_id, task_id)
+        )""",
+        """CREATE TABLE note_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            task_id TEXT,
+            action TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            actor TEXT NOT NULL
+        )""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -83,11 +120,21 @@ def migrate(connection: sqlite3.Connection, path: Path, target: int = SCHEMA_VER
 
 
 def backup(connection: sqlite3.Connection, path: Path, version: int) -> Path:
+    """Copy the committed database aside.
+
+    ``connection`` holds the migration's write transaction, and SQLite refuses (SQLITE_LOCKED,
+    which Python retries forever) to back up from a connection that is writing; a second
+    connection still reads the committed, pre-migration state.
+    """
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     target = path.with_name(f"{path.name}.v{version}-{stamp}.bak")
-    with sqlite3.connect(target) as copy:
-        connection.backup(copy)
-    copy.close()
+    source = sqlite3.connect(path, timeout=30)
+    try:
+        with sqlite3.connect(target) as copy:
+            source.backup(copy)
+        copy.close()
+    finally:
+        source.close()
     return target
 
 

@@ -172,7 +172,29 @@ def _messages_field(value: dict[str, Any]) -> list[Message]:
     return messages
 
 
-def encode_record(record: SessionRecord) -> Iterator[bytes]:
+class MessageCache:
+    """Each message's encoded JSON, by identity, so an autosave only encodes what is new.
+
+    Sound because messages are never changed in place once appended (see the module docstring);
+    the cached message itself is kept, so its ``id()`` cannot be reused while it is cached.
+    Used by one writer at a time (the autosave's write lock).
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[Message, bytes]] = {}
+
+    def encode(self, message: Message, keep: dict[int, tuple[Message, bytes]]) -> bytes:
+        key = id(message)
+        found = self._entries.get(key)
+        piece = found[1] if found is not None and found[0] is message else _encode_message(message)
+        keep[key] = (message, piece)
+        return piece
+
+    def replace(self, entries: dict[int, tuple[Message, bytes]]) -> None:
+        self._entries = entries
+
+
+def encode_record(record: SessionRecord, cache: MessageCache | None = None) -> Iterator[bytes]:
     """The file's bytes in pieces: a pretty header, then one message per line.
 
     Encoding message by message lets a thread doing this give the event loop the GIL between
@@ -183,10 +205,14 @@ def encode_record(record: SessionRecord) -> Iterator[bytes]:
         yield (header[:-2] + ',\n  "messages": []\n}\n').encode("utf-8")
         return
     yield (header[:-2] + ',\n  "messages": [\n    ').encode("utf-8")
+    keep: dict[int, tuple[Message, bytes]] = {}
     last = len(record.messages) - 1
     for index, message in enumerate(record.messages):
-        piece = _encode_message(message)
-        yield piece + (b",\n    " if index < last else b"\n  ]\n}\n")
+        piece = cache.encode(message, keep) if cache is not None else _encode_message(message)
+        yield piece
+        yield b",\n    " if index < last else b"\n  ]\n}\n"
+    if cache is not None:
+        cache.replace(keep)
 
 
 def _encode_message(message: Message) -> bytes:
@@ -343,19 +369,22 @@ class SessionStore:
 
     # -- writing
 
-    def save(self, record: SessionRecord) -> SessionRecord:
-        """Write the record with ``updatedAt`` = now; return what was written."""
+    def save(self, record: SessionRecord, cache: MessageCache | None = None) -> SessionRecord:
+        """Write the record with ``updatedAt`` = now; return what was written.
+
+        ``cache`` (one per live session) skips re-encoding messages an earlier save encoded.
+        """
         stamped = replace(record, updated_at=now_iso(), title=title_of(record.messages))
         path = self.path_of(stamped.id)
         self._require_dir_usable()
         try:
-            signature = write_chunks_durable(path, encode_record(stamped))
+            signature = write_chunks_durable(path, encode_record(stamped, cache))
         except OSError as error:
             raise ShiroError(
                 f"Could not save session {stamped.id} to {path}: {error.strerror or error}. "
                 "The session is still open; fix the problem and save again."
             ) from None
-        self._index(SessionSummary.of(stamped), signature)
+        self.index(SessionSummary.of(stamped), signature)
         return stamped
 
     def delete(self, session_id: str) -> bool:
@@ -545,7 +574,8 @@ class SessionStore:
         self._skipped.pop(session_id, None)
         return _row(SessionSummary.of(record), signature)
 
-    def _index(self, summary: SessionSummary, signature: FileSignature) -> None:
+    def index(self, summary: SessionSummary, signature: FileSignature) -> None:
+        """Record a session file Shiro just wrote (``signature`` = its mtime and size)."""
         with db.transaction(self._db()) as connection:
             connection.execute(UPSERT, _row(summary, signature))
         self._skipped.pop(summary.id, None)
@@ -576,7 +606,12 @@ class SessionStore:
 
 
 class LiveSession:
-    """The session the turn engine works on. Every mutation calls ``on_change`` (the autosave)."""
+    """The session the turn engine works on. Every mutation calls ``on_change`` (the autosave).
+
+    Change history only through ``append``/``replace`` and never edit a message dict (or its parts)
+    after appending it: autosave encodes the snapshot in a thread and caches each message's JSON
+    by identity. To change a message, build a new dict and ``replace`` the list.
+    """
 
     def __init__(
         self,
@@ -726,9 +761,10 @@ class SessionManager:
         self.current = self._attach(LiveSession.fresh(cwd=cwd, provider=provider, model=model()))
 
     def _attach(self, session: LiveSession) -> LiveSession:
+        cache = MessageCache()
         autosave: Autosave[SessionRecord] = Autosave(
             snapshot=lambda: session.to_record() if session.messages else None,
-            write=self.store.save,
+            write=lambda record: self.store.save(record, cache),
             on_saved=lambda saved: self._saved(session, saved),
             on_error=self._autosave_failed,
             delay=self.autosave_delay,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+
 from lsp_client import CONFIG, ShiroClient, initialize
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from fakes.fake_openai import Entry, FakeOpenAI, Step, Text, Usage
 from lsp_client import ShiroClient
-
 from shiro_lsp.context.summary import PRUNED_SPAN_PREFIX
 
 PLAIN_SUMMARY = (

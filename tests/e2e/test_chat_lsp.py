@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from chat_helpers import eventually, model_bodies, text_of, types_of
 from fakes.fake_openai import (
     FakeOpenAI,
     HttpError,
@@ -22,8 +26,6 @@ from fakes.fake_openai import (
     WaitForRelease,
 )
 from lsp_client import ShiroClient
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 
 pytest_plugins = ["fakes.fixtures"]
 
@@ -48,25 +50,6 @@ def init_options(home: Path, fake: FakeOpenAI, api: str) -> dict[str, object]:
         "maxRetries": 0,
         "approvalTimeoutMs": 3000,
     }
-
-
-async def eventually(condition: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition never became true"
-        await asyncio.sleep(0.02)
-
-
-def types_of(events: list[dict[str, Any]]) -> list[str]:
-    return [e["type"] for e in events]
-
-
-def text_of(events: list[dict[str, Any]]) -> str:
-    return "".join(e["text"] for e in events if e["type"] == "text")
-
-
-def model_bodies(fake: FakeOpenAI) -> list[dict[str, Any]]:
-    return [r["body"] for r in fake.requests if r["path"].endswith(("/responses", "/chat/completions"))]
 
 
 @both_apis

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import long_kit
-from fakes.fake_openai import HttpError, Reasoning, Step, StreamError, Text, ToolCall, Usage
 from long_kit import (
     SEEDED_ID,
     TODOS,
@@ -33,8 +32,9 @@ from long_kit import (
     use_threshold,
     wire_text,
 )
-from lsp_client import ShiroClient
 
+from fakes.fake_openai import HttpError, Reasoning, Step, StreamError, Text, ToolCall, Usage
+from lsp_client import ShiroClient
 from shiro_lsp.agent.engine import STALE_NOTICE
 from shiro_lsp.context.summary import COMPACT_SUMMARY_PREFIX, COMPACT_SYSTEM_PROMPT
 

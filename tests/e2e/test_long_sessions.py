@@ -14,7 +14,6 @@ from typing import Any
 
 import long_kit
 import pytest
-from fakes.fake_openai import Gate, HttpError, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
 from long_kit import (
     PLAIN_SUMMARY,
     SEEDED_ID,
@@ -35,9 +34,10 @@ from long_kit import (
     user_texts,
     wire_text,
 )
-from lsp_client import ShiroClient
 from pygls.exceptions import JsonRpcException
 
+from fakes.fake_openai import Gate, HttpError, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
+from lsp_client import ShiroClient
 from shiro_lsp.context.summary import (
     COMPACT_SUMMARY_PREFIX,
     COMPACT_SYSTEM_PROMPT,

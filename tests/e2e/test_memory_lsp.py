@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from lsp_client import ShiroClient
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from lsp_client import ShiroClient
 from shiro_lsp.state.paths import project_key
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
 from pygls.exceptions import JsonRpcException
+
+from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
 
 OTHER_WORKSPACE = "/somewhere/else"
 TARGET = "0193bb11-5555-7000-8000-00000000beef"
@@ -354,3 +355,26 @@ async def test_a_sessions_path_that_is_a_file_is_a_clear_error_and_nothing_is_lo
         await client.shutdown_session()
         await client.stop()
     assert (home / "sessions").read_text() == "not a folder, but precious"
+
+
+@pytest.mark.parametrize("ending", ["exit without shutdown", "stdin closed"])
+async def test_the_final_save_also_happens_on_exit_and_when_the_editor_goes_away(
+    tmp_path: Path, ending: str
+) -> None:
+    workspace, home = tmp_path / "ws", tmp_path / "state"
+    workspace.mkdir()
+    session_file(home, TARGET, str(workspace), "2026-02-01T10:00:00.000Z", "target", TARGET_TODOS)
+    client = await start(workspace, home)
+    server = client._server
+    assert server is not None
+    await client.call("shiro/session/resume", {"latest": True})
+    await client.call("shiro/todos/update", {"todos": [{"content": ending, "status": "pending"}]})
+    if ending == "stdin closed":
+        assert server.stdin is not None
+        server.stdin.close()
+    else:
+        client.protocol.notify("exit", None)
+    await asyncio.wait_for(server.wait(), timeout=20)
+    await client.stop()
+    on_disk = json.loads((home / "sessions" / f"{TARGET}.json").read_text())
+    assert on_disk["notebook"]["todos"] == [{"content": ending, "status": "pending"}]

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
-
 from shiro_lsp.state.paths import project_key
 
 PER_SERVER = 150  # 2 x 150 fills the store to its 300-entry cap exactly

@@ -24,7 +24,8 @@ streamed as OpenAI streams it when the request has ``stream: true``) or an ``Htt
 answers 500 saying so, unless a default reply mode is set (``echo``: "echo: <last user text>").
 
 Like OpenAI, the fake checks what it can see: an ``item_reference`` to an item it never stored (items are
-stored only for requests without ``store: false``) is a 404 ``Item with id '…' not found.``; a
+stored only for requests without ``store: false``) is a 404 ``Item with id '…' not found.``, an unknown
+``previous_response_id`` a 400 ``previous_response_not_found``; a
 ``function_call_output`` (or Chat ``tool`` message) without its call is a 400, and so is a Chat
 assistant ``tool_calls`` message missing a reply. Set ``fake.validate = False`` to turn that off.
 """
@@ -210,6 +211,11 @@ class HttpError:
 
 Entry = Step | HttpError
 
+BAD_JSON = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP "
+    "library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
+)
+
 # ---------------------------------------------------------------------------- JSON forms
 
 
@@ -374,6 +380,7 @@ class FakeOpenAI:
         self.validate = True
         self.api_key: str | None = None  # when set, any other bearer token gets 401
         self.models = ["gpt-5", "gpt-5-mini", "gpt-4o"]
+        self.chat_dialect = "openai"  # or "ollama-legacy": no tool-call index, delta.reasoning
         self.disconnects = 0  # streams the client closed before the end
         self._port = port
         self._lock = threading.Lock()
@@ -446,7 +453,10 @@ class FakeOpenAI:
     def handle(self, h: BaseHTTPRequestHandler, method: str) -> None:
         path = h.path.split("?", 1)[0]
         raw = h.rfile.read(int(h.headers.get("content-length") or 0)) if method == "POST" else b""
-        body = json.loads(raw or b"{}")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return _send_error(h, HttpError(400, BAD_JSON))
         if path.startswith("/_control/"):
             return self._control(h, method, path, body)
         self.requests.append(
@@ -480,7 +490,7 @@ class FakeOpenAI:
                 },
             )
         responses = path.endswith("/responses")
-        problem = (self._check_responses(body) if responses else _check_chat(body)) if self.validate else None
+        problem = (self.check_responses(body) if responses else check_chat(body)) if self.validate else None
         entry = problem or self._next(body)
         if isinstance(entry, HttpError):
             return _send_error(h, entry)
@@ -488,12 +498,11 @@ class FakeOpenAI:
             if responses:
                 self._responses(h, body, entry)
             else:
-                _chat(h, body, entry)
+                _chat(h, body, entry, self.chat_dialect)
         except _Cut:
             pass
         except (BrokenPipeError, ConnectionResetError):
             self.disconnects += 1
-        h.close_connection = True
 
     def _control(self, h: BaseHTTPRequestHandler, method: str, path: str, body: Any) -> None:
         if path == "/_control/script" and method == "POST":
@@ -514,11 +523,19 @@ class FakeOpenAI:
         return _send_json(h, 404, {"error": f"unknown control path {path}"})
 
     # -- Responses API
-    def _check_responses(self, body: dict[str, Any]) -> HttpError | None:
+    def check_responses(self, body: dict[str, Any]) -> HttpError | None:
+        previous = body.get("previous_response_id")
+        if previous is not None and previous not in self.stored:
+            return HttpError.bad_request(
+                f"Previous response with id '{previous}' not found.",
+                param="previous_response_id",
+                code="previous_response_not_found",
+            )
         items = body.get("input")
         if not isinstance(items, list):
             return None
-        calls: set[str] = set()
+        earlier = self.stored.get(previous, {}).get("output", []) if previous else []
+        calls = {i["call_id"] for i in earlier if i.get("type") == "function_call"}
         for item in items:
             kind = item.get("type")
             if kind == "item_reference":
@@ -545,6 +562,7 @@ class FakeOpenAI:
         ]
         incomplete = step.finish_reason == "length"
         if body.get("store", True) is not False:
+            self.stored[response_id] = {"type": "response", "output": output}
             for item in output:
                 self.stored[item["id"]] = item
         final = _response_object(response_id, model, created, body, output, step.usage, incomplete)
@@ -710,7 +728,7 @@ def _response_object(
 # -- Chat Completions
 
 
-def _check_chat(body: dict[str, Any]) -> HttpError | None:
+def check_chat(body: dict[str, Any]) -> HttpError | None:
     waiting: list[str] = []
     for message in body.get("messages") or []:
         role = message.get("role")
@@ -735,7 +753,7 @@ def _check_chat(body: dict[str, Any]) -> HttpError | None:
     return None
 
 
-def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step) -> None:
+def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step, dialect: str = "openai") -> None:
     chat_id = f"chatcmpl-{uuid.uuid4().hex[:29]}"
     model = str(body.get("model", "gpt-5"))
     created = int(time.time())
@@ -772,18 +790,22 @@ def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step) -> None:
     )
     w = _Writer(h, step, cut)
 
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> None:
-        w.event(
-            None,
-            {
-                "id": chat_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "system_fingerprint": "fp_fake",
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
-            },
-        )
+        if dialect == "ollama-legacy":
+            delta = _ollama_legacy(delta)
+        data = {
+            "id": chat_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "system_fingerprint": "fp_fake",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+        }
+        if include_usage:  # OpenAI then sends "usage": null on every chunk before the last
+            data["usage"] = None
+        w.event(None, data)
 
     chunk({"role": "assistant", "content": "", "refusal": None})
     call_index = 0
@@ -804,7 +826,7 @@ def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step) -> None:
             w.finish()
             return
     chunk({}, finish)
-    if (body.get("stream_options") or {}).get("include_usage"):
+    if include_usage:
         w.event(
             None,
             {
@@ -839,6 +861,16 @@ def _chat_deltas(item: Item, call_index: int, call_ids: list[str]) -> Iterator[d
             yield {"tool_calls": [head]}
             for piece in _split(item.arguments_json(), item.chunks):
                 yield {"tool_calls": [{"index": call_index, "function": {"arguments": piece}}]}
+
+
+def _ollama_legacy(delta: dict[str, Any]) -> dict[str, Any]:
+    """Older Ollama: tool-call fragments without ``index``, reasoning as ``delta.reasoning``."""
+    out = dict(delta)
+    if "reasoning_content" in out:
+        out["reasoning"] = out.pop("reasoning_content")
+    if "tool_calls" in out:
+        out["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in out["tool_calls"]]
+    return out
 
 
 def _chat_usage(usage: Usage | None) -> dict[str, Any]:

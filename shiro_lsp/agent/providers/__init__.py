@@ -3,7 +3,7 @@
 Importing this package does not import ``openai`` (server start time): the SDK loads in ``make_client``.
 """
 
-from shiro_lsp.agent.providers.factory import make_client
+from shiro_lsp.agent.providers.factory import list_models, make_client
 from shiro_lsp.agent.providers.types import (
     GenerateResult,
     ModelClient,
@@ -34,5 +34,6 @@ __all__ = [
     "ToolInputStart",
     "ToolSpec",
     "Usage",
+    "list_models",
     "make_client",
 ]

@@ -66,6 +66,9 @@ class ChatClient:
     def base_url(self) -> str:
         return str(self._client.base_url).rstrip("/")
 
+    async def aclose(self) -> None:
+        await self._client.close()
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         state = _StreamState()
         try:
@@ -213,7 +216,7 @@ class _StreamState:
         return events
 
     def _fragment(self, fragment: Any) -> list[ModelEvent]:
-        call = self.calls.setdefault(fragment.index, _Call(call_id="", name=""))
+        call = self.calls.setdefault(self._index_of(fragment), _Call(call_id="", name=""))
         call.call_id = fragment.id or call.call_id
         function = fragment.function
         if function is not None:
@@ -224,6 +227,17 @@ class _StreamState:
             call.call_id = call.call_id or f"call_{uuid.uuid4().hex[:24]}"
             return [ToolInputStart(call.call_id, call.name)]
         return []
+
+    def _index_of(self, fragment: Any) -> int:
+        """The call a fragment belongs to; some servers (older Ollama) leave ``index`` out."""
+        if isinstance(fragment.index, int):
+            return int(fragment.index)
+        for index, call in self.calls.items():
+            if fragment.id and call.call_id == fragment.id:
+                return index
+        if fragment.id or not self.calls:
+            return len(self.calls)
+        return max(self.calls)
 
     def finished(self) -> list[ModelEvent]:
         calls = [self.calls[i] for i in sorted(self.calls)]

@@ -76,7 +76,12 @@ def _status_error(exc: Any, base_url: str) -> ProviderError:
     else:
         kind, message = "bad_request", f"The provider rejected the request ({status}): {detail}"
     return ProviderError(
-        message, kind=kind, status=status, retry_after=retry_after, request_id=exc.request_id
+        message,
+        kind=kind,
+        status=status,
+        retry_after=retry_after,
+        request_id=exc.request_id,
+        provider_code=code,
     )
 
 

@@ -28,6 +28,17 @@ def is_official(base_url: str) -> bool:
     return parts.scheme == "https" and (parts.hostname or "").lower() == "api.openai.com"
 
 
+def _resolve(base_url: str | None, api_key: str | None) -> tuple[str, str]:
+    """The base URL and key to use; raises the "no key" ``ProviderError`` for a remote endpoint."""
+    url = (base_url or os.environ.get("OPENAI_BASE_URL") or OFFICIAL_BASE_URL).rstrip("/")
+    key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    if key is None:
+        if not is_local(url):
+            raise ProviderError(NO_KEY_MESSAGE, kind="auth")
+        key = LOCAL_DUMMY_KEY
+    return url, key
+
+
 def make_client(
     base_url: str | None,
     api_key: str | None,
@@ -48,14 +59,9 @@ def make_client(
     ``https://api.openai.com`` (tests point the fallback policy at a local fake with it).
     Raises ``ProviderError`` (kind "auth" or "bad_request") at once for a missing key or an unknown API.
     """
-    url = (base_url or os.environ.get("OPENAI_BASE_URL") or OFFICIAL_BASE_URL).rstrip("/")
-    key = api_key or os.environ.get("OPENAI_API_KEY") or None
     if api not in APIS:
         raise ProviderError(f'Unknown API "{api}". Use "auto", "responses" or "chat".', kind="bad_request")
-    if key is None:
-        if not is_local(url):
-            raise ProviderError(NO_KEY_MESSAGE, kind="auth")
-        key = LOCAL_DUMMY_KEY
+    url, key = _resolve(base_url, api_key)
     official = is_official(url) if treat_as_official is None else treat_as_official
 
     import openai
@@ -77,3 +83,18 @@ def make_client(
     if api == "chat" or not official:
         return chat
     return FallbackClient([chat, responses], key=url, on_notice=on_notice)
+
+
+async def list_models(base_url: str | None, api_key: str | None, *, timeout: float = 15.0) -> list[str]:
+    """The model ids ``GET /v1/models`` offers (for a picker), sorted; ``ProviderError`` on failure."""
+    url, key = _resolve(base_url, api_key)
+
+    import openai
+
+    from shiro_lsp.agent.providers.errors import provider_error
+
+    async with openai.AsyncOpenAI(base_url=url, api_key=key, max_retries=1, timeout=timeout) as sdk:
+        try:
+            return sorted([model.id async for model in sdk.models.list()])
+        except Exception as exc:
+            raise provider_error(exc, url) from exc

@@ -86,6 +86,10 @@ class FallbackClient:
                 if self._switch(error) is None:
                     raise
 
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+
     def _switch(self, error: ProviderError) -> str | None:
         """Move to the next endpoint if ``error`` allows it; the notice text, or None to re-raise."""
         index = _sticky.get(self._key, 0)

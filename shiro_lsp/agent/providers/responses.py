@@ -28,7 +28,6 @@ from shiro_lsp.agent.providers.types import (
     GenerateResult,
     ModelEvent,
     ModelRequest,
-    ProviderError,
     ReasoningDelta,
     StepFinished,
     TextDelta,
@@ -60,7 +59,7 @@ class ResponsesClient:
 
     def __init__(
         self, client: openai.AsyncOpenAI, *, store: bool = False, reasoning_summary: str | None = "auto"
-    ):
+    ) -> None:
         self._client = client
         self.store = store
         self.reasoning_summary = reasoning_summary
@@ -72,6 +71,9 @@ class ResponsesClient:
     @property
     def base_url(self) -> str:
         return str(self._client.base_url).rstrip("/")
+
+    async def aclose(self) -> None:
+        await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         try:
@@ -322,6 +324,3 @@ def _usage(usage: Any) -> Usage:
         cached_input_tokens=(getattr(inputs, "cached_tokens", 0) or 0) if inputs else 0,
         reasoning_tokens=(getattr(outputs, "reasoning_tokens", 0) or 0) if outputs else 0,
     )
-
-
-__all__ = ["ProviderError", "ResponsesClient", "to_responses_input"]

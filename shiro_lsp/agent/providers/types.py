@@ -114,6 +114,10 @@ class ModelClient(Protocol):
         """One model call without tools (summaries, memory compaction)."""
         ...
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections (the client is not used afterwards)."""
+        ...
+
 
 class ProviderError(ShiroError):
     """A model call that failed, with a message a person can act on and a ``kind`` code can act on."""
@@ -128,6 +132,7 @@ class ProviderError(ShiroError):
         status: int | None = None,
         retry_after: float | None = None,
         request_id: str | None = None,
+        provider_code: str | None = None,
     ) -> None:
         data: dict[str, Any] = {"kind": kind}
         if status is not None:
@@ -137,6 +142,7 @@ class ProviderError(ShiroError):
         self.status = status
         self.retry_after = retry_after
         self.request_id = request_id
+        self.provider_code = provider_code  # OpenAI's error code, e.g. "context_length_exceeded"
 
     @property
     def is_stale_item(self) -> bool:

@@ -6,12 +6,14 @@ import asyncio
 import json
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
+
 from fakes.fake_openai import (
     Cut,
     FakeOpenAI,
@@ -247,6 +249,16 @@ async def test_requests_are_recorded_with_headers_and_body(fake: FakeOpenAI) -> 
     assert request["body"] == {"model": "gpt-5", "input": "hi", "store": False}
 
 
+def test_a_body_that_is_not_json_is_a_400(fake: FakeOpenAI) -> None:
+    request = urllib.request.Request(
+        f"{fake.base_url}/responses", b"{nope", {"content-type": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request, timeout=10)
+    assert raised.value.code == 400
+    assert "could not parse the JSON body" in json.loads(raised.value.read())["error"]["message"]
+
+
 async def test_models_are_listed(fake: FakeOpenAI) -> None:
     page = await sdk(fake).models.list()
     assert [m.id for m in page.data] == fake.models
@@ -275,6 +287,25 @@ async def test_stored_items_can_be_referenced_and_calls_need_their_outputs(fake:
         {"type": "function_call_output", "call_id": "call_1", "output": "x"},
     ]
     assert (await client.responses.create(model="m", input=paired)).output_text == "ok"
+
+
+async def test_previous_response_id_must_be_known_and_carries_its_calls(fake: FakeOpenAI) -> None:
+    fake.script += [Step(ToolCall("ls", {}, call_id="call_1")), Step(Text("ok"))]
+    client = sdk(fake)
+    with pytest.raises(openai.BadRequestError) as raised:
+        await client.responses.create(model="m", input="hi", previous_response_id="resp_unknown")
+    assert raised.value.code == "previous_response_not_found"
+    first = await client.responses.create(model="m", input="hi")
+    output = [{"type": "function_call_output", "call_id": "call_1", "output": "x"}]
+    second = await client.responses.create(model="m", input=output, previous_response_id=first.id)
+    assert second.output_text == "ok"
+
+
+async def test_delay_per_event_still_streams_everything(fake: FakeOpenAI) -> None:
+    fake.script.append(Step(Text("slow", chunks=4), delay_per_event=0.01))
+    stream = await sdk(fake).responses.create(model="m", input="hi", stream=True)
+    deltas = [e.delta async for e in stream if e.type == "response.output_text.delta"]
+    assert deltas == ["s", "l", "o", "w"]
 
 
 async def test_chat_tool_messages_must_answer_a_call(fake: FakeOpenAI) -> None:
@@ -347,6 +378,13 @@ async def test_another_process_scripts_the_fake_over_http(tmp_path: Path) -> Non
         with urllib.request.urlopen(f"{root}/_control/requests", timeout=10) as reply:
             recorded = json.loads(reply.read())
         assert [r["path"] for r in recorded] == ["/v1/responses", "/v1/chat/completions"]
+        gate_step = {"type": "step", "items": [{"type": "text", "text": "a"}, {"type": "wait", "gate": "g"}]}
+        await asyncio.to_thread(_post, f"{root}/_control/script", [gate_step])
+        stream = await client.responses.create(model="m", input="held", stream=True)
+        first = await anext(aiter(stream))
+        assert first.type == "response.created"
+        await asyncio.to_thread(_post, f"{root}/_control/release", {"gate": "g"})
+        assert [e.type async for e in stream][-1] == "response.completed"
         await asyncio.to_thread(_post, f"{root}/_control/reset", {})
         await asyncio.to_thread(_post, f"{root}/_control/default", {"mode": "echo"})
         completion = await client.chat.completions.create(

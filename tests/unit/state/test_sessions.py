@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from shiro_lsp.state.autosave import Autosave
 from shiro_lsp.state.paths import StatePaths
 from shiro_lsp.state.sessions import (
     LiveSession,
+    MessageCache,
     SessionFormatError,
     SessionManager,
     SessionRecord,
@@ -630,3 +632,16 @@ async def test_delete_refuses_the_live_session_and_removes_others(
         await sessions.delete(sessions.current.id)
     assert await sessions.delete("a1") is True
     assert [s.id for s in await sessions.list()] == [sessions.current.id]
+
+
+def test_the_message_cache_writes_what_the_session_holds_now(store: SessionStore, paths: StatePaths) -> None:
+    cache = MessageCache()
+    first = record("a1", n=3)
+    store.save(first, cache)
+    grown = replace(first, messages=[*first.messages, {"role": "user", "content": "more"}])
+    store.save(grown, cache)
+    assert store.load("a1").messages == grown.messages
+    rewritten = replace(first, messages=[{"role": "user", "content": "summary"}, *first.messages[2:]])
+    store.save(rewritten, cache)
+    assert store.load("a1").messages == rewritten.messages
+    assert b"".join(encode_record(rewritten, cache)) == b"".join(encode_record(rewritten))

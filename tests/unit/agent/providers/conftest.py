@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
+
 from fakes.fake_openai import FakeOpenAI
 from fakes.fixtures import fake
-
 from shiro_lsp.agent.providers import ModelClient, make_client
 from shiro_lsp.agent.providers.fallback import forget_fallbacks
 
@@ -23,11 +23,16 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture
-def make(fake: FakeOpenAI) -> Callable[..., ModelClient]:
+async def make(fake: FakeOpenAI) -> AsyncIterator[Callable[..., ModelClient]]:
     """``make(api, **options)``: a client on the fake with the real SDK (no retries unless asked)."""
+    built: list[ModelClient] = []
 
     def build(api: str = "chat", **options: Any) -> ModelClient:
         options.setdefault("max_retries", 0)
-        return make_client(fake.base_url, "sk-test", api, **options)
+        client = make_client(fake.base_url, "sk-test", api, **options)
+        built.append(client)
+        return client
 
-    return build
+    yield build
+    for client in built:
+        await client.aclose()

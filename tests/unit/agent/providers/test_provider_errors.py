@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from fakes.fake_openai import Cut, FakeOpenAI, HttpError, Step, StreamError, Text, WaitForRelease
 from provider_helpers import collect, request
 
+from fakes.fake_openai import Cut, FakeOpenAI, HttpError, Step, StreamError, Text, WaitForRelease
 from shiro_lsp.agent.providers import ModelClient, ProviderError, TextDelta, make_client
 from shiro_lsp.errors import MODEL_ERROR, ShiroError
 
@@ -41,7 +41,7 @@ async def test_a_rejected_key(fake: FakeOpenAI, make: Make, api: str) -> None:
 async def test_an_unknown_model(fake: FakeOpenAI, make: Make, api: str) -> None:
     fake.script.append(HttpError.model_not_found("gpt-x"))
     error = await failure(make(api), model="gpt-x")
-    assert (error.kind, error.status) == ("model_not_found", 404)
+    assert (error.kind, error.status, error.provider_code) == ("model_not_found", 404, "model_not_found")
     assert error.message == f'The model "gpt-x" was not found at {fake.base_url} (404).'
 
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fakes.fake_openai import FakeOpenAI, Reasoning, Step, Text, ToolCall, Usage
 from provider_helpers import READ_FILE, collect, finished, request
 
+from fakes.fake_openai import FakeOpenAI, Reasoning, Step, Text, ToolCall, Usage
 from shiro_lsp.agent.providers import (
     ModelClient,
     ReasoningDelta,

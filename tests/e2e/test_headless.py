@@ -1,0 +1,104 @@
+"""`shiro-lsp run`: one headless turn on the same engine (spec §8 test catalogue)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from fakes.fake_openai import FakeOpenAI, HttpError, Step, Text, ToolCall, Usage
+
+pytest_plugins = ["fakes.fixtures"]
+
+
+async def run(fake: FakeOpenAI, workspace: Path, home: Path, *args: str) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
+    env |= {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test", "SHIRO_MODEL": "gpt-5"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "shiro_lsp",
+        "run",
+        "--workspace",
+        str(workspace),
+        "--home",
+        str(home),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+async def test_text_mode_writes_only_the_answer(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
+    fake.script.append(Step(Text("42"), usage=Usage(9, 4)))
+    code, out, _ = await run(fake, workspace, home, "-p", "what is six times seven?")
+    assert (code, out) == (0, "42\n")
+
+
+async def test_json_mode_prints_one_event_per_line(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
+    fake.script.append(Step(Text("42"), usage=Usage(9, 4)))
+    code, out, _ = await run(fake, workspace, home, "--json", "-p", "q")
+    events = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [e["type"] for e in events] == ["text", "done"]
+    assert events[1]["inputTokens"] == 9 and events[1]["outputTokens"] == 4
+
+
+async def test_a_model_error_is_flattened_and_exits_1(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
+    fake.script.append(HttpError.server_error())
+    code, out, _ = await run(fake, workspace, home, "--json", "-p", "q")
+    (event,) = [json.loads(line) for line in out.splitlines()]
+    assert code == 1 and event["type"] == "error" and isinstance(event["error"], str)
+
+
+async def test_a_tool_error_is_flattened(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
+    fake.script += [Step(ToolCall("read_file", {"path": "missing.txt"})), Step(Text("no file"))]
+    code, out, _ = await run(fake, workspace, home, "--json", "-p", "q")
+    errors = [json.loads(line) for line in out.splitlines() if '"tool-error"' in line]
+    assert code == 0 and "No such file" in errors[0]["error"]
+
+
+async def test_without_yolo_writes_are_denied(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
+    fake.script += [Step(ToolCall("write_file", {"path": "x.txt", "content": "x"})), Step(Text("ok"))]
+    code, _, err = await run(fake, workspace, home, "-p", "write x")
+    assert code == 0 and not (workspace / "x.txt").exists()
+    assert "[denied] write_file" in err and "--yolo" in err
+
+
+async def test_with_yolo_the_tool_runs_without_asking(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
+    fake.script += [Step(ToolCall("write_file", {"path": "x.txt", "content": "yes"})), Step(Text("ok"))]
+    code, _, _ = await run(fake, workspace, home, "--yolo", "-p", "write x")
+    assert code == 0 and (workspace / "x.txt").read_text() == "yes"
+
+
+async def test_continue_picks_up_the_saved_session(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
+    fake.script += [Step(Text("first answer")), Step(Text("second answer"))]
+    await run(fake, workspace, home, "-p", "remember the word banana")
+    code, out, _ = await run(fake, workspace, home, "-c", "-p", "what was the word?")
+    assert code == 0 and out == "second answer\n"
+    assert "banana" in json.dumps(fake.requests[-1]["body"])
+
+
+async def test_continue_without_a_session_fails_clearly(
+    fake: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    code, _, err = await run(fake, workspace, home, "-c", "-p", "q")
+    assert code == 1 and "no saved session" in err

@@ -1,0 +1,275 @@
+// The end-to-end scenarios, run in this order in one code-server session (later ones use what earlier ones made).
+// A scenario with `pending` is skipped with that reason unless SHIRO_E2E_ENABLE names it (or is "all").
+// When the server feature lands, delete its line from PENDING.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { step, text, toolCall, usage } from './workbench.mjs';
+
+export const PENDING = {};
+
+const PROMPT_1 = 'Say something about this project';
+
+/** Background of a status-bar item compared with a theme colour variable (resolved by the browser). */
+async function hasThemeBackground(locator, variable) {
+  return locator.evaluate((el, v) => {
+    const probe = document.createElement('div');
+    probe.style.background = `var(${v})`;
+    document.body.appendChild(probe);
+    const want = getComputedStyle(probe).backgroundColor;
+    probe.remove();
+    const item = el.closest('.statusbar-item') ?? el;
+    const got = [item, ...item.querySelectorAll('*')].map(e => getComputedStyle(e).backgroundColor);
+    return got.includes(want);
+  }, variable);
+}
+
+export const scenarios = [
+  {
+    name: 'activation',
+    async run({ wb }) {
+      await wb.ready();
+      await wb.meter().waitFor({ timeout: 60_000 });
+      // leave the "starting" state: either running (pulse) or a clear error state
+      await wb.page.waitForFunction(() => {
+        const items = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')];
+        const item = items.find(i => i.textContent.includes('Shiro'));
+        return item && !item.querySelector('.codicon-sync');
+      }, null, { timeout: 60_000 });
+      await wb.shot('activated-status-bar');
+    },
+  },
+  {
+    name: 'webview',
+    async run({ wb }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      const csp = await chat.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+      assert.match(csp, /default-src 'none'/);
+      assert.match(csp, /script-src 'nonce-[A-Za-z0-9]{32}'/);
+      await wb.send('/help');
+      await chat.locator('.entry.notice', { hasText: '/compact' }).waitFor({ timeout: 15_000 });
+      await wb.send('/frobnicate');
+      await chat.locator('.entry.notice', { hasText: 'unknown command /frobnicate' }).waitFor({ timeout: 15_000 });
+      await wb.shot('chat-panel-help');
+    },
+  },
+  {
+    name: 'webview-restore-and-history',
+    async run({ wb }) {
+      await wb.hideChat();
+      await wb.openChat();
+      const chat = wb.chat();
+      await chat.locator('.entry.notice', { hasText: '/compact' }).waitFor({ timeout: 15_000 });
+      const prompt = chat.locator('#prompt');
+      await prompt.click();
+      await prompt.press('ArrowUp');
+      assert.equal(await prompt.inputValue(), '/frobnicate');
+      await prompt.press('ArrowUp');
+      assert.equal(await prompt.inputValue(), '/help');
+      await prompt.press('ArrowDown');
+      await prompt.press('ArrowDown');
+      assert.equal(await prompt.inputValue(), '');
+      await wb.shot('chat-restored-after-hide');
+    },
+  },
+  {
+    name: 'remember-this',
+    needsRealServer: true,
+    async run({ wb, page }) {
+      const editor = await wb.openFile('hello.py');
+      await editor.click({ position: { x: 200, y: 10 } });
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.press('Shift+End');
+      await page.keyboard.press('Control+.');
+      const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Shiro: Remember this' }).first();
+      await action.waitFor({ timeout: 20_000 });
+      await wb.shot('remember-code-action');
+      await page.keyboard.press('Enter');  // the menu's pointer block swallows clicks; the action is focused
+      await wb.quickPickRow('gotcha').waitFor({ timeout: 15_000 });
+      assert.ok(await wb.quickPickRow('an invocation that works').isVisible());
+      await wb.shot('remember-kind-quickpick');
+      await wb.quickPickRow('gotcha').click();
+      const toast = wb.toast('Shiro:');
+      await toast.waitFor({ timeout: 15_000 });
+      await page.waitForTimeout(400); // the toast slides in
+      const reply = await toast.innerText();
+      assert.doesNotMatch(reply, /could not|select the text/);
+      await wb.shot('remember-reply');
+      await wb.runCommand('Shiro: Show project memory');
+      const doc = page.locator('.editor-instance .view-lines', { hasText: 'Shiro project memory' }).first();
+      await doc.waitFor({ timeout: 15_000 });
+      assert.match((await doc.innerText()).replace(/\u00a0/g, ' '), /gotcha.*def greet\(name: str\)/s);
+      await wb.shot('project-memory-document');
+    },
+  },
+  {
+    name: 'chat-stream',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([step([text('Streaming **answer** from the fake model, in eight chunks.', 8)],
+        { usage: usage(1200), delay_per_event: 0.05 })]);
+      await wb.openChat();
+      await wb.send(PROMPT_1);
+      const chat = wb.chat();
+      const answer = chat.locator('.entry.assistant', { hasText: 'in eight chunks' });
+      await answer.waitFor({ timeout: 30_000 });
+      assert.equal(await answer.locator('strong').innerText(), 'answer');
+      await wb.shot('streamed-answer');
+    },
+  },
+  {
+    name: 'markdown-inert',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      const dialogs = [];
+      page.on('dialog', d => { dialogs.push(d.message()); void d.dismiss(); });
+      await model.script([step([text(
+        'Inert: <script>alert("xss-1")</script> [click me](javascript:alert("xss-2")) ' +
+        '<img src="x" onerror="alert(\'xss-3\')"> <a href="javascript:alert(4)">raw link</a>\n\n```js\nconsole.log("copy me")\n```\n')])]);
+      await wb.send('show me some markdown');
+      const chat = wb.chat();
+      const answer = chat.locator('.entry.assistant', { hasText: 'click me' }).last();
+      await answer.waitFor({ timeout: 30_000 });
+      assert.equal(await chat.locator('#transcript script').count(), 0);
+      assert.equal(await chat.locator('#transcript [onerror], #transcript [onclick]').count(), 0);
+      assert.equal(await chat.locator('#transcript a[href^="javascript"], #transcript a[href^="JAVASCRIPT"]').count(), 0);
+      await answer.locator('a', { hasText: 'click me' }).click();
+      await answer.locator('pre .copy').click();
+      await page.waitForTimeout(500);
+      assert.deepEqual(dialogs, []);
+      await wb.shot('markdown-rendered-inert');
+    },
+  },
+  {
+    name: 'todos-live',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([
+        step([toolCall('todo_write', { todos: [
+          { content: 'Read the code', status: 'done' },
+          { content: 'Write the tests', status: 'in_progress' },
+          { content: 'Ship it', status: 'pending' },
+        ] }, 'call_todo_1')]),
+        step([text('Planned three tasks.')]),
+      ]);
+      await wb.send('plan the work');
+      const chat = wb.chat();
+      await chat.locator('#todos .todo', { hasText: 'Write the tests' }).waitFor({ timeout: 30_000 });
+      assert.match(await chat.locator('#todos .todos-count').innerText(), /1\/3/);
+      await chat.locator('.entry.assistant', { hasText: 'Planned three tasks.' }).waitFor({ timeout: 30_000 });
+      await wb.shot('task-list-live');
+    },
+  },
+  {
+    name: 'approval',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      await wb.openFile('hello.py');
+      await model.script([
+        step([toolCall('write_file', { path: 'hello.py', content: 'print("changed by shiro")\n' }, 'call_write_1')]),
+        step([text('I rewrote hello.py.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('rewrite hello.py');
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card').last();
+      await card.waitFor({ timeout: 30_000 });
+      assert.match(await card.innerText(), /write_file/);
+      await wb.shot('approval-card');
+      await card.locator('button', { hasText: 'Allow once' }).click();
+      await card.locator('.approval-decision', { hasText: 'Allowed once' }).waitFor({ timeout: 10_000 });
+      await chat.locator('.entry.tool', { hasText: 'write_file' }).last().waitFor();
+      await chat.locator('.entry.assistant', { hasText: 'I rewrote hello.py.' }).waitFor({ timeout: 30_000 });
+      await wb.openFile('hello.py'); // bring its tab to the front: VS Code reloads it from disk
+      await page.locator('.editor-instance .view-lines', { hasText: 'changed by shiro' }).first().waitFor({ timeout: 15_000 });
+      await wb.shot('file-changed-in-editor');
+    },
+  },
+  {
+    name: 'cancel-and-queue',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([
+        step([text('Working on it', 1), { type: 'wait', gate: 'hold' }, text(' — never shown')]),
+      ]);
+      await wb.openChat();
+      await wb.send('a long job');
+      const chat = wb.chat();
+      await chat.locator('.entry.assistant', { hasText: 'Working on it' }).waitFor({ timeout: 30_000 });
+      await chat.locator('#stop').waitFor({ state: 'visible' });
+      await wb.send('a queued question');
+      await chat.locator('#queue', { hasText: 'a queued question' }).waitFor({ timeout: 15_000 });
+      await wb.shot('turn-running-with-queue');
+      await chat.locator('#clear-queue').click();
+      await chat.locator('.entry.notice', { hasText: 'Cleared 1 queued message' }).waitFor({ timeout: 15_000 });
+      await chat.locator('#prompt').press('Escape');
+      await chat.locator('.entry.notice', { hasText: 'Stopped.' }).waitFor({ timeout: 15_000 });
+      await chat.locator('#stop').waitFor({ state: 'hidden' });
+      await model.release('hold').catch(() => {});
+      await wb.shot('turn-cancelled');
+    },
+  },
+  {
+    name: 'meter-colours',
+    needsModel: true,
+    async run({ wb, model }) {
+      // threshold is shiro.compactThreshold (scripts/e2e.sh: 20000); the provider-reported input tokens drive the meter
+      await model.script([step([text('amber please')], { usage: usage(14_500) })]);
+      await wb.send('grow the context a bit');
+      await wb.page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
+        .some(i => /Shiro (6[7-9]|[78]\d)%/.test(i.textContent)), null, { timeout: 30_000 });
+      assert.ok(await hasThemeBackground(wb.meter(), '--vscode-statusBarItem-warningBackground'), 'meter should be amber');
+      await wb.shot('meter-amber');
+      await model.script([step([text('red please')], { usage: usage(19_000) })]);
+      await wb.send('grow the context more');
+      await wb.page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')]
+        .some(i => /Shiro (9\d|1\d\d)%/.test(i.textContent)), null, { timeout: 30_000 });
+      assert.ok(await hasThemeBackground(wb.meter(), '--vscode-statusBarItem-errorBackground'), 'meter should be red');
+      await wb.meter().hover();
+      await wb.page.locator('.monaco-hover, .workbench-hover', { hasText: 'tokens' }).first().waitFor({ timeout: 10_000 });
+      await wb.shot('meter-red-with-tooltip');
+    },
+  },
+  {
+    name: 'resume-session',
+    needsModel: true,
+    async run({ wb, page }) {
+      await wb.runCommand('Shiro: New session');
+      await wb.toast('Saved').waitFor({ timeout: 15_000 });
+      const chat = wb.chat();
+      await wb.openChat();
+      assert.equal(await chat.locator('.entry.user', { hasText: PROMPT_1 }).count(), 0);
+      await wb.runCommand('Shiro: Resume session');
+      const row = wb.quickPickRow(PROMPT_1.slice(0, 30));
+      await row.waitFor({ timeout: 15_000 });
+      assert.match(await row.innerText(), /messages?/);
+      await wb.shot('resume-quickpick');
+      await row.click();
+      await chat.locator('.entry.user', { hasText: PROMPT_1 }).waitFor({ timeout: 15_000 });
+      await chat.locator('#todos .todo', { hasText: 'Write the tests' }).waitFor({ timeout: 15_000 });
+      await page.waitForTimeout(200);
+      await wb.shot('resumed-transcript-and-tasks');
+    },
+  },
+  {
+    name: 'server-fails-to-start',
+    async run({ wb, page, workspace }) {
+      await wb.clearNotifications();
+      // workspace settings: the workspace file watcher sees the change at once (user settings.json edits may not)
+      fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
+      fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'shiro.pythonPath': '/nonexistent/python3' }));
+      const toast = wb.toast('/nonexistent/python3');
+      await toast.waitFor({ timeout: 45_000 });
+      assert.match(await toast.innerText(), /failed to start/);
+      assert.match(await toast.innerText(), /shiro\.pythonPath/);
+      await wb.shot('server-failed-error');
+      await toast.locator('.monaco-button', { hasText: 'Show log' }).click();
+      await page.locator('.part.panel .view-lines', { hasText: 'Starting /nonexistent/python3' }).first()
+        .waitFor({ timeout: 15_000 });
+      await wb.meter().waitFor();
+      assert.match(await wb.meter().innerText(), /Shiro/);
+      await wb.shot('server-log-open');
+    },
+  },
+];

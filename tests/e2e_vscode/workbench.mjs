@@ -1,0 +1,132 @@
+// Helpers that drive VS Code 1.100 (code-server) through playwright-core. Selectors verified in shared/vscode-e2e.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const EXTENSION_ID = 'shiro.shiro';
+
+export class Workbench {
+  constructor(page, artifacts) {
+    this.page = page;
+    this.artifacts = artifacts;
+    this.shots = 0;
+  }
+
+  async ready() {
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await this.page.locator('#workbench\\.parts\\.statusbar').waitFor({ timeout: 60_000 });
+  }
+
+  async shot(name) {
+    const file = path.join(this.artifacts, `${String(++this.shots).padStart(2, '0')}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  /** The context meter / server status item. */
+  meter() {
+    return this.page.locator('#workbench\\.parts\\.statusbar .statusbar-item', { hasText: 'Shiro' }).first();
+  }
+
+  async focusWorkbench() {
+    // a harmless spot: the side bar's title (clicking the editor would move its cursor)
+    await this.page.locator('.part.sidebar .composite.title').first().click({ timeout: 5_000 })
+      .catch(() => this.page.locator('.monaco-workbench').click({ position: { x: 5, y: 5 } }).catch(() => {}));
+  }
+
+  async runCommand(title) {
+    await this.page.keyboard.press('Escape');
+    await this.focusWorkbench();
+    await this.page.keyboard.press('F1');
+    const quick = this.page.locator('.quick-input-widget');
+    await quick.waitFor({ state: 'visible' });
+    await this.page.keyboard.type(title);
+    await quick.locator('.monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15_000 });
+    await this.page.keyboard.press('Enter');
+  }
+
+  quickPickRow(text) {
+    return this.page.locator('.quick-input-widget .monaco-list-row', { hasText: text }).first();
+  }
+
+  toast(text) {
+    return this.page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+  }
+
+  async clearNotifications() {
+    await this.runCommand('Notifications: Clear All Notifications').catch(() => {});
+  }
+
+  async openChat() {
+    // clicking the container's icon while it is open would close it
+    const open = this.page.locator('.activitybar .action-item.checked .action-label[aria-label^="Shiro"]');
+    if (!(await open.count())) await this.page.locator('.activitybar .action-item .action-label[aria-label^="Shiro"]').click();
+    await this.chat().locator('#prompt').waitFor({ timeout: 30_000 });
+  }
+
+  async hideChat() {
+    await this.page.locator('.activitybar .action-item .action-label[aria-label^="Explorer"]').click();
+  }
+
+  /** The chat webview's document: two nested iframes laid over the workbench. */
+  chat() {
+    return this.page
+      .frameLocator(`iframe.webview.ready[src*="extensionId=${EXTENSION_ID}"]`)
+      .frameLocator('iframe#active-frame');
+  }
+
+  async send(text) {
+    const prompt = this.chat().locator('#prompt');
+    await prompt.click();
+    await prompt.fill(text);
+    await prompt.press('Enter');
+  }
+
+  async openFile(name) {
+    await this.page.keyboard.press('Escape');
+    await this.focusWorkbench();
+    await this.page.keyboard.press('Control+P');
+    await this.page.locator('.quick-input-widget').waitFor({ state: 'visible' });
+    await this.page.keyboard.type(name);
+    await this.quickPickRow(name).waitFor({ timeout: 15_000 });
+    await this.page.keyboard.press('Enter');
+    const editor = this.page.locator('.editor-instance .monaco-editor').first();
+    await editor.waitFor({ timeout: 15_000 });
+    return editor;
+  }
+
+  editorText() {
+    return this.page.locator('.editor-instance .monaco-editor .view-lines').first();
+  }
+}
+
+export class Model {
+  constructor(url) { this.url = url; }
+  get available() { return Boolean(this.url); }
+
+  async post(pathname, body) {
+    const r = await fetch(`${this.url}${pathname}`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}),
+    });
+    if (!r.ok) throw new Error(`fake model ${pathname}: HTTP ${r.status} ${await r.text()}`);
+  }
+
+  /** Append steps (tests/fakes/fake_openai.py JSON forms: {type:"step", items:[...], usage?, delay_per_event?}). */
+  script(steps) { return this.post('/_control/script', steps); }
+  release(gate) { return this.post('/_control/release', { gate }); }
+  reset() { return this.post('/_control/reset', {}); }
+
+  async requests() {
+    const r = await fetch(`${this.url}/_control/requests`);
+    return r.json();
+  }
+}
+
+export const step = (items, extra = {}) => ({ type: 'step', items, ...extra });
+export const text = (t, chunks = 1) => ({ type: 'text', text: t, chunks });
+export const toolCall = (name, args, callId) => ({ type: 'tool_call', name, arguments: args, ...(callId ? { call_id: callId } : {}) });
+export const usage = (input, output = 20) => ({ input_tokens: input, output_tokens: output });
+
+export function writeSettings(file, patch) {
+  const settings = JSON.parse(fs.readFileSync(file, 'utf8'));
+  fs.writeFileSync(file, JSON.stringify({ ...settings, ...patch }, null, 2));
+}

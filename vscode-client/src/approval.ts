@@ -1,0 +1,31 @@
+import type { ApproveParams, Decision } from './protocol';
+
+export interface ApprovalButton { label: string; decision: Decision }
+export interface ApprovalCard {
+  title: string; input: string; matched?: string; warning?: string; buttons: ApprovalButton[];
+}
+
+export function describeInput(input: unknown): string {
+  if (typeof input === 'string') return input;
+  try { return JSON.stringify(input, null, 2) ?? String(input); } catch { return String(input); }
+}
+
+export function approvalCard(p: ApproveParams): ApprovalCard {
+  const grant = p.suggestedPattern && p.suggestedPattern !== p.toolName ? `${p.toolName} ${p.suggestedPattern}` : p.toolName;
+  return {
+    title: `Allow ${p.toolName}?`,
+    input: describeInput(p.input),
+    matched: p.matchedPattern ? `matched ${p.toolName}: "${p.matchedPattern}"` : undefined,
+    warning: p.repeated ? 'This is a repeated identical call in this turn.' : undefined,
+    buttons: [
+      { label: 'Allow once', decision: 'once' },
+      { label: `Always allow ${grant}`, decision: 'always' },
+      { label: 'Deny', decision: 'deny' },
+    ],
+  };
+}
+
+/** Whatever the webview sends, only an exact known decision allows anything: approvals fail closed. */
+export function toDecision(value: unknown): Decision {
+  return value === 'once' || value === 'always' ? value : 'deny';
+}

@@ -1,0 +1,233 @@
+// Extension-host side of the chat: sends shiro/chat (FIFO-queued by the server), relays shiro/event into the
+// ChatModel, answers shiro/approve from approval cards, runs slash commands as requests.
+import * as vscode from 'vscode';
+import { approvalCard, toDecision } from './approval';
+import { ChatModel } from './chatModel';
+import type { ChatEntry } from './chatModel';
+import { Method } from './protocol';
+import type {
+  ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
+  NewSessionResult, SessionInfo,
+} from './protocol';
+import { formatSlashResult, helpText, parseSlash } from './slash';
+import type { ShiroServer } from './server';
+import type { HostMessage, WebviewMessage } from './webviewProtocol';
+import { errorReason } from './errors';
+
+interface RunningChat { text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean }
+
+export class ChatController implements vscode.Disposable {
+  readonly model: ChatModel;
+  private post: (m: HostMessage) => void = () => {};
+  private readonly chats: RunningChat[] = [];
+  private readonly seenTasks = new Set<string>();
+  private readonly pendingApprovals = new Map<string, (d: Decision) => void>();
+  private history: string[] = [];
+  private historyLoaded = false;
+  session: SessionInfo | undefined;
+  onPickSession: () => Promise<void> = async () => {};
+  onReveal: () => void = () => {};
+
+  constructor(private readonly server: ShiroServer) {
+    this.model = new ChatModel(entry => this.post({ type: 'entry', entry }));
+  }
+
+  /** A (re)created webview: give it everything it needs to draw the current state. */
+  attach(post: (m: HostMessage) => void): void {
+    this.post = post;
+  }
+
+  detach(): void { this.post = () => {}; }
+
+  sendState(): void {
+    this.post({ type: 'state', state: this.model.state, history: this.history });
+  }
+
+  async refreshFromServer(): Promise<void> {
+    if (!this.server.isRunning) return;
+    const [history, todos, session] = await Promise.allSettled([
+      this.server.sendRequest<{ prompts: string[] }>(Method.history, {}),
+      this.server.sendRequest<TodosPayload>(Method.todos, {}),
+      this.server.sendRequest<SessionInfo>(Method.sessionCurrent, {}),
+    ]);
+    if (history.status === 'fulfilled' && !this.historyLoaded) {
+      // the server's history is loaded once; after that the host keeps it (slash commands included)
+      this.historyLoaded = true;
+      this.history = [...history.value.prompts, ...this.history].slice(-200);
+      this.post({ type: 'history', prompts: this.history });
+    }
+    if (todos.status === 'fulfilled') this.setTodos(todos.value);
+    if (session.status === 'fulfilled') this.setSession(session.value);
+  }
+
+  setTodos(todos: TodosPayload | undefined): void {
+    this.model.state.todos = todos;
+    this.post({ type: 'todos', todos });
+  }
+
+  setSession(session: SessionInfo): void {
+    this.session = session;
+    this.model.state.sessionTitle = session.title;
+  }
+
+  private setBusy(): void {
+    const busy = this.chats.length > 0;
+    if (busy !== this.model.state.busy) { this.model.state.busy = busy; this.post({ type: 'busy', busy }); }
+  }
+
+  async refreshQueue(): Promise<void> {
+    try {
+      const r = await this.server.sendRequest<QueueResult>(Method.queue, {});
+      this.model.state.queue = r.queued;
+    } catch {
+      this.model.state.queue = this.chats.slice(1).map(c => ({ taskId: c.taskId ?? '', text: c.text }));
+    }
+    this.post({ type: 'queue', queue: this.model.state.queue });
+  }
+
+  async handleMessage(m: WebviewMessage): Promise<void> {
+    switch (m.type) {
+      case 'ready': this.sendState(); void this.refreshFromServer(); break;
+      case 'send': await this.submit(m.text); break;
+      case 'cancel': this.cancel(); break;
+      case 'clearQueue': await this.clearQueue(); break;
+      case 'approve': this.answerApproval(m.id, toDecision(m.decision)); break;
+      case 'copy': await vscode.env.clipboard.writeText(m.text); break;
+    }
+  }
+
+  async submit(raw: string): Promise<void> {
+    const text = raw.trim();
+    if (!text) return;
+    this.pushHistory(text);
+    const slash = parseSlash(text);
+    if (slash) { await this.runSlash(text, slash); return; }
+    await this.chat(text);
+  }
+
+  private pushHistory(text: string): void {
+    if (this.history[this.history.length - 1] !== text) this.history = [...this.history, text].slice(-200);
+  }
+
+  private async runSlash(text: string, action: NonNullable<ReturnType<typeof parseSlash>>): Promise<void> {
+    this.model.addUser(text);
+    if (action.kind === 'help') { this.model.addNotice(helpText()); return; }
+    if (action.kind === 'error') { this.model.addNotice(action.message, 'warn'); return; }
+    if (action.kind === 'pickSession') { await this.onPickSession(); return; }
+    try {
+      const results: unknown[] = [];
+      for (const step of action.steps) results.push(await this.server.sendRequest(step.method, step.params));
+      if (action.command === 'resume') { this.loadResumed(results[0] as ResumeResult); }
+      if (action.command === 'new' || action.command === 'clear') this.startedFresh(results[0] as NewSessionResult);
+      this.model.addNotice(formatSlashResult(action.command, results));
+    } catch (error) {
+      this.model.addNotice(`/${action.command} failed: ${errorReason(error)}`, 'error');
+    }
+  }
+
+  loadResumed(r: ResumeResult): void {
+    this.setSession(r.session);
+    this.model.loadTranscript(r.transcript);
+    this.setTodos(r.todos);
+    this.sendState();
+  }
+
+  startedFresh(r: NewSessionResult): void {
+    this.setSession(r.session);
+    this.model.clear();
+    this.setTodos(undefined);
+    this.sendState();
+  }
+
+  /** Send a prompt; while a turn runs the server queues it (FIFO) and the panel shows the queue. */
+  async chat(text: string): Promise<void> {
+    const entry: RunningChat = { text, cts: new vscode.CancellationTokenSource(), shown: false };
+    const wasBusy = this.chats.length > 0;
+    this.chats.push(entry);
+    if (!wasBusy) { entry.shown = true; this.model.addUser(text); }
+    this.setBusy();
+    if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
+    try {
+      const result = await this.server.sendRequest<ChatResult>(Method.chat, { text }, entry.cts.token);
+      entry.taskId = result.taskId;
+      if (result.stopReason === 'queue-cleared' && !entry.shown) return;  // it never ran: the queue was cleared
+      this.showUser(entry);
+      this.finish(result);
+    } catch (error) {
+      this.showUser(entry);
+      this.model.addNotice(`Shiro: ${errorReason(error)}`, 'error');
+    } finally {
+      entry.cts.dispose();
+      this.chats.splice(this.chats.indexOf(entry), 1);
+      this.setBusy();
+      if (this.chats.length > 0 || this.model.state.queue.length > 0) void this.refreshQueue();
+    }
+  }
+
+  private showUser(entry: RunningChat): void {
+    if (!entry.shown) { entry.shown = true; this.model.addUser(entry.text); }
+  }
+
+  private finish(result: ChatResult): void {
+    this.model.applyEvent(result.taskId, { type: 'done' });
+    if (result.stopReason === 'cancelled') this.model.addNotice('Stopped.', 'warn');
+    else if (result.stopReason === 'error' && result.error) this.model.addNotice(result.error, 'error');
+  }
+
+  /** shiro/event: the first event of a queued task shows its prompt, then the event. */
+  onEvent(n: EventNotification): void {
+    if (!this.seenTasks.has(n.taskId)) {
+      this.seenTasks.add(n.taskId);
+      const running = this.chats[0];
+      if (running && !running.taskId) running.taskId = n.taskId;
+      if (running) this.showUser(running);
+      if (this.model.state.queue.length) void this.refreshQueue();
+    }
+    this.model.applyEvent(n.taskId, n.event);
+  }
+
+  /** Stop = cancel the running shiro/chat via its token ($/cancelRequest); the server answers "cancelled". */
+  cancel(): void {
+    const running = this.chats[0];
+    if (running) running.cts.cancel();
+    for (const id of this.pendingApprovals.keys()) this.answerApproval(id, 'deny');
+  }
+
+  async clearQueue(): Promise<void> {
+    try {
+      const r = await this.server.sendRequest<{ cleared: number }>(Method.queueClear, {});
+      this.model.addNotice(`Cleared ${r.cleared} queued message${r.cleared === 1 ? '' : 's'}.`);
+    } catch (error) {
+      this.model.addNotice(`Could not clear the queue: ${errorReason(error)}`, 'error');
+    }
+    await this.refreshQueue();
+  }
+
+  /** shiro/approve: show a card and wait; a cancelled request (server timeout) counts as deny. */
+  requestApproval(params: ApproveParams, token: vscode.CancellationToken): Promise<ApproveResult> {
+    const entry: ChatEntry = this.model.addApproval(approvalCard(params));
+    this.onReveal();
+    return new Promise<ApproveResult>(resolve => {
+      const sub = token.onCancellationRequested(() => this.answerApproval(entry.id, 'deny', true));
+      this.pendingApprovals.set(entry.id, decision => { sub.dispose(); resolve({ decision }); });
+    });
+  }
+
+  answerApproval(id: string, decision: Decision, expired = false): void {
+    const resolve = this.pendingApprovals.get(id);
+    if (!resolve) return;
+    this.pendingApprovals.delete(id);
+    this.model.settleApproval(id, decision, expired);
+    resolve(decision);
+  }
+
+  /** The server went away: running chats fail, pending approvals deny. */
+  serverStopped(): void {
+    for (const id of [...this.pendingApprovals.keys()]) this.answerApproval(id, 'deny', true);
+  }
+
+  dispose(): void {
+    this.serverStopped();
+    for (const c of this.chats) c.cts.cancel();
+  }
+}

@@ -1,0 +1,67 @@
+// "Remember this": pick a kind, send workspace/executeCommand shiro.remember [{kind, text}], show the reply.
+import * as vscode from 'vscode';
+import { ExecuteCommandRequest } from 'vscode-languageclient/node';
+import { Method, SERVER_REMEMBER_COMMAND } from './protocol';
+import type { MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from './protocol';
+import type { ShiroServer } from './server';
+import { errorReason } from './errors';
+
+export const MEMORY_KINDS: { kind: MemoryKind; meaning: string }[] = [
+  { kind: 'fact', meaning: 'how it is' },
+  { kind: 'decision', meaning: 'what was chosen and why' },
+  { kind: 'gotcha', meaning: 'a trap' },
+  { kind: 'command', meaning: 'an invocation that works' },
+];
+
+export function kindPickItems(): (vscode.QuickPickItem & { memoryKind: MemoryKind })[] {
+  return MEMORY_KINDS.map(k => ({ label: k.kind, description: k.meaning, memoryKind: k.kind }));
+}
+
+/** The text to remember: the code action's argument, else the active editor's selection. */
+export function selectionText(arg: RememberSelectionArgs | undefined, editor: vscode.TextEditor | undefined): string {
+  if (arg && typeof arg.text === 'string' && arg.text.trim()) return arg.text.trim();
+  if (editor && !editor.selection.isEmpty) return editor.document.getText(editor.selection).trim();
+  return '';
+}
+
+export function replyText(reply: unknown): string {
+  if (typeof reply === 'string') return reply;
+  if (reply && typeof reply === 'object' && 'text' in reply) return String((reply as { text: unknown }).text);
+  return 'Remembered.';
+}
+
+export async function rememberSelection(server: ShiroServer, arg?: RememberSelectionArgs): Promise<void> {
+  const text = selectionText(arg, vscode.window.activeTextEditor);
+  if (!text) { void vscode.window.showWarningMessage('Shiro: select the text to remember first.'); return; }
+  const pick = await vscode.window.showQuickPick(kindPickItems(), {
+    title: 'Shiro: Remember this as…', placeHolder: 'What kind of note is it?',
+  });
+  if (!pick) return;
+  try {
+    const reply = await server.sendRequest<unknown>(ExecuteCommandRequest.method,
+      { command: SERVER_REMEMBER_COMMAND, arguments: [{ kind: pick.memoryKind, text }] });
+    void vscode.window.showInformationMessage(`Shiro: ${replyText(reply)}`);
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Shiro could not remember that: ${errorReason(error)}`);
+  }
+}
+
+export function memoryDocument(mem: MemoryListResult, notes: NotesResult | undefined): string {
+  const lines = ['# Shiro project memory', ''];
+  if (!mem.entries.length) lines.push(mem.text || 'nothing remembered about this project yet');
+  else for (const e of [...mem.entries].reverse()) lines.push(`- **${e.kind}** ${e.text}${e.hits > 0 ? `  _(recalled ${e.hits}x)_` : ''}`);
+  lines.push('', '# Project notes', '', notes?.project?.trim() || '_none (.shiro/memory/project.md is empty)_');
+  if (notes?.task?.trim()) lines.push('', `# Task notes${notes.taskId ? ` (${notes.taskId})` : ''}`, '', notes.task);
+  return lines.join('\n') + '\n';
+}
+
+export async function showMemory(server: ShiroServer): Promise<void> {
+  try {
+    const mem = await server.sendRequest<MemoryListResult>(Method.memoryList, {});
+    const notes = await server.sendRequest<NotesResult>(Method.notesRead, { scope: 'project' }).catch(() => undefined);
+    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: memoryDocument(mem, notes) });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Shiro could not read project memory: ${errorReason(error)}`);
+  }
+}

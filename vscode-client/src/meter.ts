@@ -1,0 +1,51 @@
+import type { ContextMeter, MeterLevel } from './protocol';
+
+export const WARN_BACKGROUND = 'statusBarItem.warningBackground';
+export const ERROR_BACKGROUND = 'statusBarItem.errorBackground';
+
+const SEVERITY: Record<MeterLevel, number> = { ok: 0, warn: 1, critical: 2 };
+
+/** Level from the numbers: warn from 2/3 of the threshold, critical from 90% (design.md). */
+export function levelFor(tokens: number, threshold: number): MeterLevel {
+  if (!(threshold > 0)) return 'ok';
+  if (tokens >= 0.9 * threshold) return 'critical';
+  if (3 * tokens >= 2 * threshold) return 'warn';
+  return 'ok';
+}
+
+/** The more severe of the server's level and the one the numbers give: the meter never under-warns. */
+export function effectiveLevel(meter: ContextMeter): MeterLevel {
+  const computed = levelFor(meter.tokens, meter.threshold);
+  const reported = meter.level in SEVERITY ? meter.level : 'ok';
+  return SEVERITY[computed] >= SEVERITY[reported] ? computed : reported;
+}
+
+export function backgroundFor(level: MeterLevel): string | undefined {
+  if (level === 'critical') return ERROR_BACKGROUND;
+  if (level === 'warn') return WARN_BACKGROUND;
+  return undefined;
+}
+
+/** Reference formatUsd: 0 → $0.00; < 0.01 → 4 decimals; else 2 decimals. */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0.00';
+  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+const grouped = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+export interface MeterView { text: string; tooltip: string; background: string | undefined; level: MeterLevel }
+
+export function meterView(meter: ContextMeter, costUsd: number | null | undefined): MeterView {
+  const level = effectiveLevel(meter);
+  const percent = Math.round(meter.percent);
+  const icon = level === 'critical' ? '$(warning)' : '$(pulse)';
+  const cost = costUsd === null || costUsd === undefined ? 'unpriced model' : formatUsd(costUsd);
+  const tooltip = [
+    `Shiro context: ${grouped(meter.tokens)} / ${grouped(meter.threshold)} tokens (${percent}%)`,
+    meter.estimated ? 'Estimated (counted locally)' : 'Measured (reported by the provider)',
+    `Session cost: ${cost}`,
+    level === 'ok' ? 'Click to compact the context' : 'Context is filling up: click to compact',
+  ].join('\n');
+  return { text: `${icon} Shiro ${percent}%`, tooltip, background: backgroundFor(level), level };
+}

@@ -1,0 +1,110 @@
+// The wire contract v1 (shared/design.md): method names and shapes. Names here are a contract; keep them exact.
+
+export const Method = {
+  chat: 'shiro/chat',
+  event: 'shiro/event',
+  queue: 'shiro/queue',
+  queueClear: 'shiro/queue/clear',
+  approve: 'shiro/approve',
+  sessionCurrent: 'shiro/session/current',
+  sessionList: 'shiro/session/list',
+  sessionResume: 'shiro/session/resume',
+  sessionNew: 'shiro/session/new',
+  sessionSave: 'shiro/session/save',
+  sessionClear: 'shiro/session/clear',
+  sessionCompact: 'shiro/session/compact',
+  sessionChanged: 'shiro/session/changed',
+  todos: 'shiro/todos',
+  todosChanged: 'shiro/todos/changed',
+  todosUpdate: 'shiro/todos/update',
+  memoryRemember: 'shiro/memory/remember',
+  memoryList: 'shiro/memory/list',
+  memoryCompact: 'shiro/memory/compact',
+  notesRead: 'shiro/notes/read',
+  notesAppend: 'shiro/notes/append',
+  history: 'shiro/history',
+  context: 'shiro/context',
+  contextChanged: 'shiro/context/changed',
+} as const;
+
+/** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
+export const SERVER_REMEMBER_COMMAND = 'shiro.remember';
+/** Client command the server's "Remember this" code action points at. */
+export const CLIENT_REMEMBER_COMMAND = 'shiro.rememberSelection';
+
+export type StopReason = 'done' | 'cancelled' | 'error' | 'queue-cleared';
+
+export interface Usage { inputTokens: number; outputTokens: number; costUsd: number | null }
+
+export interface ChatParams { text: string; agent?: string }
+export interface ChatResult { sessionId: string; taskId: string; stopReason: StopReason; usage: Usage; error?: string }
+
+/** Engine events (spec §7.5). Tool ids/names arrive as `id`/`name` (reference) or `toolCallId`/`toolName`. */
+export interface EngineEvent {
+  type: 'text' | 'reasoning' | 'tool-start' | 'tool-call' | 'tool-output' | 'tool-result' | 'tool-error'
+    | 'tool-denied' | 'compacted' | 'notice' | 'error' | 'done' | string;
+  text?: string;
+  id?: string; toolCallId?: string;
+  name?: string; toolName?: string;
+  input?: unknown;
+  chunk?: string;
+  output?: unknown;
+  error?: unknown;
+  before?: number; after?: number;
+  inputTokens?: number; outputTokens?: number;
+}
+export interface EventNotification { sessionId: string; taskId: string; seq: number; event: EngineEvent }
+
+export interface QueuedChat { taskId: string; text: string }
+export interface QueueResult { queued: QueuedChat[] }
+
+export type Decision = 'once' | 'always' | 'deny';
+export interface ApproveParams {
+  taskId: string; toolName: string; input: unknown;
+  matchedPattern?: string; suggestedPattern: string; repeated: boolean;
+}
+export interface ApproveResult { decision: Decision }
+
+export interface SessionInfo {
+  id: string; title: string; cwd: string; createdAt: string; updatedAt: string; messageCount: number;
+  model: string; inputTokens: number; outputTokens: number; costUsd: number | null;
+}
+
+/** The message model (spec §5.1): Vercel AI SDK ModelMessage shapes. */
+export interface MessagePart {
+  type: string; text?: string; toolCallId?: string; toolName?: string; input?: unknown; output?: unknown; error?: string;
+}
+export interface Message { role: 'system' | 'user' | 'assistant' | 'tool'; content: string | MessagePart[] }
+
+export type TodoStatus = 'pending' | 'in_progress' | 'done' | 'blocked' | string;
+export interface Todo { content: string; status: TodoStatus; note?: string }
+export interface TodosPayload {
+  todos: Todo[];
+  progress: { done: number; total: number; blocked: number; current?: string };
+  rendered: string;
+}
+
+export interface ResumeResult { session: SessionInfo; transcript: Message[]; todos: TodosPayload }
+export interface NewSessionResult { session: SessionInfo; previous?: { id: string; title: string; messageCount: number } }
+export interface SaveResult { id: string; saved: boolean; reason?: string }
+
+export interface MemoryEntry { id: string; kind: string; text: string; createdAt: string; hits: number }
+export interface MemoryListResult { entries: MemoryEntry[]; text: string }
+export interface MemoryCompactResult { before: number; after: number; text: string }
+export interface NotesResult { project: string; task: string; projectHash: string; taskHash: string; taskId: string | null }
+
+export type MeterLevel = 'ok' | 'warn' | 'critical';
+export interface ContextMeter { tokens: number; threshold: number; percent: number; level: MeterLevel; estimated: boolean }
+
+export interface InitializationOptions {
+  home?: string; model?: string; baseUrl?: string; apiKey?: string; api?: 'responses' | 'chat' | 'auto';
+  agent?: string; thinking?: string; compactThreshold?: number; memory?: boolean; approvalTimeoutMs?: number;
+  trusted?: boolean;
+}
+
+/** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. */
+export interface RememberSelectionArgs {
+  text: string; uri: string;
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+}
+export type MemoryKind = 'fact' | 'decision' | 'gotcha' | 'command';

@@ -1,0 +1,43 @@
+import type { SessionInfo } from './protocol';
+
+/** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", else the date. */
+export function formatAge(iso: string, now: Date = new Date()): string {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return 'unknown age';
+  const seconds = Math.max(0, (now.getTime() - then) / 1000);
+  if (seconds < 60) return 'just now';
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const days = Math.floor(hours / 24);
+  if (days === 1) return 'yesterday';
+  if (days < 30) return `${days} days ago`;
+  return new Date(then).toISOString().slice(0, 10);
+}
+
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+export interface SessionPickItem { label: string; description: string; detail: string; sessionId: string }
+
+export function sessionPickItems(sessions: SessionInfo[], now: Date = new Date()): SessionPickItem[] {
+  return [...sessions]
+    .sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt))
+    .map(s => ({
+      label: s.title && s.title !== 'untitled' ? s.title : '(untitled)',
+      description: `${formatAge(s.updatedAt, now)} · ${plural(s.messageCount, 'message')}`,
+      detail: `${s.id.slice(0, 8)}${s.model ? ` · ${s.model}` : ''}`,
+      sessionId: s.id,
+    }));
+}
+
+/** The reference's line for /sessions: `${id8}  ${updatedAt 16 chars}  ${n}msg  ${title}`. */
+export function sessionLine(s: SessionInfo): string {
+  return `${s.id.slice(0, 8)}  ${s.updatedAt.slice(0, 16).replace('T', ' ')}  ${s.messageCount}msg  ${s.title}`;
+}
+
+export function savedPreviousMessage(previous: { id: string; title: string; messageCount: number } | undefined): string {
+  if (!previous || previous.messageCount === 0) return 'Started a new session.';
+  const title = previous.title && previous.title !== 'untitled' ? `: "${previous.title}"` : '';
+  return `Saved ${plural(previous.messageCount, 'message')}${title} — resume it with Shiro: Resume session.`;
+}

@@ -1,0 +1,133 @@
+// Chat-box commands: parsed here, sent as contract requests by the controller, never to the model.
+import { Method } from './protocol';
+import type {
+  ContextMeter, MemoryCompactResult, MemoryListResult, NewSessionResult, NotesResult, ResumeResult, SaveResult,
+  SessionInfo, TodosPayload,
+} from './protocol';
+import { formatUsd } from './meter';
+import { plural, savedPreviousMessage, sessionLine } from './sessions';
+
+export interface RequestStep { method: string; params: Record<string, unknown> }
+export type SlashAction =
+  | { kind: 'requests'; command: string; steps: RequestStep[] }
+  | { kind: 'pickSession'; command: 'resume' }
+  | { kind: 'help'; command: 'help' }
+  | { kind: 'error'; command: string; message: string };
+
+export const SLASH_COMMANDS: Record<string, string> = {
+  compact: 'summarise the conversation so far to free context',
+  notes: 'show project memory, project notes and the current task notes',
+  memory: 'compact project memory; `/memory <note>` appends a project note; `/memory --task <id> <note>` a task note',
+  todos: 'show the task list',
+  sessions: "list this workspace's saved sessions",
+  resume: 'resume a session: `/resume <id-prefix>`, or pick one',
+  new: 'save this session and start a new one',
+  save: 'save this session now',
+  clear: 'start over (the old session stays on disk)',
+  cost: 'tokens and spend of this session',
+  help: 'this list',
+};
+
+const NO_ARGS: Record<string, RequestStep[]> = {
+  compact: [{ method: Method.sessionCompact, params: {} }],
+  notes: [{ method: Method.memoryList, params: {} }, { method: Method.notesRead, params: { scope: 'project' } }],
+  todos: [{ method: Method.todos, params: {} }],
+  sessions: [{ method: Method.sessionList, params: { limit: 15 } }],
+  new: [{ method: Method.sessionNew, params: {} }],
+  save: [{ method: Method.sessionSave, params: {} }],
+  clear: [{ method: Method.sessionClear, params: {} }],
+  cost: [{ method: Method.sessionCurrent, params: {} }, { method: Method.context, params: {} }],
+};
+
+/** `undefined` when the text is a prompt for the model (not `/word ...`). */
+export function parseSlash(text: string): SlashAction | undefined {
+  const match = /^\/([A-Za-z?]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (!match) return undefined;
+  const command = match[1].toLowerCase() === '?' ? 'help' : match[1].toLowerCase();
+  const args = (match[2] ?? '').trim();
+  if (command === 'help') return { kind: 'help', command };
+  if (command === 'resume') {
+    return args
+      ? { kind: 'requests', command, steps: [{ method: Method.sessionResume, params: { id: args } }] }
+      : { kind: 'pickSession', command };
+  }
+  if (command === 'memory') return parseMemory(args);
+  const steps = NO_ARGS[command];
+  if (!steps) return { kind: 'error', command, message: `unknown command /${command} - try /help` };
+  if (args) return { kind: 'error', command, message: `usage: /${command} (it takes no arguments)` };
+  return { kind: 'requests', command, steps: steps.map(s => ({ method: s.method, params: { ...s.params } })) };
+}
+
+function parseMemory(args: string): SlashAction {
+  const command = 'memory';
+  if (!args) return { kind: 'requests', command, steps: [{ method: Method.memoryCompact, params: {} }] };
+  if (args.startsWith('--task')) {
+    const m = /^--task\s+(\S+)\s+([\s\S]+)$/.exec(args);
+    if (!m) return { kind: 'error', command, message: 'usage: /memory --task <task-id> <note>' };
+    return { kind: 'requests', command,
+      steps: [{ method: Method.notesAppend, params: { scope: 'task', taskId: m[1], note: m[2].trim() } }] };
+  }
+  return { kind: 'requests', command, steps: [{ method: Method.notesAppend, params: { scope: 'project', note: args } }] };
+}
+
+export function helpText(): string {
+  return ['**Commands** (handled by Shiro, never sent to the model)', '',
+    ...Object.entries(SLASH_COMMANDS).map(([name, what]) => `- \`/${name}\` — ${what}`)].join('\n');
+}
+
+const MARKS: Record<string, string> = { done: '[x]', completed: '[x]', in_progress: '[>]', pending: '[ ]', blocked: '[!]' };
+
+export function todosMarkdown(p: TodosPayload): string {
+  if (!p.todos.length) return 'No task list yet.';
+  return p.todos.map(t => `- ${MARKS[t.status] ?? '[ ]'} ${t.content}${t.note ? ` (${t.note})` : ''}`).join('\n');
+}
+
+const fenced = (text: string): string => '```text\n' + text.replace(/```/g, '`\u200b``') + '\n```';
+
+/** Markdown shown in the chat for a command's results (one result per step, in order). */
+export function formatSlashResult(command: string, results: unknown[]): string {
+  switch (command) {
+    case 'compact': {
+      const r = results[0] as { before: number; after: number };
+      return `Compacted the conversation: ${plural(r.before, 'message')} → ${plural(r.after, 'message')}.`;
+    }
+    case 'notes': {
+      const mem = results[0] as MemoryListResult;
+      const notes = results[1] as NotesResult;
+      const parts = ['**Project memory**', '', mem.text ? fenced(mem.text) : 'nothing remembered about this project yet',
+        '', '**Project notes**', '', notes.project ? notes.project : '_none_'];
+      if (notes.task) parts.push('', `**Task notes${notes.taskId ? ` (${notes.taskId})` : ''}**`, '', notes.task);
+      return parts.join('\n');
+    }
+    case 'memory': {
+      const r = results[0] as Partial<MemoryCompactResult & NotesResult>;
+      if (typeof r.text === 'string') return fenced(r.text);
+      return 'Note added.';
+    }
+    case 'todos': return `**Task list**\n\n${todosMarkdown(results[0] as TodosPayload)}`;
+    case 'sessions': {
+      const sessions = (results[0] as { sessions: SessionInfo[] }).sessions;
+      return sessions.length ? fenced(sessions.map(sessionLine).join('\n')) : 'no saved sessions';
+    }
+    case 'resume': {
+      const r = results[0] as ResumeResult;
+      return `Resumed ${r.session.id.slice(0, 8)} (${plural(r.session.messageCount, 'message')}): ${r.session.title}`;
+    }
+    case 'new':
+    case 'clear': return savedPreviousMessage((results[0] as NewSessionResult).previous);
+    case 'save': {
+      const r = results[0] as SaveResult;
+      return r.saved ? `Saved session ${r.id.slice(0, 8)}.` : `Not saved: ${r.reason ?? 'nothing to save'}`;
+    }
+    case 'cost': {
+      const s = results[0] as SessionInfo;
+      const c = results[1] as ContextMeter;
+      return ['**Cost**', '', `- model: \`${s.model || 'default'}\``,
+        `- billed: ${s.inputTokens} in / ${s.outputTokens} out`,
+        `- spend: ${s.costUsd === null || s.costUsd === undefined ? 'unpriced model' : formatUsd(s.costUsd)}`,
+        `- context: ${c.estimated ? '~' : ''}${c.tokens} tokens (${Math.round(c.percent)}% of ${c.threshold})`,
+        `- session: ${s.id.slice(0, 8)}`].join('\n');
+    }
+    default: return fenced(JSON.stringify(results, null, 2));
+  }
+}

@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { approvalCard, toDecision } from '../src/approval';
+import { ChatController } from '../src/controller';
+import type { ShiroServer } from '../src/server';
+import { CancellationTokenSource } from './vscode-stub';
+import type { ApproveParams } from '../src/protocol';
+
+const params: ApproveParams = {
+  taskId: 't1', toolName: 'bash', input: { command: 'rm -rf build' }, suggestedPattern: 'rm *', repeated: true,
+  matchedPattern: 'rm *',
+};
+
+test('the card names the tool, shows the input and offers Allow once / Always / Deny', () => {
+  const card = approvalCard(params);
+  assert.equal(card.title, 'Allow bash?');
+  assert.match(card.input, /"command": "rm -rf build"/);
+  assert.deepEqual(card.buttons.map(b => [b.label, b.decision]),
+    [['Allow once', 'once'], ['Always allow bash rm *', 'always'], ['Deny', 'deny']]);
+  assert.equal(card.matched, 'matched bash: "rm *"');
+  assert.match(card.warning ?? '', /repeated/);
+});
+
+test('only an exact known decision allows; anything else denies (fail closed)', () => {
+  assert.equal(toDecision('once'), 'once');
+  assert.equal(toDecision('always'), 'always');
+  assert.equal(toDecision('deny'), 'deny');
+  for (const bad of ['ONCE', 'yes', '', undefined, null, 1, { decision: 'once' }]) assert.equal(toDecision(bad), 'deny');
+});
+
+const fakeServer = {} as ShiroServer;
+
+test('clicking a card button answers shiro/approve with that decision and settles the card', async () => {
+  const ctl = new ChatController(fakeServer);
+  const answer = ctl.requestApproval(params, new CancellationTokenSource().token as never);
+  const card = ctl.model.state.entries.find(e => e.kind === 'approval');
+  assert.ok(card);
+  await ctl.handleMessage({ type: 'approve', id: card.id, decision: 'always' });
+  assert.deepEqual(await answer, { decision: 'always' });
+  assert.equal(card.kind === 'approval' && card.decision, 'always');
+  await ctl.handleMessage({ type: 'approve', id: card.id, decision: 'once' });  // a second click changes nothing
+  assert.equal(card.kind === 'approval' && card.decision, 'always');
+});
+
+test('a forged decision from the webview denies', async () => {
+  const ctl = new ChatController(fakeServer);
+  const answer = ctl.requestApproval(params, new CancellationTokenSource().token as never);
+  const id = ctl.model.state.entries[0].id;
+  await ctl.handleMessage({ type: 'approve', id, decision: 'sure' as never });
+  assert.deepEqual(await answer, { decision: 'deny' });
+});
+
+test('the server withdrawing the request (timeout) denies and marks the card expired', async () => {
+  const ctl = new ChatController(fakeServer);
+  const cts = new CancellationTokenSource();
+  const answer = ctl.requestApproval(params, cts.token as never);
+  cts.cancel();
+  assert.deepEqual(await answer, { decision: 'deny' });
+  const card = ctl.model.state.entries[0];
+  assert.ok(card.kind === 'approval' && card.expired);
+});
+
+test('Stop denies pending approvals', async () => {
+  const ctl = new ChatController(fakeServer);
+  const answer = ctl.requestApproval(params, new CancellationTokenSource().token as never);
+  await ctl.handleMessage({ type: 'cancel' });
+  assert.deepEqual(await answer, { decision: 'deny' });
+});

@@ -1,0 +1,45 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ChatModel } from '../src/chatModel';
+
+test('tool events (reference id/name or toolCallId/toolName) build one tool entry with input and result', () => {
+  const m = new ChatModel();
+  m.applyEvent('t', { type: 'tool-start', id: 'c1', name: 'edit_file' });
+  m.applyEvent('t', { type: 'tool-call', toolCallId: 'c1', toolName: 'edit_file', input: { path: 'a.py' } });
+  m.applyEvent('t', { type: 'tool-result', id: 'c1', name: 'edit_file', output: { type: 'text', value: 'edited a.py' } });
+  assert.equal(m.state.entries.length, 1);
+  const t = m.state.entries[0];
+  assert.ok(t.kind === 'tool' && t.status === 'done' && t.output === 'edited a.py' && /a\.py/.test(t.input));
+});
+
+test('text after a tool starts a new answer bubble; reasoning is its own collapsible entry', () => {
+  const m = new ChatModel();
+  m.applyEvent('t', { type: 'reasoning', text: 'think' });
+  m.applyEvent('t', { type: 'text', text: 'a' });
+  m.applyEvent('t', { type: 'tool-call', id: 'c', name: 'bash', input: 'ls' });
+  m.applyEvent('t', { type: 'tool-output', id: 'c', chunk: 'x\n' });
+  m.applyEvent('t', { type: 'tool-denied', name: 'bash' });
+  m.applyEvent('t', { type: 'text', text: 'b' });
+  m.applyEvent('t', { type: 'done' });
+  assert.deepEqual(m.state.entries.map(e => e.kind), ['reasoning', 'assistant', 'tool', 'assistant']);
+  const tool = m.state.entries[2];
+  assert.ok(tool.kind === 'tool' && tool.status === 'denied');
+  assert.ok(m.state.entries.every(e => !(e.kind === 'assistant' || e.kind === 'reasoning') || !e.streaming));
+});
+
+test('errors and notices are shown; error objects become their message', () => {
+  const m = new ChatModel();
+  m.applyEvent('t', { type: 'notice', text: 'recursive or forced delete' });
+  m.applyEvent('t', { type: 'error', error: { message: 'Error code: 401 - bad key' } });
+  m.applyEvent('t', { type: 'compacted', before: 40, after: 12 });
+  assert.deepEqual(m.state.entries.map(e => e.kind === 'notice' ? [e.level, e.text] : []),
+    [['info', 'recursive or forced delete'], ['error', 'Error code: 401 - bad key'], ['info', 'Context compacted: 40 → 12 messages.']]);
+});
+
+test('every change is reported so the webview can redraw just that entry', () => {
+  const changed: string[] = [];
+  const m = new ChatModel(e => changed.push(e.id));
+  m.applyEvent('t', { type: 'text', text: 'a' });
+  m.applyEvent('t', { type: 'text', text: 'b' });
+  assert.deepEqual(changed, ['e0', 'e0']);
+});

@@ -1,0 +1,163 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ChatController } from '../src/controller';
+import type { ShiroServer } from '../src/server';
+import type { HostMessage } from '../src/webviewProtocol';
+import { stub } from './vscode-stub';
+
+interface Call { method: string; params: unknown; token?: { isCancellationRequested: boolean; onCancellationRequested(l: () => void): unknown } }
+
+function fakeServer(answer: (c: Call) => Promise<unknown> | unknown): { server: ShiroServer; calls: Call[] } {
+  const calls: Call[] = [];
+  const server = {
+    isRunning: true,
+    async sendRequest(method: string, params: unknown, token?: Call['token']) {
+      const call = { method, params, token };
+      calls.push(call);
+      return answer(call);
+    },
+  } as unknown as ShiroServer;
+  return { server, calls };
+}
+
+const usage = { inputTokens: 1, outputTokens: 1, costUsd: null };
+
+test('a prompt is sent as shiro/chat and the streamed events build the answer', async () => {
+  let finish!: (v: unknown) => void;
+  const { server, calls } = fakeServer(c => c.method === 'shiro/chat' ? new Promise(r => { finish = r; }) : {});
+  const ctl = new ChatController(server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  const done = ctl.submit('  explain main.py ');
+  assert.deepEqual(calls[0].params, { text: 'explain main.py' });
+  ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 0, event: { type: 'text', text: 'It ' } });
+  ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 1, event: { type: 'text', text: 'prints.' } });
+  finish({ sessionId: 's', taskId: 't1', stopReason: 'done', usage });
+  await done;
+  const kinds = ctl.model.state.entries.map(e => e.kind);
+  assert.deepEqual(kinds, ['user', 'assistant']);
+  const answer = ctl.model.state.entries[1];
+  assert.ok(answer.kind === 'assistant' && answer.text === 'It prints.' && !answer.streaming);
+  assert.ok(posted.some(m => m.type === 'busy' && m.busy));
+  assert.ok(posted.some(m => m.type === 'busy' && !m.busy));
+});
+
+test('Stop cancels the running shiro/chat through its token; the "cancelled" result is shown', async () => {
+  const { server } = fakeServer(c => c.method !== 'shiro/chat' ? {} : new Promise(resolve => {
+    c.token!.onCancellationRequested(() => resolve({ sessionId: 's', taskId: 't1', stopReason: 'cancelled', usage }));
+  }));
+  const ctl = new ChatController(server);
+  const done = ctl.submit('long task');
+  ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 0, event: { type: 'text', text: 'partial' } });
+  await ctl.handleMessage({ type: 'cancel' });
+  await done;
+  const last = ctl.model.state.entries.at(-1)!;
+  assert.ok(last.kind === 'notice' && last.text === 'Stopped.');
+  assert.equal(ctl.model.state.busy, false);
+});
+
+test('typing during a turn queues: the queue comes from shiro/queue and the prompt shows when its turn starts', async () => {
+  const pending: ((v: unknown) => void)[] = [];
+  const { server, calls } = fakeServer(c => {
+    if (c.method === 'shiro/chat') return new Promise(r => pending.push(r));
+    if (c.method === 'shiro/queue') return { queued: [{ taskId: 't2', text: 'second' }] };
+    return {};
+  });
+  const ctl = new ChatController(server);
+  const first = ctl.submit('first');
+  const second = ctl.submit('second');
+  assert.deepEqual(ctl.model.state.entries.map(e => e.kind === 'user' && e.text), ['first'], 'queued prompt not shown yet');
+  await ctl.refreshQueue();
+  assert.deepEqual(ctl.model.state.queue, [{ taskId: 't2', text: 'second' }]);
+  pending[0]({ sessionId: 's', taskId: 't1', stopReason: 'done', usage });
+  await first;
+  ctl.onEvent({ sessionId: 's', taskId: 't2', seq: 0, event: { type: 'text', text: 'ok' } });
+  assert.deepEqual(ctl.model.state.entries.filter(e => e.kind === 'user').map(e => e.kind === 'user' && e.text), ['first', 'second']);
+  pending[1]({ sessionId: 's', taskId: 't2', stopReason: 'done', usage });
+  await second;
+  assert.ok(calls.some(c => c.method === 'shiro/queue'));
+});
+
+test('a queued prompt whose queue was cleared never shows as sent', async () => {
+  const pending: ((v: unknown) => void)[] = [];
+  const { server } = fakeServer(c => {
+    if (c.method === 'shiro/chat') return new Promise(r => pending.push(r));
+    if (c.method === 'shiro/queue/clear') return { cleared: 1 };
+    if (c.method === 'shiro/queue') return { queued: [] };
+    return {};
+  });
+  const ctl = new ChatController(server);
+  const first = ctl.submit('first');
+  const second = ctl.submit('second');
+  await ctl.handleMessage({ type: 'clearQueue' });
+  pending[1]({ sessionId: 's', taskId: 't2', stopReason: 'queue-cleared', usage });
+  await second;
+  pending[0]({ sessionId: 's', taskId: 't1', stopReason: 'done', usage });
+  await first;
+  const texts = ctl.model.state.entries.map(e => (e.kind === 'user' || e.kind === 'notice') ? e.text : e.kind);
+  assert.deepEqual(texts, ['first', 'Cleared 1 queued message.']);
+});
+
+test('slash commands become requests and never reach shiro/chat', async () => {
+  const { server, calls } = fakeServer(c => c.method === 'shiro/session/compact' ? { before: 10, after: 2 } : {});
+  const ctl = new ChatController(server);
+  await ctl.submit('/compact');
+  await ctl.submit('/nope');
+  assert.deepEqual(calls.map(c => c.method), ['shiro/session/compact']);
+  const notices = ctl.model.state.entries.filter(e => e.kind === 'notice').map(e => e.kind === 'notice' && e.text);
+  assert.deepEqual(notices, ['Compacted the conversation: 10 messages → 2 messages.', 'unknown command /nope - try /help']);
+});
+
+test('/resume <id> loads the transcript and the task list', async () => {
+  const todos = { todos: [{ content: 'write tests', status: 'in_progress' }], progress: { done: 0, total: 1, blocked: 0 }, rendered: 'x' };
+  const { server } = fakeServer(c => c.method !== 'shiro/session/resume' ? {} : {
+    session: { id: '0193abcd-1', title: 'fix it', messageCount: 3 },
+    transcript: [
+      { role: 'user', content: 'fix it' },
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'hmm' }, { type: 'text', text: 'Looking.' },
+        { type: 'tool-call', toolCallId: 'c1', toolName: 'read_file', input: { path: 'a.py' } }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'read_file', output: { type: 'text', value: 'print(1)' } }] },
+    ],
+    todos,
+  });
+  const ctl = new ChatController(server);
+  await ctl.submit('/resume 0193');
+  const e = ctl.model.state.entries;
+  assert.deepEqual(e.map(x => x.kind), ['user', 'reasoning', 'assistant', 'tool', 'notice']);
+  const tool = e[3];
+  assert.ok(tool.kind === 'tool' && tool.status === 'done' && tool.output === 'print(1)' && tool.input.includes('a.py'));
+  assert.deepEqual(ctl.model.state.todos, todos);
+  assert.match(e[4].kind === 'notice' ? e[4].text : '', /Resumed 0193abcd \(3 messages\): fix it/);
+});
+
+test('a failing request is shown as an error in the chat, not thrown', async () => {
+  const { server } = fakeServer(() => { throw new Error('no session matching "zz"'); });
+  const ctl = new ChatController(server);
+  await ctl.submit('/resume zz');
+  const last = ctl.model.state.entries.at(-1)!;
+  assert.ok(last.kind === 'notice' && last.level === 'error' && /no session matching/.test(last.text));
+});
+
+test('copy from a code block goes to the clipboard', async () => {
+  stub.reset();
+  const ctl = new ChatController(fakeServer(() => ({})).server);
+  await ctl.handleMessage({ type: 'copy', text: 'npm test' });
+  assert.equal(stub.clipboard, 'npm test');
+});
+
+test('prompt history: the server list once, then what was typed here (slash commands too) survives a webview reload', async () => {
+  const { server } = fakeServer(c => c.method === 'shiro/history' ? { prompts: ['old prompt'] } : {});
+  const ctl = new ChatController(server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  await ctl.handleMessage({ type: 'ready' });
+  await new Promise(r => setTimeout(r, 0));
+  await ctl.submit('/help');
+  posted.length = 0;
+  await ctl.handleMessage({ type: 'ready' });
+  await new Promise(r => setTimeout(r, 0));
+  const state = posted.find(m => m.type === 'state');
+  assert.ok(state && state.type === 'state');
+  assert.deepEqual(state.history, ['old prompt', '/help']);
+  assert.equal(posted.some(m => m.type === 'history'), false);
+});

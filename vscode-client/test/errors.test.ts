@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { reportServerFailure, serverFailureMessage } from '../src/errors';
+import { initializationOptions } from '../src/options';
+import { choosePython, expandPath } from '../src/pythonPath';
+import { stub } from './vscode-stub';
+
+test('the start-failure message names the interpreter, the reason and what to do', () => {
+  const msg = serverFailureMessage('/opt/py/bin/python', "No module named shiro_lsp\n");
+  assert.match(msg, /\/opt\/py\/bin\/python -m shiro_lsp/);
+  assert.match(msg, /No module named shiro_lsp/);
+  assert.match(msg, /shiro\.pythonPath/);
+  assert.match(msg, /Restart server/);
+});
+
+test('"Show log" opens the output channel', async () => {
+  stub.reset();
+  stub.errorChoice = 'Show log';
+  let shown = 0;
+  await reportServerFailure('python3', new Error('spawn python3 ENOENT'), { show: () => { shown++; } });
+  assert.equal(shown, 1);
+  assert.deepEqual(stub.shown[0].items, ['Show log', 'Set Python path']);
+  assert.match(stub.shown[0].message, /spawn python3 ENOENT/);
+});
+
+test('"Set Python path" opens the setting; dismissing does nothing', async () => {
+  stub.reset();
+  stub.errorChoice = 'Set Python path';
+  let shown = 0;
+  await reportServerFailure('python3', 'x', { show: () => { shown++; } });
+  assert.deepEqual(stub.executed, [{ command: 'workbench.action.openSettings', args: ['shiro.pythonPath'] }]);
+  stub.reset();
+  await reportServerFailure('python3', 'x', { show: () => { shown++; } });
+  assert.equal(shown, 0);
+});
+
+test('interpreter: the setting, else the Python extension, else python3', () => {
+  assert.deepEqual(choosePython(' /venv/bin/python ', '/ext/python'), { command: '/venv/bin/python', source: 'setting' });
+  assert.deepEqual(choosePython('', '/ext/python'), { command: '/ext/python', source: 'python-extension' });
+  assert.deepEqual(choosePython(undefined, undefined), { command: 'python3', source: 'default' });
+});
+
+test('initializationOptions carry settings and the secret key, leaving out empty values', () => {
+  const cfg = { get: <T>(k: string): T | undefined => ({ model: 'gpt-5-mini', baseUrl: ' ', api: 'chat', compactThreshold: null, memory: true, approvalTimeoutMs: 300000 } as Record<string, unknown>)[k] as T };
+  assert.deepEqual(initializationOptions(cfg, 'sk-test', false),
+    { trusted: false, api: 'chat', model: 'gpt-5-mini', memory: true, approvalTimeoutMs: 300000, apiKey: 'sk-test' });
+  assert.equal('apiKey' in initializationOptions(cfg, undefined, true), false);
+});
+
+test('the interpreter setting expands ${workspaceFolder} and ~', () => {
+  assert.equal(expandPath('${workspaceFolder}/.venv/bin/python', '/repo', '/home/u'), '/repo/.venv/bin/python');
+  assert.equal(expandPath('~/venvs/shiro/bin/python', '/repo', '/home/u'), '/home/u/venvs/shiro/bin/python');
+  assert.equal(expandPath(' python3.11 ', undefined, '/home/u'), 'python3.11');
+});

@@ -1,0 +1,75 @@
+// The parts of the `vscode` API the tested modules touch. Tests drive `stub` to script the UI.
+export const stub = {
+  errorChoice: undefined as string | undefined,
+  warningChoice: undefined as string | undefined,
+  infoChoice: undefined as string | undefined,
+  shown: [] as { level: string; message: string; items: string[] }[],
+  executed: [] as { command: string; args: unknown[] }[],
+  clipboard: '',
+  config: {} as Record<string, unknown>,
+  reset(): void {
+    this.errorChoice = this.warningChoice = this.infoChoice = undefined;
+    this.shown = []; this.executed = []; this.clipboard = ''; this.config = {};
+  },
+};
+
+export class ThemeColor { constructor(public readonly id: string) {} }
+export enum StatusBarAlignment { Left = 1, Right = 2 }
+
+export class EventEmitter<T> {
+  private listeners: ((e: T) => void)[] = [];
+  event = (listener: (e: T) => void): { dispose(): void } => {
+    this.listeners.push(listener);
+    return { dispose: () => { this.listeners = this.listeners.filter(l => l !== listener); } };
+  };
+  fire(e: T): void { for (const l of [...this.listeners]) l(e); }
+  dispose(): void { this.listeners = []; }
+}
+
+export class CancellationTokenSource {
+  private emitter = new EventEmitter<void>();
+  token = {
+    isCancellationRequested: false,
+    onCancellationRequested: this.emitter.event,
+  };
+  cancel(): void {
+    if (this.token.isCancellationRequested) return;
+    this.token.isCancellationRequested = true;
+    this.emitter.fire();
+  }
+  dispose(): void {}
+}
+
+export const window = {
+  async showErrorMessage(message: string, ...items: string[]): Promise<string | undefined> {
+    stub.shown.push({ level: 'error', message, items });
+    return stub.errorChoice;
+  },
+  async showWarningMessage(message: string, ...items: string[]): Promise<string | undefined> {
+    stub.shown.push({ level: 'warning', message, items: items.filter(i => typeof i === 'string') });
+    return stub.warningChoice;
+  },
+  async showInformationMessage(message: string, ...items: string[]): Promise<string | undefined> {
+    stub.shown.push({ level: 'info', message, items });
+    return stub.infoChoice;
+  },
+  activeTextEditor: undefined,
+};
+
+export const commands = {
+  async executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
+    stub.executed.push({ command, args });
+    return undefined;
+  },
+};
+
+export const env = { clipboard: { async writeText(text: string): Promise<void> { stub.clipboard = text; } } };
+
+export const workspace = {
+  getConfiguration: () => ({ get: <T>(key: string): T | undefined => stub.config[key] as T | undefined }),
+  workspaceFolders: undefined,
+  isTrusted: true,
+};
+
+export const extensions = { getExtension: () => undefined };
+export const Uri = { joinPath: (base: { path: string }, ...parts: string[]) => ({ path: [base.path, ...parts].join('/') }) };

@@ -17,13 +17,14 @@ from typing import Any, Literal
 from shiro_lsp.agent.providers.types import ToolSpec, Usage
 from shiro_lsp.context.estimate import TokenEstimator, estimate_text
 from shiro_lsp.context.ladder import dropped_span, prune_to_fit
-from shiro_lsp.context.summary import SpanSummaries, span_summary_request
+from shiro_lsp.context.summary import SpanSummaries, span_summary_request, summary_note
 from shiro_lsp.messages import Message
 
 log = logging.getLogger(__name__)
 
 WARN_FRACTION = 2 / 3
 CRITICAL_FRACTION = 0.9
+NOTE_BUDGET_TRIES = 3
 
 # (system prompt, messages) -> the model's text; None or an exception means "use the digest".
 SpanSummarizer = Callable[[str, list[Message]], Awaitable[str | None]]
@@ -102,10 +103,19 @@ class ContextWindow:
         total = self.estimator.estimate(history) + overhead
         if total <= self.threshold:
             return WireView(list(history), False, len(history), len(history), total)
-        note_budget = estimate_text(self.summaries.note_text()) + 64
-        pruned = prune_to_fit(history, self.threshold, self.estimator, overhead + note_budget)
-        wire = self.summaries.wire(pruned, dropped_span(history, pruned))
-        return WireView(wire, True, len(history), len(wire), self.estimator.measure(wire) + overhead)
+        # The note's size is known only once we know what it stands for (digest lines of a span not
+        # yet summarised ride in it), so budget what is recorded and widen the budget by any excess.
+        note_budget = self.estimator.measure([summary_note(self.summaries.note_text())]) + 1
+        wire: list[Message] = []
+        tokens = 0
+        for _ in range(NOTE_BUDGET_TRIES):
+            pruned = prune_to_fit(history, self.threshold, self.estimator, overhead + note_budget)
+            wire = self.summaries.wire(pruned, dropped_span(history, pruned, self.estimator))
+            tokens = self.estimator.measure(wire) + overhead
+            if tokens <= self.threshold:
+                break
+            note_budget += tokens - self.threshold
+        return WireView(wire, True, len(history), len(wire), tokens)
 
     async def prepare(
         self, history: Sequence[Message], instructions: str, tools: Sequence[ToolSpec]

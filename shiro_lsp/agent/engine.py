@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
-from shiro_lsp.agent.context_window import ContextWindow
+from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.providers.types import (
@@ -184,7 +184,7 @@ class Turn:
             )
             step = _StepResult()
             try:
-                await self._consume(self.setup.client.stream(request), step)
+                await self._consume(self.setup.client.stream(request), step, wire)
             except ProviderError as error:
                 if error.is_stale_item and not step.delivered and not self.stale_repaired:
                     self._repair_stale_items()
@@ -193,10 +193,9 @@ class Turn:
             except asyncio.CancelledError:
                 self._keep_partial(step)
                 raise
-            self.setup.window.measured(step.usage, wire)
             return step
 
-    async def _consume(self, events: AsyncIterator[Any], step: _StepResult) -> None:
+    async def _consume(self, events: AsyncIterator[Any], step: _StepResult, wire: WireView) -> None:
         async for event in events:
             if isinstance(event, TextDelta):
                 step.delivered = True
@@ -215,6 +214,8 @@ class Turn:
             elif isinstance(event, StepFinished):
                 step.message, step.usage = event.message, event.usage
                 self._count(event.usage)
+                # before the append, so the meter it triggers already has the provider's count
+                self.setup.window.measured(event.usage, wire)
                 self.history.append(event.message)
 
     def _repair_stale_items(self) -> None:

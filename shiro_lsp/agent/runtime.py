@@ -21,10 +21,12 @@ from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, History, Tur
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
 from shiro_lsp.agent.providers.factory import make_client
-from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
+from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError, ToolSpec
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.config import Settings
+from shiro_lsp.context.estimate import estimate_text
+from shiro_lsp.context.summary import compact_request, compacted_history
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.messages import Message
 from shiro_lsp.state.history import PromptHistory
@@ -32,6 +34,12 @@ from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList
 
 log = logging.getLogger(__name__)
+
+BUSY_COMPACT = "A chat is running or waiting; /compact can run once it has finished."
+CHANGED_WHILE_COMPACTING = (
+    "The session changed while it was being compacted, so nothing was replaced. Run /compact again."
+)
+COMPACT_FAILED = "Could not compact the session; it is unchanged."
 
 
 class LiveSessionLike(History, Protocol):
@@ -149,7 +157,8 @@ class AgentRuntime:
         return self.queue.submit(text, agent)
 
     async def _run_ticket(self, ticket: Ticket) -> ChatOutcome:
-        session = self.session()
+        async with self._compaction():  # a chat sent during /compact waits for it
+            session = self.session()
         emit = self.frontend.emitter(session.id, ticket.task_id)
         try:
             setup = await self._setup(ticket, session)
@@ -221,7 +230,84 @@ class AgentRuntime:
             log.warning("background work failed: %s", task.exception())
 
     def meter(self) -> Meter:
+        """What the next request carries, against the threshold configured now."""
+        self._sync_window()
         return self.window.meter(self.session().messages)
+
+    def _sync_window(self) -> None:
+        self.window.threshold = self.settings().compact_threshold
+        self.grants(self.session())  # a different session starts with a fresh window (and grants)
+
+    async def current_meter(self) -> Meter:
+        """``meter()`` with the instructions and tools the next turn would send measured now."""
+        s = self.settings()
+        chosen = variant(s.agent, s.thinking)
+        self._sync_window()
+
+        def overhead() -> int:
+            registry = self.registry()
+            names = registry.read_only() if chosen.read_only else registry.names()
+            notes_block = self.context_blocks() if self.context_blocks else ""
+            instructions = self.system_prompt(names, chosen.appendix, notes_block)
+            specs = [ToolSpec(t.name, t.description, t.parameters) for t in registry.specs(names)]
+            return self.window.overhead(instructions, specs)
+
+        await asyncio.to_thread(overhead)
+        return self.meter()
+
+    async def announce_context(self) -> Meter:
+        """Send ``shiro/context/changed`` (after resume, new, clear, compact) and return the meter."""
+        meter = await self.current_meter()
+        self.frontend.context_changed(meter)
+        return meter
+
+    # --- /compact ------------------------------------------------------------------------------
+
+    _compaction_lock: asyncio.Lock | None = None
+
+    def _compaction(self) -> asyncio.Lock:
+        """Held while ``/compact`` runs; a turn takes it briefly before it starts."""
+        if self._compaction_lock is None:
+            self._compaction_lock = asyncio.Lock()
+        return self._compaction_lock
+
+    async def compact(self) -> tuple[int, int]:
+        """Manual ``/compact`` (spec §4.3): one summary message replaces the live session's history.
+
+        A plain model call with no tools over the whole history (pruned to fit the threshold when
+        it is too big for one request, with the notes of what pruning dropped). Returns
+        ``(before, after)``; an empty history is a ``(0, 0)`` no-op. Refused while a chat runs or
+        waits; chats sent meanwhile wait for it. A failed call changes nothing.
+        """
+        if self.queue.busy or self._compaction().locked():
+            raise ShiroError(BUSY_COMPACT)
+        async with self._compaction():
+            session = self.session()
+            history = list(session.messages)
+            if not history:
+                return 0, 0
+            system, messages = compact_request(history)
+            text = await self._compact_summary(system, self._fitted(system, messages))
+            if self.session() is not session or len(session.messages) != len(history):
+                raise ShiroError(CHANGED_WHILE_COMPACTING)
+            session.replace(compacted_history(text))
+            self.window.reset()
+        await self.announce_context()
+        return len(history), len(session.messages)
+
+    def _fitted(self, system: str, messages: list[Message]) -> list[Message]:
+        """The history as one request can carry it: pruned like the wire (with its notes) when too big."""
+        self._sync_window()
+        return self.window.view(messages, estimate_text(system)).messages
+
+    async def _compact_summary(self, system: str, messages: list[Message]) -> str:
+        try:
+            text = await self.generate(system, messages)
+        except ProviderError as error:
+            raise ShiroError(f"{COMPACT_FAILED} {error.message}") from None
+        if not text.strip():
+            raise ShiroError(f"{COMPACT_FAILED} The model returned an empty summary.")
+        return text.strip()
 
 
 class _MeteredHistory:

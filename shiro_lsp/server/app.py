@@ -157,7 +157,11 @@ def create_server() -> ShiroServer:
         )
         if isinstance(settings, dict) and ls._shiro is not None:
             updated, problems = load_settings(settings, base=ls.shiro.settings)
+            threshold_changed = updated.compact_threshold != ls.shiro.settings.compact_threshold
             ls.shiro.settings = updated
+            if threshold_changed:
+                runtime = ls.shiro.runtime
+                runtime.frontend.context_changed(runtime.meter())
             for problem in problems:
                 ls.report(problem)
 

@@ -161,4 +161,4 @@ def register_chat(server: ShiroServer) -> None:
 
     @request(server, "shiro/context")
     async def context(ls: ShiroServer, params: p.Empty) -> p.ContextMeter:
-        return p.ContextMeter.model_validate(ls.shiro.runtime.meter().to_json())
+        return p.ContextMeter.model_validate((await ls.shiro.runtime.current_meter()).to_json())

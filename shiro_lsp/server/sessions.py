@@ -81,6 +81,7 @@ def register_sessions(server: ShiroServer) -> None:
     async def resume(ls: ShiroServer, params: p.SessionResumeParams) -> p.SessionResumeResult:
         session = await ls.shiro.sessions.resume(params.id, latest=bool(params.latest))
         announce_todos(ls)
+        await ls.shiro.runtime.announce_context()
         return p.SessionResumeResult(
             session=session_wire(session.summary()),
             transcript=list(session.messages),
@@ -91,13 +92,20 @@ def register_sessions(server: ShiroServer) -> None:
     async def new(ls: ShiroServer, params: p.Empty) -> p.SessionNewResult:
         outcome = await ls.shiro.sessions.new()
         announce_todos(ls)
+        await ls.shiro.runtime.announce_context()
         return new_wire(outcome)
 
     @request(server, "shiro/session/clear")
     async def clear(ls: ShiroServer, params: p.Empty) -> p.SessionNewResult:
         outcome = await ls.shiro.sessions.clear()
         announce_todos(ls)
+        await ls.shiro.runtime.announce_context()
         return new_wire(outcome)
+
+    @request(server, "shiro/session/compact")
+    async def compact(ls: ShiroServer, params: p.Empty) -> p.SessionCompactResult:
+        before, after = await ls.shiro.runtime.compact()
+        return p.SessionCompactResult(before=before, after=after)
 
     @request(server, "shiro/session/save")
     async def save(ls: ShiroServer, params: p.Empty) -> p.SessionSaveResult:

@@ -244,10 +244,11 @@ class AgentRuntime:
         chosen = variant(s.agent, s.thinking)
         self._sync_window()
 
+        notes_block = await self.context_blocks() if self.context_blocks else ""
+
         def overhead() -> int:
             registry = self.registry()
             names = registry.read_only() if chosen.read_only else registry.names()
-            notes_block = self.context_blocks() if self.context_blocks else ""
             instructions = self.system_prompt(names, chosen.appendix, notes_block)
             specs = [ToolSpec(t.name, t.description, t.parameters) for t in registry.specs(names)]
             return self.window.overhead(instructions, specs)

@@ -19,3 +19,11 @@ def test_schema_names_every_method_with_camel_case_fields() -> None:
     assert set(schema["methods"]) == {m.name for m in METHODS}
     session_info = schema["$defs"]["SessionInfo"]["properties"]
     assert {"messageCount", "createdAt", "costUsd"} <= set(session_info)
+
+
+def test_every_client_request_of_the_contract_has_a_handler() -> None:
+    from shiro_lsp.server.app import create_server
+
+    registered = set(create_server().protocol.fm.features)
+    wanted = {m.name for m in METHODS if m.direction == "client->server"}
+    assert wanted - registered == set()

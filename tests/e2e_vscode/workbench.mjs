@@ -87,8 +87,9 @@ export class Workbench {
     await this.page.keyboard.press('Control+P');
     await this.page.locator('.quick-input-widget').waitFor({ state: 'visible' });
     await this.page.keyboard.type(name);
-    await this.quickPickRow(name).waitFor({ timeout: 15_000 });
-    await this.page.keyboard.press('Enter');
+    // Click the matching row: Enter could race the filter and open whatever row was focused before.
+    await this.quickPickRow(name).click({ timeout: 15_000 });
+    await this.page.locator('.tabs-container .tab.active', { hasText: name }).first().waitFor({ timeout: 15_000 });
     const editor = this.page.locator('.editor-instance .monaco-editor').first();
     await editor.waitFor({ timeout: 15_000 });
     return editor;

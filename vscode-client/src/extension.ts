@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
-import { rememberSelection, showMemory } from './memory';
+import { MEMORY_SCHEME, MemoryDocuments, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
 import { CLIENT_REMEMBER_COMMAND, Method } from './protocol';
 import type {
@@ -105,13 +105,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   }
 
+  const memoryDocuments = new MemoryDocuments();
   context.subscriptions.push(
     meter, srv, ctl,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
     vscode.commands.registerCommand('shiro.resumeSession', resumeSession),
     vscode.commands.registerCommand('shiro.newSession', newSession),
     vscode.commands.registerCommand('shiro.compact', compact),
-    vscode.commands.registerCommand('shiro.showMemory', () => showMemory(srv)),
+    vscode.workspace.registerTextDocumentContentProvider(MEMORY_SCHEME, memoryDocuments),
+    vscode.commands.registerCommand('shiro.showMemory', () => showMemory(srv, memoryDocuments)),
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),

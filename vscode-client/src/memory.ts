@@ -49,17 +49,37 @@ export async function rememberSelection(server: ShiroServer, arg?: RememberSelec
 export function memoryDocument(mem: MemoryListResult, notes: NotesResult | undefined): string {
   const lines = ['# Shiro project memory', ''];
   if (!mem.entries.length) lines.push(mem.text || 'nothing remembered about this project yet');
-  else for (const e of [...mem.entries].reverse()) lines.push(`- **${e.kind}** ${e.text}${e.hits > 0 ? `  _(recalled ${e.hits}x)_` : ''}`);
+  else for (const e of mem.entries) lines.push(`- **${e.kind}** ${e.text}${e.hits > 0 ? `  _(recalled ${e.hits}x)_` : ''}`);
   lines.push('', '# Project notes', '', notes?.project?.trim() || '_none (.shiro/memory/project.md is empty)_');
   if (notes?.task?.trim()) lines.push('', `# Task notes${notes.taskId ? ` (${notes.taskId})` : ''}`, '', notes.task);
   return lines.join('\n') + '\n';
 }
 
-export async function showMemory(server: ShiroServer): Promise<void> {
+/** A read-only document (no "save changes?" on close) that is refreshed each time it is shown. */
+export const MEMORY_SCHEME = 'shiro-memory';
+const MEMORY_URI = vscode.Uri.parse(`${MEMORY_SCHEME}:Shiro project memory.md`);
+
+export class MemoryDocuments implements vscode.TextDocumentContentProvider {
+  private content = '';
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  provideTextDocumentContent(): string { return this.content; }
+
+  update(content: string): vscode.Uri {
+    this.content = content;
+    this.changed.fire(MEMORY_URI);
+    return MEMORY_URI;
+  }
+}
+
+export async function showMemory(server: ShiroServer, documents: MemoryDocuments): Promise<void> {
   try {
     const mem = await server.sendRequest<MemoryListResult>(Method.memoryList, {});
     const notes = await server.sendRequest<NotesResult>(Method.notesRead, { scope: 'project' }).catch(() => undefined);
-    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: memoryDocument(mem, notes) });
+    const uri = documents.update(memoryDocument(mem, notes));
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     await vscode.window.showTextDocument(doc, { preview: true });
   } catch (error) {
     void vscode.window.showErrorMessage(`Shiro could not read project memory: ${errorReason(error)}`);

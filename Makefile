@@ -39,7 +39,7 @@ protocol: $(STAMP)
 	$(PY) -m shiro_lsp.server.protocol_docs --write
 
 test-py: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider --durations=15
 
 ## the extension: npm ci, tsc --noEmit, node --test with a stubbed vscode
 client-test:

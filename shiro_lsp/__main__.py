@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 from typing import Any
 
@@ -52,12 +53,34 @@ def _add_run(subparsers: Any) -> None:
     add_parser(subparsers)
 
 
+class RedactSecrets(logging.Filter):
+    """API keys never reach a log, even at DEBUG where pygls prints every message it sends or gets."""
+
+    PATTERNS = (
+        re.compile(
+            r"""(['"]?(?:apiKey|api_key|authorization)['"]?\s*[:=]\s*['"]?)(?:Bearer\s+)?[^'",}\s]+""", re.I
+        ),
+        re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = message
+        for pattern in self.PATTERNS:
+            redacted = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", redacted)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # stdout is the JSON-RPC channel: logs go to stderr, always.
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactSecrets())
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
     result: int = args.func(args)
     return result

@@ -48,9 +48,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_run(subparsers: Any) -> None:
-    from shiro_lsp.headless import add_parser
+    run = subparsers.add_parser("run", help="run one turn headless and print its events")
+    run.add_argument("-p", "--prompt", help="the prompt (default: read from stdin)")
+    run.add_argument("--json", action="store_true", help="one JSON object per event on stdout")
+    run.add_argument("--yolo", action="store_true", help="allow every tool the guard does not refuse")
+    resume = run.add_mutually_exclusive_group()
+    resume.add_argument(
+        "-c", "--continue", dest="continue_", action="store_true", help="continue the newest session here"
+    )
+    resume.add_argument(
+        "-r", "--resume", metavar="ID", help="continue the session with this id (or unique prefix)"
+    )
+    run.add_argument("--workspace", default=None, help="the workspace (default: the current directory)")
+    run.add_argument("--home", default=None, help="the state root (default: $SHIRO_HOME/.shiro-neko)")
+    run.add_argument("--agent", default=None, help="default, quick, deep, plan or review")
+    run.set_defaults(func=_run)
 
-    add_parser(subparsers)
+
+def _run(args: argparse.Namespace) -> int:
+    from shiro_lsp.headless import main as run_headless  # the engine loads only for this command
+
+    return run_headless(args)
 
 
 class RedactSecrets(logging.Filter):

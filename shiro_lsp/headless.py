@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from shiro_lsp.agent.context_window import Meter
 from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
@@ -78,24 +78,6 @@ class HeadlessFrontend:
 
     def context_changed(self, meter: Meter) -> None:
         pass
-
-
-def add_parser(subparsers: Any) -> None:
-    run = subparsers.add_parser("run", help="run one turn headless and print its events")
-    run.add_argument("-p", "--prompt", help="the prompt (default: read from stdin)")
-    run.add_argument("--json", action="store_true", help="one JSON object per event on stdout")
-    run.add_argument("--yolo", action="store_true", help="allow every tool the guard does not refuse")
-    resume = run.add_mutually_exclusive_group()
-    resume.add_argument(
-        "-c", "--continue", dest="continue_", action="store_true", help="continue the newest session here"
-    )
-    resume.add_argument(
-        "-r", "--resume", metavar="ID", help="continue the session with this id (or unique prefix)"
-    )
-    run.add_argument("--workspace", default=None, help="the workspace (default: the current directory)")
-    run.add_argument("--home", default=None, help="the state root (default: $SHIRO_HOME/.shiro-neko)")
-    run.add_argument("--agent", default=None, help="default, quick, deep, plan or review")
-    run.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -12,9 +12,10 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:
+    import jsonschema
 
 JsonObject = dict[str, Any]
 
@@ -168,6 +169,8 @@ def validate_input(spec: ToolSpec, input: object) -> JsonObject:
     """Check ``input`` against the spec's JSON Schema; raise a ToolError that names the problem."""
     if not isinstance(input, dict):
         raise ToolError(f"Invalid input for {spec.name}: expected a JSON object, got {type(input).__name__}")
+    import jsonschema  # ~100 ms to import: paid on the first tool call, not at server start
+
     validator = jsonschema.Draft202012Validator(spec.parameters)
     errors = sorted(validator.iter_errors(input), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
     if errors:

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
 Handler = Callable[["ShiroServer", Any], Awaitable[BaseModel | dict[str, Any]]]
 
+WARM_UP_DELAY_S = 0.3
 REMEMBER_COMMAND = "shiro.remember"
 REMEMBER_SELECTION_COMMAND = "shiro.rememberSelection"
 
@@ -146,7 +147,9 @@ def create_server() -> ShiroServer:
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         settings, problems = load_settings(options)
         ls.start_workspace(workspace_of(params), settings)
-        ls.shiro.start_agent(LspFrontend(ls)).warm_up()
+        runtime = ls.shiro.start_agent(LspFrontend(ls))
+        # After the initialize reply is out: the import would otherwise compete with it for the GIL.
+        asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, runtime.warm_up)
         for problem in problems:
             ls.report(problem)
 

@@ -21,7 +21,10 @@ TodoStatus = Literal["pending", "in_progress", "done", "blocked"]
 class Wire(BaseModel):
     """camelCase on the wire, strict types (a string is not a number), unknown keys ignored."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
+    # defer_build: each model builds its validator on first use, not at server start.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True, defer_build=True
+    )
 
 
 class Empty(Wire):

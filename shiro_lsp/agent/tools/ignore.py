@@ -15,10 +15,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from shiro_lsp.agent.tools.jail import inside, workspace_root
+
+if TYPE_CHECKING:
+    import pathspec
 
 IGNORE_FILES = (".gitignore", ".shiroignore")
 ALWAYS_SKIPPED = frozenset({".git"})
@@ -57,6 +59,8 @@ def _rules_in(directory: Path, base: str, *, with_exclude: bool = False) -> list
             lines.extend(read)
     if not lines:
         return []
+    import pathspec  # loaded on the first listing or search, not at server start
+
     return [_Rules(base, pathspec.GitIgnoreSpec.from_lines(lines))]
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shiro_lsp.agent.tools import ToolContext, ToolRegistry, builtin_registry
-
-RunTool = Callable[..., Awaitable[str]]
+from tool_helpers import RunTool, git
 
 
 @pytest.fixture
@@ -42,21 +39,6 @@ def run(registry: ToolRegistry, ctx: ToolContext) -> RunTool:
         return await registry.run(name, input if input is not None else kwargs, ctx)
 
     return run_tool
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "Ada",
-        "GIT_AUTHOR_EMAIL": "ada@example.com",
-        "GIT_COMMITTER_NAME": "Ada",
-        "GIT_COMMITTER_EMAIL": "ada@example.com",
-        "GIT_AUTHOR_DATE": "2024-05-01T12:00:00Z",
-        "GIT_COMMITTER_DATE": "2024-05-01T12:00:00Z",
-        "HOME": str(cwd),
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-    }
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
-    return done.stdout
 
 
 @pytest.fixture

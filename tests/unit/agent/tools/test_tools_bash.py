@@ -11,10 +11,10 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from conftest import RunTool
 
 from shiro_lsp.agent.tools import INTERRUPTED, MAX_OUTPUT, ToolContext, ToolError, ToolRegistry
 from shiro_lsp.agent.tools.shell import STREAM_LIMIT
+from tool_helpers import RunTool
 
 
 def group_members(pgid: int) -> list[int]:

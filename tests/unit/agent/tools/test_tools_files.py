@@ -7,9 +7,9 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from conftest import RunTool
 
 from shiro_lsp.agent.tools import MAX_OUTPUT, ToolError
+from tool_helpers import RunTool
 
 
 async def test_read_file_numbers_lines_like_cat_n(run: RunTool, workspace: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import RunTool
 
 from shiro_lsp.agent.tools import (
     MAX_OUTPUT,
@@ -19,6 +18,7 @@ from shiro_lsp.agent.tools import (
     builtin_registry,
     cap,
 )
+from tool_helpers import RunTool
 
 
 async def test_missing_field_names_the_field(run: RunTool) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import RunTool, git
 
 from shiro_lsp.agent.tools import ToolError
+from tool_helpers import RunTool, git
 
 
 async def test_status_clean_and_changed(run: RunTool, repo: Path) -> None:

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import RunTool
 
 from shiro_lsp.agent.tools import PathEscapes, ToolError, resolve_in_workspace
+from tool_helpers import RunTool
 
 
 @pytest.fixture

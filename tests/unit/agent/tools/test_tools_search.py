@@ -7,11 +7,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from conftest import RunTool
 
 from shiro_lsp.agent.tools import ToolError
 from shiro_lsp.agent.tools.ignore import Walker
 from shiro_lsp.agent.tools.search import glob_regex, grep_python, grep_ripgrep
+from tool_helpers import RunTool
 
 RG = shutil.which("rg")
 Grep = Callable[[Path, str, str | None, bool, bool], Awaitable[str]]

@@ -35,7 +35,6 @@ from shiro_lsp.agent.providers.types import (
     TextDelta,
     ToolCallReady,
     ToolInputStart,
-    ToolSpec,
     Usage,
 )
 from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, parse_arguments
@@ -168,7 +167,7 @@ class Turn:
         while True:
             tools = self._tool_names()
             instructions = self.setup.system_prompt(tools)
-            specs = [ToolSpec(s.name, s.description, s.parameters) for s in self.setup.registry.specs(tools)]
+            specs = self.setup.registry.specs(tools)
             wire = await self.setup.window.prepare(self.history.messages, instructions, specs)
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True

@@ -21,7 +21,7 @@ from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, History, Tur
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
 from shiro_lsp.agent.providers.factory import make_client
-from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError, ToolSpec
+from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.config import Settings
@@ -250,7 +250,7 @@ class AgentRuntime:
             registry = self.registry()
             names = registry.read_only() if chosen.read_only else registry.names()
             instructions = self.system_prompt(names, chosen.appendix, notes_block)
-            specs = [ToolSpec(t.name, t.description, t.parameters) for t in registry.specs(names)]
+            specs = registry.specs(names)
             return self.window.overhead(instructions, specs)
 
         await asyncio.to_thread(overhead)

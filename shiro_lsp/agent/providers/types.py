@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from shiro_lsp.agent.tools.base import ToolSpec as ToolSpec  # one type for what the model is offered
 from shiro_lsp.errors import MODEL_ERROR, ShiroError
 from shiro_lsp.messages import Message
 
@@ -25,13 +26,6 @@ ErrorKind = Literal[
 ]
 
 STALE_ITEM = re.compile(r"item with id '[^']*' not found", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    parameters: dict[str, Any]
 
 
 @dataclass(frozen=True)

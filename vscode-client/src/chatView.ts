@@ -1,14 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatController } from './controller';
 import type { WebviewMessage } from './webviewProtocol';
 
 export const CHAT_VIEW_ID = 'shiro.chatView';
 
+/** A CSP nonce from the OS's secure random source (Math.random is predictable). */
 export function makeNonce(): string {
-  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  let nonce = '';
-  for (let i = 0; i < 32; i++) nonce += chars.charAt(Math.floor(Math.random() * chars.length));
-  return nonce;
+  return randomBytes(24).toString('base64url');
 }
 
 /** Strict CSP: no inline script, only our nonce'd bundle; styles from our css; images from the webview's own origin. */

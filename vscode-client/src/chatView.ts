@@ -7,7 +7,7 @@ export const CHAT_VIEW_ID = 'shiro.chatView';
 
 /** A CSP nonce from the OS's secure random source (Math.random is predictable). */
 export function makeNonce(): string {
-  return randomBytes(24).toString('base64url');
+  return randomBytes(16).toString('hex');
 }
 
 /** Strict CSP: no inline script, only our nonce'd bundle; styles from our css; images from the webview's own origin. */

@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactSecrets())
-    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
+    for noisy in ("pygls", "httpx2", "openai"):  # one line per message or HTTP request: DEBUG only
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     result: int = args.func(args)
     return result
 

@@ -10,6 +10,20 @@ export const PENDING = {};
 
 const PROMPT_1 = 'Say something about this project';
 
+/** SIGKILL the `python -m shiro_lsp` whose working directory is this e2e workspace (never another one). */
+function killServer(workspace) {
+  const killed = [];
+  for (const pid of fs.readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (!cmdline.includes('shiro_lsp') || fs.realpathSync(`/proc/${pid}/cwd`) !== fs.realpathSync(workspace)) continue;
+      process.kill(Number(pid), 'SIGKILL');
+      killed.push(pid);
+    } catch { /* the process went away, or it is not ours to read */ }
+  }
+  return killed;
+}
+
 /** Background of a status-bar item compared with a theme colour variable (resolved by the browser). */
 async function hasThemeBackground(locator, variable) {
   return locator.evaluate((el, v) => {
@@ -250,6 +264,23 @@ export const scenarios = [
       await chat.locator('#todos .todo', { hasText: 'Write the tests' }).waitFor({ timeout: 15_000 });
       await page.waitForTimeout(200);
       await wb.shot('resumed-transcript-and-tasks');
+    },
+  },
+  {
+    name: 'server-restarts-after-crash',
+    needsModel: true,
+    async run({ wb, model, workspace }) {
+      await wb.clearNotifications();
+      const killed = killServer(workspace);
+      assert.ok(killed.length >= 1, 'found the Shiro server of this workspace to kill');
+      const toast = wb.toast('stopped unexpectedly and was restarted');
+      await toast.waitFor({ timeout: 30_000 });
+      await wb.shot('server-restarted-notice');
+      await model.script([step([text('Back after the restart.')])]);
+      await wb.openChat();
+      await wb.send('are you there?');
+      await wb.chat().locator('.entry.assistant', { hasText: 'Back after the restart.' }).waitFor({ timeout: 30_000 });
+      await wb.shot('chat-after-restart');
     },
   },
   {

@@ -43,6 +43,7 @@ export class ShiroServer implements vscode.Disposable {
   private readonly restarts = new RestartPolicy(4, 3 * 60_000);
   private running = false;
   private starting: Promise<void> | undefined;
+  private restarting = false;
   private python = 'python3';
   private readonly stateEmitter = new vscode.EventEmitter<'starting' | 'running' | 'stopped' | 'failed'>();
   readonly onDidChangeState = this.stateEmitter.event;
@@ -54,11 +55,23 @@ export class ShiroServer implements vscode.Disposable {
   get isRunning(): boolean { return this.running && this.client?.state === State.Running; }
 
   async sendRequest<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
-    if (this.starting && !this.isRunning) await this.starting.catch(() => undefined); // sent while starting: wait
+    await this.untilReady();
     if (!this.client || !this.isRunning) {
       throw new Error('Shiro\'s language server is not running. Run "Shiro: Restart server" or "Shiro: Show log".');
     }
     return token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params);
+  }
+
+  /** A request sent while the server starts, or restarts after a crash, waits for it (up to 30 s). */
+  private async untilReady(): Promise<void> {
+    if (this.isRunning || !this.client) return;
+    if (this.starting) await this.starting.catch(() => undefined);
+    if (this.isRunning || !(this.restarting || this.client.state === State.Starting)) return;
+    await new Promise<void>(resolve => {
+      const done = (): void => { clearTimeout(timer); sub.dispose(); resolve(); };
+      const timer = setTimeout(done, 30_000);
+      const sub = this.onDidChangeState(state => { if (state !== 'starting') done(); });
+    });
   }
 
   async sendNotification(method: string, params: object): Promise<void> {
@@ -94,7 +107,7 @@ export class ShiroServer implements vscode.Disposable {
     this.client = client;
     this.wiring = this.wire(client);
     this.wiring.push(client.onDidChangeState(e => {
-      if (e.newState === State.Running) { this.running = true; this.stateEmitter.fire('running'); }
+      if (e.newState === State.Running) { this.running = true; this.restarting = false; this.stateEmitter.fire('running'); }
       else if (e.newState === State.Starting) this.stateEmitter.fire('starting');
       else if (e.newState === State.Stopped && this.client === client) this.stateEmitter.fire('stopped');
     }));
@@ -121,11 +134,13 @@ export class ShiroServer implements vscode.Disposable {
     }
     const restart = this.restarts.crashed(Date.now());
     if (restart !== undefined) {
+      this.restarting = true;
       this.log.warn(`Server stopped; restart ${restart} of 4`);
       void reportRestart(restart, this.log);
       return { action: CloseAction.Restart, handled: true };
     }
     this.running = false;
+    this.restarting = false;
     this.stateEmitter.fire('failed');
     void reportServerFailure(this.python, 'it stopped 5 times in 3 minutes and will not be restarted automatically', this.log);
     return { action: CloseAction.DoNotRestart, handled: true };

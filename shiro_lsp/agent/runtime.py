@@ -90,6 +90,7 @@ class AgentRuntime:
         self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._compaction_lock = asyncio.Lock()
         self._grants: tuple[LiveSessionLike, Grants] | None = None
         self._client: ModelClient | None = None
         self._client_key: tuple[str | None, str | None, str, int] | None = None
@@ -183,7 +184,7 @@ class AgentRuntime:
         s = self.settings()
         chosen = variant(ticket.agent or s.agent, s.thinking)
         registry = self.registry()
-        self.window.threshold = s.compact_threshold
+        self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
         def prompt(tools: list[str]) -> str:
@@ -264,12 +265,8 @@ class AgentRuntime:
 
     # --- /compact ------------------------------------------------------------------------------
 
-    _compaction_lock: asyncio.Lock | None = None
-
     def _compaction(self) -> asyncio.Lock:
         """Held while ``/compact`` runs; a turn takes it briefly before it starts."""
-        if self._compaction_lock is None:
-            self._compaction_lock = asyncio.Lock()
         return self._compaction_lock
 
     async def compact(self) -> tuple[int, int]:

@@ -101,7 +101,7 @@ class LspFrontend:
         try:
             reply = await asyncio.wait_for(
                 self.server.protocol.send_request_async(
-                    "shiro/approve", p.ApproveParams.model_dump(params, by_alias=True)
+                    "shiro/approve", params.model_dump(mode="json", by_alias=True)
                 ),
                 timeout,
             )

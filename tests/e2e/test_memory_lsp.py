@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from chat_helpers import eventually
 from lsp_client import ShiroClient
 from shiro_lsp.state.paths import project_key
-
-
-async def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition never became true"
-        await asyncio.sleep(0.02)
 
 
 def memory_file(home: Path, workspace: Path) -> Path:

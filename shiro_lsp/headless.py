@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from shiro_lsp.agent.changes import TurnChangesView
 from shiro_lsp.agent.context_window import Meter
 from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
 from shiro_lsp.config import load_settings
@@ -78,6 +79,12 @@ class HeadlessFrontend:
 
     def context_changed(self, meter: Meter) -> None:
         pass
+
+    def changes_changed(self, view: TurnChangesView) -> None:
+        if view.files and not self.json_mode:
+            self._line(
+                "[changed] " + ", ".join(f"{f.path} (+{f.additions} -{f.deletions})" for f in view.files)
+            )
 
 
 def main(args: argparse.Namespace) -> int:

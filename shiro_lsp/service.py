@@ -11,9 +11,12 @@ import json
 import re
 from pathlib import Path
 
+from shiro_lsp.agent.changes import ChatSession, Checkpoints
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
 from shiro_lsp.config import Settings
 from shiro_lsp.errors import ReadOnly, ShiroError
+from shiro_lsp.messages import Message
+from shiro_lsp.state.checkpoints import CheckpointStore
 from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 from shiro_lsp.state.memory import DISABLED_TEXT, ProjectMemory, RememberResult, Summarizer
@@ -47,6 +50,12 @@ class Shiro:
             model=lambda: self.settings.model,
             reporter=reporter,
         )
+        self.checkpoints = Checkpoints(
+            CheckpointStore(self.paths.root / "checkpoints", reporter),
+            self.workspace_path,
+            self.key,
+            self.paths.root,
+        )
         self._runtime: AgentRuntime | None = None
         # Project and task notes; task scope without an id means the live session's latest task.
         self.notes = Notes(workspace, self.paths.root, current_session=lambda: self.sessions.current.id)
@@ -66,6 +75,7 @@ class Shiro:
             context_blocks=self.notes_blocks,
             reservation=lambda: workspace_reservation(self.paths.root, self.workspace),
             turn_started=self.notes.register_task,
+            checkpoints=self.checkpoints,
         )
         return self._runtime
 
@@ -125,11 +135,29 @@ class Shiro:
         return branch
 
     async def delete_session(self, reference: str) -> bool:
-        """Explicit user action: the session file, its index row and its task notes (not a branch's copy)."""
+        """Explicit user action: the session file, its index row, its task notes (not a branch's copy)
+        and its checkpoints."""
         session_id = await asyncio.to_thread(self.sessions.store.resolve, reference)
         deleted = await self.sessions.delete(session_id)
         await asyncio.to_thread(self.notes.store.delete_session_notes, session_id)
+        await asyncio.to_thread(self.checkpoints.delete_session, session_id)
         return deleted
+
+    def live_chat(self) -> ChatSession:
+        """The live session's messages, for a chat restore running in a thread (call on the loop).
+
+        The replacement itself runs on the loop, as every change of the live session does.
+        """
+        loop = asyncio.get_running_loop()
+        session = self.sessions.current
+
+        def put(messages: list[Message]) -> None:
+            async def apply() -> None:
+                session.replace(messages)
+
+            asyncio.run_coroutine_threadsafe(apply(), loop).result()
+
+        return ChatSession(lambda: list(session.messages), put)
 
     @property
     def runtime(self) -> AgentRuntime:

@@ -39,7 +39,7 @@ class ShiroClient(LanguageClient):
         super().__init__(converter_factory=_converter)
         self.notifications: dict[str, list[Any]] = defaultdict(list)
         self.approvals: list[Any] = []
-        self.decisions: list[str] = []  # answered in order; empty -> "deny"
+        self.decisions: list[str | dict[str, str]] = []  # answered in order; empty -> "deny"
         self.approval_delay = 0.0
         self.answering = 0  # approval requests being answered right now
 
@@ -70,7 +70,8 @@ def make_client() -> ShiroClient:
         try:
             if c.approval_delay:
                 await asyncio.sleep(c.approval_delay)
-            return {"decision": c.decisions.pop(0) if c.decisions else "deny"}
+            answer = c.decisions.pop(0) if c.decisions else "deny"
+            return answer if isinstance(answer, dict) else {"decision": answer}
         finally:
             c.answering -= 1
 

@@ -51,6 +51,7 @@ STALE_NOTICE = (
     "The provider no longer had part of this session stored. Re-sent the history inline and carried on."
 )
 DENIED_OUTPUT = "User denied this tool call."
+MAX_REASON = 2_000
 CANCELLED_OUTPUT = "The user cancelled the turn before this tool call finished, so its effects are unknown."
 
 
@@ -74,14 +75,41 @@ class ApprovalRequest:
     matched_pattern: str | None
     suggested_pattern: str
     repeated: bool
+    previews: list[dict[str, Any]] | None = None
+    """File tools: ``FilePreview`` objects (wire shape), one per file the call would change."""
 
 
-Approver = Callable[[ApprovalRequest], Awaitable[Decision]]
+@dataclass(frozen=True)
+class Answer:
+    """The user's answer with the reason they gave for a deny (the model reads it)."""
+
+    decision: Decision
+    reason: str | None = None
+
+
+class ChangeTracker(Protocol):
+    """Records what the turn's tool calls change (the checkpoint); see ``agent.changes``."""
+
+    async def preview(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None: ...
+
+    async def before(self, tool_name: str, input: dict[str, Any]) -> Any: ...
+
+    async def after(self, watch: Any) -> ToolChangesLike | None: ...
+
+
+class ToolChangesLike(Protocol):
+    @property
+    def diff(self) -> str: ...
+
+    def files_json(self) -> list[dict[str, Any]]: ...
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[Decision | Answer]]
 PromptBuilder = Callable[[list[str]], str]
 Reservation = Callable[[], AbstractAsyncContextManager[Any]]
 
 
-async def deny_all(request: ApprovalRequest) -> Decision:
+async def deny_all(request: ApprovalRequest) -> Decision | Answer:
     """The approver when no one can answer (headless without --yolo): fail closed."""
     return "deny"
 
@@ -99,6 +127,7 @@ class TurnSetup:
     workspace: Path
     approver: Approver = deny_all
     reservation: Reservation | None = None
+    changes: ChangeTracker | None = None
 
 
 @dataclass
@@ -266,23 +295,58 @@ class Turn:
             )
             return self._tool_error(call, error.message)
         self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
-        if not await self._permitted(call, input):
-            return _result_part(call, DENIED_OUTPUT, error=True)
+        allowed, reason = await self._permitted(call, input)
+        if not allowed:
+            text = f"{DENIED_OUTPUT} Their reason: {reason}" if reason else DENIED_OUTPUT
+            return _result_part(call, text, error=True)
         ctx = ToolContext(
             workspace=self.setup.workspace,
             on_output=lambda chunk: self.emit({"type": "tool-output", "id": call.call_id, "chunk": chunk}),
             call_id=call.call_id,
         )
+        changed: ToolChangesLike | None = None
         try:
             async with self._reserve(call.name):
-                output = await registry.run(call.name, input, ctx)
+                watch = await self._watch(call.name, input)
+                try:
+                    output = await registry.run(call.name, input, ctx)
+                finally:
+                    changed = await self._settle(watch)
         except ToolError as error:
-            return self._tool_error(call, error.message)
-        self.emit({"type": "tool-result", "id": call.call_id, "name": call.name, "output": output})
+            return self._tool_error(call, error.message, changed)
+        event: Event = {"type": "tool-result", "id": call.call_id, "name": call.name, "output": output}
+        self.emit({**event, **_change_fields(changed)})
         return _result_part(call, output)
 
-    def _tool_error(self, call: ToolCallReady, message: str) -> dict[str, Any]:
-        self.emit({"type": "tool-error", "id": call.call_id, "name": call.name, "error": message})
+    async def _watch(self, tool_name: str, input: dict[str, Any]) -> Any:
+        """Before a call that may change files: record what it is about to change."""
+        changes = self.setup.changes
+        if changes is None or not self.setup.registry.is_mutating(tool_name):
+            return None
+        try:
+            return await changes.before(tool_name, input)
+        except (OSError, ValueError) as error:
+            log.warning("checkpoint before %s failed: %s", tool_name, error)
+            self.emit(
+                {"type": "notice", "text": f"Could not record a checkpoint before {tool_name}: {error}"}
+            )
+            return None
+
+    async def _settle(self, watch: Any) -> ToolChangesLike | None:
+        changes = self.setup.changes
+        if changes is None or watch is None:
+            return None
+        try:
+            return await changes.after(watch)
+        except (OSError, ValueError) as error:
+            log.warning("checkpoint after a tool failed: %s", error)
+            return None
+
+    def _tool_error(
+        self, call: ToolCallReady, message: str, changed: ToolChangesLike | None = None
+    ) -> dict[str, Any]:
+        event: Event = {"type": "tool-error", "id": call.call_id, "name": call.name, "error": message}
+        self.emit({**event, **_change_fields(changed)})
         return _result_part(call, message, error=True)
 
     def _reserve(self, tool_name: str) -> AbstractAsyncContextManager[Any]:
@@ -290,35 +354,54 @@ class Turn:
             return self.setup.reservation()
         return nullcontext()
 
-    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> bool:
+    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> tuple[bool, str | None]:
+        """Whether the call may run, and the reason the user gave when they said no."""
         verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard)
         if verdict.decision == "allow":
-            return True
+            return True, None
         if verdict.decision == "deny":
             if verdict.reason:
                 self.emit({"type": "notice", "text": verdict.reason})
             self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
-            return False
+            return False, None
+        previews = await self._previews(call.name, input)
         request = ApprovalRequest(
-            call.name, input, verdict.matched_pattern, verdict.suggested_pattern, verdict.repeated
+            call.name, input, verdict.matched_pattern, verdict.suggested_pattern, verdict.repeated, previews
         )
-        decision = await self._ask(request)
-        if decision == "always":
+        answer = await self._ask(request)
+        if answer.decision == "always":
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
-        if decision == "deny":
-            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
-            return False
-        return True
+        if answer.decision == "deny":
+            denied: Event = {"type": "tool-denied", "id": call.call_id, "name": call.name}
+            if answer.reason:
+                denied["reason"] = answer.reason
+            self.emit(denied)
+            return False, answer.reason
+        return True, None
 
-    async def _ask(self, request: ApprovalRequest) -> Decision:
+    async def _previews(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None:
+        changes = self.setup.changes
+        if changes is None:
+            return None
         try:
-            decision = await self.setup.approver(request)
+            return await changes.preview(tool_name, input)
+        except (OSError, ValueError) as error:
+            log.warning("preview of %s failed: %s", tool_name, error)
+            return None
+
+    async def _ask(self, request: ApprovalRequest) -> Answer:
+        try:
+            reply = await self.setup.approver(request)
         except asyncio.CancelledError:
             raise
         except Exception:  # an approver that fails is a deny: approvals fail closed
             log.exception("approval request failed; denying %s", request.tool_name)
-            return "deny"
-        return decision if decision in ("once", "always", "deny") else "deny"
+            return Answer("deny")
+        answer = reply if isinstance(reply, Answer) else Answer(reply)
+        if answer.decision not in ("once", "always", "deny"):
+            return Answer("deny")
+        reason = answer.reason.strip()[:MAX_REASON] if isinstance(answer.reason, str) else None
+        return Answer(answer.decision, reason or None)
 
     def _close_open_calls(self) -> None:
         """After a cancel, give every tool call without a result one, so the next request is valid."""
@@ -355,6 +438,13 @@ class Turn:
         self, reason: Literal["done", "cancelled", "error"], error: str | None = None
     ) -> TurnOutcome:
         return TurnOutcome(reason, self.input_tokens, self.output_tokens, self.cost, error)
+
+
+def _change_fields(changed: ToolChangesLike | None) -> Event:
+    """The ``diff`` and ``files`` a tool card shows for a call that changed files."""
+    if changed is None:
+        return {}
+    return {"diff": changed.diff, "files": changed.files_json()}
 
 
 def _result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict[str, Any]:

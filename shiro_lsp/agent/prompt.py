@@ -18,7 +18,7 @@ INSTRUCTIONS_HEADER = (
     "override your defaults but never your safety rules."
 )
 GIT_TOOLS = ("git_status", "git_diff", "git_log", "git_show", "git_blame")
-APPROVAL_TOOLS = ("write_file", "edit_file", "multi_edit", "bash")
+APPROVAL_TOOLS = ("write_file", "edit_file", "multi_edit", "apply_patch", "move_file", "delete_file", "bash")
 
 TOOL_GUIDANCE = {
     "read_file": "read_file: read a file (numbered lines); use offset/limit for long files.",
@@ -26,6 +26,9 @@ TOOL_GUIDANCE = {
     "write_file": "write_file: create or overwrite a whole file.",
     "edit_file": "edit_file: replace an exact string in a file; read the file first.",
     "multi_edit": "multi_edit: several exact edits to one file, all or nothing.",
+    "apply_patch": "apply_patch: a unified diff over one or more files, all or nothing.",
+    "move_file": "move_file: move or rename a file.",
+    "delete_file": "delete_file: delete a file (the user can restore it from the checkpoint).",
     "list_dir": "list_dir: the tree under a folder.",
     "glob": "glob: find files by name pattern.",
     "grep": "grep: search file contents by regular expression.",

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from shiro_lsp.agent.agents import variant
+from shiro_lsp.agent.changes import Checkpoints, TurnChanges, TurnChangesView
 from shiro_lsp.agent.chat import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
-from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, History, Turn, TurnSetup
+from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision, Emit, History, Turn, TurnSetup
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
 from shiro_lsp.agent.providers.factory import make_client
@@ -53,11 +54,14 @@ class LiveSessionLike(History, Protocol):
 class Frontend(Protocol):
     def emitter(self, session_id: str, task_id: str) -> Emit: ...
 
-    async def approve(self, task_id: str, request: ApprovalRequest) -> Decision: ...
+    async def approve(self, task_id: str, request: ApprovalRequest) -> Decision | Answer: ...
 
     def todos_changed(self) -> None: ...
 
     def context_changed(self, meter: Meter) -> None: ...
+
+    def changes_changed(self, view: TurnChangesView) -> None:
+        """After a turn that changed files (``shiro/changes/changed``)."""
 
 
 class AgentRuntime:
@@ -75,6 +79,7 @@ class AgentRuntime:
         context_blocks: Callable[[], Awaitable[str]] | None = None,
         reservation: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
         turn_started: Callable[[str, str, str], object] | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -87,6 +92,7 @@ class AgentRuntime:
         self.context_blocks = context_blocks
         self.reservation = reservation
         self.turn_started = turn_started
+        self.checkpoints = checkpoints
         self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -175,10 +181,27 @@ class AgentRuntime:
                 started(ticket.task_id, session.id, ticket.text)
 
             self._background(asyncio.to_thread(register))
+        changes = (
+            self.checkpoints.turn(session.id, ticket.task_id, ticket.text, len(session.messages))
+            if self.checkpoints is not None and self.settings().trusted
+            else None
+        )
+        setup.changes = changes
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         outcome = await turn.run(ticket.text)
         self.frontend.context_changed(self.meter())
+        if changes is not None:
+            await self._announce_changes(changes)
         return chat_outcome(session.id, ticket.task_id, outcome)
+
+    async def _announce_changes(self, changes: TurnChanges) -> None:
+        try:
+            view = await asyncio.to_thread(changes.finish)
+        except (OSError, ShiroError) as error:
+            log.warning("could not summarise the turn's changes: %s", error)
+            return
+        if view is not None:
+            self.frontend.changes_changed(view)
 
     async def _setup(self, ticket: Ticket, session: LiveSessionLike) -> TurnSetup:
         s = self.settings()
@@ -190,7 +213,7 @@ class AgentRuntime:
         def prompt(tools: list[str]) -> str:
             return self.system_prompt(tools, chosen.appendix, notes_block)
 
-        async def approve(request: ApprovalRequest) -> Decision:
+        async def approve(request: ApprovalRequest) -> Decision | Answer:
             if not self.can_ask:
                 return "deny"
             return await self.frontend.approve(ticket.task_id, request)

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from shiro_lsp.agent.changes import TurnChangesView
 from shiro_lsp.agent.chat import ChatOutcome
 from shiro_lsp.agent.context_window import Meter
-from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
+from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision, Emit, Event
 from shiro_lsp.server import protocol as p
 
 if TYPE_CHECKING:
@@ -88,7 +89,8 @@ class LspFrontend:
             lambda params: self.server.protocol.notify("shiro/event", params), session_id, task_id
         )
 
-    async def approve(self, task_id: str, request: ApprovalRequest) -> Decision:
+    async def approve(self, task_id: str, request: ApprovalRequest) -> Decision | Answer:
+        previews = [p.FilePreview.model_validate(each) for each in request.previews or []]
         params = p.ApproveParams(
             task_id=task_id,
             tool_name=request.tool_name,
@@ -96,6 +98,8 @@ class LspFrontend:
             matched_pattern=request.matched_pattern,
             suggested_pattern=request.suggested_pattern,
             repeated=request.repeated,
+            preview=previews[0] if previews else None,
+            previews=previews if len(previews) > 1 else None,
         )
         timeout = self.server.shiro.settings.approval_timeout_ms / 1000
         try:
@@ -105,7 +109,8 @@ class LspFrontend:
                 ),
                 timeout,
             )
-            return p.ApproveResult.model_validate(reply).decision
+            result = p.ApproveResult.model_validate(reply)
+            return Answer(result.decision, result.reason)
         except (TimeoutError, ValidationError) as error:
             log.warning("approval for %s denied: %s", request.tool_name, type(error).__name__)
             return "deny"
@@ -122,6 +127,11 @@ class LspFrontend:
 
     def context_changed(self, meter: Meter) -> None:
         self.server.notify("shiro/context/changed", p.ContextMeter.model_validate(meter.to_json()))
+
+    def changes_changed(self, view: TurnChangesView) -> None:
+        from shiro_lsp.server.changes import changes_wire
+
+        self.server.notify("shiro/changes/changed", changes_wire(view))
 
 
 def chat_result(outcome: ChatOutcome) -> p.ChatResult:

@@ -14,6 +14,9 @@ What the model sees:
   Binary files (a NUL in the first 8 KB) are refused.
 - ``write_file`` / ``edit_file`` / ``multi_edit``: exact-string edits, all-or-nothing for
   ``multi_edit``; CRLF files keep their line endings.
+- ``apply_patch`` (a unified diff over several files, all or nothing), ``move_file``,
+  ``delete_file``: their plans (bytes before and after) feed the approval preview and the
+  turn's checkpoint (``agent/changes.py``).
 - ``list_dir`` (≤ 300 entries), ``glob`` (≤ 200 paths by default), ``grep`` (≤ 200 hits as
   ``path:line: text``; ripgrep when ``rg`` is on PATH, else Python ``re``): ``.gitignore`` and
   ``.shiroignore`` are honoured unless ``includeIgnored``; grep never searches secrets files.
@@ -40,13 +43,14 @@ from shiro_lsp.agent.tools.base import (
     parse_arguments,
     validate_input,
 )
+from shiro_lsp.agent.tools.edits import EDIT_TOOLS
 from shiro_lsp.agent.tools.files import FILE_TOOLS
 from shiro_lsp.agent.tools.git import GIT_TOOLS
 from shiro_lsp.agent.tools.jail import PathEscapes, resolve_in_workspace
 from shiro_lsp.agent.tools.search import SEARCH_TOOLS
 from shiro_lsp.agent.tools.shell import BASH, INTERRUPTED
 
-BUILTIN_TOOLS: tuple[Tool, ...] = (*FILE_TOOLS, *SEARCH_TOOLS, BASH, *GIT_TOOLS)
+BUILTIN_TOOLS: tuple[Tool, ...] = (*FILE_TOOLS, *EDIT_TOOLS, *SEARCH_TOOLS, BASH, *GIT_TOOLS)
 
 
 def builtin_registry() -> ToolRegistry:

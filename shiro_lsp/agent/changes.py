@@ -1,0 +1,644 @@
+"""Checkpoints of turns, and the review of what they changed (design: "Reviewable edits").
+
+:class:`Checkpoints` is the service the front doors drive: ``turn()`` gives the engine a
+:class:`TurnChanges` that records, before each file tool or ``bash`` call runs, what the call is
+about to change; ``changes``/``diff``/``undo``/``keep``/``listing``/``restore`` answer the
+``shiro/changes*`` and ``shiro/checkpoint/*`` requests.
+
+Never lose the user's work: undo and restore write a file only when it still holds what Shiro
+last wrote there. Anything else (the user edited it, a formatter ran) is a conflict: reported,
+and the file is left as it is.
+
+Methods are blocking (files, hashing); the async ones hop to a thread themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import uuid6
+
+from shiro_lsp import diffs
+from shiro_lsp.agent.scan import Snapshot, WorkspaceScanner
+from shiro_lsp.agent.tools.base import JsonObject, ToolError
+from shiro_lsp.agent.tools.edits import PLANNERS, FileChange
+from shiro_lsp.agent.tools.ignore import is_secret_file
+from shiro_lsp.agent.tools.jail import resolve_in_workspace
+from shiro_lsp.errors import BadParams, NotFound, ShiroError
+from shiro_lsp.messages import Message
+from shiro_lsp.state.checkpoints import (
+    Checkpoint,
+    CheckpointStore,
+    FileRecord,
+    FileState,
+    RestoreMode,
+    capture,
+    latest_states,
+    put_back,
+    same,
+    sha256,
+    state_of,
+)
+
+log = logging.getLogger(__name__)
+
+SCANNED_TOOLS = frozenset({"bash"})
+"""Tools that change files without saying which: the workspace is snapshotted around them."""
+SCANNED_PREFIXES = ("mcp__",)
+BINARY_SNIFF = 8192
+CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def is_binary(data: bytes | None) -> bool:
+    if data is None:
+        return False
+    if b"\x00" in data[:BINARY_SNIFF]:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def text_of(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def summary_of(data: bytes | None) -> str | None:
+    """A binary file as one line for the diff editor."""
+    if data is None:
+        return None
+    return f"(binary file, {len(data)} bytes, sha256 {sha256(data)[:12]})\n"
+
+
+# --- results (plain data; the server maps them to wire types) ------------------------------------
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    status: Literal["added", "modified", "deleted", "moved"]
+    moved_from: str | None
+    additions: int
+    deletions: int
+    reviewed: bool
+    binary: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire shape (``ChangedFile`` in server/protocol.py)."""
+        return {
+            "path": self.path,
+            "status": self.status,
+            "from": self.moved_from,
+            "additions": self.additions,
+            "deletions": self.deletions,
+            "reviewed": self.reviewed,
+            "binary": self.binary,
+        }
+
+
+@dataclass(frozen=True)
+class TurnChangesView:
+    task_id: str | None
+    checkpoint_id: str | None
+    files: list[ChangedFile]
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    path: str
+    before: str | None
+    after: str | None
+    binary: bool
+    hunks: list[diffs.Hunk]
+
+
+@dataclass(frozen=True)
+class UndoOutcome:
+    path: str
+    undone: bool
+    conflict: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckpointSummary:
+    id: str
+    task_id: str
+    created_at: str
+    prompt: str
+    files: list[str]
+    kind: Literal["turn", "redo"]
+    not_covered: list[str]
+
+
+@dataclass(frozen=True)
+class RestoreOutcome:
+    restored: list[str]
+    conflicts: list[str]
+    redo_id: str | None
+    messages_removed: int = 0
+
+
+@dataclass(frozen=True)
+class ToolChanges:
+    """What one tool call changed, for its card: a short diff and one row per file."""
+
+    diff: str
+    files: list[ChangedFile]
+
+    def files_json(self) -> list[dict[str, Any]]:
+        return [f.to_json() for f in self.files]
+
+
+class ChatSession:
+    """What a chat restore needs of the live session (kept abstract: tests pass a list)."""
+
+    def __init__(self, get: Callable[[], list[Message]], put: Callable[[list[Message]], None]) -> None:
+        self.get = get
+        self.put = put
+
+
+# --- one turn ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Watch:
+    paths: list[str] = field(default_factory=list)
+    befores: dict[str, bytes | None] = field(default_factory=dict)
+    moves: list[tuple[str, str]] = field(default_factory=list)
+    snapshot: Snapshot | None = None
+
+
+class TurnChanges:
+    """The checkpoint of one turn, made on its first change and updated after every call."""
+
+    def __init__(
+        self, owner: Checkpoints, session_id: str, task_id: str, prompt: str, message_index: int
+    ) -> None:
+        self.owner = owner
+        self.session_id = session_id
+        self.task_id = task_id
+        self.prompt = prompt
+        self.message_index = message_index
+        self.checkpoint: Checkpoint | None = None
+
+    # -- asked by the engine
+
+    def plan(self, tool_name: str, input: JsonObject) -> list[FileChange] | None:
+        planner = PLANNERS.get(tool_name)
+        if planner is None:
+            return None
+        try:
+            return planner(self.owner.workspace, input)
+        except (ToolError, OSError, KeyError, TypeError):
+            return None  # the tool itself will say what is wrong
+
+    async def preview(self, tool_name: str, input: JsonObject) -> list[dict[str, Any]] | None:
+        """``FilePreview`` objects (wire shape) for the approval card, or None for other tools."""
+        if tool_name not in PLANNERS:
+            return None
+        changes = await asyncio.to_thread(self.plan, tool_name, input)
+        if not changes:
+            return None
+        return [self.owner.preview_of(c) for c in changes]
+
+    async def before(self, tool_name: str, input: JsonObject) -> _Watch | None:
+        if tool_name in PLANNERS:
+            return await asyncio.to_thread(self._before_files, tool_name, input)
+        if tool_name in SCANNED_TOOLS or tool_name.startswith(SCANNED_PREFIXES):
+            return await asyncio.to_thread(self._before_scan)
+        return None
+
+    async def after(self, watch: _Watch | None) -> ToolChanges | None:
+        if watch is None:
+            return None
+        return await asyncio.to_thread(self._after, watch)
+
+    def finish(self) -> TurnChangesView | None:
+        if self.checkpoint is None or not self.checkpoint.files:
+            return None
+        return self.owner.view(self.checkpoint)
+
+    # -- the work, in a thread
+
+    def _ensure(self) -> Checkpoint:
+        if self.checkpoint is None:
+            self.checkpoint = Checkpoint(
+                id=str(uuid6.uuid7()),
+                session_id=self.session_id,
+                task_id=self.task_id,
+                created_at=now_iso(),
+                prompt=self.prompt,
+                message_index=self.message_index,
+            )
+        return self.checkpoint
+
+    def _before_files(self, tool_name: str, input: JsonObject) -> _Watch:
+        changes = self.plan(tool_name, input) or []
+        watch = _Watch()
+        for change in changes:
+            if change.moved_from is not None:
+                watch.moves.append((change.moved_from, change.path))
+            for path in (change.moved_from, change.path):
+                if path is None or path in watch.paths:
+                    continue
+                watch.paths.append(path)
+                watch.befores[path] = change.before if path == change.path else change.after
+        checkpoint = self._ensure()
+        fresh = False
+        for path in watch.paths:
+            if path not in checkpoint.files:
+                before = self.owner.capture(path)
+                checkpoint.files[path] = FileRecord(before, before)
+                fresh = True
+        if fresh:
+            self.owner.store.save(checkpoint)  # on disk before the tool writes
+        return watch
+
+    def _before_scan(self) -> _Watch:
+        return _Watch(snapshot=self.owner.scanner.snapshot())
+
+    def _after(self, watch: _Watch) -> ToolChanges | None:
+        checkpoint = self._ensure()
+        rows: list[tuple[str, bytes | None, bytes | None]] = []
+        written: dict[str, FileState | None] = {}
+        if watch.snapshot is not None:
+            found, problems = self.owner.scanner.changes(watch.snapshot)
+            for change in found:
+                record = checkpoint.files.get(change.path)
+                if record is None:
+                    record = checkpoint.files[change.path] = FileRecord(change.before, change.after)
+                record.after = change.after
+                record.reviewed = False
+                written[change.path] = change.after
+                rows.append(
+                    (change.path, self.owner.bytes_of(change.before), self.owner.bytes_of(change.after))
+                )
+            for note in [*watch.snapshot.not_covered, *problems]:
+                if note not in checkpoint.not_covered:
+                    checkpoint.not_covered.append(note)
+            if found:
+                skipped = ", ".join(watch.snapshot.skipped_trees[:10])
+                note = f"not watched: {skipped} and git-ignored paths" if skipped else ""
+                if note and note not in checkpoint.not_covered:
+                    checkpoint.not_covered.append(note)
+        else:
+            for path in watch.paths:
+                now = self.owner.capture(path)
+                if _holds(now, watch.befores.get(path)):
+                    continue
+                record = checkpoint.files[path]
+                record.after = now
+                record.reviewed = False
+                written[path] = now
+                rows.append((path, watch.befores.get(path), self.owner.bytes_of(now)))
+            for source, target in watch.moves:
+                if source in written and target in written and written[source] is None:
+                    checkpoint.files[target].moved_from = checkpoint.files[source].moved_from or source
+                    checkpoint.files[source].moved_to = target
+        for path in [
+            p for p, r in checkpoint.files.items() if same(r.before, r.after) and r.moved_to is None
+        ]:
+            if checkpoint.files[path].moved_from is None:
+                del checkpoint.files[path]  # touched and put back within the turn: not a change
+        if not written:
+            if checkpoint.files:
+                self.owner.store.save(checkpoint)
+            return None
+        self.owner.store.save(checkpoint)
+        self.owner.store.set_written(self.session_id, written)
+        return self.owner.tool_changes(rows, checkpoint)
+
+
+def _holds(state: FileState | None, data: bytes | None) -> bool:
+    """Whether a file in ``state`` holds exactly ``data`` (None: absent)."""
+    if state is None or data is None:
+        return state is None and data is None
+    return state.size == len(data) and state.sha == sha256(data)
+
+
+# --- the service ---------------------------------------------------------------------------------
+
+
+class Checkpoints:
+    def __init__(self, store: CheckpointStore, workspace: Path, project_key: str, state_root: Path) -> None:
+        self.store = store
+        self.workspace = Path(os.path.realpath(workspace))
+        self.scanner = WorkspaceScanner(
+            self.workspace, store.blobs, store.scan_cache(project_key), exclude=state_root
+        )
+
+    def turn(self, session_id: str, task_id: str, prompt: str, message_index: int) -> TurnChanges:
+        return TurnChanges(self, session_id, task_id, prompt, message_index)
+
+    # -- files
+
+    def resolve(self, path: str) -> Path:
+        try:
+            return resolve_in_workspace(self.workspace, path)
+        except ToolError as error:
+            raise BadParams(error.message) from None
+
+    def capture(self, path: str) -> FileState | None:
+        return capture(self.store.blobs, self.resolve(path))
+
+    def current(self, path: str) -> FileState | None:
+        return state_of(self.resolve(path))
+
+    def bytes_of(self, state: FileState | None) -> bytes | None:
+        return None if state is None else self.store.blobs.get(state.sha)
+
+    def read_now(self, path: str) -> bytes | None:
+        resolved = self.resolve(path)
+        try:
+            return resolved.read_bytes() if resolved.is_file() else None
+        except OSError:
+            return None
+
+    def preview_of(self, change: FileChange) -> dict[str, Any]:
+        before = change.before
+        if change.moved_from is not None:
+            before = change.after
+        binary = is_binary(before) or is_binary(change.after)
+        show = summary_of if binary else text_of
+        return {
+            "path": change.path,
+            "before": show(before),
+            "after": show(change.after),
+            "from": change.moved_from,
+            "binary": binary,
+        }
+
+    def row(self, path: str, record: FileRecord, before: bytes | None, now: bytes | None) -> ChangedFile:
+        binary = is_binary(before) or is_binary(now)
+        added, deleted = (0, 0) if binary else diffs.counts(text_of(before) or "", text_of(now) or "")
+        return ChangedFile(path, record.status, record.moved_from, added, deleted, record.reviewed, binary)
+
+    def tool_changes(
+        self, rows: list[tuple[str, bytes | None, bytes | None]], checkpoint: Checkpoint
+    ) -> ToolChanges:
+        parts: list[str] = []
+        files: list[ChangedFile] = []
+        for path, before, after in rows:
+            record = checkpoint.files.get(path)
+            if record is None or record.moved_to is not None:
+                continue
+            files.append(self.row(path, record, before, after))
+            if is_secret_file(path):
+                parts.append(f"(diff of {path} not shown: a secrets file)\n")
+            elif is_binary(before) or is_binary(after):
+                parts.append(f"Binary file {path} changed\n")
+            else:
+                parts.append(diffs.unified(text_of(before), text_of(after), path))
+        return ToolChanges(diffs.cut("".join(parts)), files)
+
+    # -- views
+
+    def view(self, checkpoint: Checkpoint) -> TurnChangesView:
+        rows = []
+        for path in checkpoint.visible_files():
+            record = checkpoint.files[path]
+            before_path = record.moved_from or path
+            before_record = checkpoint.files.get(before_path, record)
+            rows.append(self.row(path, record, self.bytes_of(before_record.before), self.read_now(path)))
+        return TurnChangesView(checkpoint.task_id, checkpoint.id, rows)
+
+    def _turns(self, session_id: str) -> list[Checkpoint]:
+        return [c for c in self.store.list(session_id) if c.kind == "turn" and c.files]
+
+    def _turn(self, session_id: str, task_id: str | None) -> Checkpoint | None:
+        turns = self._turns(session_id)
+        if task_id is None:
+            return turns[-1] if turns else None
+        for checkpoint in turns:
+            if checkpoint.task_id == task_id:
+                return checkpoint
+        if any(c.task_id == task_id for c in self.store.list(session_id)):
+            return None
+        raise NotFound(f"No turn {task_id} with changes in this session.")
+
+    def changes(self, session_id: str, task_id: str | None) -> TurnChangesView:
+        checkpoint = self._turn(session_id, task_id)
+        if checkpoint is None:
+            return TurnChangesView(task_id, None, [])
+        return self.view(checkpoint)
+
+    def _record(self, session_id: str, path: str, task_id: str | None) -> tuple[Checkpoint, str, FileRecord]:
+        checkpoint = self._turn(session_id, task_id)
+        if checkpoint is None:
+            raise NotFound("No turn of this session changed files yet.")
+        rel = path.strip().removeprefix("./")
+        if rel not in checkpoint.files:
+            resolved = self.resolve(path)
+            rel = resolved.relative_to(self.workspace).as_posix()
+        record = checkpoint.files.get(rel)
+        if record is None:
+            changed = ", ".join(checkpoint.visible_files()[:10])
+            raise NotFound(f"{path} was not changed by that turn (it changed: {changed}).")
+        return checkpoint, rel, record
+
+    def diff(self, session_id: str, path: str, task_id: str | None) -> FileDiff:
+        checkpoint, rel, record = self._record(session_id, path, task_id)
+        source = checkpoint.files.get(record.moved_from, record) if record.moved_from else record
+        before, now = self.bytes_of(source.before), self.read_now(rel)
+        if is_binary(before) or is_binary(now):
+            return FileDiff(rel, summary_of(before), summary_of(now), True, [])
+        before_text, now_text = text_of(before), text_of(now)
+        return FileDiff(rel, before_text, now_text, False, diffs.hunks(before_text or "", now_text or ""))
+
+    def _expected(self, session_id: str, path: str, record: FileRecord) -> FileState | None:
+        written = self.store.written(session_id)
+        return written.get(path, record.after)
+
+    def undo(self, session_id: str, path: str, task_id: str | None, hunks: list[int] | None) -> UndoOutcome:
+        checkpoint, rel, record = self._record(session_id, path, task_id)
+        paths = [rel] + ([record.moved_from] if record.moved_from else [])
+        for each in paths:
+            each_record = checkpoint.files[each]
+            if not same(self.current(each), self._expected(session_id, each, each_record)):
+                return UndoOutcome(rel, False, CONFLICT_TEXT.format(path=each))
+        if hunks is None or record.moved_from is not None:
+            if hunks is not None:
+                raise BadParams(f"{rel} was moved; undo the whole move (leave out hunks).")
+            written: dict[str, FileState | None] = {}
+            for each in paths:
+                target = checkpoint.files[each].before
+                put_back(self.store.blobs, self.resolve(each), target)
+                written[each] = target
+                checkpoint.files[each].reviewed = True
+            self.store.set_written(session_id, written)
+            self.store.save(checkpoint)
+            return UndoOutcome(rel, True)
+        before, now = self.bytes_of(record.before), self.read_now(rel)
+        if is_binary(before) or is_binary(now):
+            raise BadParams(f"{rel} is a binary file: undo it whole (leave out hunks).")
+        try:
+            reverted = diffs.revert(text_of(before) or "", text_of(now) or "", hunks)
+        except IndexError as error:
+            raise BadParams(f"{rel}: {error}; get them again with shiro/changes/diff.") from None
+        data = reverted.encode("utf-8")
+        mode = (self.current(rel) or record.before or FileState("", 0o644, 0)).mode
+        state = FileState(self.store.blobs.put(data), mode, len(data))
+        if record.before is not None and data == before:
+            state = record.before
+        put_back(self.store.blobs, self.resolve(rel), state)
+        self.store.set_written(session_id, {rel: state})
+        if same(state, record.before):
+            record.reviewed = True
+            self.store.save(checkpoint)
+        return UndoOutcome(rel, True)
+
+    def keep(self, session_id: str, path: str | None, task_id: str | None) -> int:
+        checkpoint = self._turn(session_id, task_id)
+        if checkpoint is None:
+            return 0
+        chosen = checkpoint.visible_files() if path is None else [self._record(session_id, path, task_id)[1]]
+        kept = 0
+        for each in chosen:
+            record = checkpoint.files[each]
+            if not record.reviewed:
+                record.reviewed = True
+                kept += 1
+        self.store.save(checkpoint)
+        return kept
+
+    def listing(self, session_id: str) -> list[CheckpointSummary]:
+        out = [
+            CheckpointSummary(
+                c.id, c.task_id, c.created_at, c.prompt, c.visible_files(), c.kind, list(c.not_covered)
+            )
+            for c in self.store.list(session_id)
+            if c.files or c.kind == "redo"
+        ]
+        return list(reversed(out))
+
+    # -- restore
+
+    def restore(
+        self, session_id: str, checkpoint_id: str, mode: RestoreMode, chat: ChatSession
+    ) -> RestoreOutcome:
+        """Put the code, the chat or both back as they were before that checkpoint's turn.
+
+        The restore itself is recorded as a ``redo`` checkpoint: restoring that one undoes it.
+        """
+        everything = self.store.list(session_id)
+        index = next((i for i, c in enumerate(everything) if c.id == checkpoint_id), None)
+        if index is None:
+            raise NotFound(f"No checkpoint {checkpoint_id} in this session.")
+        target = everything[index]
+        messages = chat.get()
+        chat_op = self._chat_op(target, messages) if mode in ("chat", "both") else None
+        redo = Checkpoint(
+            id=str(uuid6.uuid7()),
+            session_id=session_id,
+            task_id=target.task_id,
+            created_at=now_iso(),
+            prompt=target.prompt,
+            message_index=len(messages),
+            kind="redo",
+            restored_from=target.id,
+            mode=mode,
+        )
+        restored: list[str] = []
+        conflicts: list[str] = []
+        if mode in ("code", "both"):
+            restored, conflicts = self._restore_code(session_id, everything[index:], redo)
+        removed = 0
+        if chat_op is not None:
+            keep, tail = chat_op
+            redo.keep = keep
+            redo.tail = list(messages[keep:])
+            redo.expected_length = keep + len(tail)
+            removed = len(messages) - keep
+        if not redo.files and chat_op is None:
+            return RestoreOutcome([], sorted(conflicts), None, 0)
+        self.store.save(redo)
+        if chat_op is not None:
+            keep, tail = chat_op
+            chat.put([*messages[:keep], *tail])
+        return RestoreOutcome(sorted(restored), sorted(conflicts), redo.id, removed)
+
+    def _chat_op(self, target: Checkpoint, messages: list[Message]) -> tuple[int, list[Message]] | None:
+        """The chat restore as (messages kept, messages then appended)."""
+        if target.kind == "redo":
+            if target.tail is None or target.keep is None:
+                return None
+            if target.expected_length != len(messages):
+                raise ShiroError(
+                    "The chat has moved on since that restore, so it cannot be redone without mixing "
+                    "two conversations. Restore the code only (mode: code)."
+                )
+            return target.keep, list(target.tail)
+        start = target.message_index
+        if not _is_prompt(messages, start, target.prompt):
+            found = [i for i in range(len(messages)) if _is_prompt(messages, i, target.prompt)]
+            if not found:
+                raise ShiroError(
+                    "That turn is no longer in this session's history (it was compacted or already "
+                    "restored), so the chat cannot go back to it. Restore the code only (mode: code)."
+                )
+            start = min(found, key=lambda i: abs(i - start))
+        return start, []
+
+    def _restore_code(
+        self, session_id: str, run: list[Checkpoint], redo: Checkpoint
+    ) -> tuple[list[str], list[str]]:
+        targets = latest_states(run)
+        written = self.store.written(session_id)
+        restored: list[str] = []
+        conflicts: list[str] = []
+        updates: dict[str, FileState | None] = {}
+        for path, (before, last_after) in sorted(targets.items()):
+            try:
+                now = self.current(path)
+            except (BadParams, OSError):
+                conflicts.append(path)
+                continue
+            if same(now, before):
+                continue
+            expected = written.get(path, last_after)
+            if not same(now, expected):
+                conflicts.append(path)
+                continue
+            held = self.capture(path)
+            try:
+                put_back(self.store.blobs, self.resolve(path), before)
+            except OSError as error:
+                log.warning("restore of %s failed: %s", path, error)
+                conflicts.append(path)
+                continue
+            redo.files[path] = FileRecord(held, before)
+            updates[path] = before
+            restored.append(path)
+        self.store.set_written(session_id, updates)
+        return restored, conflicts
+
+    def delete_session(self, session_id: str) -> None:
+        self.store.delete_session(session_id)
+
+
+def _is_prompt(messages: list[Message], index: int, prompt: str) -> bool:
+    if not 0 <= index < len(messages):
+        return False
+    message = messages[index]
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return content == prompt
+    if isinstance(content, list):
+        text = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        return text == prompt
+    return False

@@ -1,0 +1,402 @@
+"""Checkpoints: what each turn changed in the workspace, kept so it can be reviewed and put back.
+
+Layout under the state root (never the user's ``.git``, and it works without git)::
+
+    checkpoints/blobs/<aa>/<sha256>         file contents, content-addressed, shared
+    checkpoints/<session id>/<id>.json      one manifest per checkpoint (a turn, or a restore)
+    checkpoints/<session id>/written.json   the last bytes Shiro itself left at each path
+    checkpoints/scans/<project key>.json    the stat cache of the bash snapshots (see agent.changes)
+
+A manifest maps each workspace-relative path the turn touched to its state *before* the turn
+(``null``: the file did not exist) and *after* it (``null``: the turn deleted it). ``written``
+says what Shiro last wrote at a path; a file whose bytes differ from that was changed by someone
+else (the user, a formatter), so undo and restore leave it alone and report a conflict.
+
+A checkpoint is deleted only with its session (:meth:`CheckpointStore.delete_session`).
+Blocking by design: callers on the event loop use ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from shiro_lsp.state.atomic import locked, write_json_atomic
+from shiro_lsp.state.jsonstore import Reporter, log_reporter
+
+FORMAT_VERSION = 1
+Kind = Literal["turn", "redo"]
+RestoreMode = Literal["code", "chat", "both"]
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A file's content (by hash) and permission bits."""
+
+    sha: str
+    mode: int
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sha": self.sha, "mode": self.mode, "size": self.size}
+
+    @classmethod
+    def from_json(cls, value: Any) -> FileState | None:
+        if not isinstance(value, dict):
+            return None
+        return cls(str(value["sha"]), int(value["mode"]), int(value.get("size", 0)))
+
+
+def same(a: FileState | None, b: FileState | None) -> bool:
+    """Same content and mode (the size follows from the content)."""
+    if a is None or b is None:
+        return a is None and b is None
+    return a.sha == b.sha and a.mode == b.mode
+
+
+@dataclass
+class FileRecord:
+    before: FileState | None
+    after: FileState | None
+    moved_from: str | None = None
+    moved_to: str | None = None
+    reviewed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "before": self.before.to_json() if self.before else None,
+            "after": self.after.to_json() if self.after else None,
+            "from": self.moved_from,
+            "to": self.moved_to,
+            "reviewed": self.reviewed,
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> FileRecord:
+        return cls(
+            FileState.from_json(value.get("before")),
+            FileState.from_json(value.get("after")),
+            value.get("from"),
+            value.get("to"),
+            bool(value.get("reviewed", False)),
+        )
+
+    @property
+    def status(self) -> Literal["added", "modified", "deleted", "moved"]:
+        if self.moved_from is not None:
+            return "moved"
+        if self.before is None:
+            return "added"
+        if self.after is None:
+            return "deleted"
+        return "modified"
+
+
+@dataclass
+class Checkpoint:
+    id: str
+    session_id: str
+    task_id: str
+    created_at: str
+    prompt: str
+    message_index: int
+    """How many session messages came before this turn's user message."""
+    kind: Kind = "turn"
+    files: dict[str, FileRecord] = field(default_factory=dict)
+    not_covered: list[str] = field(default_factory=list)
+    restored_from: str | None = None
+    """A redo checkpoint: the checkpoint whose restore it undoes."""
+    mode: RestoreMode | None = None
+    keep: int | None = None
+    """A redo checkpoint of a chat restore: keep this many messages, then append ``tail``..."""
+    tail: list[dict[str, Any]] | None = None
+    expected_length: int | None = None
+    """...provided the session still has this many (nothing was said since the restore)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "id": self.id,
+            "sessionId": self.session_id,
+            "taskId": self.task_id,
+            "createdAt": self.created_at,
+            "prompt": self.prompt,
+            "messageIndex": self.message_index,
+            "kind": self.kind,
+            "files": {path: record.to_json() for path, record in self.files.items()},
+            "notCovered": self.not_covered,
+            "restoredFrom": self.restored_from,
+            "mode": self.mode,
+            "keep": self.keep,
+            "tail": self.tail,
+            "expectedLength": self.expected_length,
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Checkpoint:
+        return cls(
+            id=str(value["id"]),
+            session_id=str(value["sessionId"]),
+            task_id=str(value["taskId"]),
+            created_at=str(value["createdAt"]),
+            prompt=str(value.get("prompt", "")),
+            message_index=int(value.get("messageIndex", 0)),
+            kind="redo" if value.get("kind") == "redo" else "turn",
+            files={str(p): FileRecord.from_json(r) for p, r in dict(value.get("files", {})).items()},
+            not_covered=[str(x) for x in value.get("notCovered", [])],
+            restored_from=value.get("restoredFrom"),
+            mode=value.get("mode"),
+            keep=value.get("keep"),
+            tail=value.get("tail"),
+            expected_length=value.get("expectedLength"),
+        )
+
+    def visible_files(self) -> list[str]:
+        """Paths as the user thinks of them: a move is one row (its target)."""
+        return [path for path, record in self.files.items() if record.moved_to is None]
+
+
+# --- blobs ---------------------------------------------------------------------------------------
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class BlobStore:
+    """Content-addressed bytes. A blob is written once (temp file + rename) and never changed."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, sha: str) -> Path:
+        return self.root / sha[:2] / sha
+
+    def has(self, sha: str) -> bool:
+        return self.path(sha).is_file()
+
+    def put(self, data: bytes, sha: str | None = None) -> str:
+        digest = sha or sha256(data)
+        target = self.path(digest)
+        if target.is_file():
+            return digest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".blob.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        return digest
+
+    def get(self, sha: str) -> bytes:
+        data = self.path(sha).read_bytes()
+        if sha256(data) != sha:
+            raise OSError(f"checkpoint blob {sha[:12]} is damaged")
+        return data
+
+    def all(self) -> Iterator[str]:
+        if not self.root.is_dir():
+            return
+        for bucket in self.root.iterdir():
+            if bucket.is_dir():
+                for blob in bucket.iterdir():
+                    if not blob.name.startswith("."):
+                        yield blob.name
+
+    def remove(self, sha: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path(sha).unlink()
+
+
+# --- reading and writing workspace files ----------------------------------------------------------
+
+
+def file_mode(st: os.stat_result) -> int:
+    return stat.S_IMODE(st.st_mode)
+
+
+def capture(blobs: BlobStore, path: Path) -> FileState | None:
+    """Store the bytes of a regular file (not following a final symlink); None if it is absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise IsADirectoryError(f"{path.name} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read()
+    finally:
+        os.close(fd)
+    return FileState(blobs.put(data), file_mode(st), len(data))
+
+
+def state_of(path: Path) -> FileState | None:
+    """The current state of a file without storing it; None if absent (or not a regular file)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    data = path.read_bytes()
+    return FileState(sha256(data), file_mode(st), len(data))
+
+
+def put_back(blobs: BlobStore, path: Path, state: FileState | None) -> None:
+    """Make ``path`` hold ``state`` (bytes and mode), or remove it when ``state`` is None.
+
+    The new content lands whole (temp file in the same directory, then rename), so an editor or a
+    crash never sees half a file.
+    """
+    if state is None:
+        with contextlib.suppress(FileNotFoundError):
+            if path.is_dir() and not path.is_symlink():
+                raise IsADirectoryError(f"{path.name} is a directory now; left alone")
+            path.unlink()
+        return
+    data = blobs.get(state.sha)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".shiro-tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, state.mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+# --- the store -----------------------------------------------------------------------------------
+
+
+class CheckpointStore:
+    """Manifests per session, the ``written`` map, and the shared blobs."""
+
+    def __init__(self, root: Path, reporter: Reporter = log_reporter) -> None:
+        self.root = root
+        self.reporter = reporter
+        self.blobs = BlobStore(root / "blobs")
+
+    def session_dir(self, session_id: str) -> Path:
+        if not session_id or "/" in session_id or session_id.startswith("."):
+            raise ValueError(f"bad session id {session_id!r}")
+        return self.root / session_id
+
+    def scan_cache(self, project_key: str) -> Path:
+        return self.root / "scans" / f"{project_key}.json"
+
+    # -- manifests
+
+    def save(self, checkpoint: Checkpoint) -> None:
+        directory = self.session_dir(checkpoint.session_id)
+        write_json_atomic(directory / f"{checkpoint.id}.json", checkpoint.to_json())
+
+    def list(self, session_id: str) -> list[Checkpoint]:
+        """Oldest first (ids are UUIDv7, so name order is creation order)."""
+        directory = self.session_dir(session_id)
+        if not directory.is_dir():
+            return []
+        out: list[Checkpoint] = []
+        for path in sorted(directory.glob("*.json")):
+            if path.name == "written.json":
+                continue
+            try:
+                out.append(Checkpoint.from_json(json.loads(path.read_text(encoding="utf-8"))))
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                self.reporter(f"Checkpoint {path.name} could not be read ({error}); it is left as it is.")
+        return out
+
+    def get(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
+        for checkpoint in self.list(session_id):
+            if checkpoint.id == checkpoint_id:
+                return checkpoint
+        return None
+
+    # -- what Shiro last wrote
+
+    def written(self, session_id: str) -> dict[str, FileState | None]:
+        path = self.session_dir(session_id) / "written.json"
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as error:
+            self.reporter(f"{path} could not be read ({error}); undo will treat every file as changed.")
+            return {}
+        return {str(k): FileState.from_json(v) for k, v in dict(raw).items()}
+
+    def set_written(self, session_id: str, updates: dict[str, FileState | None]) -> None:
+        if not updates:
+            return
+        path = self.session_dir(session_id) / "written.json"
+        with locked(path):
+            current = self.written(session_id)
+            current.update(updates)
+            write_json_atomic(path, {k: v.to_json() if v else None for k, v in current.items()})
+
+    # -- deletion (with the session only)
+
+    def delete_session(self, session_id: str) -> None:
+        directory = self.session_dir(session_id)
+        if directory.is_dir():
+            shutil.rmtree(directory)
+        self.collect_garbage()
+
+    def referenced(self) -> set[str]:
+        refs: set[str] = set()
+        if not self.root.is_dir():
+            return refs
+        for directory in self.root.iterdir():
+            if not directory.is_dir() or directory.name in ("blobs", "scans"):
+                continue
+            for checkpoint in self.list(directory.name):
+                for record in checkpoint.files.values():
+                    refs.update(s.sha for s in (record.before, record.after) if s is not None)
+            refs.update(s.sha for s in self.written(directory.name).values() if s is not None)
+        scans = self.root / "scans"
+        if scans.is_dir():
+            for cache in scans.glob("*.json"):
+                with contextlib.suppress(OSError, ValueError):
+                    refs.update(
+                        str(entry[4])
+                        for entry in json.loads(cache.read_text(encoding="utf-8")).get("files", {}).values()
+                        if isinstance(entry, list) and len(entry) > 4 and entry[4]
+                    )
+        return refs
+
+    def collect_garbage(self) -> int:
+        """Remove blobs no manifest, ``written`` map or scan cache refers to."""
+        keep = self.referenced()
+        removed = 0
+        for sha in list(self.blobs.all()):
+            if sha not in keep:
+                self.blobs.remove(sha)
+                removed += 1
+        return removed
+
+
+def latest_states(checkpoints: Iterable[Checkpoint]) -> dict[str, tuple[FileState | None, FileState | None]]:
+    """For each path over a run of checkpoints (oldest first): (first before, last after)."""
+    out: dict[str, tuple[FileState | None, FileState | None]] = {}
+    for checkpoint in checkpoints:
+        for path, record in checkpoint.files.items():
+            first = out[path][0] if path in out else record.before
+            out[path] = (first, record.after)
+    return out

@@ -337,7 +337,7 @@ async def test_restore_chat_drops_that_turn_and_later_ones_and_redo_brings_them_
     assert [c["prompt"] for c in listed] == ["third", "second", "first"]
     target = next(c for c in listed if c["taskId"] == second["taskId"])
     restored = await client.call("shiro/checkpoint/restore", {"id": target["id"], "mode": "both"})
-    assert restored["restored"] == ["three.txt", "two.txt"] and restored["messagesRemoved"] == 6
+    assert restored["restored"] == ["three.txt", "two.txt"] and restored["messagesRemoved"] == 8
     assert (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
     await client.call("shiro/session/save")
     session_file = home / "sessions" / f"{second['sessionId']}.json"

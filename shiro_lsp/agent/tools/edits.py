@@ -241,6 +241,7 @@ def _split(text: str) -> tuple[list[str], str, bool]:
 def apply_hunks(text: str, hunks: list[_Hunk], shown: str) -> str:
     """The file with every hunk applied, or a ToolError naming the hunk that does not apply."""
     lines, newline, final_newline = _split(text)
+    final_newline = final_newline or not text  # a new file ends with a newline unless the patch says not
     offset = 0
     for number, hunk in enumerate(hunks, start=1):
         old = [t for kind, t in hunk.lines if kind in " -~"]

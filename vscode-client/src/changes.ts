@@ -9,7 +9,7 @@ import {
 } from './changesModel';
 import type { ChangesEntry, RestoredEntry, ReviewMessage, UserTurn } from './changesModel';
 import { errorReason } from './errors';
-import { lensLine } from './lineDiff';
+import { hunkRange, lensLine } from './lineDiff';
 import { Method } from './protocol';
 import type {
   ApproveParams, ChangesDiffResult, ChangesKeepResult, ChangesResult, ChangesUndoResult, CheckpointListResult,
@@ -20,6 +20,8 @@ import type { ShiroServer } from './server';
 export const DIFF_SCHEME = 'shiro-diff';
 export const UNDO_HUNK_COMMAND = 'shiro.undoHunk';
 export const KEEP_HUNK_COMMAND = 'shiro.keepHunk';
+/** Files of one turn that get hunk lenses without being opened (the block lists them all). */
+const MAX_REVIEWED_FILES = 50;
 
 /** Read-only documents for the diff editor's virtual sides (checkpoint content, proposed content). */
 export class DiffDocuments implements vscode.TextDocumentContentProvider {
@@ -58,6 +60,11 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   private readonly reviews = new Map<string, OpenReview>();   // real file uri → its hunks under review
   private readonly hunkReview = new HunkReview();
   private readonly lensEmitter = new vscode.EventEmitter<void>();
+  private readonly changedLines = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true, backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
+    overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.addedForeground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Left,
+  });
   readonly onDidChangeCodeLenses = this.lensEmitter.event;
   private seq = 0;
 
@@ -70,6 +77,10 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
       vscode.commands.registerCommand(UNDO_HUNK_COMMAND, (uri: string, index: number) => this.undoHunk(uri, index)),
       vscode.commands.registerCommand(KEEP_HUNK_COMMAND, (uri: string, index: number) => this.keepHunk(uri, index)),
       vscode.workspace.onDidSaveTextDocument(doc => { void this.refreshReview(doc.uri); }),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
+      vscode.workspace.onDidChangeTextDocument(e => { if (this.reviews.has(e.document.uri.toString())) this.decorate(); }),
+      this.onDidChangeCodeLenses(() => this.decorate()),
+      this.changedLines,
       this,
     ];
   }
@@ -129,7 +140,27 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
     if (!view) return;
     const entry = this.changesEntry(view.taskId);
     if (entry) { Object.assign(entry, view); this.host.model.touch(entry); } else this.host.model.push({ kind: 'changes', ...view });
+    void this.syncReviews(view.taskId, r);
     void this.refreshCheckpoints();
+  }
+
+  /** Every file the turn changed and nobody reviewed yet gets its hunk lenses (in whatever editor shows it). */
+  private async syncReviews(taskId: string, r: ChangesResult): Promise<void> {
+    for (const f of r.files.slice(0, MAX_REVIEWED_FILES)) {
+      const file = this.fileUri(f.path);
+      if (!file) continue;
+      const key = file.toString();
+      if (f.reviewed || f.status === 'deleted' || f.binary) {
+        if (this.reviews.get(key)?.taskId === taskId) { this.reviews.delete(key); this.lensEmitter.fire(); }
+        continue;
+      }
+      const known = this.reviews.get(key);
+      if (known && known.taskId === taskId) continue;   // refreshed by the undo/keep/save that changed it
+      try {
+        const diff = await this.server.sendRequest<ChangesDiffResult>(Method.changesDiff, { path: f.path, taskId });
+        if (diff.after !== null) this.setReview(file, { taskId, path: f.path, hunks: diffResultHunks(diff) });
+      } catch { /* the block still offers the file-level actions */ }
+    }
   }
 
   private async refreshChanges(taskId: string): Promise<void> {
@@ -173,6 +204,17 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   private setReview(file: vscode.Uri, review: OpenReview): void {
     this.reviews.set(file.toString(), review);
     this.lensEmitter.fire();
+  }
+
+  /** Highlight the lines of the hunks still to review in the editors that show them. */
+  private decorate(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      const review = this.reviews.get(editor.document.uri.toString());
+      const ranges = !review || editor.document.isDirty ? [] : this.hunkReview.open(review.path, review.hunks)
+        .filter(h => h.newLines > 0)
+        .map(h => { const r = hunkRange(h); return new vscode.Range(r.start, 0, Math.max(r.start, r.end - 1), 0); });
+      editor.setDecorations(this.changedLines, ranges);
+    }
   }
 
   /** After an undo/keep/save: the hunks of that file's open review, from the server again. */

@@ -33,6 +33,10 @@ SPAN_SUMMARY_SYSTEM_PROMPT = (
 )
 PRUNED_SPAN_PREFIX = "Earlier in this session, now compacted away:\n\n"
 _NOTE_LABEL = PRUNED_SPAN_PREFIX.rstrip()
+# The note is recognised by this key, never by its text: a user may type the label themselves.
+# Providers rebuild every message from its role and content, so the key never reaches the wire.
+NOTE_MARK_KEY = "shiroNote"
+NOTE_MARK = "pruned-span"
 
 DIGEST_LINE_CHARS = 160
 MAX_SPAN_SUMMARY_CHARS = 1_200  # one model summary, hard-truncated
@@ -180,12 +184,15 @@ def span_note_text(summary: str | None, span: Sequence[Message]) -> str:
 
 def summary_note(text: str) -> Message:
     """The labelled user message that carries span summaries on the wire."""
-    return {"role": "user", "content": PRUNED_SPAN_PREFIX + text.strip()}
+    return {"role": "user", "content": PRUNED_SPAN_PREFIX + text.strip(), NOTE_MARK_KEY: NOTE_MARK}
 
 
 def is_summary_note(message: Message) -> bool:
-    content = message.get("content")
-    return message.get("role") == "user" and isinstance(content, str) and content.startswith(_NOTE_LABEL)
+    return (
+        message.get("role") == "user"
+        and message.get(NOTE_MARK_KEY) == NOTE_MARK
+        and isinstance(message.get("content"), str)
+    )
 
 
 def note_bodies(messages: Iterable[Message]) -> list[str]:

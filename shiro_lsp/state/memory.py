@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 import uuid6
 
@@ -162,8 +162,8 @@ class _HitBuffer:
     """Recall hits of one memory file not yet on disk, shared by every ``ProjectMemory`` of that
     file in this process (so a second store object sees the first one's recalls)."""
 
-    _by_path: dict[Path, _HitBuffer] = {}
-    _registry_lock = threading.Lock()
+    _by_path: ClassVar[dict[Path, _HitBuffer]] = {}
+    _registry_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, file: JsonArrayFile) -> None:
         self.file = file

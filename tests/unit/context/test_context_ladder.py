@@ -139,7 +139,12 @@ def _result(call_id: object) -> Message:
     return {
         "role": "tool",
         "content": [
-            {"type": "tool-result", "toolCallId": call_id, "toolName": "bash", "output": {"type": "text", "value": "x"}}
+            {
+                "type": "tool-result",
+                "toolCallId": call_id,
+                "toolName": "bash",
+                "output": {"type": "text", "value": "x"},
+            }
         ],
     }
 

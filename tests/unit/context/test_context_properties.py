@@ -233,9 +233,7 @@ def reference_rung(messages: list[Message], keep: int | None) -> list[Message]:
         if latest
         else [],
     }
-    pruned = detach_provider_items(
-        prune_preserving_items([*messages, stand_in], "all", tool_calls, "keep")
-    )
+    pruned = detach_provider_items(prune_preserving_items([*messages, stand_in], "all", tool_calls, "keep"))
     pruned = [m for m in pruned if m is not stand_in]
     return [
         m

@@ -62,7 +62,9 @@ def test_unknown_tool_lists_what_exists() -> None:
     registry = builtin_registry()
     with pytest.raises(ToolError) as caught:
         registry.get("rm_everything")
-    assert caught.value.message.startswith('Unknown tool "rm_everything". Available: apply_patch, bash, delete_file, edit_file, ')
+    assert caught.value.message.startswith(
+        'Unknown tool "rm_everything". Available: apply_patch, bash, delete_file, edit_file, '
+    )
 
 
 async def test_tools_registered_at_runtime_run_like_builtins(workspace: Path) -> None:

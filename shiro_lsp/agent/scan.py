@@ -19,7 +19,9 @@ import contextlib
 import json
 import os
 import stat
+import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,11 +63,23 @@ Key = tuple[int, int, int, int]
 class Snapshot:
     started_ns: int
     files: dict[str, Key]
+    """Walk mode: every file. Git mode: the files ``git status`` listed (changed or untracked)."""
     shas: dict[str, str | None]
     """None: not recorded (too large, over the budget, or a secrets file)."""
     not_covered: list[str] = field(default_factory=list)
     skipped_trees: list[str] = field(default_factory=list)
     truncated: bool = False
+    git: dict[str, GitEntry] | None = None
+    """Git mode: what ``git status`` listed before the command."""
+
+
+@dataclass(frozen=True)
+class GitEntry:
+    index_sha: str | None
+    """The index's object for a tracked path (None: untracked)."""
+    index_mode: int
+    deleted: bool
+    """Gone from the worktree."""
 
 
 @dataclass(frozen=True)
@@ -79,9 +93,17 @@ class ScanChange:
 
 class WorkspaceScanner:
     def __init__(
-        self, root: Path, blobs: BlobStore, cache_path: Path, *, exclude: Path | None = None
+        self,
+        root: Path,
+        blobs: BlobStore,
+        cache_path: Path,
+        *,
+        exclude: Path | None = None,
+        use_git: bool = True,
     ) -> None:
         self.root = Path(os.path.realpath(root))
+        self.use_git = use_git
+        self._git: bool | None = None
         self.blobs = blobs
         self.cache_path = cache_path
         self.exclude = Path(os.path.realpath(exclude)) if exclude else None
@@ -168,17 +190,81 @@ class WorkspaceScanner:
 
     # -- before and after a command
 
+    # -- git: when the workspace is a repository's top level, git says what is not clean
+
+    def git_mode(self) -> bool:
+        if not self.use_git or not (self.root / ".git").exists():
+            return False
+        if self._git is None:
+            top = _git(self.root, "rev-parse", "--show-toplevel")
+            self._git = top is not None and Path(os.path.realpath(top.decode().strip())) == self.root
+        return self._git
+
+    def git_status(self) -> dict[str, GitEntry] | None:
+        out = _git(
+            self.root, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all"
+        )
+        if out is None:
+            return None
+        entries: dict[str, GitEntry] = {}
+        fields = out.split(b"\0")
+        i = 0
+        while i < len(fields):
+            line = fields[i].decode("utf-8", "surrogateescape")
+            i += 1
+            if line.startswith("? "):
+                entries[line[2:]] = GitEntry(None, 0, False)
+            elif line.startswith(("1 ", "2 ", "u ")):
+                parts = line.split(" ", 10 if line[0] == "u" else 8 if line[0] == "1" else 9)
+                xy, sub = parts[1], parts[2]
+                if line[0] == "2":
+                    i += 1  # the original path of a staged rename
+                if not sub.startswith("N"):
+                    continue  # a submodule: its own repository
+                if line[0] == "u":
+                    path, mode, sha = parts[10], parts[6], parts[9]
+                else:
+                    path, mode, sha = parts[-1], parts[4], parts[7]
+                entries[path] = GitEntry(sha, int(mode, 8) & 0o777, xy[1] == "D")
+        if self.exclude is not None and self.exclude.is_relative_to(self.root):
+            inside = self.exclude.relative_to(self.root).as_posix() + "/"
+            entries = {k: v for k, v in entries.items() if not k.startswith(inside)}
+        return entries
+
+    def _index_state(self, rel: str, entry: GitEntry) -> FileState | None:
+        """The bytes git has for a file that was clean (worktree = index) before the command."""
+        if entry.index_sha is None or set(entry.index_sha) == {"0"}:
+            return None
+        data = _git(self.root, "cat-file", "--filters", f"--path={rel}", entry.index_sha)
+        if data is None:
+            return None
+        return FileState(self.blobs.put(data), entry.index_mode or 0o644, len(data))
+
+    # -- before and after a command
+
     def snapshot(self) -> Snapshot:
         started = time.time_ns()
-        files, skipped, truncated = self.walk()
+        git = self.git_status() if self.git_mode() else None
+        if git is not None:
+            files: dict[str, Key] = {}
+            for rel in git:
+                with contextlib.suppress(OSError):
+                    st = os.lstat(self.root / rel)
+                    if stat.S_ISREG(st.st_mode):
+                        files[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
+            skipped: list[str] = []
+            truncated = False
+        else:
+            files, skipped, truncated = self.walk()
         cache = self._load_cache()
         shas: dict[str, str | None] = {}
         not_covered: list[str] = []
         budget = MAX_TOTAL_NEW_BYTES
         dirty = False
-        for rel in [k for k in cache if k not in files]:
-            del cache[rel]
-            dirty = True
+        if git is None:
+            for rel in [k for k in cache if k not in files]:
+                del cache[rel]
+                dirty = True
         for rel, key in files.items():
             cached = cache.get(rel)
             if (
@@ -208,7 +294,7 @@ class WorkspaceScanner:
             self._save_cache()
         if truncated:
             not_covered.append(f"files past the first {MAX_FILES} of the workspace")
-        return Snapshot(started, files, shas, not_covered, skipped, truncated)
+        return Snapshot(started, files, shas, not_covered, skipped, truncated, git)
 
     def _store(self, rel: str) -> str | None:
         try:
@@ -219,35 +305,81 @@ class WorkspaceScanner:
 
     def changes(self, before: Snapshot) -> tuple[list[ScanChange], list[str]]:
         """What differs now from ``before``: (changes, what could not be recorded)."""
+        if before.git is not None:
+            after_git = self.git_status()
+            if after_git is not None:
+                return self._git_changes(before, before.git, after_git)
         after, _, _ = self.walk()
+        return self._compare(before, after, set(before.files) | set(after), lambda rel: None)
+
+    def _git_changes(
+        self, before: Snapshot, was: dict[str, GitEntry], now: dict[str, GitEntry]
+    ) -> tuple[list[ScanChange], list[str]]:
+        after: dict[str, Key] = {}
+        for rel in set(was) | set(now):
+            with contextlib.suppress(OSError):
+                st = os.lstat(self.root / rel)
+                if stat.S_ISREG(st.st_mode):
+                    after[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
+
+        def clean_before(rel: str) -> FileState | None:
+            """Not listed before the command: the file was exactly what the index holds."""
+            if rel in was:
+                return None  # listed but not a file before (deleted in the worktree): absent
+            entry = now.get(rel)
+            if entry is None or entry.index_sha is None:
+                return None  # untracked now and not listed before: it is new
+            state = self._index_state(rel, entry)
+            if state is None:
+                raise LookupError(rel)
+            return state
+
+        return self._compare(before, after, set(was) | set(now), clean_before)
+
+    def _compare(
+        self,
+        before: Snapshot,
+        after: dict[str, Key],
+        paths: set[str],
+        clean_before: Callable[[str], FileState | None],
+    ) -> tuple[list[ScanChange], list[str]]:
         out: list[ScanChange] = []
         problems: list[str] = []
-        for rel, key in before.files.items():
+        for rel in sorted(paths):
+            key = before.files.get(rel)
             now = after.get(rel)
-            racy = key[1] >= before.started_ns - RACY_NS
-            if now == key and not racy:
-                continue
-            old_sha = before.shas.get(rel)
-            old = FileState(old_sha, key[3], key[0]) if old_sha else None
-            if now is None:
-                out.append(ScanChange(rel, old, None, old is not None))
+            if key is not None:
+                racy = key[1] >= before.started_ns - RACY_NS
+                if now == key and not racy:
+                    continue
+                old_sha = before.shas.get(rel)
+                old = FileState(old_sha, key[3], key[0]) if old_sha else None
+                recorded = old is not None
             else:
-                current = self._state(rel, now)
-                if current is None:
+                try:
+                    old = clean_before(rel)
+                    recorded = True
+                except LookupError:
+                    problems.append(f"{rel}: changed, but git could not give its earlier content")
                     continue
-                if old is not None and current.sha == old.sha and current.mode == old.mode:
-                    continue
-                if old is None and now == key:
+            current = self._state(rel, now) if now is not None else None
+            if now is not None and current is None:
+                continue
+            if (
+                old is not None
+                and current is not None
+                and old.sha == current.sha
+                and old.mode == current.mode
+            ):
+                continue
+            if old is None and current is None:
+                continue
+            if key is not None and old is None:
+                if now == key:
                     continue  # unrecorded and (as far as a stat can tell) unchanged
-                out.append(ScanChange(rel, old, current, old is not None))
-            if old is None:
                 problems.append(f"{rel}: changed, but its earlier content was not recorded")
-        for rel, key in after.items():
-            if rel not in before.files:
-                current = self._state(rel, key)
-                if current is not None:
-                    out.append(ScanChange(rel, None, current, True))
-        return sorted(out, key=lambda c: c.path), problems
+            out.append(ScanChange(rel, old, current, recorded))
+        return out, problems
 
     def _state(self, rel: str, key: Key) -> FileState | None:
         try:
@@ -265,6 +397,25 @@ class WorkspaceScanner:
     def remember(self) -> None:
         """Persist the stat cache after a command (its new files are known next time)."""
         self._save_cache()
+
+
+GIT_TIMEOUT_S = 60
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    """Run git read-only in ``root``; None when it fails (the caller falls back to walking)."""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def _mb(size: int) -> str:

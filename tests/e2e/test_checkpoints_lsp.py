@@ -400,6 +400,64 @@ async def test_a_git_repository_is_left_alone(client: ShiroClient, fake: FakeOpe
     assert row["path"] == "x.txt"
 
 
+def git(workspace: Path, *args: str) -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+async def test_in_a_git_repository_bash_changes_come_back_and_git_is_untouched(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    git(workspace, "init", "-q")
+    (workspace / "tracked.txt").write_text("committed\n")
+    (workspace / "gone.txt").write_text("also committed\n")
+    (workspace / "dirty.txt").write_text("committed\n")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "init")
+    (workspace / "dirty.txt").write_text("uncommitted edit\n")
+    (workspace / "untracked.txt").write_text("not in git\n")
+    head = git(workspace, "rev-parse", "HEAD")
+    status = git(workspace, "status", "--porcelain")
+    await turn(
+        client,
+        fake,
+        "mess",
+        ToolCall(
+            "bash",
+            {
+                "command": "sed -i s/committed/changed/ tracked.txt && rm gone.txt && "
+                "echo more >> dirty.txt && echo more >> untracked.txt && echo new > fresh.txt"
+            },
+        ),
+    )
+    rows = {f["path"]: f["status"] for f in (await client.call("shiro/changes", {}))["files"]}
+    assert rows == {
+        "dirty.txt": "modified",
+        "fresh.txt": "added",
+        "gone.txt": "deleted",
+        "tracked.txt": "modified",
+        "untracked.txt": "modified",
+    }
+    (checkpoint,) = (await client.call("shiro/checkpoint/list", {}))["checkpoints"]
+    restored = await client.call("shiro/checkpoint/restore", {"id": checkpoint["id"], "mode": "code"})
+    assert restored["conflicts"] == [] and len(restored["restored"]) == 5
+    assert (workspace / "tracked.txt").read_text() == "committed\n"
+    assert (workspace / "gone.txt").read_text() == "also committed\n"
+    assert (workspace / "dirty.txt").read_text() == "uncommitted edit\n"
+    assert (workspace / "untracked.txt").read_text() == "not in git\n"
+    assert not (workspace / "fresh.txt").exists()
+    assert git(workspace, "rev-parse", "HEAD") == head and git(workspace, "status", "--porcelain") == status
+    assert git(workspace, "stash", "list") == ""
+
+
 # --- restart, resume, delete ---------------------------------------------------------------------
 
 

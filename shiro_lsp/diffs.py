@@ -52,11 +52,33 @@ def lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
+Opcode = tuple[str, int, int, int, int]
+
+
+def opcodes(a: list[str], b: list[str]) -> list[Opcode]:
+    """difflib's opcodes, with the common head and tail matched first (edits are usually local,
+    and ``SequenceMatcher`` is slow on long runs of repeated lines such as blank ones)."""
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    out: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
+    if middle_a or middle_b:
+        matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            out.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    if tail:
+        out.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return out
+
+
 def hunks(before: str, after: str) -> list[Hunk]:
-    a, b = lines(before), lines(after)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     out: list[Hunk] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(lines(before), lines(after)):
         if tag != "equal":
             out.append(Hunk(len(out), i1, i2, j1, j2))
     return out
@@ -95,12 +117,54 @@ def cut(text: str, limit: int = SHORT_DIFF_CHARS) -> str:
     return text
 
 
+def _grouped(codes: list[Opcode], context: int = 3) -> list[list[Opcode]]:
+    """Changes with ``context`` lines around them, near ones merged (difflib's grouping)."""
+    if not codes or all(code[0] == "equal" for code in codes):
+        return []
+    codes = list(codes)
+    if codes[0][0] == "equal":
+        _, i1, i2, j1, j2 = codes[0]
+        codes[0] = ("equal", max(i1, i2 - context), i2, max(j1, j2 - context), j2)
+    if codes[-1][0] == "equal":
+        _, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = ("equal", i1, min(i2, i1 + context), j1, min(j2, j1 + context))
+    groups: list[list[Opcode]] = []
+    group: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in codes:
+        if tag == "equal" and i2 - i1 > context * 2:
+            group.append((tag, i1, min(i2, i1 + context), j1, min(j2, j1 + context)))
+            groups.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - context), max(j1, j2 - context)
+        group.append((tag, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
+
+
+def _line(prefix: str, text: str) -> str:
+    return prefix + text if text.endswith("\n") else prefix + text + "\n\\ No newline at end of file\n"
+
+
 def unified(before: str | None, after: str | None, path: str, *, limit: int = SHORT_DIFF_CHARS) -> str:
     """A unified diff (3 lines of context) for a tool card, cut at ``limit`` characters."""
-    old_name = f"a/{path}" if before is not None else "/dev/null"
-    new_name = f"b/{path}" if after is not None else "/dev/null"
-    body = difflib.unified_diff(lines(before or ""), lines(after or ""), old_name, new_name)
-    text = "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in body
-    )
-    return cut(text, limit)
+    a, b = lines(before or ""), lines(after or "")
+    groups = _grouped(opcodes(a, b))
+    if not groups:
+        return ""
+    out = [f"--- {'a/' + path if before is not None else '/dev/null'}\n"]
+    out.append(f"+++ {'b/' + path if after is not None else '/dev/null'}\n")
+    for group in groups:
+        first, last = group[0], group[-1]
+        old = _range(first[1], last[2] - first[1])
+        new = _range(first[3], last[4] - first[3])
+        out.append(f"@@ -{old} +{new} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(_line(" ", text) for text in a[i1:i2])
+                continue
+            out.extend(_line("-", text) for text in a[i1:i2])
+            out.extend(_line("+", text) for text in b[j1:j2])
+        if len(out) > limit:  # enough lines for the card already
+            break
+    return cut("".join(out), limit)

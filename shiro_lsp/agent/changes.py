@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,7 +41,9 @@ from shiro_lsp.state.checkpoints import (
     FileState,
     RestoreMode,
     capture,
+    last_touching,
     latest_states,
+    left_states,
     put_back,
     same,
     sha256,
@@ -260,7 +263,7 @@ class TurnChanges:
         fresh = False
         for path in watch.paths:
             if path not in checkpoint.files:
-                before = self.owner.capture(path)
+                before = self.owner.capture(path, watch.befores.get(path))
                 checkpoint.files[path] = FileRecord(before, before)
                 fresh = True
         if fresh:
@@ -280,7 +283,7 @@ class TurnChanges:
                 record = checkpoint.files.get(change.path)
                 if record is None:
                     record = checkpoint.files[change.path] = FileRecord(change.before, change.after)
-                record.after = change.after
+                record.set_after(change.after)
                 record.reviewed = False
                 written[change.path] = change.after
                 rows.append(
@@ -300,7 +303,7 @@ class TurnChanges:
                 if _holds(now, watch.befores.get(path)):
                     continue
                 record = checkpoint.files[path]
-                record.after = now
+                record.set_after(now)
                 record.reviewed = False
                 written[path] = now
                 rows.append((path, watch.befores.get(path), self.owner.bytes_of(now)))
@@ -318,7 +321,6 @@ class TurnChanges:
                 self.owner.store.save(checkpoint)
             return None
         self.owner.store.save(checkpoint)
-        self.owner.store.set_written(self.session_id, written)
         return self.owner.tool_changes(rows, checkpoint)
 
 
@@ -351,8 +353,18 @@ class Checkpoints:
         except ToolError as error:
             raise BadParams(error.message) from None
 
-    def capture(self, path: str) -> FileState | None:
-        return capture(self.store.blobs, self.resolve(path))
+    def capture(self, path: str, expected: bytes | None = None) -> FileState | None:
+        """Store the file's bytes. ``expected``: what the plan just read (saves reading it again
+        when the file's size still says so; the hash decides nothing here, the bytes are stored)."""
+        resolved = self.resolve(path)
+        if expected is not None:
+            try:
+                st = os.lstat(resolved)
+            except FileNotFoundError:
+                return None
+            if stat.S_ISREG(st.st_mode) and st.st_size == len(expected):
+                return FileState(self.store.blobs.put(expected), stat.S_IMODE(st.st_mode), len(expected))
+        return capture(self.store.blobs, resolved)
 
     def current(self, path: str) -> FileState | None:
         return state_of(self.resolve(path))
@@ -458,29 +470,34 @@ class Checkpoints:
         before_text, now_text = text_of(before), text_of(now)
         return FileDiff(rel, before_text, now_text, False, diffs.hunks(before_text or "", now_text or ""))
 
-    def _expected(self, session_id: str, path: str, record: FileRecord) -> FileState | None:
-        written = self.store.written(session_id)
-        return written.get(path, record.after)
-
     def undo(self, session_id: str, path: str, task_id: str | None, hunks: list[int] | None) -> UndoOutcome:
         checkpoint, rel, record = self._record(session_id, path, task_id)
+        everything = self.store.list(session_id)
+        checkpoint = next(c for c in everything if c.id == checkpoint.id)
+        record = checkpoint.files[rel]
+        left = left_states(everything)
         paths = [rel] + ([record.moved_from] if record.moved_from else [])
         for each in paths:
-            each_record = checkpoint.files[each]
-            if not same(self.current(each), self._expected(session_id, each, each_record)):
+            if not same(self.current(each), left.get(each, checkpoint.files[each].after)):
                 return UndoOutcome(rel, False, CONFLICT_TEXT.format(path=each))
-        if hunks is None or record.moved_from is not None:
-            if hunks is not None:
-                raise BadParams(f"{rel} was moved; undo the whole move (leave out hunks).")
-            written: dict[str, FileState | None] = {}
-            for each in paths:
-                target = checkpoint.files[each].before
-                put_back(self.store.blobs, self.resolve(each), target)
-                written[each] = target
+        if hunks is not None and record.moved_from is not None:
+            raise BadParams(f"{rel} was moved; undo the whole move (leave out hunks).")
+        if hunks is None:
+            targets = {each: checkpoint.files[each].before for each in paths}
+        else:
+            targets = {rel: self._reverted(record, rel, hunks)}
+        for each, state in targets.items():
+            put_back(self.store.blobs, self.resolve(each), state)
+            last = last_touching(everything, each) or checkpoint
+            last.files[each].set_latest(state)
+            if last is not checkpoint:
+                self.store.save(last)
+            if same(state, checkpoint.files[each].before):
                 checkpoint.files[each].reviewed = True
-            self.store.set_written(session_id, written)
-            self.store.save(checkpoint)
-            return UndoOutcome(rel, True)
+        self.store.save(checkpoint)
+        return UndoOutcome(rel, True)
+
+    def _reverted(self, record: FileRecord, rel: str, hunks: list[int]) -> FileState:
         before, now = self.bytes_of(record.before), self.read_now(rel)
         if is_binary(before) or is_binary(now):
             raise BadParams(f"{rel} is a binary file: undo it whole (leave out hunks).")
@@ -489,16 +506,10 @@ class Checkpoints:
         except IndexError as error:
             raise BadParams(f"{rel}: {error}; get them again with shiro/changes/diff.") from None
         data = reverted.encode("utf-8")
-        mode = (self.current(rel) or record.before or FileState("", 0o644, 0)).mode
-        state = FileState(self.store.blobs.put(data), mode, len(data))
         if record.before is not None and data == before:
-            state = record.before
-        put_back(self.store.blobs, self.resolve(rel), state)
-        self.store.set_written(session_id, {rel: state})
-        if same(state, record.before):
-            record.reviewed = True
-            self.store.save(checkpoint)
-        return UndoOutcome(rel, True)
+            return record.before
+        mode = (self.current(rel) or record.before or FileState("", 0o644, 0)).mode
+        return FileState(self.store.blobs.put(data), mode, len(data))
 
     def keep(self, session_id: str, path: str | None, task_id: str | None) -> int:
         checkpoint = self._turn(session_id, task_id)
@@ -596,10 +607,9 @@ class Checkpoints:
         self, session_id: str, run: list[Checkpoint], redo: Checkpoint
     ) -> tuple[list[str], list[str]]:
         targets = latest_states(run)
-        written = self.store.written(session_id)
+        left = left_states(self.store.list(session_id))
         restored: list[str] = []
         conflicts: list[str] = []
-        updates: dict[str, FileState | None] = {}
         for path, (before, last_after) in sorted(targets.items()):
             try:
                 now = self.current(path)
@@ -608,7 +618,7 @@ class Checkpoints:
                 continue
             if same(now, before):
                 continue
-            expected = written.get(path, last_after)
+            expected = left.get(path, last_after)
             if not same(now, expected):
                 conflicts.append(path)
                 continue
@@ -620,9 +630,7 @@ class Checkpoints:
                 conflicts.append(path)
                 continue
             redo.files[path] = FileRecord(held, before)
-            updates[path] = before
             restored.append(path)
-        self.store.set_written(session_id, updates)
         return restored, conflicts
 
     def delete_session(self, session_id: str) -> None:

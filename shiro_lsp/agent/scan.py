@@ -126,7 +126,7 @@ class WorkspaceScanner:
 
     def _save_cache(self) -> None:
         if self._cache is not None:
-            write_json_atomic(self.cache_path, {"root": str(self.root), "files": self._cache})
+            write_json_atomic(self.cache_path, {"root": str(self.root), "files": self._cache}, sync=False)
 
     # -- walking
 

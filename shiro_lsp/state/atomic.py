@@ -21,15 +21,20 @@ from filelock import FileLock
 LOCK_TIMEOUT_S = 30.0
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a mix."""
+def write_bytes_atomic(path: Path, data: bytes, *, sync: bool = True) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a mix.
+
+    ``sync=False`` skips the fsync: still atomic, but a power cut may keep the old version. For
+    records that are cheap to lose and written on a hot path (a checkpoint's manifest).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -47,13 +52,13 @@ def write_bytes_durable(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
+def write_text_atomic(path: Path, text: str, *, sync: bool = True) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"), sync=sync)
 
 
-def write_json_atomic(path: Path, value: Any) -> None:
+def write_json_atomic(path: Path, value: Any, *, sync: bool = True) -> None:
     """Pretty JSON with 2-space indent, as the reference writes its stores."""
-    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n", sync=sync)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -4,13 +4,13 @@ Layout under the state root (never the user's ``.git``, and it works without git
 
     checkpoints/blobs/<aa>/<sha256>         file contents, content-addressed, shared
     checkpoints/<session id>/<id>.json      one manifest per checkpoint (a turn, or a restore)
-    checkpoints/<session id>/written.json   the last bytes Shiro itself left at each path
     checkpoints/scans/<project key>.json    the stat cache of the bash snapshots (see agent.changes)
 
 A manifest maps each workspace-relative path the turn touched to its state *before* the turn
-(``null``: the file did not exist) and *after* it (``null``: the turn deleted it). ``written``
-says what Shiro last wrote at a path; a file whose bytes differ from that was changed by someone
-else (the user, a formatter), so undo and restore leave it alone and report a conflict.
+(``null``: the file did not exist) and *after* it (``null``: the turn deleted it); an undo of
+that file later sets ``latest``. The newest checkpoint touching a path says what Shiro last left
+there (:func:`left_states`); a file whose bytes differ from that was changed by someone else (the
+user, a formatter), so undo and restore leave it alone and report a conflict.
 
 A checkpoint is deleted only with its session (:meth:`CheckpointStore.delete_session`).
 Blocking by design: callers on the event loop use ``asyncio.to_thread``.
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from shiro_lsp.state.atomic import locked, write_json_atomic
+from shiro_lsp.state.atomic import write_json_atomic
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 
 FORMAT_VERSION = 1
@@ -70,15 +70,32 @@ class FileRecord:
     moved_from: str | None = None
     moved_to: str | None = None
     reviewed: bool = False
+    latest: FileState | None = None
+    latest_set: bool = False
+    """An undo wrote ``latest`` here after the turn (None: it removed the file)."""
+
+    @property
+    def left(self) -> FileState | None:
+        """What Shiro last left at this path by this checkpoint."""
+        return self.latest if self.latest_set else self.after
+
+    def set_latest(self, state: FileState | None) -> None:
+        self.latest, self.latest_set = state, True
+
+    def set_after(self, state: FileState | None) -> None:
+        self.after, self.latest, self.latest_set = state, None, False
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "before": self.before.to_json() if self.before else None,
             "after": self.after.to_json() if self.after else None,
             "from": self.moved_from,
             "to": self.moved_to,
             "reviewed": self.reviewed,
         }
+        if self.latest_set:
+            out["latest"] = self.latest.to_json() if self.latest else None
+        return out
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> FileRecord:
@@ -88,6 +105,8 @@ class FileRecord:
             value.get("from"),
             value.get("to"),
             bool(value.get("reviewed", False)),
+            FileState.from_json(value.get("latest")),
+            "latest" in value,
         )
 
     @property
@@ -287,7 +306,7 @@ def put_back(blobs: BlobStore, path: Path, state: FileState | None) -> None:
 
 
 class CheckpointStore:
-    """Manifests per session, the ``written`` map, and the shared blobs."""
+    """Manifests per session and the shared blobs."""
 
     def __init__(self, root: Path, reporter: Reporter = log_reporter) -> None:
         self.root = root
@@ -306,7 +325,8 @@ class CheckpointStore:
 
     def save(self, checkpoint: Checkpoint) -> None:
         directory = self.session_dir(checkpoint.session_id)
-        write_json_atomic(directory / f"{checkpoint.id}.json", checkpoint.to_json())
+        # Not fsynced: a power cut can cost the newest checkpoint (undo), never the user's files.
+        write_json_atomic(directory / f"{checkpoint.id}.json", checkpoint.to_json(), sync=False)
 
     def list(self, session_id: str) -> list[Checkpoint]:
         """Oldest first (ids are UUIDv7, so name order is creation order)."""
@@ -315,8 +335,6 @@ class CheckpointStore:
             return []
         out: list[Checkpoint] = []
         for path in sorted(directory.glob("*.json")):
-            if path.name == "written.json":
-                continue
             try:
                 out.append(Checkpoint.from_json(json.loads(path.read_text(encoding="utf-8"))))
             except (OSError, ValueError, KeyError, TypeError) as error:
@@ -328,28 +346,6 @@ class CheckpointStore:
             if checkpoint.id == checkpoint_id:
                 return checkpoint
         return None
-
-    # -- what Shiro last wrote
-
-    def written(self, session_id: str) -> dict[str, FileState | None]:
-        path = self.session_dir(session_id) / "written.json"
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as error:
-            self.reporter(f"{path} could not be read ({error}); undo will treat every file as changed.")
-            return {}
-        return {str(k): FileState.from_json(v) for k, v in dict(raw).items()}
-
-    def set_written(self, session_id: str, updates: dict[str, FileState | None]) -> None:
-        if not updates:
-            return
-        path = self.session_dir(session_id) / "written.json"
-        with locked(path):
-            current = self.written(session_id)
-            current.update(updates)
-            write_json_atomic(path, {k: v.to_json() if v else None for k, v in current.items()})
 
     # -- deletion (with the session only)
 
@@ -368,8 +364,8 @@ class CheckpointStore:
                 continue
             for checkpoint in self.list(directory.name):
                 for record in checkpoint.files.values():
-                    refs.update(s.sha for s in (record.before, record.after) if s is not None)
-            refs.update(s.sha for s in self.written(directory.name).values() if s is not None)
+                    states = (record.before, record.after, record.latest)
+                    refs.update(s.sha for s in states if s is not None)
         scans = self.root / "scans"
         if scans.is_dir():
             for cache in scans.glob("*.json"):
@@ -382,7 +378,7 @@ class CheckpointStore:
         return refs
 
     def collect_garbage(self) -> int:
-        """Remove blobs no manifest, ``written`` map or scan cache refers to."""
+        """Remove blobs no manifest or scan cache refers to."""
         keep = self.referenced()
         removed = 0
         for sha in list(self.blobs.all()):
@@ -400,3 +396,19 @@ def latest_states(checkpoints: Iterable[Checkpoint]) -> dict[str, tuple[FileStat
             first = out[path][0] if path in out else record.before
             out[path] = (first, record.after)
     return out
+
+
+def left_states(checkpoints: Iterable[Checkpoint]) -> dict[str, FileState | None]:
+    """What Shiro last left at each path (checkpoints oldest first)."""
+    out: dict[str, FileState | None] = {}
+    for checkpoint in checkpoints:
+        for path, record in checkpoint.files.items():
+            out[path] = record.left
+    return out
+
+
+def last_touching(checkpoints: list[Checkpoint], path: str) -> Checkpoint | None:
+    for checkpoint in reversed(checkpoints):
+        if path in checkpoint.files:
+            return checkpoint
+    return None

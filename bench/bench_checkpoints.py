@@ -1,0 +1,132 @@
+"""Checkpoints (issue 11): what recording a turn's changes adds to an edit and to a bash command.
+
+- A checkpointed ``edit_file`` (the first change of a turn: plan, record the before-bytes and the
+  manifest, run, record the after-state) against the same edit with no checkpoint.
+- A bash call's checkpoint on a 10,000-file git workspace (before and after the command) against
+  one ``git status`` of it; and the same for a plain folder (no git), where the workspace is walked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from bench.common import Result
+from shiro_lsp.agent.changes import Checkpoints
+from shiro_lsp.agent.tools import ToolContext, builtin_registry
+from shiro_lsp.state.checkpoints import CheckpointStore
+
+ROUNDS = 41
+FILES = 10_000
+
+
+async def _median(fn: Callable[[], Awaitable[object]], rounds: int) -> float:
+    await fn()
+    samples = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        await fn()
+        samples.append(time.perf_counter() - began)
+    return statistics.median(samples)
+
+
+async def edit_ratio(root: Path) -> Result:
+    workspace = root / "edit-ws"
+    workspace.mkdir()
+    target = workspace / "module.py"
+    target.write_text("".join(f"def f{i}():\n    return {i}\n\n" for i in range(200)))
+    service = Checkpoints(CheckpointStore(root / "edit-state" / "checkpoints"), workspace, "bench", root)
+    registry = builtin_registry()
+    ctx = ToolContext(workspace=workspace)
+    flip = [0]
+
+    def next_input() -> dict[str, str]:
+        flip[0] ^= 1
+        old, new = ("f7():\n    return 7\n", "f7():\n    return -7\n")
+        if not flip[0]:
+            old, new = new, old
+        return {"path": "module.py", "oldString": old, "newString": new}
+
+    async def plain() -> None:
+        await registry.run("edit_file", next_input(), ctx)
+
+    turns = [0]
+
+    async def checkpointed() -> None:
+        turns[0] += 1
+        changes = service.turn("bench-session", f"task-{turns[0]}", "edit", 0)
+        edit = next_input()
+        watch = await changes.before("edit_file", edit)
+        await registry.run("edit_file", edit, ctx)
+        await changes.after(watch)
+
+    ours, base = [], []
+    for _ in range(5):  # interleave so machine noise hits both alike
+        base.append(await _median(plain, ROUNDS // 5))
+        ours.append(await _median(checkpointed, ROUNDS // 5))
+    ratio = statistics.median(ours) / statistics.median(base)
+    return Result("checkpointed edit_file vs the same edit without", ratio, "x", "<= 1.5x", ratio <= 1.5)
+
+
+def _workspace(path: Path, git: bool) -> None:
+    path.mkdir()
+    for d in range(FILES // 100):
+        folder = path / f"pkg{d:03}"
+        folder.mkdir()
+        for f in range(100):
+            (folder / f"m{f:03}.py").write_text(f"VALUE = {d * 100 + f}\n" * 20)
+    (path / ".gitignore").write_text("*.log\nbuild/\n")
+    if git:
+        env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b"}
+        env["GIT_COMMITTER_EMAIL"] = "b@b"
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+            subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
+
+
+async def bash_ratios(root: Path) -> list[Result]:
+    results = []
+    for git in (True, False):
+        workspace = root / ("git-ws" if git else "plain-ws")
+        _workspace(workspace, git)
+        if not git:  # the baseline is git status of the same tree, so it needs a repository next to it
+            _workspace(root / "plain-baseline", True)
+        baseline_dir = workspace if git else root / "plain-baseline"
+        service = Checkpoints(
+            CheckpointStore(root / f"state-{git}" / "checkpoints"), workspace, "bench", root / f"state-{git}"
+        )
+        scanner = service.scanner
+
+        async def status(where: Path = baseline_dir) -> None:
+            await asyncio.to_thread(subprocess.run, ["git", "status"], cwd=where, capture_output=True)
+
+        async def checkpoint() -> None:
+            snapshot = await asyncio.to_thread(scanner.snapshot)
+            await asyncio.to_thread(scanner.changes, snapshot)
+
+        await checkpoint()  # the first snapshot of a workspace reads every file once
+        ours, base = [], []
+        for _ in range(3):
+            base.append(await _median(status, 5))
+            ours.append(await _median(checkpoint, 5))
+        ratio = statistics.median(ours) / statistics.median(base)
+        label = "git repo" if git else "plain folder, walked"
+        results.append(
+            Result(f"bash checkpoint, {FILES} files ({label}) vs git status", ratio, "x", "<= 2x", ratio <= 2)
+        )
+    return results
+
+
+async def _all() -> list[Result]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        return [await edit_ratio(root), *await bash_ratios(root)]
+
+
+def run() -> list[Result]:
+    return asyncio.run(_all())

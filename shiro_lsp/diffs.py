@@ -148,17 +148,33 @@ def _line(prefix: str, text: str) -> str:
 
 def unified(before: str | None, after: str | None, path: str, *, limit: int = SHORT_DIFF_CHARS) -> str:
     """A unified diff (3 lines of context) for a tool card, cut at ``limit`` characters."""
+    return card(before, after, path, limit=limit)[2]
+
+
+def card(
+    before: str | None, after: str | None, path: str, *, limit: int = SHORT_DIFF_CHARS
+) -> tuple[int, int, str]:
+    """(lines added, lines deleted, the unified diff) from one comparison."""
     a, b = lines(before or ""), lines(after or "")
-    groups = _grouped(opcodes(a, b))
+    codes = opcodes(a, b)
+    added = sum(j2 - j1 for tag, _, _, j1, j2 in codes if tag != "equal")
+    deleted = sum(i2 - i1 for tag, i1, i2, _, _ in codes if tag != "equal")
+    return added, deleted, _unified(a, b, codes, before is not None, after is not None, path, limit)
+
+
+def _unified(
+    a: list[str], b: list[str], codes: list[Opcode], old: bool, new: bool, path: str, limit: int
+) -> str:
+    groups = _grouped(codes)
     if not groups:
         return ""
-    out = [f"--- {'a/' + path if before is not None else '/dev/null'}\n"]
-    out.append(f"+++ {'b/' + path if after is not None else '/dev/null'}\n")
+    out = [f"--- {'a/' + path if old else '/dev/null'}\n"]
+    out.append(f"+++ {'b/' + path if new else '/dev/null'}\n")
     for group in groups:
         first, last = group[0], group[-1]
-        old = _range(first[1], last[2] - first[1])
-        new = _range(first[3], last[4] - first[3])
-        out.append(f"@@ -{old} +{new} @@\n")
+        old_range = _range(first[1], last[2] - first[1])
+        new_range = _range(first[3], last[4] - first[3])
+        out.append(f"@@ -{old_range} +{new_range} @@\n")
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 out.extend(_line(" ", text) for text in a[i1:i2])

@@ -407,13 +407,18 @@ class Checkpoints:
             record = checkpoint.files.get(path)
             if record is None or record.moved_to is not None:
                 continue
-            files.append(self.row(path, record, before, after))
+            if is_binary(before) or is_binary(after):
+                files.append(self.row(path, record, before, after))
+                parts.append(f"Binary file {path} changed\n")
+                continue
+            added, deleted, text = diffs.card(text_of(before), text_of(after), path)
+            files.append(
+                ChangedFile(path, record.status, record.moved_from, added, deleted, record.reviewed, False)
+            )
             if is_secret_file(path):
                 parts.append(f"(diff of {path} not shown: a secrets file)\n")
-            elif is_binary(before) or is_binary(after):
-                parts.append(f"Binary file {path} changed\n")
             else:
-                parts.append(diffs.unified(text_of(before), text_of(after), path))
+                parts.append(text)
         return ToolChanges(diffs.cut("".join(parts)), files)
 
     # -- views

@@ -45,17 +45,19 @@ export class ChatModel {
   private nextId = 0;
   private readonly lastByTask = new Map<string, ChatEntry>();
   private readonly toolsById = new Map<string, ToolEntry>();
+  /** While a transcript loads, nothing is reported entry by entry: the caller sends the whole state once. */
+  private quiet = false;
 
   constructor(private readonly onChange: (entry: ChatEntry) => void = () => {}) {}
 
   private add(entry: NewEntry): ChatEntry {
     const full = { ...entry, id: `e${this.nextId++}` } as ChatEntry;
     this.state.entries.push(full);
-    this.onChange(full);
+    this.changed(full);
     return full;
   }
 
-  private changed(entry: ChatEntry): void { this.onChange(entry); }
+  private changed(entry: ChatEntry): void { if (!this.quiet) this.onChange(entry); }
 
   clear(): void {
     this.state.entries = [];
@@ -83,12 +85,22 @@ export class ChatModel {
       this.changed(last);
       return;
     }
+    this.settleStreaming(last);
     this.lastByTask.set(taskId, this.add({ kind, text, streaming: true }));
+  }
+
+  /** The model moved on (to text, a tool, an error): its previous thinking/answer is no longer streaming. */
+  private settleStreaming(last: ChatEntry | undefined): void {
+    if (last && (last.kind === 'assistant' || last.kind === 'reasoning') && last.streaming) {
+      last.streaming = false;
+      this.changed(last);
+    }
   }
 
   private tool(id: string, name: string, taskId: string): ToolEntry {
     let entry = this.toolsById.get(id);
     if (!entry) {
+      this.settleStreaming(this.lastByTask.get(taskId));
       entry = this.add({ kind: 'tool', toolCallId: id, name, input: '', output: '', status: 'running' }) as ToolEntry;
       this.toolsById.set(id, entry);
     }
@@ -156,13 +168,19 @@ export class ChatModel {
   /** Rebuild the panel from a resumed session's transcript (the message model, spec §5.1). */
   loadTranscript(messages: readonly Message[]): void {
     this.clear();
-    for (const message of messages) {
-      if (message.role === 'system') continue;
-      const parts: MessagePart[] = typeof message.content === 'string'
-        ? [{ type: 'text', text: message.content }] : message.content;
-      for (const part of parts) this.addPart(message.role, part);
+    this.quiet = true;
+    try {
+      for (const message of messages) {
+        if (message.role === 'system') continue;
+        const parts: MessagePart[] = typeof message.content === 'string'
+          ? [{ type: 'text', text: message.content }] : message.content;
+        for (const part of parts) this.addPart(message.role, part);
+      }
+      for (const e of this.state.entries) if (e.kind === 'assistant' || e.kind === 'reasoning') e.streaming = false;
+      this.lastByTask.clear();
+    } finally {
+      this.quiet = false;
     }
-    for (const e of this.state.entries) if (e.kind === 'assistant' || e.kind === 'reasoning') e.streaming = false;
   }
 
   private addPart(role: Message['role'], part: MessagePart): void {

@@ -13,6 +13,23 @@ import { formatSlashResult, helpText, parseSlash } from './slash';
 import type { ShiroServer } from './server';
 import type { HostMessage, WebviewMessage } from './webviewProtocol';
 import { errorReason } from './errors';
+import { resolveWorkspaceLink } from './workspaceLink';
+
+/** A code block's "Insert": at the cursor of the editor last used (the panel has the focus when clicked). */
+async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) { void vscode.window.showWarningMessage('Shiro: open an editor to insert the code into.'); return; }
+  await editor.edit(edit => { for (const s of editor.selections) edit.replace(s, text); });
+  await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+}
+
+async function newUntitled(content: string, language: string): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument({ content, ...(language ? { language: languageId(language) } : {}) });
+  await vscode.window.showTextDocument(doc);
+}
+
+const LANGUAGE_IDS: Record<string, string> = { py: 'python', js: 'javascript', ts: 'typescript', sh: 'shellscript', bash: 'shellscript', shell: 'shellscript', yml: 'yaml', md: 'markdown', rs: 'rust', 'c++': 'cpp', cs: 'csharp', html: 'html', toml: 'toml' };
+const languageId = (fence: string): string => LANGUAGE_IDS[fence.toLowerCase()] ?? fence.toLowerCase();
 
 interface RunningChat { text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean }
 
@@ -93,6 +110,24 @@ export class ChatController implements vscode.Disposable {
       case 'clearQueue': await this.clearQueue(); break;
       case 'approve': this.answerApproval(m.id, toDecision(m.decision)); break;
       case 'copy': await vscode.env.clipboard.writeText(m.text); break;
+      case 'insertCode': await insertAtCursor(m.text); break;
+      case 'newFile': await newUntitled(m.text, m.language); break;
+      case 'openFile': await this.openLink(m.href); break;
+    }
+  }
+
+  private async openLink(href: string): Promise<void> {
+    const roots = (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.fsPath);
+    const target = resolveWorkspaceLink(href, roots);
+    if (!target) { this.model.addNotice(`Not opened: ${href} is not a file inside this workspace.`, 'warn'); return; }
+    try {
+      const line = Math.max(0, (target.line ?? 1) - 1);
+      const position = new vscode.Position(line, 0);
+      await vscode.window.showTextDocument(vscode.Uri.file(target.fsPath), {
+        preview: true, selection: new vscode.Range(position, position),
+      });
+    } catch (error) {
+      this.model.addNotice(`Could not open ${href}: ${errorReason(error)}`, 'warn');
     }
   }
 

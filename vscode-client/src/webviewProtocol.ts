@@ -16,4 +16,7 @@ export type WebviewMessage =
   | { type: 'cancel' }
   | { type: 'clearQueue' }
   | { type: 'approve'; id: string; decision: Decision }
-  | { type: 'copy'; text: string };
+  | { type: 'copy'; text: string }
+  | { type: 'insertCode'; text: string }
+  | { type: 'newFile'; text: string; language: string }
+  | { type: 'openFile'; href: string };

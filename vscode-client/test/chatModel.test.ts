@@ -43,3 +43,25 @@ test('every change is reported so the webview can redraw just that entry', () =>
   m.applyEvent('t', { type: 'text', text: 'b' });
   assert.deepEqual(changed, ['e0', 'e0']);
 });
+
+test('loading a transcript reports nothing entry by entry (the panel gets the whole state once)', () => {
+  const changed: string[] = [];
+  const m = new ChatModel(e => changed.push(e.id));
+  const messages = Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'assistant' as const : 'user' as const, content: `m${i}` }));
+  m.loadTranscript(messages);
+  assert.equal(m.state.entries.length, 300);
+  assert.deepEqual(changed, []);
+  m.addNotice('Resumed');
+  assert.equal(changed.length, 1, 'later changes are reported again');
+});
+
+test('"Thinking…" ends when the answer or a tool starts, not when the turn ends', () => {
+  const m = new ChatModel();
+  m.applyEvent('t', { type: 'reasoning', text: 'hmm' });
+  m.applyEvent('t', { type: 'text', text: 'answer' });
+  const [reasoning, answer] = m.state.entries;
+  assert.ok(reasoning.kind === 'reasoning' && !reasoning.streaming);
+  assert.ok(answer.kind === 'assistant' && answer.streaming);
+  m.applyEvent('t', { type: 'tool-start', id: 'c', name: 'bash' });
+  assert.ok(answer.kind === 'assistant' && !answer.streaming);
+});

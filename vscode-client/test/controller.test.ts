@@ -161,3 +161,17 @@ test('prompt history: the server list once, then what was typed here (slash comm
   assert.deepEqual(state.history, ['old prompt', '/help']);
   assert.equal(posted.some(m => m.type === 'history'), false);
 });
+
+test('resuming a long session sends the transcript once, as one state (not one message per entry)', () => {
+  const { server } = fakeServer(() => ({}));
+  const ctl = new ChatController(server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  const transcript = Array.from({ length: 2400 }, (_, i) => ({ role: i % 2 ? 'assistant' as const : 'user' as const, content: `m${i}` }));
+  const session = { id: 's', title: 't', cwd: '/', createdAt: '', updatedAt: '', messageCount: 2400, model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null };
+  ctl.loadResumed({ session, transcript, todos: { todos: [], progress: { done: 0, total: 0, blocked: 0 }, rendered: '' } });
+  const states = posted.filter(m => m.type === 'state');
+  assert.equal(states.length, 1);
+  assert.equal(posted.filter(m => m.type === 'entry').length, 0);
+  assert.equal(states[0].type === 'state' && states[0].state.entries.length, 2400);
+});

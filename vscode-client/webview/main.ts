@@ -4,8 +4,9 @@ import type { ChatEntry, ChatState } from '../src/chatModel';
 import { PromptHistory } from '../src/history';
 import type { QueuedChat, TodosPayload } from '../src/protocol';
 import { queueView } from '../src/queue';
+import { TranscriptWindow } from '../src/transcriptWindow';
 import type { HostMessage, WebviewMessage } from '../src/webviewProtocol';
-import { createSanitizer, renderMarkdown } from './markdown';
+import { codeLanguage, createSanitizer, highlightCode, isWorkspaceLink, renderMarkdown } from './markdown';
 
 interface VsCodeApi { postMessage(m: WebviewMessage): void; getState(): unknown; setState(s: unknown): void }
 declare function acquireVsCodeApi(): VsCodeApi;
@@ -33,19 +34,34 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   return e;
 }
 
+function codeButton(label: string, title: string, onClick: (button: HTMLButtonElement) => void): HTMLButtonElement {
+  const button = el('button', 'code-action', label);
+  button.type = 'button';
+  button.title = title;
+  button.addEventListener('click', () => onClick(button));
+  return button;
+}
+
+/** Model markdown, sanitized; each code block gets a head with its language and Copy / Insert / New file. */
 function markdownInto(target: HTMLElement, text: string): void {
   target.innerHTML = renderMarkdown(text, purify);
+  highlightCode(target);
   for (const pre of Array.from(target.querySelectorAll('pre'))) {
-    const button = el('button', 'copy', 'Copy');
-    button.type = 'button';
-    button.title = 'Copy code';
-    button.addEventListener('click', () => {
-      post({ type: 'copy', text: pre.querySelector('code')?.textContent ?? pre.textContent ?? '' });
+    const code = pre.querySelector('code');
+    const source = (): string => code?.textContent ?? pre.textContent ?? '';
+    const language = code ? codeLanguage(code) : '';
+    const block = el('div', 'code-block');
+    const head = el('div', 'code-head');
+    head.appendChild(el('span', 'code-lang', language || 'text'));
+    head.appendChild(codeButton('Copy', 'Copy code', button => {
+      post({ type: 'copy', text: source() });
       button.textContent = 'Copied';
       setTimeout(() => { button.textContent = 'Copy'; }, 1200);
-    });
-    pre.classList.add('has-copy');
-    pre.appendChild(button);
+    }));
+    head.appendChild(codeButton('Insert', 'Insert at the cursor in the editor', () => post({ type: 'insertCode', text: source() })));
+    head.appendChild(codeButton('New file', 'Open in a new untitled editor', () => post({ type: 'newFile', text: source(), language })));
+    pre.replaceWith(block);
+    block.append(head, pre);
   }
 }
 
@@ -120,29 +136,74 @@ function nearBottom(): boolean {
   return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 80;
 }
 
-function upsert(entry: ChatEntry): void {
-  const old = nodes.get(entry.id);
-  // follow the stream when the reader is at the bottom; always show a new prompt or an approval that needs an answer
-  const stick = nearBottom() || (!old && (entry.kind === 'user' || entry.kind === 'approval'));
-  const fresh = renderEntry(entry);
-  if (old) {
-    const openDetails = old.querySelector('details')?.open;
-    if (openDetails !== undefined) fresh.querySelector('details')?.toggleAttribute('open', openDetails);
-    old.replaceWith(fresh);
-  } else transcript.appendChild(fresh);
-  nodes.set(entry.id, fresh);
-  if (stick) transcript.scrollTop = transcript.scrollHeight;
+// Only the newest page of entries is in the DOM; older pages are drawn when the reader scrolls up.
+const window_ = new TranscriptWindow();
+const earlier = el('button', 'earlier secondary');
+earlier.type = 'button';
+earlier.id = 'earlier';
+earlier.addEventListener('click', () => showEarlier());
+
+function draw(entry: ChatEntry): HTMLElement {
+  const node = renderEntry(entry);
+  nodes.set(entry.id, node);
+  return node;
 }
+
+function updateEarlier(): void {
+  const n = window_.hidden;
+  earlier.hidden = n === 0;
+  earlier.textContent = `Show ${n} earlier ${n === 1 ? 'entry' : 'entries'}`;
+}
+
+function showEarlier(): void {
+  const page = window_.earlier();
+  if (!page.length) return;
+  const fragment = document.createDocumentFragment();
+  for (const entry of page) fragment.appendChild(draw(entry));
+  const before = transcript.scrollHeight;
+  earlier.after(fragment);
+  updateEarlier();
+  transcript.scrollTop += transcript.scrollHeight - before;  // keep what the reader was looking at in place
+}
+
+// scrolled to the top: draw the next older page (re-observing re-checks, in case the page did not fill the view)
+const topWatch = new IntersectionObserver(seen => {
+  if (!seen.some(s => s.isIntersecting) || window_.hidden === 0) return;
+  showEarlier();
+  topWatch.unobserve(earlier);
+  requestAnimationFrame(() => topWatch.observe(earlier));
+}, { root: transcript, rootMargin: '200px 0px 0px 0px' });
 
 let frame = 0;
 function schedule(entry: ChatEntry): void {
   dirty.set(entry.id, entry);
   if (!frame) frame = requestAnimationFrame(flush);
 }
+
+/** Apply every change of this frame: one layout read before the writes, one append, one scroll. */
 function flush(): void {
   frame = 0;
-  for (const e of dirty.values()) upsert(e);
+  let stick = nearBottom();
+  const fragment = document.createDocumentFragment();
+  for (const entry of dirty.values()) {
+    const change = window_.upsert(entry);
+    if (change.kind === 'append') {
+      fragment.appendChild(draw(entry));
+      // always show a new prompt or an approval that needs an answer
+      if (entry.kind === 'user' || entry.kind === 'approval') stick = true;
+    } else if (change.kind === 'update') {
+      const old = nodes.get(entry.id);
+      const fresh = draw(entry);
+      if (old) {
+        const openDetails = old.querySelector('details')?.open;
+        if (openDetails !== undefined) fresh.querySelector('details')?.toggleAttribute('open', openDetails);
+        old.replaceWith(fresh);
+      } else fragment.appendChild(fresh);
+    }
+  }
   dirty.clear();
+  transcript.appendChild(fragment);
+  if (stick) transcript.scrollTop = transcript.scrollHeight;
 }
 
 function setBusy(value: boolean): void {
@@ -202,10 +263,13 @@ function renderTodos(todos: TodosPayload | undefined): void {
 }
 
 function renderState(state: ChatState, prompts: string[]): void {
+  if (frame) { cancelAnimationFrame(frame); frame = 0; }
   nodes.clear();
   dirty.clear();
-  transcript.replaceChildren();
-  for (const entry of state.entries) upsert(entry);
+  const fragment = document.createDocumentFragment();
+  for (const entry of window_.reset(state.entries)) fragment.appendChild(draw(entry));
+  transcript.replaceChildren(earlier, fragment);
+  updateEarlier();
   transcript.scrollTop = transcript.scrollHeight;
   setBusy(state.busy);
   renderQueue(state.queue);
@@ -256,7 +320,16 @@ document.addEventListener('keydown', e => {
 });
 $<HTMLFormElement>('composer').addEventListener('submit', e => { e.preventDefault(); send(); });
 stopButton.addEventListener('click', () => post({ type: 'cancel' }));
+// a relative link in an answer (`[src/calc.py](src/calc.py)`) opens that workspace file
+transcript.addEventListener('click', e => {
+  const link = (e.target as Element | null)?.closest?.('.markdown a[href]');
+  const href = link?.getAttribute('href') ?? '';
+  if (link && isWorkspaceLink(href)) { e.preventDefault(); post({ type: 'openFile', href }); }
+});
 
 const saved = vscode.getState() as { draft?: string } | undefined;
 if (saved?.draft) prompt.value = saved.draft;
+transcript.appendChild(earlier);
+updateEarlier();
+topWatch.observe(earlier);
 post({ type: 'ready' });

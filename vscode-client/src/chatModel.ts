@@ -7,10 +7,10 @@ import type { EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedC
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 export type ChatEntry =
   | { id: string; kind: 'user'; text: string }
-  | { id: string; kind: 'assistant'; text: string; streaming: boolean }
+  | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
   | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus }
-  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string }
+  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean };
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -45,6 +45,8 @@ export class ChatModel {
   private nextId = 0;
   private readonly lastByTask = new Map<string, ChatEntry>();
   private readonly toolsById = new Map<string, ToolEntry>();
+  /** Tasks whose error was already shown (from its `error` event): the chat result must not show it again. */
+  private readonly failedTasks = new Set<string>();
   /** While a transcript loads, nothing is reported entry by entry: the caller sends the whole state once. */
   private quiet = false;
 
@@ -159,10 +161,35 @@ export class ChatModel {
       }
       case 'compacted': this.addNotice(`Context compacted: ${event.before ?? '?'} → ${event.after ?? '?'} messages.`); break;
       case 'notice': this.addNotice(event.text ?? ''); this.lastByTask.delete(taskId); break;
-      case 'error': this.endTask(taskId); this.addNotice(errorText(event.error ?? event.text), 'error'); break;
+      case 'error': {
+        const cut = this.lastByTask.get(taskId);
+        if (cut?.kind === 'assistant' && cut.streaming) cut.incomplete = true;  // the stream broke mid-answer
+        this.endTask(taskId);
+        this.failedTasks.add(taskId);
+        this.addNotice(errorText(event.error ?? event.text), 'error');
+        break;
+      }
       case 'done': this.endTask(taskId); break;
       default: break;
     }
+  }
+
+  hadError(taskId: string): boolean { return this.failedTasks.has(taskId); }
+
+  /** Put a Retry button on the turn's error (the newest error notice) that sends `text` again. */
+  offerRetry(text: string): void {
+    const last = this.state.entries.at(-1);
+    if (last?.kind === 'notice' && last.level === 'error') { last.retry = text; this.changed(last); }
+  }
+
+  /** Retry pressed: the prompt to send again (once; the button goes away). */
+  takeRetry(id: string): string | undefined {
+    const entry = this.state.entries.find(e => e.id === id);
+    if (entry?.kind !== 'notice' || entry.retry === undefined) return undefined;
+    const text = entry.retry;
+    delete entry.retry;
+    this.changed(entry);
+    return text;
   }
 
   /** Rebuild the panel from a resumed session's transcript (the message model, spec §5.1). */

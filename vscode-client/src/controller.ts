@@ -110,6 +110,7 @@ export class ChatController implements vscode.Disposable {
       case 'clearQueue': await this.clearQueue(); break;
       case 'approve': this.answerApproval(m.id, toDecision(m.decision)); break;
       case 'copy': await vscode.env.clipboard.writeText(m.text); break;
+      case 'retry': { const text = this.model.takeRetry(m.id); if (text !== undefined) await this.chat(text); break; }
       case 'insertCode': await insertAtCursor(m.text); break;
       case 'newFile': await newUntitled(m.text, m.language); break;
       case 'openFile': await this.openLink(m.href); break;
@@ -188,9 +189,11 @@ export class ChatController implements vscode.Disposable {
       if (result.stopReason === 'queue-cleared' && !entry.shown) return;  // it never ran: the queue was cleared
       this.showUser(entry);
       this.finish(result);
+      if (result.stopReason === 'error') this.model.offerRetry(text);
     } catch (error) {
       this.showUser(entry);
       this.model.addNotice(`Shiro: ${errorReason(error)}`, 'error');
+      this.model.offerRetry(text);
     } finally {
       entry.cts.dispose();
       this.chats.splice(this.chats.indexOf(entry), 1);
@@ -206,7 +209,10 @@ export class ChatController implements vscode.Disposable {
   private finish(result: ChatResult): void {
     this.model.applyEvent(result.taskId, { type: 'done' });
     if (result.stopReason === 'cancelled') this.model.addNotice('Stopped.', 'warn');
-    else if (result.stopReason === 'error' && result.error) this.model.addNotice(result.error, 'error');
+    // an error the turn already reported as an event is shown once
+    else if (result.stopReason === 'error' && result.error && !this.model.hadError(result.taskId)) {
+      this.model.addNotice(result.error, 'error');
+    }
   }
 
   /** shiro/event: the first event of a queued task shows its prompt, then the event. */

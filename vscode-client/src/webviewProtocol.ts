@@ -17,6 +17,7 @@ export type WebviewMessage =
   | { type: 'clearQueue' }
   | { type: 'approve'; id: string; decision: Decision }
   | { type: 'copy'; text: string }
+  | { type: 'retry'; id: string }
   | { type: 'insertCode'; text: string }
   | { type: 'newFile'; text: string; language: string }
   | { type: 'openFile'; href: string };

@@ -76,6 +76,7 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       markdownInto(body, entry.text);
       root.appendChild(body);
       if (entry.streaming) root.classList.add('streaming');
+      if (entry.incomplete) root.appendChild(el('div', 'incomplete', 'Incomplete: the answer was cut off by an error.'));
       break;
     }
     case 'reasoning': {
@@ -101,6 +102,13 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       const body = el('div', 'markdown');
       markdownInto(body, entry.text);
       root.appendChild(body);
+      if (entry.retry !== undefined) {
+        const retry = el('button', 'retry secondary', 'Retry');
+        retry.type = 'button';
+        retry.title = 'Send the same prompt again';
+        retry.addEventListener('click', () => post({ type: 'retry', id: entry.id }));
+        root.appendChild(retry);
+      }
       break;
     }
     case 'approval': root.appendChild(renderApproval(entry)); break;

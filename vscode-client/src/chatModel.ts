@@ -2,11 +2,12 @@
 // is restored from here. Pure: no vscode import. The webview only renders entries.
 import type { ApprovalCard } from './approval';
 import { describeInput } from './approval';
+import { splitAttachments } from './attachments';
 import type { EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from './protocol';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 export type ChatEntry =
-  | { id: string; kind: 'user'; text: string }
+  | { id: string; kind: 'user'; text: string; attachments?: string[] }
   | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
   | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus }
@@ -67,7 +68,11 @@ export class ChatModel {
     this.toolsById.clear();
   }
 
-  addUser(text: string): ChatEntry { return this.add({ kind: 'user', text }); }
+  /** A prompt as sent (context blocks included): shown as the typed text plus one chip per attachment. */
+  addUser(sent: string): ChatEntry {
+    const { text, labels } = splitAttachments(sent);
+    return this.add({ kind: 'user', text, ...(labels.length ? { attachments: labels } : {}) });
+  }
   addNotice(text: string, level: 'info' | 'warn' | 'error' = 'info'): ChatEntry { return this.add({ kind: 'notice', level, text }); }
   addApproval(card: ApprovalCard): ChatEntry { return this.add({ kind: 'approval', card }); }
 
@@ -211,7 +216,7 @@ export class ChatModel {
   }
 
   private addPart(role: Message['role'], part: MessagePart): void {
-    if (part.type === 'text' && role === 'user') this.add({ kind: 'user', text: part.text ?? '' });
+    if (part.type === 'text' && role === 'user') this.addUser(part.text ?? '');
     else if (part.type === 'text') this.add({ kind: 'assistant', text: part.text ?? '', streaming: false });
     else if (part.type === 'reasoning') this.add({ kind: 'reasoning', text: part.text ?? '', streaming: false });
     else if (part.type === 'tool-call') {

@@ -5,6 +5,10 @@ import { approvalCard, toDecision } from './approval';
 import { ChatModel } from './chatModel';
 import type { ChatEntry } from './chatModel';
 import { Method } from './protocol';
+import type { Agent } from './protocol';
+import type { PanelInfo } from './setup';
+import { withAttachments } from './attachments';
+import type { Attachment } from './attachments';
 import type {
   ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
   NewSessionResult, SessionInfo,
@@ -44,6 +48,12 @@ export class ChatController implements vscode.Disposable {
   session: SessionInfo | undefined;
   onPickSession: () => Promise<void> = async () => {};
   onReveal: () => void = () => {};
+  /** The agent variant sent with each prompt (shiro/chat `agent`; `default` is left out). */
+  agent: Agent = 'default';
+  /** What the panel's bar and welcome show (settings, SecretStorage): set by the extension. */
+  infoSource: () => Promise<PanelInfo | undefined> = async () => undefined;
+  /** Panel actions that need the workbench (pickers, settings, SecretStorage): set by the extension. */
+  onAction: (m: Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'setup' }>) => Promise<void> = async () => {};
 
   constructor(private readonly server: ShiroServer) {
     this.model = new ChatModel(entry => this.post({ type: 'entry', entry }));
@@ -52,12 +62,31 @@ export class ChatController implements vscode.Disposable {
   /** A (re)created webview: give it everything it needs to draw the current state. */
   attach(post: (m: HostMessage) => void): void {
     this.post = post;
+    this.ready = false;
   }
 
-  detach(): void { this.post = () => {}; }
+  detach(): void { this.post = () => {}; this.ready = false; }
+
+  /** The webview's script has started (its `ready`): messages posted now are not lost. */
+  private ready = false;
+  private wantFocus = false;
 
   sendState(): void {
     this.post({ type: 'state', state: this.model.state, history: this.history });
+  }
+
+  async sendInfo(): Promise<void> {
+    const info = await this.infoSource();
+    if (info) this.post({ type: 'info', info });
+  }
+
+  showSetup(): void { this.post({ type: 'showSetup' }); }
+  postSetupResult(ok: boolean, text: string): void { this.post({ type: 'setupResult', ok, text }); }
+
+  /** Ask the panel to focus its prompt (after it is revealed, after an approval is answered). */
+  focusInput(): void {
+    if (this.ready) this.post({ type: 'focus' });
+    else this.wantFocus = true;  // the view is still being created: focus when its script is up
   }
 
   async refreshFromServer(): Promise<void> {
@@ -85,11 +114,16 @@ export class ChatController implements vscode.Disposable {
   setSession(session: SessionInfo): void {
     this.session = session;
     this.model.state.sessionTitle = session.title;
+    void this.sendInfo();
   }
 
   private setBusy(): void {
     const busy = this.chats.length > 0;
-    if (busy !== this.model.state.busy) { this.model.state.busy = busy; this.post({ type: 'busy', busy }); }
+    if (busy !== this.model.state.busy) {
+      this.model.state.busy = busy;
+      this.post({ type: 'busy', busy });
+      void vscode.commands.executeCommand('setContext', 'shiro.busy', busy);  // the Stop keybinding's `when`
+    }
   }
 
   async refreshQueue(): Promise<void> {
@@ -104,8 +138,16 @@ export class ChatController implements vscode.Disposable {
 
   async handleMessage(m: WebviewMessage): Promise<void> {
     switch (m.type) {
-      case 'ready': this.sendState(); void this.refreshFromServer(); break;
-      case 'send': await this.submit(m.text); break;
+      case 'ready':
+        this.ready = true;
+        this.sendState();
+        for (const attachment of this.pendingAttachments.splice(0)) this.post({ type: 'attach', attachment });
+        if (this.wantFocus) { this.wantFocus = false; this.post({ type: 'focus' }); }
+        void this.sendInfo();
+        void this.refreshFromServer();
+        break;
+      case 'pickModel': case 'pickAgent': case 'setApiKey': case 'setup': await this.onAction(m); break;
+      case 'send': await this.submit(m.text, m.attachments ?? []); break;
       case 'cancel': this.cancel(); break;
       case 'clearQueue': await this.clearQueue(); break;
       case 'approve': this.answerApproval(m.id, toDecision(m.decision)); break;
@@ -132,14 +174,22 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
-  async submit(raw: string): Promise<void> {
+  async submit(raw: string, attachments: readonly Attachment[] = []): Promise<void> {
     const text = raw.trim();
     if (!text) return;
     this.pushHistory(text);
     const slash = parseSlash(text);
     if (slash) { await this.runSlash(text, slash); return; }
-    await this.chat(text);
+    await this.chat(withAttachments(text, attachments));
   }
+
+  /** "Add selection to chat" (and other context): a chip in the composer, sent with the next prompt. */
+  addAttachment(attachment: Attachment): void {
+    if (this.ready) this.post({ type: 'attach', attachment });
+    else this.pendingAttachments.push(attachment);
+    this.focusInput();
+  }
+  private readonly pendingAttachments: Attachment[] = [];
 
   private pushHistory(text: string): void {
     if (this.history[this.history.length - 1] !== text) this.history = [...this.history, text].slice(-200);
@@ -184,7 +234,8 @@ export class ChatController implements vscode.Disposable {
     this.setBusy();
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
     try {
-      const result = await this.server.sendRequest<ChatResult>(Method.chat, { text }, entry.cts.token);
+      const params = { text, ...(this.agent !== 'default' ? { agent: this.agent } : {}) };
+      const result = await this.server.sendRequest<ChatResult>(Method.chat, params, entry.cts.token);
       entry.taskId = result.taskId;
       if (result.stopReason === 'queue-cleared' && !entry.shown) return;  // it never ran: the queue was cleared
       this.showUser(entry);

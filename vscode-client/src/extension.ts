@@ -4,7 +4,10 @@ import { ChatController } from './controller';
 import { errorReason } from './errors';
 import { MEMORY_SCHEME, MemoryDocuments, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
-import { CLIENT_REMEMBER_COMMAND, Method } from './protocol';
+import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
+import type { Agent, ModelsResult } from './protocol';
+import { selectionLabel } from './attachments';
+import { endpointReport, modelItems, needsSetup, shownModel } from './setup';
 import type {
   ApproveParams, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
   RememberSelectionArgs,
@@ -26,7 +29,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let controller: ChatController | undefined;
   const renderMeter = (m: ContextMeter): void => {
     lastMeter = m;
-    const view = meterView(m, controller?.session?.costUsd);
+    const view = meterView(m, controller?.session?.costUsd, controller?.session?.messageCount);
     meter.text = view.text;
     meter.tooltip = view.tooltip;
     meter.backgroundColor = view.background ? new vscode.ThemeColor(view.background) : undefined;
@@ -49,6 +52,79 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const chatView = new ChatViewProvider(context.extensionUri, ctl);
   ctl.onReveal = () => { void chatView.reveal(); };
   ctl.onPickSession = () => resumeSession();
+  ctl.infoSource = async () => {
+    const cfg = vscode.workspace.getConfiguration('shiro');
+    const baseUrl = cfg.get<string>('baseUrl') ?? '';
+    const model = cfg.get<string>('model') ?? '';
+    const hasKey = Boolean(await context.secrets.get(API_KEY_SECRET));
+    return {
+      model: shownModel(model, ctl.session?.model), agent: ctl.agent,
+      setup: { show: needsSetup({ hasKey, envKey: Boolean(process.env.OPENAI_API_KEY), baseUrl }), baseUrl, model, hasKey },
+    };
+  };
+  ctl.onAction = async m => {
+    if (m.type === 'pickModel') await pickModel();
+    else if (m.type === 'pickAgent') await pickAgent();
+    else if (m.type === 'setApiKey') await vscode.commands.executeCommand('shiro.setApiKey');
+    else await saveAndTest(m.baseUrl, m.model);
+  };
+
+  const listModels = async (baseUrl?: string): Promise<ModelsResult> => {
+    try {
+      return await srv.sendRequest<ModelsResult>(Method.models, baseUrl ? { baseUrl } : {});
+    } catch (error) {
+      return { baseUrl: baseUrl || '(the configured endpoint)', models: [], error: `could not list models: ${errorReason(error)}` };
+    }
+  };
+
+  async function pickModel(): Promise<void> {
+    const cfg = vscode.workspace.getConfiguration('shiro');
+    const current = shownModel(cfg.get<string>('model') ?? '', ctl.session?.model);
+    const pick = vscode.window.createQuickPick<vscode.QuickPickItem & { model: string }>();
+    pick.title = 'Shiro: Model';
+    pick.placeholder = 'Pick a model the endpoint serves, or type any model name';
+    pick.busy = true;
+    pick.items = modelItems([], current);
+    let models: ModelsResult['models'] = [];
+    pick.onDidChangeValue(value => { pick.items = modelItems(models, current, value); });
+    const chosen = new Promise<string | undefined>(resolve => {
+      pick.onDidAccept(() => { resolve(pick.selectedItems[0]?.model ?? (pick.value.trim() || undefined)); pick.hide(); });
+      pick.onDidHide(() => { resolve(undefined); pick.dispose(); });
+    });
+    pick.show();
+    void listModels().then(r => {
+      models = r.models;
+      pick.busy = false;
+      pick.items = modelItems(models, current, pick.value);
+      if (r.error) pick.placeholder = `${r.error} — type a model name`;
+    });
+    const model = await chosen;
+    if (!model || model === current) return;
+    await cfg.update('model', model, vscode.ConfigurationTarget.Global);
+    ctl.model.addNotice(`Model: ${model}`);
+  }
+
+  async function pickAgent(): Promise<void> {
+    const descriptions: Record<Agent, string> = {
+      default: 'the everyday agent', quick: 'short answers, few steps', deep: 'thinks longer, reads more',
+      plan: 'plans first, changes nothing', review: 'reviews code, changes nothing',
+    };
+    const pick = await vscode.window.showQuickPick(
+      AGENTS.map(a => ({ label: a, description: a === ctl.agent ? `${descriptions[a]} · current` : descriptions[a], agent: a })),
+      { title: 'Shiro: Agent variant', placeHolder: 'Used for the next prompts' });
+    if (!pick) return;
+    ctl.agent = pick.agent;
+    await ctl.sendInfo();
+  }
+
+  async function saveAndTest(baseUrl: string, model: string): Promise<void> {
+    const cfg = vscode.workspace.getConfiguration('shiro');
+    if (baseUrl !== (cfg.get<string>('baseUrl') ?? '')) await cfg.update('baseUrl', baseUrl, vscode.ConfigurationTarget.Global);
+    if (model !== (cfg.get<string>('model') ?? '')) await cfg.update('model', model, vscode.ConfigurationTarget.Global);
+    await srv.pushConfiguration();
+    const report = endpointReport(await listModels(baseUrl || undefined));
+    ctl.postSetupResult(report.ok, report.text);
+  }
 
   srv.onDidChangeState(state => {
     if (state === 'running') {
@@ -117,9 +193,30 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),
-    vscode.commands.registerCommand('shiro.focusChat', () => chatView.reveal()),
+    vscode.commands.registerCommand('shiro.focusChat', async () => { await chatView.reveal(); ctl.focusInput(); }),
+    vscode.commands.registerCommand('shiro.stop', () => ctl.cancel()),
+    vscode.commands.registerCommand('shiro.addSelection', async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) { void vscode.window.showWarningMessage('Shiro: open a file and select the code to add.'); return; }
+      const sel = editor.selection;
+      const whole = sel.isEmpty;
+      const text = editor.document.getText(whole ? undefined : sel);
+      const file = vscode.workspace.asRelativePath(editor.document.uri, false);
+      const label = whole ? file : selectionLabel(file, sel.start.line + 1, sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1));
+      await chatView.reveal();
+      ctl.addAttachment({ label, text });
+    }),
+    vscode.commands.registerCommand('shiro.pickModel', () => pickModel()),
+    vscode.commands.registerCommand('shiro.pickAgent', () => pickAgent()),
+    vscode.commands.registerCommand('shiro.setup', async () => { await chatView.reveal(); ctl.showSetup(); }),
+    vscode.commands.registerCommand('shiro.openSettings', () =>
+      vscode.commands.executeCommand('workbench.action.openSettings', '@ext:shiro.shiro')),
     vscode.commands.registerCommand('shiro.meterClicked', async () => {
       if (!srv.isRunning) { srv.log.show(true); return; }
+      if (ctl.session?.messageCount === 0) {
+        void vscode.window.showInformationMessage('Shiro: nothing to compact yet (no messages in this session).');
+        return;
+      }
       const choice = await vscode.window.showInformationMessage(
         lastMeter ? `Shiro context: ${Math.round(lastMeter.percent)}% of the threshold. Compact now?` : 'Compact the context now?',
         'Compact', 'Show log');
@@ -137,10 +234,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await srv.pushConfiguration();
       void vscode.window.showInformationMessage(key.trim() ? 'Shiro: API key saved.' : 'Shiro: API key cleared.');
     }),
-    context.secrets.onDidChange(e => { if (e.key === API_KEY_SECRET) void srv.pushConfiguration(); }),
+    context.secrets.onDidChange(e => { if (e.key === API_KEY_SECRET) { void srv.pushConfiguration(); void ctl.sendInfo(); } }),
     vscode.workspace.onDidChangeConfiguration(e => {
       if (e.affectsConfiguration('shiro.pythonPath')) void srv.start();
       else if (e.affectsConfiguration('shiro')) void srv.pushConfiguration();
+      if (e.affectsConfiguration('shiro')) void ctl.sendInfo();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void srv.start()),
   );

@@ -25,7 +25,16 @@ export const Method = {
   history: 'shiro/history',
   context: 'shiro/context',
   contextChanged: 'shiro/context/changed',
+  models: 'shiro/models',
 } as const;
+
+export const AGENTS = ['default', 'quick', 'deep', 'plan', 'review'] as const;
+export type Agent = typeof AGENTS[number];
+
+/** shiro/models: the models an endpoint serves (GET /v1/models), or why none could be listed. */
+export interface ModelsParams { baseUrl?: string }
+export interface ModelEntry { id: string; contextWindow?: number | null }
+export interface ModelsResult { baseUrl: string; preset?: string | null; models: ModelEntry[]; error?: string | null }
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
 export const SERVER_REMEMBER_COMMAND = 'shiro.remember';

@@ -1,5 +1,7 @@
 import type { ChatEntry, ChatState } from './chatModel';
 import type { Decision, QueuedChat, TodosPayload } from './protocol';
+import type { PanelInfo } from './setup';
+import type { Attachment } from './attachments';
 
 export type HostMessage =
   | { type: 'state'; state: ChatState; history: string[] }
@@ -8,11 +10,15 @@ export type HostMessage =
   | { type: 'queue'; queue: QueuedChat[] }
   | { type: 'todos'; todos: TodosPayload | undefined }
   | { type: 'history'; prompts: string[] }
-  | { type: 'focus' };
+  | { type: 'focus' }
+  | { type: 'attach'; attachment: Attachment }
+  | { type: 'info'; info: PanelInfo }
+  | { type: 'showSetup' }
+  | { type: 'setupResult'; ok: boolean; text: string };
 
 export type WebviewMessage =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  | { type: 'send'; text: string; attachments?: Attachment[] }
   | { type: 'cancel' }
   | { type: 'clearQueue' }
   | { type: 'approve'; id: string; decision: Decision }
@@ -20,4 +26,8 @@ export type WebviewMessage =
   | { type: 'retry'; id: string }
   | { type: 'insertCode'; text: string }
   | { type: 'newFile'; text: string; language: string }
-  | { type: 'openFile'; href: string };
+  | { type: 'openFile'; href: string }
+  | { type: 'pickModel' }
+  | { type: 'pickAgent' }
+  | { type: 'setApiKey' }
+  | { type: 'setup'; baseUrl: string; model: string };

@@ -5,6 +5,8 @@ import { PromptHistory } from '../src/history';
 import type { QueuedChat, TodosPayload } from '../src/protocol';
 import { queueView } from '../src/queue';
 import { TranscriptWindow } from '../src/transcriptWindow';
+import type { PanelInfo } from '../src/setup';
+import type { Attachment } from '../src/attachments';
 import type { HostMessage, WebviewMessage } from '../src/webviewProtocol';
 import { codeLanguage, createSanitizer, highlightCode, isWorkspaceLink, renderMarkdown } from './markdown';
 
@@ -70,7 +72,15 @@ function renderEntry(entry: ChatEntry): HTMLElement {
   root.dataset.id = entry.id;
   root.dataset.kind = entry.kind;
   switch (entry.kind) {
-    case 'user': root.appendChild(el('div', 'bubble', entry.text)); break;
+    case 'user': {
+      if (entry.attachments?.length) {
+        const chips = el('div', 'chips sent');
+        for (const label of entry.attachments) chips.appendChild(el('span', 'chip', label));
+        root.appendChild(chips);
+      }
+      root.appendChild(el('div', 'bubble', entry.text));
+      break;
+    }
     case 'assistant': {
       const body = el('div', 'markdown');
       markdownInto(body, entry.text);
@@ -295,19 +305,77 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'todos': renderTodos(m.todos); break;
     case 'history': history.replace(m.prompts); break;
     case 'focus': prompt.focus(); break;
+    case 'attach': attach(m.attachment); break;
+    case 'info': renderInfo(m.info); break;
+    case 'showSetup': setupForced = true; welcome.hidden = false; $<HTMLInputElement>('setup-base-url').focus(); break;
+    case 'setupResult': {
+      const result = $<HTMLElement>('setup-result');
+      result.textContent = m.text;
+      result.className = `setup-result ${m.ok ? 'ok' : 'error'}`;
+      if (m.ok) setupForced = false;
+      break;
+    }
   }
 });
+
+// the model and agent variant, always visible; the welcome while nothing is configured
+const welcome = $<HTMLElement>('welcome');
+let setupForced = false;
+function renderInfo(info: PanelInfo): void {
+  $<HTMLButtonElement>('model').textContent = info.model;
+  $<HTMLButtonElement>('agent').textContent = info.agent;
+  welcome.hidden = !info.setup.show && !setupForced;
+  const base = $<HTMLInputElement>('setup-base-url');
+  const model = $<HTMLInputElement>('setup-model');
+  if (!base.value) base.value = info.setup.baseUrl;
+  if (!model.value) model.value = info.setup.model;
+  $<HTMLButtonElement>('setup-key').textContent = info.setup.hasKey ? 'Change API key…' : 'Set API key…';
+}
+$<HTMLButtonElement>('model').addEventListener('click', () => post({ type: 'pickModel' }));
+$<HTMLButtonElement>('agent').addEventListener('click', () => post({ type: 'pickAgent' }));
+$<HTMLButtonElement>('setup-key').addEventListener('click', () => post({ type: 'setApiKey' }));
+$<HTMLButtonElement>('setup-test').addEventListener('click', () => {
+  $<HTMLElement>('setup-result').textContent = 'Testing…';
+  post({ type: 'setup', baseUrl: $<HTMLInputElement>('setup-base-url').value.trim(), model: $<HTMLInputElement>('setup-model').value.trim() });
+});
+
+// context chips waiting in the composer (sent with the next prompt)
+const chipsBox = $<HTMLElement>('chips');
+let attachments: Attachment[] = [];
+function renderChips(): void {
+  chipsBox.replaceChildren();
+  chipsBox.hidden = attachments.length === 0;
+  attachments.forEach((a, i) => {
+    const chip = el('span', 'chip');
+    chip.title = a.text.length > 400 ? `${a.text.slice(0, 400)}…` : a.text;
+    chip.appendChild(el('span', 'chip-label', a.label));
+    const remove = el('button', 'chip-remove', '×');
+    remove.type = 'button';
+    remove.title = `Remove ${a.label}`;
+    remove.setAttribute('aria-label', `Remove ${a.label}`);
+    remove.addEventListener('click', () => { attachments.splice(i, 1); renderChips(); saveDraft(); prompt.focus(); });
+    chip.appendChild(remove);
+    chipsBox.appendChild(chip);
+  });
+}
+function attach(a: Attachment): void {
+  if (!attachments.some(x => x.label === a.label && x.text === a.text)) attachments.push(a);
+  renderChips();
+  saveDraft();
+}
 
 function send(): void {
   const text = prompt.value;
   if (!text.trim()) return;
   history.push(text);
-  post({ type: 'send', text });
+  post({ type: 'send', text, ...(attachments.length ? { attachments } : {}) });
   prompt.value = '';
+  attachments = [];
+  renderChips();
   saveDraft();
 }
 
-function saveDraft(): void { vscode.setState({ draft: prompt.value }); }
+function saveDraft(): void { vscode.setState({ draft: prompt.value, attachments }); }
 
 const caretOnFirstLine = (): boolean => !prompt.value.slice(0, prompt.selectionStart).includes('\n');
 const caretOnLastLine = (): boolean => !prompt.value.slice(prompt.selectionEnd).includes('\n');
@@ -335,8 +403,14 @@ transcript.addEventListener('click', e => {
   if (link && isWorkspaceLink(href)) { e.preventDefault(); post({ type: 'openFile', href }); }
 });
 
-const saved = vscode.getState() as { draft?: string } | undefined;
+// "Focus on Chat View" (or a click on the view's title) focuses the webview: the prompt takes the keys
+window.addEventListener('focus', () => {
+  if (document.activeElement === document.body || document.activeElement === null) prompt.focus();
+});
+
+const saved = vscode.getState() as { draft?: string; attachments?: Attachment[] } | undefined;
 if (saved?.draft) prompt.value = saved.draft;
+if (saved?.attachments?.length) { attachments = saved.attachments; renderChips(); }
 transcript.appendChild(earlier);
 updateEarlier();
 topWatch.observe(earlier);

@@ -34,8 +34,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   get visible(): boolean { return this.view?.visible ?? false; }
 
-  async reveal(): Promise<void> {
-    if (this.view) this.view.show(true);
+  /** Show the panel; `focus` also moves the keyboard into it (the webview then focuses its prompt). */
+  async reveal(focus = false): Promise<void> {
+    if (this.view && !focus) this.view.show(true);
     else await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
   }
 }

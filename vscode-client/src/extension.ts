@@ -193,7 +193,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),
-    vscode.commands.registerCommand('shiro.focusChat', async () => { await chatView.reveal(); ctl.focusInput(); }),
+    vscode.commands.registerCommand('shiro.focusChat', async () => { await chatView.reveal(true); ctl.focusInput(); }),
     vscode.commands.registerCommand('shiro.stop', () => ctl.cancel()),
     vscode.commands.registerCommand('shiro.addSelection', async () => {
       const editor = vscode.window.activeTextEditor;
@@ -203,7 +203,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const text = editor.document.getText(whole ? undefined : sel);
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       const label = whole ? file : selectionLabel(file, sel.start.line + 1, sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1));
-      await chatView.reveal();
+      await chatView.reveal(true);
       ctl.addAttachment({ label, text });
     }),
     vscode.commands.registerCommand('shiro.pickModel', () => pickModel()),

@@ -143,7 +143,10 @@ function renderApproval(entry: Extract<ChatEntry, { kind: 'approval' }>): HTMLEl
     const button = el('button', i === 0 ? 'primary' : 'secondary', b.label);
     button.type = 'button';
     button.dataset.decision = b.decision;
-    button.addEventListener('click', () => post({ type: 'approve', id: entry.id, decision: b.decision }));
+    button.addEventListener('click', () => {
+      post({ type: 'approve', id: entry.id, decision: b.decision });
+      prompt.focus();  // answered: the keyboard goes back to the prompt (not to the body)
+    });
     buttons.appendChild(button);
   });
   card.appendChild(buttons);

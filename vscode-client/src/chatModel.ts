@@ -10,13 +10,14 @@ export type ChatEntry =
   | { id: string; kind: 'user'; text: string; attachments?: string[] }
   | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
-  | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus }
+  | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry }
   | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean };
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
+export type ApprovalEntry = { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean };
 
 export interface ChatState {
   entries: ChatEntry[];
@@ -74,16 +75,34 @@ export class ChatModel {
     return this.add({ kind: 'user', text, ...(labels.length ? { attachments: labels } : {}) });
   }
   addNotice(text: string, level: 'info' | 'warn' | 'error' = 'info'): ChatEntry { return this.add({ kind: 'notice', level, text }); }
-  addApproval(card: ApprovalCard): ChatEntry { return this.add({ kind: 'approval', card }); }
-
-  settleApproval(id: string, decision: Decision, expired = false): ChatEntry | undefined {
-    const entry = this.state.entries.find(e => e.id === id);
-    if (entry?.kind !== 'approval' || entry.decision) return undefined;
-    entry.decision = decision;
-    entry.expired = expired;
-    this.changed(entry);
+  /**
+   * An approval card. When it is for the tool call just shown (the newest entry, running, same tool),
+   * the card goes inside that tool's row: the question comes first, the input is shown once, and
+   * the answered card folds into the row. Otherwise it is an entry of its own.
+   */
+  addApproval(card: ApprovalCard, toolName?: string): ApprovalEntry {
+    const last = this.state.entries.at(-1);
+    if (toolName && last?.kind === 'tool' && last.status === 'running' && last.name === toolName && !last.approval) {
+      const approval: ApprovalEntry = { id: `e${this.nextId++}`, kind: 'approval', card };
+      last.approval = approval;
+      this.approvals.set(approval.id, { approval, host: last });
+      this.changed(last);
+      return approval;
+    }
+    const entry = this.add({ kind: 'approval', card }) as ApprovalEntry;
+    this.approvals.set(entry.id, { approval: entry });
     return entry;
   }
+
+  settleApproval(id: string, decision: Decision, expired = false): ApprovalEntry | undefined {
+    const found = this.approvals.get(id);
+    if (!found || found.approval.decision) return undefined;
+    found.approval.decision = decision;
+    found.approval.expired = expired;
+    this.changed(found.host ?? found.approval);
+    return found.approval;
+  }
+  private readonly approvals = new Map<string, { approval: ApprovalEntry; host?: ToolEntry }>();
 
   private appendStreaming(taskId: string, kind: 'assistant' | 'reasoning', text: string): void {
     const last = this.lastByTask.get(taskId);

@@ -3,7 +3,6 @@
 import * as vscode from 'vscode';
 import { approvalCard, toDecision } from './approval';
 import { ChatModel } from './chatModel';
-import type { ChatEntry } from './chatModel';
 import { Method } from './protocol';
 import type { Agent } from './protocol';
 import type { PanelInfo } from './setup';
@@ -297,7 +296,7 @@ export class ChatController implements vscode.Disposable {
 
   /** shiro/approve: show a card and wait; a cancelled request (server timeout) counts as deny. */
   requestApproval(params: ApproveParams, token: vscode.CancellationToken): Promise<ApproveResult> {
-    const entry: ChatEntry = this.model.addApproval(approvalCard(params));
+    const entry = this.model.addApproval(approvalCard(params), params.toolName);
     this.onReveal();
     return new Promise<ApproveResult>(resolve => {
       const sub = token.onCancellationRequested(() => this.answerApproval(entry.id, 'deny', true));

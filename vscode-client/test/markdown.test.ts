@@ -65,6 +65,7 @@ test('a code block keeps only its language class, which the highlighter reads', 
   assert.equal(codeLanguage(code), 'python');
   assert.equal(html.querySelectorAll('code')[1]?.getAttribute('class'), null, 'a mixed class list is dropped');
   highlightCode(html);
+  assert.equal(codeLanguage(code), 'python', 'still known after highlighting');
   assert.ok(code.querySelector('span.hljs-keyword'), 'def is highlighted');
   assert.ok(code.querySelector('span.hljs-string'));
   assert.equal(code.textContent, 'def f(x):\n    return "hi"  # note\n', 'highlighting keeps the text and its indentation');

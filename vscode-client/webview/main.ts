@@ -1,6 +1,6 @@
 // The chat panel. It renders what the extension host sends (the host owns the state, so a re-created
 // webview is redrawn from the host) and posts the user's actions back.
-import type { ChatEntry, ChatState } from '../src/chatModel';
+import type { ApprovalEntry, ChatEntry, ChatState } from '../src/chatModel';
 import { PromptHistory } from '../src/history';
 import type { QueuedChat, TodosPayload } from '../src/protocol';
 import { queueView } from '../src/queue';
@@ -25,6 +25,8 @@ const queuePanel = $<HTMLElement>('queue');
 const history = new PromptHistory();
 const nodes = new Map<string, HTMLElement>();
 const dirty = new Map<string, ChatEntry>();
+/** Tool rows the reader opened or closed by hand: redraws keep that. */
+const toggled = new Map<string, boolean>();
 let busy = false;
 
 const post = (m: WebviewMessage): void => vscode.postMessage(m);
@@ -97,13 +99,26 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       break;
     }
     case 'tool': {
+      const pending = entry.approval !== undefined && !entry.approval.decision;
+      if (entry.approval) root.appendChild(renderApproval(entry.approval, true));
       const details = el('details', `tool status-${entry.status}`);
       const summary = el('summary');
       summary.appendChild(el('span', 'tool-name', entry.name));
-      summary.appendChild(el('span', 'tool-status', entry.status));
+      summary.appendChild(el('span', 'tool-status', pending ? 'waiting for your answer' : entry.status));
       details.appendChild(summary);
-      if (entry.input) { details.appendChild(el('div', 'label', 'Input')); details.appendChild(el('pre', 'tool-input', entry.input)); }
-      if (entry.output) { details.appendChild(el('div', 'label', entry.status === 'error' ? 'Error' : 'Result')); details.appendChild(el('pre', 'tool-output', entry.output)); }
+      // the pending card already shows the input: once is enough
+      if (entry.input && !pending) { details.appendChild(el('div', 'label', 'Input')); details.appendChild(el('pre', 'tool-input', entry.input)); }
+      if (entry.output) {
+        const running = entry.status === 'running';
+        details.appendChild(el('div', 'label', entry.status === 'error' ? 'Error' : running ? 'Output (live)' : 'Result'));
+        details.appendChild(el('pre', `tool-output${running ? ' live' : ''}`, running ? tail(entry.output) : entry.output));
+      }
+      // live output is shown as it comes; a finished tool folds (unless the reader opened or closed it)
+      const auto = entry.status === 'running' && entry.output.length > 0;
+      details.open = toggled.get(entry.id) ?? auto;
+      details.addEventListener('toggle', () => {
+        if (details.open === auto) toggled.delete(entry.id); else toggled.set(entry.id, details.open);
+      });
       root.appendChild(details);
       break;
     }
@@ -126,18 +141,31 @@ function renderEntry(entry: ChatEntry): HTMLElement {
   return root;
 }
 
-function renderApproval(entry: Extract<ChatEntry, { kind: 'approval' }>): HTMLElement {
-  const card = el('div', 'approval-card');
+/** The last lines of a running tool's output (a live view; the full text is there when it ends). */
+function tail(text: string, lines = 40): string {
+  const all = text.split('\n');
+  return all.length > lines ? `…\n${all.slice(-lines).join('\n')}` : text;
+}
+
+function renderApproval(entry: ApprovalEntry, inTool = false): HTMLElement {
+  const card = el('div', `approval-card${inTool ? ' in-tool' : ''}${entry.decision ? ' answered' : ''}`);
   card.appendChild(el('div', 'approval-title', entry.card.title));
-  if (entry.card.matched) card.appendChild(el('div', 'approval-matched', entry.card.matched));
-  if (entry.card.warning) card.appendChild(el('div', 'approval-warning', entry.card.warning));
-  card.appendChild(el('pre', 'approval-input', entry.card.input));
   if (entry.decision) {
+    // answered: one line (the input stays in the tool row below)
     const label = entry.expired ? 'Denied (no answer in time)'
       : entry.decision === 'deny' ? 'Denied' : entry.decision === 'always' ? 'Always allowed' : 'Allowed once';
     card.appendChild(el('div', `approval-decision decision-${entry.decision}`, label));
+    if (!inTool) {
+      const input = el('details', 'approval-input-folded');
+      input.appendChild(el('summary', undefined, 'Input'));
+      input.appendChild(el('pre', 'approval-input', entry.card.input));
+      card.appendChild(input);
+    }
     return card;
   }
+  if (entry.card.matched) card.appendChild(el('div', 'approval-matched', entry.card.matched));
+  if (entry.card.warning) card.appendChild(el('div', 'approval-warning', entry.card.warning));
+  card.appendChild(el('pre', 'approval-input', entry.card.input));
   const buttons = el('div', 'approval-buttons');
   entry.card.buttons.forEach((b, i) => {
     const button = el('button', i === 0 ? 'primary' : 'secondary', b.label);
@@ -216,10 +244,13 @@ function flush(): void {
       const old = nodes.get(entry.id);
       const fresh = draw(entry);
       if (old) {
-        const openDetails = old.querySelector('details')?.open;
-        if (openDetails !== undefined) fresh.querySelector('details')?.toggleAttribute('open', openDetails);
+        if (entry.kind !== 'tool') {
+          const openDetails = old.querySelector('details')?.open;
+          if (openDetails !== undefined) fresh.querySelector('details')?.toggleAttribute('open', openDetails);
+        }
         old.replaceWith(fresh);
       } else fragment.appendChild(fresh);
+      if (entry.kind === 'tool' && entry.approval && !entry.approval.decision) stick = true;  // a question to answer
     }
   }
   dirty.clear();

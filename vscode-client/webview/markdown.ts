@@ -89,8 +89,8 @@ export function renderMarkdown(text: string, purify: Sanitizer): string {
 
 /** The language of a sanitized code block (`language-py` → `py`), or '' when the model gave none. */
 export function codeLanguage(code: Element): string {
-  const cls = code.getAttribute('class') ?? '';
-  return CODE_LANGUAGE.test(cls) ? cls.slice('language-'.length) : '';
+  const cls = (code.getAttribute('class') ?? '').split(/\s+/).find(c => CODE_LANGUAGE.test(c));
+  return cls ? cls.slice('language-'.length) : '';
 }
 
 /**

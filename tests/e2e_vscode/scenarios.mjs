@@ -82,7 +82,8 @@ const PANEL_MARKDOWN = [
   '| `inline code` | 2 | some long table cell content here | more content that is long |',
   '',
   '<div class="approval-card"><div class="approval-title">Allow bash?</div><a class="primary" href="https://evil.test/allow">Allow once</a></div>',
-  '![tracker](https://evil.test/pixel.png)',
+  '',
+  'A chart: ![tracker](https://evil.test/pixel.png)',
 ].join('\n');
 
 export const scenarios = [
@@ -327,7 +328,8 @@ export const scenarios = [
   {
     name: 'panel-selection-chip',
     needsModel: true,
-    async run({ wb, page, model }) {
+    async run({ wb, page, model, workspace }) {
+      const firstLine = fs.readFileSync(path.join(workspace, 'hello.py'), 'utf8').split('\n')[0];
       const editor = await wb.openFile('hello.py');
       await editor.click({ position: { x: 200, y: 10 } });
       await page.keyboard.press('Control+Home');
@@ -345,7 +347,8 @@ export const scenarios = [
       assert.equal(await chat.locator('#chips .chip').count(), 0, 'the chip went with the prompt');
       const requests = await model.requests();
       const last = JSON.stringify(requests.at(-1));
-      assert.ok(last.includes('<context label=') && last.includes('hello.py:1') && last.includes('def greet'), 'the model got the labelled selection');
+      assert.ok(last.includes('<context label=') && last.includes('hello.py:1') && last.includes(JSON.stringify(firstLine).slice(1, -1)),
+        'the model got the labelled selection');
     },
   },
   {
@@ -383,6 +386,7 @@ export const scenarios = [
       assert.match(await answer.locator('pre code').innerText(), /\n        return f"hello/, 'indentation kept');
       assert.match(await answer.innerText(), /☑ read the code/);
       assert.equal(await answer.locator('.approval-card, .approval-title, .primary').count(), 0, 'model HTML cannot pose as an approval card');
+      assert.equal(await answer.locator('img').count(), 1);
       assert.equal(await answer.locator('img[src]').count(), 0, 'remote images are dropped');
       for (const label of ['Copy', 'Insert', 'New file']) assert.equal(await answer.locator('.code-action', { hasText: label }).count(), 1);
       const shotAt = async name => {

@@ -6,7 +6,7 @@ import { ChatModel } from './chatModel';
 import { Method } from './protocol';
 import type { Agent } from './protocol';
 import type { PanelInfo } from './setup';
-import { withAttachments } from './attachments';
+import { splitAttachments, withAttachments } from './attachments';
 import type { Attachment } from './attachments';
 import type {
   ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
@@ -47,6 +47,8 @@ export class ChatController implements vscode.Disposable {
   session: SessionInfo | undefined;
   onPickSession: () => Promise<void> = async () => {};
   onReveal: () => void = () => {};
+  /** Whether the chat view is on screen (a turn that ends while it is hidden says so in a notification). */
+  isVisible: () => boolean = () => true;
   /** The agent variant sent with each prompt (shiro/chat `agent`; `default` is left out). */
   agent: Agent = 'default';
   /** What the panel's bar and welcome show (settings, SecretStorage): set by the extension. */
@@ -240,6 +242,7 @@ export class ChatController implements vscode.Disposable {
       this.showUser(entry);
       this.finish(result);
       if (result.stopReason === 'error') this.model.offerRetry(text);
+      if (result.stopReason === 'done' || result.stopReason === 'error') this.notifyIfHidden(text, result.stopReason);
     } catch (error) {
       this.showUser(entry);
       this.model.addNotice(`Shiro: ${errorReason(error)}`, 'error');
@@ -250,6 +253,16 @@ export class ChatController implements vscode.Disposable {
       this.setBusy();
       if (this.chats.length > 0 || this.model.state.queue.length > 0) void this.refreshQueue();
     }
+  }
+
+  private notifyIfHidden(text: string, how: 'done' | 'error'): void {
+    if (this.isVisible()) return;
+    const prompt = splitAttachments(text).text.replace(/\s+/g, ' ');
+    const short = prompt.length > 50 ? `${prompt.slice(0, 50)}…` : prompt;
+    const message = how === 'error' ? `Shiro: the turn failed: "${short}"` : `Shiro answered: "${short}"`;
+    void Promise.resolve(vscode.window.showInformationMessage(message, 'Show chat')).then(choice => {
+      if (choice === 'Show chat') this.onReveal();
+    });
   }
 
   private showUser(entry: RunningChat): void {
@@ -297,6 +310,10 @@ export class ChatController implements vscode.Disposable {
   /** shiro/approve: show a card and wait; a cancelled request (server timeout) counts as deny. */
   requestApproval(params: ApproveParams, token: vscode.CancellationToken): Promise<ApproveResult> {
     const entry = this.model.addApproval(approvalCard(params), params.toolName);
+    if (!this.isVisible()) {
+      void Promise.resolve(vscode.window.showInformationMessage(`Shiro asks to run ${params.toolName}: answer in the chat.`, 'Show chat'))
+        .then(choice => { if (choice === 'Show chat') this.onReveal(); });
+    }
     this.onReveal();
     return new Promise<ApproveResult>(resolve => {
       const sub = token.onCancellationRequested(() => this.answerApproval(entry.id, 'deny', true));

@@ -51,6 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const ctl = controller;
   const chatView = new ChatViewProvider(context.extensionUri, ctl);
   ctl.onReveal = () => { void chatView.reveal(); };
+  ctl.isVisible = () => chatView.visible;
   ctl.onPickSession = () => resumeSession();
   ctl.infoSource = async () => {
     const cfg = vscode.workspace.getConfiguration('shiro');
@@ -143,19 +144,52 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   async function resumeSession(): Promise<void> {
     try {
-      const { sessions } = await srv.sendRequest<{ sessions: SessionInfo[] }>(Method.sessionList, { limit: 50 });
+      const list = async (): Promise<SessionInfo[]> =>
+        (await srv.sendRequest<{ sessions: SessionInfo[] }>(Method.sessionList, { limit: 50 })).sessions;
+      let sessions = await list();
       if (!sessions.length) { void vscode.window.showInformationMessage('Shiro: no saved sessions in this workspace yet.'); return; }
-      const pick = await vscode.window.showQuickPick(sessionPickItems(sessions), {
-        title: 'Shiro: Resume session', placeHolder: 'Newest first', matchOnDescription: true, matchOnDetail: true,
+      const trash = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete this session…' };
+      type Item = vscode.QuickPickItem & { sessionId: string };
+      const pick = vscode.window.createQuickPick<Item>();
+      const fill = (): void => {
+        pick.items = sessionPickItems(sessions, new Date(), ctl.session?.id)
+          .map(i => ({ ...i, ...(i.current ? {} : { buttons: [trash] }) }));
+      };
+      pick.title = 'Shiro: Resume session';
+      pick.placeholder = 'Newest first; type to filter by title, id or model';
+      pick.matchOnDescription = true;
+      pick.matchOnDetail = true;
+      fill();
+      pick.onDidTriggerItemButton(async e => {
+        const confirm = await vscode.window.showWarningMessage(
+          `Delete the session "${e.item.label}"? Its transcript is removed from disk.`, { modal: true }, 'Delete');
+        if (confirm !== 'Delete') return;
+        try {
+          await srv.sendRequest(Method.sessionDelete, { id: e.item.sessionId });
+          sessions = await list();
+          fill();
+          void vscode.window.showInformationMessage(`Shiro: deleted "${e.item.label}".`);
+        } catch (error) {
+          void vscode.window.showErrorMessage(`Shiro: could not delete the session: ${errorReason(error)}`);
+        }
       });
-      if (!pick) return;
-      const result = await srv.sendRequest<ResumeResult>(Method.sessionResume, { id: pick.sessionId });
-      ctl.loadResumed(result);
-      ctl.model.addNotice(`Resumed ${result.session.id.slice(0, 8)} (${result.session.messageCount} messages): ${result.session.title}`);
-      await chatView.reveal();
+      const chosen = await new Promise<Item | undefined>(resolve => {
+        pick.onDidAccept(() => { resolve(pick.selectedItems[0]); pick.hide(); });
+        pick.onDidHide(() => { resolve(undefined); pick.dispose(); });
+        pick.show();
+      });
+      if (!chosen) return;
+      await resumeById(chosen.sessionId);
     } catch (error) {
       void vscode.window.showErrorMessage(`Shiro: could not resume: ${errorReason(error)}`);
     }
+  }
+
+  async function resumeById(id: string): Promise<void> {
+    const result = await srv.sendRequest<ResumeResult>(Method.sessionResume, { id });
+    ctl.loadResumed(result);
+    ctl.model.addNotice(`Resumed ${result.session.id.slice(0, 8)} (${result.session.messageCount} messages): ${result.session.title}`);
+    await chatView.reveal();
   }
 
   async function newSession(): Promise<void> {

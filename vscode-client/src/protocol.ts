@@ -13,6 +13,7 @@ export const Method = {
   sessionSave: 'shiro/session/save',
   sessionClear: 'shiro/session/clear',
   sessionCompact: 'shiro/session/compact',
+  sessionDelete: 'shiro/session/delete',
   sessionChanged: 'shiro/session/changed',
   todos: 'shiro/todos',
   todosChanged: 'shiro/todos/changed',

@@ -255,7 +255,13 @@ function flush(): void {
   }
   dirty.clear();
   transcript.appendChild(fragment);
-  if (stick) transcript.scrollTop = transcript.scrollHeight;
+  if (stick) stickToBottom();
+}
+
+/** Scroll to the end, and again next frame: off-screen entries only get their real height once drawn. */
+function stickToBottom(): void {
+  transcript.scrollTop = transcript.scrollHeight;
+  requestAnimationFrame(() => { transcript.scrollTop = transcript.scrollHeight; });
 }
 
 function setBusy(value: boolean): void {
@@ -322,7 +328,7 @@ function renderState(state: ChatState, prompts: string[]): void {
   for (const entry of window_.reset(state.entries)) fragment.appendChild(draw(entry));
   transcript.replaceChildren(earlier, fragment);
   updateEarlier();
-  transcript.scrollTop = transcript.scrollHeight;
+  stickToBottom();
   setBusy(state.busy);
   renderQueue(state.queue);
   renderTodos(state.todos);

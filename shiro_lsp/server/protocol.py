@@ -469,6 +469,47 @@ class NotesResult(Wire):
     )
 
 
+# --- models (local model presets) ----------------------------------------------------------------
+
+
+ModelPreset = Literal["ollama", "lmstudio", "llamacpp", "vllm", "openai"]
+
+
+class ModelsParams(Wire):
+    base_url: NonEmpty | None = Field(
+        default=None, description="Default: the configured baseUrl (OpenAI when none is set)."
+    )
+
+
+class ModelEntry(Wire):
+    id: str
+    context_window: int | None = Field(
+        default=None, description="Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio)."
+    )
+
+
+class ModelsResult(Wire):
+    base_url: str
+    preset: ModelPreset | None = Field(
+        description="Which server answered: from its answer (owned_by, /props), else its well-known port."
+    )
+    models: list[ModelEntry] = Field(description="Sorted by id; empty when error is set.")
+    error: str | None = Field(default=None, description="Why nothing could be listed, for a person to read.")
+
+
+class ModelsDetectParams(Wire):
+    base_urls: list[NonEmpty] | None = Field(
+        default=None,
+        description="Base URLs to probe instead of the presets (Ollama 127.0.0.1:11434/v1, LM Studio "
+        ":1234/v1, llama.cpp :8080/v1, vLLM :8000/v1).",
+    )
+
+
+class ModelsDetectResult(Wire):
+    endpoints: list[ModelsResult] = Field(description="The ones that answered, in the order probed.")
+    message: str = Field(description="What was found, or which addresses were tried when none answered.")
+
+
 # --- the method table ----------------------------------------------------------------------------
 
 
@@ -578,6 +619,18 @@ METHODS: tuple[Method, ...] = (
     _request("shiro/notes/replace", NotesReplaceParams, NotesResult, "Replace; needs the hash last read."),
     _request("shiro/history", Empty, HistoryResult, "Prompt history of this workspace, newest last."),
     _request("shiro/context", Empty, ContextMeter, "What the next request will carry."),
+    _request(
+        "shiro/models",
+        ModelsParams,
+        ModelsResult,
+        "The models an endpoint serves (GET /v1/models, plus llama.cpp /props), and which server it is.",
+    ),
+    _request(
+        "shiro/models/detect",
+        ModelsDetectParams,
+        ModelsDetectResult,
+        "Which local model servers are running (the presets, probed at once).",
+    ),
     _notification(
         "shiro/context/changed", ContextMeter, "After every model step, resume, compact and clear."
     ),

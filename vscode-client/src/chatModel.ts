@@ -3,21 +3,23 @@
 import type { ApprovalCard } from './approval';
 import { describeInput } from './approval';
 import { splitAttachments } from './attachments';
+import type { ChangesEntry, RestoredEntry } from './changesModel';
 import type { EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from './protocol';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 export type ChatEntry =
-  | { id: string; kind: 'user'; text: string; attachments?: string[] }
+  | { id: string; kind: 'user'; text: string; attachments?: string[]; taskId?: string; checkpointId?: string }
   | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
   | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry }
   | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string }
-  | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean };
+  | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
+  | ChangesEntry | RestoredEntry;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
+export type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
-export type ApprovalEntry = { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean };
+export type ApprovalEntry = { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string };
 
 export interface ChatState {
   entries: ChatEntry[];
@@ -63,6 +65,10 @@ export class ChatModel {
 
   private changed(entry: ChatEntry): void { if (!this.quiet) this.onChange(entry); }
 
+  /** For feature modules (changes.ts): add an entry / announce that one changed. */
+  push(entry: NewEntry): ChatEntry { return this.add(entry); }
+  touch(entry: ChatEntry): void { this.changed(entry); }
+
   clear(): void {
     this.state.entries = [];
     this.lastByTask.clear();
@@ -94,11 +100,12 @@ export class ChatModel {
     return entry;
   }
 
-  settleApproval(id: string, decision: Decision, expired = false): ApprovalEntry | undefined {
+  settleApproval(id: string, decision: Decision, expired = false, reason?: string): ApprovalEntry | undefined {
     const found = this.approvals.get(id);
     if (!found || found.approval.decision) return undefined;
     found.approval.decision = decision;
     found.approval.expired = expired;
+    if (reason) found.approval.reason = reason;
     this.changed(found.host ?? found.approval);
     return found.approval;
   }

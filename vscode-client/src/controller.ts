@@ -1,8 +1,11 @@
 // Extension-host side of the chat: sends shiro/chat (FIFO-queued by the server), relays shiro/event into the
 // ChatModel, answers shiro/approve from approval cards, runs slash commands as requests.
 import * as vscode from 'vscode';
-import { approvalCard, toDecision } from './approval';
+import { approvalCard, toDecision, toReason } from './approval';
+import { isReviewMessage } from './changesModel';
+import type { ReviewMessage } from './changesModel';
 import { ChatModel } from './chatModel';
+import type { ChatEntry } from './chatModel';
 import { Method } from './protocol';
 import type { Agent } from './protocol';
 import type { PanelInfo } from './setup';
@@ -34,14 +37,26 @@ async function newUntitled(content: string, language: string): Promise<void> {
 const LANGUAGE_IDS: Record<string, string> = { py: 'python', js: 'javascript', ts: 'typescript', sh: 'shellscript', bash: 'shellscript', shell: 'shellscript', yml: 'yaml', md: 'markdown', rs: 'rust', 'c++': 'cpp', cs: 'csharp', html: 'html', toml: 'toml' };
 const languageId = (fence: string): string => LANGUAGE_IDS[fence.toLowerCase()] ?? fence.toLowerCase();
 
-interface RunningChat { text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean }
+interface RunningChat {
+  text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean; user?: ChatEntry;
+}
+
+/** The review UI (src/changes.ts): diff previews, changed files, checkpoints. */
+export interface ReviewHooks {
+  handle(m: ReviewMessage): Promise<void>;
+  approvalShown(entryId: string, params: ApproveParams): Promise<void>;
+  approvalSettled(entryId: string): Promise<void>;
+  refreshCheckpoints(): Promise<void>;
+  transcriptLoaded(): Promise<void>;
+}
 
 export class ChatController implements vscode.Disposable {
   readonly model: ChatModel;
   private post: (m: HostMessage) => void = () => {};
   private readonly chats: RunningChat[] = [];
   private readonly seenTasks = new Set<string>();
-  private readonly pendingApprovals = new Map<string, (d: Decision) => void>();
+  private readonly pendingApprovals = new Map<string, (d: Decision, reason?: string) => void>();
+  review: ReviewHooks | undefined;
   private history: string[] = [];
   private historyLoaded = false;
   session: SessionInfo | undefined;
@@ -138,6 +153,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   async handleMessage(m: WebviewMessage): Promise<void> {
+    if (isReviewMessage(m)) { await this.review?.handle(m); return; }
     switch (m.type) {
       case 'ready':
         this.ready = true;
@@ -151,7 +167,7 @@ export class ChatController implements vscode.Disposable {
       case 'send': await this.submit(m.text, m.attachments ?? []); break;
       case 'cancel': this.cancel(); break;
       case 'clearQueue': await this.clearQueue(); break;
-      case 'approve': this.answerApproval(m.id, toDecision(m.decision)); break;
+      case 'approve': this.answerApproval(m.id, toDecision(m.decision), false, toReason(m.reason)); break;
       case 'copy': await vscode.env.clipboard.writeText(m.text); break;
       case 'retry': { const text = this.model.takeRetry(m.id); if (text !== undefined) await this.chat(text); break; }
       case 'insertCode': await insertAtCursor(m.text); break;
@@ -217,6 +233,7 @@ export class ChatController implements vscode.Disposable {
     this.model.loadTranscript(r.transcript);
     this.setTodos(r.todos);
     this.sendState();
+    void this.review?.transcriptLoaded();
   }
 
   startedFresh(r: NewSessionResult): void {
@@ -231,7 +248,7 @@ export class ChatController implements vscode.Disposable {
     const entry: RunningChat = { text, cts: new vscode.CancellationTokenSource(), shown: false };
     const wasBusy = this.chats.length > 0;
     this.chats.push(entry);
-    if (!wasBusy) { entry.shown = true; this.model.addUser(text); }
+    if (!wasBusy) { entry.shown = true; entry.user = this.model.addUser(text); }
     this.setBusy();
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
     try {
@@ -243,6 +260,7 @@ export class ChatController implements vscode.Disposable {
       this.finish(result);
       if (result.stopReason === 'error') this.model.offerRetry(text);
       if (result.stopReason === 'done' || result.stopReason === 'error') this.notifyIfHidden(text, result.stopReason);
+      void this.review?.refreshCheckpoints();
     } catch (error) {
       this.showUser(entry);
       this.model.addNotice(`Shiro: ${errorReason(error)}`, 'error');
@@ -266,7 +284,8 @@ export class ChatController implements vscode.Disposable {
   }
 
   private showUser(entry: RunningChat): void {
-    if (!entry.shown) { entry.shown = true; this.model.addUser(entry.text); }
+    if (!entry.shown) { entry.shown = true; entry.user = this.model.addUser(entry.text); }
+    if (entry.taskId && entry.user?.kind === 'user' && !entry.user.taskId) entry.user.taskId = entry.taskId;
   }
 
   private finish(result: ChatResult): void {
@@ -315,18 +334,23 @@ export class ChatController implements vscode.Disposable {
         .then(choice => { if (choice === 'Show chat') this.onReveal(); });
     }
     this.onReveal();
+    void this.review?.approvalShown(entry.id, params).catch(() => undefined);
     return new Promise<ApproveResult>(resolve => {
       const sub = token.onCancellationRequested(() => this.answerApproval(entry.id, 'deny', true));
-      this.pendingApprovals.set(entry.id, decision => { sub.dispose(); resolve({ decision }); });
+      this.pendingApprovals.set(entry.id, (decision, reason) => {
+        sub.dispose();
+        resolve(decision === 'deny' && reason ? { decision, reason } : { decision });
+      });
     });
   }
 
-  answerApproval(id: string, decision: Decision, expired = false): void {
+  answerApproval(id: string, decision: Decision, expired = false, reason?: string): void {
     const resolve = this.pendingApprovals.get(id);
     if (!resolve) return;
     this.pendingApprovals.delete(id);
-    this.model.settleApproval(id, decision, expired);
-    resolve(decision);
+    this.model.settleApproval(id, decision, expired, decision === 'deny' ? reason : undefined);
+    resolve(decision, reason);
+    void this.review?.approvalSettled(id).catch(() => undefined);
   }
 
   /** The server went away: running chats fail, pending approvals deny. */

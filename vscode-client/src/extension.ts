@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
+import { ReviewController } from './changes';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
 import { MEMORY_SCHEME, MemoryDocuments, rememberSelection, showMemory } from './memory';
@@ -9,7 +10,7 @@ import type { Agent, ModelsResult } from './protocol';
 import { selectionLabel } from './attachments';
 import { endpointReport, modelItems, needsSetup, shownModel } from './setup';
 import type {
-  ApproveParams, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
+  ApproveParams, ChangesResult, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
   RememberSelectionArgs,
 } from './protocol';
 import { API_KEY_SECRET, ShiroServer } from './server';
@@ -27,6 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let lastMeter: ContextMeter | undefined;
 
   let controller: ChatController | undefined;
+  let review: ReviewController | undefined;
   const renderMeter = (m: ContextMeter): void => {
     lastMeter = m;
     const view = meterView(m, controller?.session?.costUsd, controller?.session?.messageCount);
@@ -43,12 +45,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       controller?.setSession(s);
       if (lastMeter) renderMeter(lastMeter);
     }),
+    client.onNotification(Method.changesChanged, (r: ChangesResult) => review?.onChanged(r)),
     client.onRequest(Method.approve, (p: ApproveParams, token: vscode.CancellationToken) =>
       controller!.requestApproval(p, token)),
   ]);
   const srv = server;
   controller = new ChatController(srv);
   const ctl = controller;
+  review = new ReviewController(srv, ctl);
+  ctl.review = review;
   const chatView = new ChatViewProvider(context.extensionUri, ctl);
   ctl.onReveal = () => { void chatView.reveal(); };
   ctl.isVisible = () => chatView.visible;
@@ -217,7 +222,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const memoryDocuments = new MemoryDocuments();
   context.subscriptions.push(
-    meter, srv, ctl,
+    meter, srv, ctl, ...review.register(),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
     vscode.commands.registerCommand('shiro.resumeSession', resumeSession),
     vscode.commands.registerCommand('shiro.newSession', newSession),

@@ -1,4 +1,5 @@
 import type { ChatEntry, ChatState } from './chatModel';
+import type { ReviewMessage } from './changesModel';
 import type { Decision, QueuedChat, TodosPayload } from './protocol';
 import type { PanelInfo } from './setup';
 import type { Attachment } from './attachments';
@@ -21,7 +22,7 @@ export type WebviewMessage =
   | { type: 'send'; text: string; attachments?: Attachment[] }
   | { type: 'cancel' }
   | { type: 'clearQueue' }
-  | { type: 'approve'; id: string; decision: Decision }
+  | { type: 'approve'; id: string; decision: Decision; reason?: string }
   | { type: 'copy'; text: string }
   | { type: 'retry'; id: string }
   | { type: 'insertCode'; text: string }
@@ -30,4 +31,5 @@ export type WebviewMessage =
   | { type: 'pickModel' }
   | { type: 'pickAgent' }
   | { type: 'setApiKey' }
-  | { type: 'setup'; baseUrl: string; model: string };
+  | { type: 'setup'; baseUrl: string; model: string }
+  | ReviewMessage;

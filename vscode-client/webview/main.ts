@@ -9,6 +9,7 @@ import type { PanelInfo } from '../src/setup';
 import type { Attachment } from '../src/attachments';
 import type { HostMessage, WebviewMessage } from '../src/webviewProtocol';
 import { codeLanguage, createSanitizer, highlightCode, isWorkspaceLink, renderMarkdown } from './markdown';
+import { decorateApproval, decorateTool, decorateUser, denyReason, renderChanges, renderRestored } from './changes';
 
 interface VsCodeApi { postMessage(m: WebviewMessage): void; getState(): unknown; setState(s: unknown): void }
 declare function acquireVsCodeApi(): VsCodeApi;
@@ -81,6 +82,7 @@ function renderEntry(entry: ChatEntry): HTMLElement {
         root.appendChild(chips);
       }
       root.appendChild(el('div', 'bubble', entry.text));
+      decorateUser(root, entry, post);
       break;
     }
     case 'assistant': {
@@ -116,6 +118,7 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       // live output is shown as it comes; a finished tool folds (unless the reader opened or closed it)
       const auto = entry.status === 'running' && entry.output.length > 0;
       details.open = toggled.get(entry.id) ?? auto;
+      decorateTool(details, entry);
       details.addEventListener('toggle', () => {
         if (details.open === auto) toggled.delete(entry.id); else toggled.set(entry.id, details.open);
       });
@@ -137,6 +140,8 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       break;
     }
     case 'approval': root.appendChild(renderApproval(entry)); break;
+    case 'changes': root.appendChild(renderChanges(entry, post)); break;
+    case 'restored': root.appendChild(renderRestored(entry, post)); break;
   }
   return root;
 }
@@ -161,6 +166,7 @@ function renderApproval(entry: ApprovalEntry, inTool = false): HTMLElement {
       input.appendChild(el('pre', 'approval-input', entry.card.input));
       card.appendChild(input);
     }
+    decorateApproval(card, entry, post);
     return card;
   }
   if (entry.card.matched) card.appendChild(el('div', 'approval-matched', entry.card.matched));
@@ -172,12 +178,13 @@ function renderApproval(entry: ApprovalEntry, inTool = false): HTMLElement {
     button.type = 'button';
     button.dataset.decision = b.decision;
     button.addEventListener('click', () => {
-      post({ type: 'approve', id: entry.id, decision: b.decision });
+      post({ type: 'approve', id: entry.id, decision: b.decision, reason: b.decision === 'deny' ? denyReason(card) : undefined });
       prompt.focus();  // answered: the keyboard goes back to the prompt (not to the body)
     });
     buttons.appendChild(button);
   });
   card.appendChild(buttons);
+  decorateApproval(card, entry, post);
   return card;
 }
 

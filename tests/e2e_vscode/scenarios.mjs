@@ -61,6 +61,8 @@ async function setSidebarWidth(page, width) {
 
 async function setTheme(wb, name) {
   await wb.runCommand('Preferences: Color Theme');
+  // type only once the theme picker is up (before that, keys would go to the editor)
+  await wb.page.locator('.quick-input-widget input[placeholder*="Color Theme"]').waitFor({ timeout: 15_000 });
   const row = wb.quickPickRow(name);
   await wb.page.keyboard.type(name);
   await row.waitFor({ timeout: 15_000 });

@@ -501,6 +501,42 @@ export const scenarios = [
     },
   },
   {
+    name: 'panel-mentions',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      const prompt = chat.locator('#prompt');
+      await prompt.click();
+      await prompt.fill('');
+      await prompt.pressSequentially('/comp');
+      const suggest = chat.locator('#suggest');
+      await suggest.locator('.suggest-item.active', { hasText: '/compact' }).waitFor({ timeout: 10_000 });
+      await wb.shot('panel-slash-completion');
+      await prompt.press('Tab');
+      assert.equal(await prompt.inputValue(), '/compact ');
+      await prompt.fill('');
+      await prompt.pressSequentially('explain @hello');
+      await suggest.locator('.suggest-item', { hasText: 'hello.py' }).first().waitFor({ timeout: 15_000 });
+      await wb.shot('panel-mention-picker');
+      await prompt.press('Enter');  // picks, does not send
+      await chat.locator('#chips .chip', { hasText: 'hello.py' }).waitFor({ timeout: 10_000 });
+      assert.equal((await prompt.inputValue()).trim(), 'explain');
+      await prompt.pressSequentially(' and @Probl');
+      await suggest.locator('.suggest-item.active', { hasText: 'Problems' }).waitFor({ timeout: 10_000 });
+      await prompt.press('Enter');
+      await chat.locator('#chips .chip', { hasText: 'Problems' }).waitFor({ timeout: 10_000 });
+      await wb.shot('panel-mention-chips');
+      await model.script([step([text('Mentions received.')])]);
+      await prompt.press('Enter');
+      await chat.locator('.entry.user').last().locator('.chip', { hasText: 'hello.py' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.assistant', { hasText: 'Mentions received.' }).waitFor({ timeout: 30_000 });
+      const last = JSON.stringify((await model.requests()).at(-1));
+      assert.ok(last.includes('hello.py') && last.includes('Problems ('), 'the model got both mentions as labelled context');
+      void page;
+    },
+  },
+  {
     name: 'panel-errors-retry',
     needsModel: true,
     async run({ wb, model }) {

@@ -39,7 +39,8 @@ export function chatHtml(cspSource: string, nonce: string, scriptUri: string, st
   <section id="queue" class="queue" hidden></section>
   <form id="composer" class="composer">
     <div id="chips" class="chips" hidden></div>
-    <textarea id="prompt" rows="3" placeholder="Ask Shiro… (Enter to send, Shift+Enter for a new line, / for commands, Esc to stop)" aria-label="Prompt"></textarea>
+    <div id="suggest" class="suggest" role="listbox" aria-label="Suggestions" hidden></div>
+    <textarea id="prompt" rows="3" placeholder="Ask Shiro… (Enter to send, Shift+Enter for a new line, / for commands, @ to add context, Esc to stop)" aria-label="Prompt"></textarea>
     <div class="composer-actions">
       <span id="status" class="status"></span>
       <button type="button" id="stop" class="secondary" hidden title="Stop (Esc)">Stop</button>

@@ -11,6 +11,7 @@ import type { Agent } from './protocol';
 import type { PanelInfo } from './setup';
 import { splitAttachments, withAttachments } from './attachments';
 import type { Attachment } from './attachments';
+import type { Candidate, MentionKind } from './mentions';
 import type {
   ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
   NewSessionResult, SessionInfo,
@@ -62,6 +63,10 @@ export class ChatController implements vscode.Disposable {
   session: SessionInfo | undefined;
   onPickSession: () => Promise<void> = async () => {};
   onReveal: () => void = () => {};
+  /** `@` in the prompt: what can be mentioned (files, folders, the selection, Problems): set by the extension. */
+  mentionCandidates: () => Promise<Candidate[]> = async () => [];
+  /** A picked mention → the context to attach (undefined: nothing to attach, the reason was shown). */
+  resolveMention: (kind: MentionKind, value: string) => Promise<Attachment | undefined> = async () => undefined;
   /** Whether the chat view is on screen (a turn that ends while it is hidden says so in a notification). */
   isVisible: () => boolean = () => true;
   /** The agent variant sent with each prompt (shiro/chat `agent`; `default` is left out). */
@@ -169,6 +174,15 @@ export class ChatController implements vscode.Disposable {
       case 'clearQueue': await this.clearQueue(); break;
       case 'approve': this.answerApproval(m.id, toDecision(m.decision), false, toReason(m.reason)); break;
       case 'copy': await vscode.env.clipboard.writeText(m.text); break;
+      case 'mentions': this.post({ type: 'mentionCandidates', items: await this.mentionCandidates().catch(() => []) }); break;
+      case 'mention': {
+        const attachment = await this.resolveMention(m.kind, m.value).catch(error => {
+          this.model.addNotice(`Could not attach ${m.value}: ${errorReason(error)}`, 'warn');
+          return undefined;
+        });
+        if (attachment) this.post({ type: 'attach', attachment });
+        break;
+      }
       case 'retry': { const text = this.model.takeRetry(m.id); if (text !== undefined) await this.chat(text); break; }
       case 'insertCode': await insertAtCursor(m.text); break;
       case 'newFile': await newUntitled(m.text, m.language); break;

@@ -8,6 +8,7 @@ import { meterView } from './meter';
 import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
 import type { Agent, ModelsResult } from './protocol';
 import { selectionLabel } from './attachments';
+import type { Candidate } from './mentions';
 import { endpointReport, modelItems, needsSetup, shownModel } from './setup';
 import type {
   ApproveParams, ChangesResult, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
@@ -73,6 +74,51 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     else if (m.type === 'pickAgent') await pickAgent();
     else if (m.type === 'setApiKey') await vscode.commands.executeCommand('shiro.setApiKey');
     else await saveAndTest(m.baseUrl, m.model);
+  };
+
+  const SKIP = '**/{node_modules,.git,.venv,venv,dist,out,build,__pycache__,.mypy_cache,.pytest_cache,.tools,.artifacts}/**';
+  ctl.mentionCandidates = async () => {
+    const items: Candidate[] = [];
+    const editor = vscode.window.activeTextEditor;
+    if (editor && !editor.selection.isEmpty) {
+      const file = vscode.workspace.asRelativePath(editor.document.uri, false);
+      items.push({ kind: 'selection', value: 'selection', label: 'Current selection', detail: selectionLabel(file, editor.selection.start.line + 1, editor.selection.end.line + 1) });
+    }
+    const problems = vscode.languages.getDiagnostics().reduce((n, [, d]) => n + d.length, 0);
+    items.push({ kind: 'problems', value: 'problems', label: 'Problems', detail: problems ? `${problems} in the workspace` : 'none right now' });
+    const uris = await vscode.workspace.findFiles('**/*', SKIP, 5000);
+    const folders = new Set<string>();
+    for (const uri of uris) {
+      const rel = vscode.workspace.asRelativePath(uri, false);
+      items.push({ kind: 'file', value: rel, label: rel.split('/').pop() ?? rel, detail: rel });
+      const parts = rel.split('/');
+      for (let i = 1; i < parts.length; i++) folders.add(`${parts.slice(0, i).join('/')}/`);
+    }
+    for (const f of folders) items.push({ kind: 'folder', value: f, label: f, detail: 'folder' });
+    return items;
+  };
+  ctl.resolveMention = async (kind, value) => {
+    if (kind === 'selection') {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor || editor.selection.isEmpty) { ctl.model.addNotice('Nothing is selected in the editor.', 'warn'); return undefined; }
+      const file = vscode.workspace.asRelativePath(editor.document.uri, false);
+      const sel = editor.selection;
+      return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel) };
+    }
+    if (kind === 'problems') {
+      const lines: string[] = [];
+      for (const [uri, diagnostics] of vscode.languages.getDiagnostics()) {
+        for (const d of diagnostics) {
+          lines.push(`${vscode.workspace.asRelativePath(uri, false)}:${d.range.start.line + 1}:${d.range.start.character + 1}: ${vscode.DiagnosticSeverity[d.severity].toLowerCase()}: ${d.message}${d.source ? ` [${d.source}]` : ''}`);
+        }
+      }
+      return { label: `Problems (${lines.length})`, text: lines.slice(0, 300).join('\n') || 'No problems are reported in the workspace.' };
+    }
+    // files and folders are attached by name: the model reads them with its own tools, which keep
+    // secrets files out and every path inside the workspace
+    return { label: value, text: kind === 'folder'
+      ? `The user points at the workspace folder ${value} (list or read it with your tools).`
+      : `The user points at the workspace file ${value} (read it with read_file).` };
   };
 
   const listModels = async (baseUrl?: string): Promise<ModelsResult> => {

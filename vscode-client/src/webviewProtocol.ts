@@ -3,6 +3,7 @@ import type { ReviewMessage } from './changesModel';
 import type { Decision, QueuedChat, TodosPayload } from './protocol';
 import type { PanelInfo } from './setup';
 import type { Attachment } from './attachments';
+import type { Candidate, MentionKind } from './mentions';
 
 export type HostMessage =
   | { type: 'state'; state: ChatState; history: string[] }
@@ -13,6 +14,7 @@ export type HostMessage =
   | { type: 'history'; prompts: string[] }
   | { type: 'focus' }
   | { type: 'attach'; attachment: Attachment }
+  | { type: 'mentionCandidates'; items: Candidate[] }
   | { type: 'info'; info: PanelInfo }
   | { type: 'showSetup' }
   | { type: 'setupResult'; ok: boolean; text: string };
@@ -32,4 +34,6 @@ export type WebviewMessage =
   | { type: 'pickAgent' }
   | { type: 'setApiKey' }
   | { type: 'setup'; baseUrl: string; model: string }
+  | { type: 'mentions' }
+  | { type: 'mention'; kind: MentionKind; value: string }
   | ReviewMessage;

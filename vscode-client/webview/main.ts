@@ -7,6 +7,9 @@ import { queueView } from '../src/queue';
 import { TranscriptWindow } from '../src/transcriptWindow';
 import type { PanelInfo } from '../src/setup';
 import type { Attachment } from '../src/attachments';
+import { activeToken, applyPick, rankCandidates } from '../src/mentions';
+import type { ActiveToken, Candidate } from '../src/mentions';
+import { SLASH_COMMANDS } from '../src/slash';
 import type { HostMessage, WebviewMessage } from '../src/webviewProtocol';
 import { codeLanguage, createSanitizer, highlightCode, isWorkspaceLink, renderMarkdown } from './markdown';
 import { decorateApproval, decorateTool, decorateUser, denyReason, renderChanges, renderRestored } from './changes';
@@ -353,6 +356,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'history': history.replace(m.prompts); break;
     case 'focus': prompt.focus(); break;
     case 'attach': attach(m.attachment); break;
+    case 'mentionCandidates': if (mentionPool) { mentionPool = m.items; updateSuggest(); } break;
     case 'info': renderInfo(m.info); break;
     case 'showSetup': setupForced = true; welcome.hidden = false; $<HTMLInputElement>('setup-base-url').focus(); break;
     case 'setupResult': {
@@ -410,6 +414,72 @@ function attach(a: Attachment): void {
   renderChips();
   saveDraft();
 }
+
+// `/` completion and `@` mentions: a list above the prompt; Up/Down move in it, Enter/Tab pick, Esc closes
+const suggestBox = $<HTMLElement>('suggest');
+const SLASH: Candidate[] = Object.entries(SLASH_COMMANDS).map(([name, help]) => ({ kind: 'command', value: name, label: `/${name}`, detail: help.replace(/`/g, '') }));
+let suggestToken: ActiveToken | undefined;
+let suggestItems: Candidate[] = [];
+let suggestActive = 0;
+let mentionPool: Candidate[] | undefined;
+
+function closeSuggest(): void {
+  suggestToken = undefined;
+  suggestItems = [];
+  suggestBox.hidden = true;
+  mentionPool = undefined;  // the next @ asks the host again (files change)
+}
+
+function updateSuggest(): void {
+  const token = prompt.selectionStart === prompt.selectionEnd ? activeToken(prompt.value, prompt.selectionStart) : undefined;
+  if (!token) { closeSuggest(); return; }
+  if (token.trigger === '@' && !mentionPool) { mentionPool = []; post({ type: 'mentions' }); }
+  suggestToken = token;
+  suggestItems = rankCandidates(token.query, token.trigger === '/' ? SLASH : mentionPool ?? []);
+  suggestActive = Math.min(suggestActive, Math.max(0, suggestItems.length - 1));
+  renderSuggest();
+}
+
+function renderSuggest(): void {
+  suggestBox.replaceChildren();
+  suggestBox.hidden = suggestItems.length === 0;
+  suggestItems.forEach((c, i) => {
+    const row = el('div', `suggest-item kind-${c.kind}${i === suggestActive ? ' active' : ''}`);
+    row.setAttribute('role', 'option');
+    row.setAttribute('aria-selected', String(i === suggestActive));
+    row.appendChild(el('span', 'suggest-label', c.label));
+    if (c.detail) row.appendChild(el('span', 'suggest-detail', c.detail));
+    row.addEventListener('mousedown', e => { e.preventDefault(); pickSuggestion(c); });
+    suggestBox.appendChild(row);
+  });
+}
+
+function pickSuggestion(c: Candidate): void {
+  if (!suggestToken) return;
+  const next = applyPick(prompt.value, suggestToken, c);
+  prompt.value = next.text;
+  prompt.setSelectionRange(next.caret, next.caret);
+  if (c.kind !== 'command') post({ type: 'mention', kind: c.kind, value: c.value });
+  closeSuggest();
+  saveDraft();
+  prompt.focus();
+}
+
+prompt.addEventListener('keydown', e => {
+  if (suggestBox.hidden || !suggestItems.length) return;
+  let handled = true;
+  if (e.key === 'ArrowDown') suggestActive = (suggestActive + 1) % suggestItems.length;
+  else if (e.key === 'ArrowUp') suggestActive = (suggestActive - 1 + suggestItems.length) % suggestItems.length;
+  else if ((e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey && !e.isComposing) { pickSuggestion(suggestItems[suggestActive]); }
+  else if (e.key === 'Escape') closeSuggest();
+  else handled = false;
+  if (!handled) return;
+  e.preventDefault();
+  e.stopImmediatePropagation();
+  if (!suggestBox.hidden) renderSuggest();
+}, { capture: true });
+prompt.addEventListener('input', () => { suggestActive = 0; updateSuggest(); });
+prompt.addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== prompt) closeSuggest(); }, 150));
 
 function send(): void {
   const text = prompt.value;

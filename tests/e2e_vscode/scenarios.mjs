@@ -59,15 +59,14 @@ async function setSidebarWidth(page, width) {
   await page.waitForTimeout(300);
 }
 
-async function setTheme(wb, name) {
-  await wb.runCommand('Preferences: Color Theme');
-  // type only once the theme picker is up (before that, keys would go to the editor)
-  await wb.page.locator('.quick-input-widget input[placeholder*="Color Theme"]').waitFor({ timeout: 15_000 });
-  const row = wb.quickPickRow(name);
-  await wb.page.keyboard.type(name);
-  await row.waitFor({ timeout: 15_000 });
-  await wb.page.keyboard.press('Enter');
-  await wb.page.waitForTimeout(800);
+/** Switch the colour theme through the workspace settings (the file watcher sees them at once). */
+async function setTheme(wb, workspace, id) {
+  const dir = path.join(workspace, '.vscode');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify(id ? { 'workbench.colorTheme': id } : {}));
+  const want = id?.includes('High Contrast') ? 'vscode-high-contrast' : id?.includes('Light') ? 'vscode-light' : 'vscode-dark';
+  await wb.chat().locator(`body.${want}`).waitFor({ timeout: 20_000 });
+  await wb.page.waitForTimeout(300);
 }
 
 const PANEL_MARKDOWN = [
@@ -559,7 +558,7 @@ export const scenarios = [
   {
     name: 'panel-markdown-themes',
     needsModel: true,
-    async run({ wb, page, model }) {
+    async run({ wb, page, model, workspace }) {
       await model.script([step([text(PANEL_MARKDOWN)])]);
       await wb.openChat();
       await wb.send('show me the fix');
@@ -587,8 +586,8 @@ export const scenarios = [
       const table = await answer.locator('table').evaluate(t => [t.scrollWidth, t.clientWidth]);
       assert.ok(table[0] > table[1], 'the table scrolls inside its own box');
       await shotAt('panel-markdown-280px');
-      for (const [theme, shot] of [['Light Modern', 'light'], ['Dark High Contrast', 'high-contrast']]) {
-        await setTheme(wb, theme);
+      for (const [theme, shot] of [['Default Light Modern', 'light'], ['Default High Contrast', 'high-contrast']]) {
+        await setTheme(wb, workspace, theme);
         const code = answer.locator('td code').first();
         const [fg, bg] = await code.evaluate(c => [getComputedStyle(c).color, getComputedStyle(c).backgroundColor]);
         assert.notEqual(fg, bg, `${theme}: inline code is readable`);
@@ -596,7 +595,7 @@ export const scenarios = [
         assert.doesNotMatch(border, /none|rgba\(0, 0, 0, 0\)/, `${theme}: the code block has a visible box`);
         await shotAt(`panel-markdown-${shot}`);
       }
-      await setTheme(wb, 'Dark Modern');
+      await setTheme(wb, workspace, undefined);
       await setSidebarWidth(page, 420);
       // a relative link opens the workspace file
       await answer.locator('a', { hasText: 'hello.py' }).click();

@@ -3,7 +3,7 @@ import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
 import { ReviewController } from './changes';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
-import { MEMORY_SCHEME, MemoryDocuments, rememberSelection, showMemory } from './memory';
+import { MEMORY_SCHEME, MemoryDocuments, editMemory, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
 import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
 import type { Agent, ModelsResult } from './protocol';
@@ -275,6 +275,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('shiro.compact', compact),
     vscode.workspace.registerTextDocumentContentProvider(MEMORY_SCHEME, memoryDocuments),
     vscode.commands.registerCommand('shiro.showMemory', () => showMemory(srv, memoryDocuments)),
+    vscode.commands.registerCommand('shiro.editMemory', () => editMemory(srv)),
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),

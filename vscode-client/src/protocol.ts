@@ -20,6 +20,7 @@ export const Method = {
   todosUpdate: 'shiro/todos/update',
   memoryRemember: 'shiro/memory/remember',
   memoryList: 'shiro/memory/list',
+  memoryForget: 'shiro/memory/forget',
   memoryCompact: 'shiro/memory/compact',
   notesRead: 'shiro/notes/read',
   notesAppend: 'shiro/notes/append',

@@ -470,7 +470,12 @@ prompt.addEventListener('keydown', e => {
   let handled = true;
   if (e.key === 'ArrowDown') suggestActive = (suggestActive + 1) % suggestItems.length;
   else if (e.key === 'ArrowUp') suggestActive = (suggestActive - 1 + suggestItems.length) % suggestItems.length;
-  else if ((e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey && !e.isComposing) { pickSuggestion(suggestItems[suggestActive]); }
+  else if ((e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey && !e.isComposing) {
+    const item = suggestItems[suggestActive];
+    // a command typed out in full: Enter sends it (Tab still completes)
+    if (e.key === 'Enter' && suggestToken?.trigger === '/' && item.value === suggestToken.query) { closeSuggest(); return; }
+    pickSuggestion(item);
+  }
   else if (e.key === 'Escape') closeSuggest();
   else handled = false;
   if (!handled) return;

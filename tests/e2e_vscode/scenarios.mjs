@@ -595,7 +595,7 @@ export const scenarios = [
         assert.doesNotMatch(border, /none|rgba\(0, 0, 0, 0\)/, `${theme}: the code block has a visible box`);
         await shotAt(`panel-markdown-${shot}`);
       }
-      await setTheme(wb, workspace, undefined);
+      await setTheme(wb, workspace, 'Default Dark Modern');
       await setSidebarWidth(page, 420);
       // a relative link opens the workspace file
       await answer.locator('a', { hasText: 'hello.py' }).click();

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bench.common import Result
 from shiro_lsp.agent.changes import Checkpoints
+from shiro_lsp.agent.scan import WorkspaceScanner
 from shiro_lsp.agent.tools import ToolContext, builtin_registry
 from shiro_lsp.state.checkpoints import CheckpointStore
 
@@ -105,7 +106,7 @@ async def bash_ratios(root: Path) -> list[Result]:
         async def status(where: Path = baseline_dir) -> None:
             await asyncio.to_thread(subprocess.run, ["git", "status"], cwd=where, capture_output=True)
 
-        async def checkpoint() -> None:
+        async def checkpoint(scanner: WorkspaceScanner = scanner) -> None:
             snapshot = await asyncio.to_thread(scanner.snapshot)
             await asyncio.to_thread(scanner.changes, snapshot)
 

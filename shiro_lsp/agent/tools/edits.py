@@ -19,9 +19,10 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from shiro_lsp.agent.tools.base import JsonObject, Tool, ToolContext, ToolError, ToolSpec
+from pydantic import Field
+
+from shiro_lsp.agent.tools.base import JsonObject, ToolContext, ToolError, ToolInput, ToolSpec, typed_tool
 from shiro_lsp.agent.tools.files import _apply_edit
 from shiro_lsp.agent.tools.jail import relative_posix, resolve_in_workspace
 
@@ -357,10 +358,6 @@ def apply_patch_sync(workspace: Path, input: JsonObject) -> str:
     return f"Applied the patch to {len(changes)} file(s): {_summary(changes)}"
 
 
-async def apply_patch(input: JsonObject, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(apply_patch_sync, ctx.workspace, input)
-
-
 # --- move_file and delete_file -------------------------------------------------------------------
 
 
@@ -385,10 +382,6 @@ def move_sync(workspace: Path, input: JsonObject) -> str:
     return f"Moved {changes[0].moved_from} to {changes[0].path}"
 
 
-async def move_file(input: JsonObject, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(move_sync, ctx.workspace, input)
-
-
 def plan_delete(workspace: Path, input: JsonObject) -> list[FileChange]:
     resolved, rel = _resolve(workspace, str(input["path"]))
     data = _read(resolved, rel)
@@ -401,10 +394,6 @@ def delete_sync(workspace: Path, input: JsonObject) -> str:
     changes = plan_delete(workspace, input)
     carry_out(workspace, changes)
     return f"Deleted {changes[0].path} (it can be restored from this turn's checkpoint)"
-
-
-async def delete_file(input: JsonObject, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(delete_sync, ctx.workspace, input)
 
 
 def patch_paths(input: JsonObject) -> list[str]:
@@ -443,9 +432,33 @@ PLANNERS: dict[str, Planner] = {
 }
 """The tools that change files by path: what each call would change (used before it runs)."""
 
-_PATH: dict[str, Any] = {"type": "string", "description": "File path relative to the workspace root"}
 
-APPLY_PATCH = Tool(
+class ApplyPatchInput(ToolInput):
+    patch: str = Field(description="The unified diff")
+
+
+class MoveFileInput(ToolInput):
+    from_: str = Field(alias="from", description="The file to move")
+    to: str = Field(description="Its new path (missing directories are created)")
+
+
+class DeleteFileInput(ToolInput):
+    path: str = Field(description="File path relative to the workspace root")
+
+
+async def apply_patch_tool(input: ApplyPatchInput, ctx: ToolContext) -> str:
+    return await asyncio.to_thread(apply_patch_sync, ctx.workspace, {"patch": input.patch})
+
+
+async def move_file_tool(input: MoveFileInput, ctx: ToolContext) -> str:
+    return await asyncio.to_thread(move_sync, ctx.workspace, {"from": input.from_, "to": input.to})
+
+
+async def delete_file_tool(input: DeleteFileInput, ctx: ToolContext) -> str:
+    return await asyncio.to_thread(delete_sync, ctx.workspace, {"path": input.path})
+
+
+APPLY_PATCH = typed_tool(
     ToolSpec(
         name="apply_patch",
         description=(
@@ -455,44 +468,39 @@ APPLY_PATCH = Tool(
             "hunks with ' ' context, '-' removed and '+' added lines. Line numbers may be approximate; "
             "context lines must match the file."
         ),
-        parameters={
-            "type": "object",
-            "properties": {"patch": {"type": "string", "description": "The unified diff"}},
-            "required": ["patch"],
-        },
+        input_model=ApplyPatchInput,
         mutating=True,
         subject=patch_paths,
+        prompt_hint="a unified diff over one or more files, all or nothing.",
     ),
-    apply_patch,
+    ApplyPatchInput,
+    apply_patch_tool,
 )
 
-MOVE_FILE = Tool(
+MOVE_FILE = typed_tool(
     ToolSpec(
         name="move_file",
         description="Move or rename a file inside the workspace. Refuses to overwrite an existing file.",
-        parameters={
-            "type": "object",
-            "properties": {
-                "from": {**_PATH, "description": "The file to move"},
-                "to": {**_PATH, "description": "Its new path (missing directories are created)"},
-            },
-            "required": ["from", "to"],
-        },
+        input_model=MoveFileInput,
         mutating=True,
         subject=move_paths,
+        prompt_hint="move or rename a file.",
     ),
-    move_file,
+    MoveFileInput,
+    move_file_tool,
 )
 
-DELETE_FILE = Tool(
+DELETE_FILE = typed_tool(
     ToolSpec(
         name="delete_file",
         description="Delete one file. The user can restore it from this turn's checkpoint.",
-        parameters={"type": "object", "properties": {"path": _PATH}, "required": ["path"]},
+        input_model=DeleteFileInput,
         mutating=True,
         subject=path_subject,
+        prompt_hint="delete a file (the user can restore it from the turn's checkpoint).",
     ),
-    delete_file,
+    DeleteFileInput,
+    delete_file_tool,
 )
 
 EDIT_TOOLS = (APPLY_PATCH, MOVE_FILE, DELETE_FILE)

@@ -234,5 +234,13 @@ def test_the_server_and_the_tools_word_validation_problems_alike() -> None:
 
 def test_the_headless_denial_names_every_tool_that_would_ask() -> None:
     asking = [name for name, spec in KNOWN_SPECS.items() if spec.asks]
-    assert asking == ["write_file", "edit_file", "multi_edit", "bash"]
+    assert asking == [
+        "write_file",
+        "edit_file",
+        "multi_edit",
+        "apply_patch",
+        "move_file",
+        "delete_file",
+        "bash",
+    ]
     assert HEADLESS_DENIAL.startswith(f"shiro: headless denies {', '.join(asking)} and mcp tools")

@@ -27,7 +27,16 @@ from typing import Literal, TypeGuard
 
 from shiro_lsp.agent.tools import builtin_registry
 from shiro_lsp.agent.tools.base import READ_ONLY_TOOLS, SESSION_TOOLS, JsonObject, ToolRegistry
-from shiro_lsp.agent.tools.ignore import SECRET_FILE_EXCEPTIONS, SECRET_FILE_PATTERNS
+from shiro_lsp.agent.tools.secrets import (
+    SECRET_FILE_EXCEPTIONS,
+    SECRET_FILE_PATTERNS,
+    command_reads_secrets,
+    is_secret_path,
+    secrets_warning,
+)
+from shiro_lsp.agent.tools.secrets import (
+    refusal as secrets_refusal,
+)
 
 Decision = Literal["allow", "ask", "deny"]
 ToolRules = dict[str, Decision]
@@ -49,6 +58,8 @@ FREE_TOOLS: frozenset[str] = frozenset(
 MUTATING_BUILTINS: frozenset[str] = frozenset(
     {"write_file", "edit_file", "multi_edit", "apply_patch", "move_file", "delete_file", "bash"}
 )
+
+PATH_READERS: frozenset[str] = frozenset({"read_file", "read_many_files"})
 
 _SECRET_RULES: ToolRules = {
     "*": "allow",
@@ -241,6 +252,8 @@ class Verdict:
     suggested_pattern: str = "*"
     """What ``always`` would grant: ``<first word> *`` for bash, else ``*``."""
     repeated: bool = False
+    warning: str | None = None
+    """What the approval card must say besides the call (a command that reads a secrets file)."""
 
 
 def _default_subjects(input: JsonObject) -> list[str]:
@@ -319,6 +332,9 @@ class PermissionPolicy:
                 reason = f'Refused by the permission rule {tool_name}: "{resolved.pattern}" = deny.'
             else:
                 reason = f"Refused by the permission rules: {tool_name} is denied."
+            secret = next((s for s in subjects if tool_name in PATH_READERS and is_secret_path(s)), None)
+            if secret is not None:
+                reason = f"{secrets_refusal(secret)} ({reason})"
             return Verdict("deny", reason, resolved.pattern, suggested)
 
         decision, pattern = resolved.decision, resolved.pattern
@@ -334,4 +350,17 @@ class PermissionPolicy:
             seen = repeat_guard.count(tool_name, input)
             if decision == "allow" and seen >= REPEAT_LIMIT:
                 return Verdict("ask", None, pattern, suggested, repeated=True)
+        warning = secrets_reading_warning(tool_name, input)
+        if warning is not None:
+            # Whatever a rule, a grant or yolo said: a command that names a secrets file asks.
+            return Verdict("ask", None, pattern, suggested, warning=warning)
         return Verdict(decision, None, pattern, suggested)
+
+
+def secrets_reading_warning(tool_name: str, input: JsonObject) -> str | None:
+    """For bash: the warning for a command that visibly reads a secrets file, else None."""
+    command = input.get("command")
+    if tool_name != "bash" or not isinstance(command, str):
+        return None
+    files = command_reads_secrets(command)
+    return secrets_warning(files) if files else None

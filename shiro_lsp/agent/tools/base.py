@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shiro_lsp.agent.tools.secrets import Redactor
+
 if TYPE_CHECKING:
     import jsonschema
 
@@ -107,6 +109,11 @@ class ToolContext:
     on_output: Callable[[str], None] = field(default=lambda _chunk: None)
     interrupt: asyncio.Event = field(default_factory=asyncio.Event)
     call_id: str = ""
+    redactor: Redactor = field(default_factory=Redactor)
+    """The secrets policy's redactor: its ``values`` are the configured keys (kept out of bash's env)."""
+    sandbox: str = "off"
+    """How bash runs: ``off`` (unsandboxed), ``auto`` (bubblewrap when it works), ``required``."""
+    sandbox_network: bool = False
 
 
 Handler = Callable[[JsonObject, ToolContext], Awaitable[str]]

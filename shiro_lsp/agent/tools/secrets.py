@@ -94,6 +94,36 @@ NOT_SECRET_PATTERNS: tuple[str, ...] = (
 """Basenames that look like secrets but are meant to be shared (public keys, templates)."""
 
 
+SECRET_FILE_PATTERNS: tuple[str, ...] = (
+    "*.env",
+    "*.env.*",
+    "*.envrc",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*id_rsa",
+    "*id_dsa",
+    "*id_ecdsa",
+    "*id_ed25519",
+    "*.git-credentials",
+    "*.netrc",
+    "*.npmrc",
+    "*.pypirc",
+    "*credentials.json",
+    "*secrets.yaml",
+    "*secrets.yml",
+    "*secrets.json",
+    "*.aws/credentials",
+    "*.docker/config.json",
+    "*.kube/config",
+)
+"""The default permission-rule globs (``read_file``: deny) derived from this policy; the tools
+themselves apply :func:`is_secret_path`, which is wider and case-insensitive, whatever the rules."""
+
+SECRET_FILE_EXCEPTIONS: tuple[str, ...] = ("*.env.example",)
+
+
 def fold(text: str) -> str:
     """The form names are compared in: NFKC (full-width and compatibility forms), then casefold."""
     return unicodedata.normalize("NFKC", text).casefold()
@@ -164,7 +194,7 @@ def command_reads_secrets(command: str) -> list[str]:
     found: list[str] = []
     for word in words:
         word = word.strip()
-        if not word or word.startswith("-") and "=" not in word:
+        if not word or (word.startswith("-") and "=" not in word):
             continue
         if word.startswith("--") and "=" in word:
             word = word.split("=", 1)[1]
@@ -184,7 +214,10 @@ def secrets_warning(files: list[str]) -> str:
 # --- secret values in text --------------------------------------------------------------------
 
 KEY_FORMATS: tuple[tuple[str, str], ...] = (
-    ("private key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
+    (
+        "private key",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    ),
     ("Anthropic key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
     ("OpenAI key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
     ("AWS access key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),

@@ -122,9 +122,9 @@ async def test_a_symlink_swapped_in_at_the_last_component_is_refused(
     run: RunTool, workspace: Path, outside: Path
 ) -> None:
     (workspace / "file.txt").symlink_to(outside / "target.txt")
-    with pytest.raises(ToolError, match="Path escapes workspace: file.txt"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace: file\.txt"):
         await run("read_file", path="file.txt")
-    with pytest.raises(ToolError, match="Path escapes workspace: file.txt"):
+    with pytest.raises(ToolError, match=r"Path escapes workspace: file\.txt"):
         await run("write_file", path="file.txt", content="x")
     assert outside_state(outside) == {"target.txt": OUTSIDE_TEXT}
 

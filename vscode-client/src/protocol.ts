@@ -69,6 +69,8 @@ export type Decision = 'once' | 'always' | 'deny';
 export interface ApproveParams {
   taskId: string; toolName: string; input: unknown;
   matchedPattern?: string; suggestedPattern: string; repeated: boolean;
+  /** bash: whether it runs sandboxed or with full access; a command that reads a secrets file. */
+  warning?: string | null;
   /** File tools: what the call would do to the file (v2). */
   preview?: FilePreview | null;
   /** Multi-file calls (apply_patch): every file; `preview` is the first. */

@@ -135,6 +135,8 @@ export interface InitializationOptions {
   home?: string; model?: string; baseUrl?: string; apiKey?: string; api?: 'responses' | 'chat' | 'auto';
   agent?: string; thinking?: string; compactThreshold?: number; memory?: boolean; approvalTimeoutMs?: number;
   trusted?: boolean;
+  /** bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or not at all). */
+  bashSandbox?: 'off' | 'auto' | 'required'; bashSandboxNetwork?: boolean;
 }
 
 /** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. */

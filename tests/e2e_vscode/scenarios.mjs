@@ -433,6 +433,27 @@ export const scenarios = [
     },
   },
   {
+    name: 'diagnose',
+    needsModel: true,
+    async run({ wb, page }) {
+      await wb.runCommand('Shiro: Diagnose');
+      const doc = page.locator('.editor-instance .view-lines', { hasText: 'Shiro diagnostics' }).first();
+      await doc.waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(300);
+      const text = (await doc.innerText()).replace(/\u00a0/g, ' ');
+      assert.match(text, /- Server: shiro-lsp \d/);
+      assert.match(text, /- Interpreter: \S+python\S* \(from the shiro\.pythonPath setting\)/);
+      assert.match(text, /- Python: 3\.\d+/);
+      assert.match(text, /- State root: \S+/);
+      assert.match(text, /- Reachable: yes, \d+ models?: .*gpt-5/);
+      assert.match(text, /- API key: set \(OPENAI_API_KEY\)/);
+      assert.doesNotMatch(text, /sk-e2e-not-a-real-key/);
+      await wb.shot('diagnose-report');
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('W');
+    },
+  },
+  {
     name: 'server-fails-to-start',
     async run({ wb, page, workspace }) {
       await wb.clearNotifications();

@@ -633,6 +633,23 @@ export const scenarios = [
     },
   },
   {
+    name: 'panel-sessions-clickable',
+    needsModel: true,
+    async run({ wb }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      await wb.send('/new');
+      await chat.locator('.entry.notice', { hasText: /Saved \d+ messages?/ }).waitFor({ timeout: 15_000 });
+      await wb.send('/sessions');
+      const link = chat.locator('.entry.notice .session-link', { hasText: PROMPT_1.slice(0, 20) }).first();
+      await link.waitFor({ timeout: 15_000 });
+      await wb.shot('panel-sessions-clickable');
+      await link.click();
+      await chat.locator('.entry.notice', { hasText: 'Resumed' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.user', { hasText: PROMPT_1 }).waitFor({ timeout: 15_000 });
+    },
+  },
+  {
     name: 'resume-session',
     needsModel: true,
     async run({ wb, page }) {

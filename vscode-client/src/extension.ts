@@ -59,6 +59,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   ctl.onReveal = () => { void chatView.reveal(); };
   ctl.isVisible = () => chatView.visible;
   ctl.onPickSession = () => resumeSession();
+  ctl.onResume = async id => {
+    try { await resumeById(id); } catch (error) { ctl.model.addNotice(`Could not resume: ${errorReason(error)}`, 'error'); }
+  };
   ctl.infoSource = async () => {
     const cfg = vscode.workspace.getConfiguration('shiro');
     const baseUrl = cfg.get<string>('baseUrl') ?? '';

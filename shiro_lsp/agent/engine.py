@@ -79,8 +79,9 @@ class ApprovalRequest:
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Decision]]
-PromptBuilder = Callable[[], str]
-"""The system prompt from the live state (task list, memory), rebuilt before every model step."""
+PromptBuilder = Callable[[], Awaitable[str]]
+"""The system prompt from the live state (task list, memory), rebuilt before every model step
+(it reads files, so builders run it off the event loop)."""
 Reservation = Callable[[], AbstractAsyncContextManager[Any]]
 
 
@@ -192,7 +193,7 @@ class Turn:
         plan = self.setup.plan
         specs = list(plan.specs)
         while True:
-            instructions = self.setup.system_prompt()
+            instructions = await self.setup.system_prompt()
             wire = await self.setup.window.prepare(self.history.messages, instructions, specs)
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True

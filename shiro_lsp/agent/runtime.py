@@ -206,8 +206,8 @@ class AgentRuntime:
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
-        def prompt() -> str:
-            return self.system_prompt(plan, notes_block)
+        async def prompt() -> str:
+            return await asyncio.to_thread(self.system_prompt, plan, notes_block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:

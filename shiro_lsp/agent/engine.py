@@ -37,7 +37,8 @@ from shiro_lsp.agent.providers.types import (
     ToolInputStart,
     Usage,
 )
-from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments
+from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments, sandbox
+from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.messages import Message
 
@@ -75,6 +76,7 @@ class ApprovalRequest:
     matched_pattern: str | None
     suggested_pattern: str
     repeated: bool
+    warning: str | None = None
     previews: list[dict[str, Any]] | None = None
     """File tools: ``FilePreview`` objects (wire shape), one per file the call would change."""
 
@@ -145,6 +147,14 @@ class TurnSetup:
     approver: Approver = deny_all
     reservation: Reservation | None = None
     changes: ChangeTracker | None = None
+    redactor: Redactor = field(default_factory=Redactor)
+    """Cuts secrets (known key formats, the configured keys) out of every tool result."""
+    sandbox: str = "off"
+    sandbox_network: bool = False
+
+    def bash_warning(self) -> str:
+        """What a bash approval card says about where the command runs (sandboxed or not)."""
+        return sandbox.warning(self.sandbox, self.sandbox_network)
 
 
 @dataclass
@@ -312,27 +322,35 @@ class Turn:
             )
             return self._tool_error(call, error.message)
         self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
-        allowed, reason = await self._permitted(call, input)
-        if not allowed:
-            text = f"{DENIED_OUTPUT} Their reason: {reason}" if reason else DENIED_OUTPUT
-            return _result_part(call, text, error=True)
+        refused = await self._permitted(call, input)
+        if refused is not None:
+            return _result_part(call, refused, error=True)
+        redact = self.setup.redactor.redact
         ctx = ToolContext(
             workspace=self.setup.workspace,
-            on_output=lambda chunk: self.emit({"type": "tool-output", "id": call.call_id, "chunk": chunk}),
+            on_output=lambda chunk: self.emit(
+                {"type": "tool-output", "id": call.call_id, "chunk": redact(chunk)}
+            ),
             call_id=call.call_id,
+            redactor=self.setup.redactor,
+            sandbox=self.setup.sandbox,
+            sandbox_network=self.setup.sandbox_network,
         )
         changed: ToolChangesLike | None = None
         try:
             async with self._reserve(call.name):
                 watch = await self._watch(call.name, input)
                 try:
-                    output = await registry.run(call.name, input, ctx)
+                    output = redact(await registry.run(call.name, input, ctx))
                 finally:
                     changed = await self._settle(watch)
         except ToolError as error:
-            return self._tool_error(call, error.message, changed)
+            return self._tool_error(call, redact(error.message), changed)
         event: Event = {"type": "tool-result", "id": call.call_id, "name": call.name, "output": output}
-        self.emit({**event, **_change_fields(changed)})
+        fields = _change_fields(changed)
+        if "diff" in fields:
+            fields["diff"] = redact(fields["diff"])
+        self.emit({**event, **fields})
         return _result_part(call, output)
 
     async def _watch(self, tool_name: str, input: dict[str, Any]) -> Any:
@@ -371,30 +389,41 @@ class Turn:
             return self.setup.reservation()
         return nullcontext()
 
-    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> tuple[bool, str | None]:
-        """Whether the call may run, and the reason the user gave when they said no."""
+    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> str | None:
+        """None when the call may run, else what the model reads instead of a result."""
         verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard)
         if verdict.decision == "allow":
-            return True, None
+            return None
         if verdict.decision == "deny":
             if verdict.reason:
                 self.emit({"type": "notice", "text": verdict.reason})
             self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
-            return False, None
-        previews = await self._previews(call.name, input)
+            return verdict.reason or DENIED_OUTPUT
         request = ApprovalRequest(
-            call.name, input, verdict.matched_pattern, verdict.suggested_pattern, verdict.repeated, previews
+            call.name,
+            input,
+            verdict.matched_pattern,
+            verdict.suggested_pattern,
+            verdict.repeated,
+            await self._warning(call.name, verdict.warning),
+            await self._previews(call.name, input),
         )
         answer = await self._ask(request)
-        if answer.decision == "always":
+        if answer.decision == "always" and verdict.warning is None:
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
         if answer.decision == "deny":
             denied: Event = {"type": "tool-denied", "id": call.call_id, "name": call.name}
             if answer.reason:
                 denied["reason"] = answer.reason
             self.emit(denied)
-            return False, answer.reason
-        return True, None
+            return f"{DENIED_OUTPUT} Their reason: {answer.reason}" if answer.reason else DENIED_OUTPUT
+        return None
+
+    async def _warning(self, tool_name: str, specific: str | None) -> str | None:
+        parts = [specific] if specific else []
+        if tool_name == "bash":  # the first call probes bubblewrap: off the loop
+            parts.append(await asyncio.to_thread(self.setup.bash_warning))
+        return " ".join(parts) or None
 
     async def _previews(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None:
         changes = self.setup.changes

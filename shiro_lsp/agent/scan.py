@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from shiro_lsp.agent.tools.ignore import _is_ignored, _Rules, _rules_in
-from shiro_lsp.agent.tools.ignore import is_secret_file as is_secret_path
+from shiro_lsp.agent.tools.secrets import is_secret_path
 from shiro_lsp.state.atomic import write_json_atomic
 from shiro_lsp.state.checkpoints import BlobStore, FileState, sha256
 

@@ -100,6 +100,7 @@ class LspFrontend:
             repeated=request.repeated,
             preview=previews[0] if previews else None,
             previews=previews if len(previews) > 1 else None,
+            warning=request.warning,
         )
         timeout = self.server.shiro.settings.approval_timeout_ms / 1000
         try:

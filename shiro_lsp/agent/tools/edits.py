@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import Field
 
 from shiro_lsp.agent.tools.base import JsonObject, ToolContext, ToolError, ToolInput, ToolSpec, typed_tool
-from shiro_lsp.agent.tools.files import _apply_edit
+from shiro_lsp.agent.tools.files import _apply_edit, refuse_secrets
 from shiro_lsp.agent.tools.jail import relative_posix, resolve_in_workspace
 
 MAX_PATCH_FILES = 50
@@ -291,6 +291,7 @@ def plan_patch(workspace: Path, input: JsonObject) -> list[FileChange]:
             continue
         if current is None:
             raise ToolError(f"apply_patch: {rel} does not exist. Nothing was changed.")
+        refuse_secrets(workspace, rel)  # as edit_file: a secrets file's lines never reach the model
         text = apply_hunks(_decode(current, rel), patch.hunks, rel)
         if patch.new is None:  # a delete: every line must have been removed
             if text:

@@ -22,7 +22,7 @@ from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
 from shiro_lsp.agent.providers.factory import make_client
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
-from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
+from shiro_lsp.agent.tools import Tool, ToolRegistry, builtin_registry
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.config import Settings
 from shiro_lsp.context.estimate import estimate_text
@@ -75,6 +75,7 @@ class AgentRuntime:
         context_blocks: Callable[[], Awaitable[str]] | None = None,
         reservation: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
         turn_started: Callable[[str, str, str], object] | None = None,
+        extra_tools: Callable[[], Awaitable[list[Tool]]] | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -87,6 +88,8 @@ class AgentRuntime:
         self.context_blocks = context_blocks
         self.reservation = reservation
         self.turn_started = turn_started
+        self.extra_tools = extra_tools
+        self._extra: list[Tool] = []  # the last turn's extra (MCP) tools, for the meter between turns
         self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -134,6 +137,9 @@ class AgentRuntime:
         registry.register(todo_tool(lambda: self.session().tasks, self.frontend.todos_changed))
         if self.memory is not None:
             for tool in memory_tools(self.memory):
+                registry.register(tool)
+        for tool in self._extra:
+            if tool.name not in registry:
                 registry.register(tool)
         return registry
 
@@ -183,6 +189,8 @@ class AgentRuntime:
     async def _setup(self, ticket: Ticket, session: LiveSessionLike) -> TurnSetup:
         s = self.settings()
         chosen = variant(ticket.agent or s.agent, s.thinking)
+        if self.extra_tools is not None:
+            self._extra = await self.extra_tools()
         registry = self.registry()
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""

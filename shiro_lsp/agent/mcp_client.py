@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal, TextIO
 
 from shiro_lsp.agent.mcp_config import (
     LoadedConfig,
@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 Status = Literal["running", "stopped", "untrusted", "error"]
 
 DEFAULT_TIMEOUT_S = 120.0
+START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 5.0
 RESTRICTED = "The workspace is in restricted mode (not trusted), so no MCP server is started."
 UNTRUSTED = "Not started: a project MCP server runs only after you trust it."
@@ -96,7 +97,9 @@ def result_text(result: Any) -> str:
             if isinstance(text, str):
                 parts.append(text)
             else:
-                parts.append(f"[binary resource {resource.uri} ({getattr(resource, 'mime_type', None)}); not shown]")
+                parts.append(
+                    f"[binary resource {resource.uri} ({getattr(resource, 'mime_type', None)}); not shown]"
+                )
     structured = getattr(result, "structured_content", None)
     if structured is not None and not any(getattr(i, "type", "") == "text" for i in result.content or []):
         parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
@@ -108,7 +111,7 @@ class _StderrToLog:
 
     def __init__(self, name: str) -> None:
         read_fd, write_fd = os.pipe()
-        self.writer: IO[str] = os.fdopen(write_fd, "w")
+        self.writer: TextIO = os.fdopen(write_fd, "w")
         self._reader = os.fdopen(read_fd, "r", errors="replace")
         self._thread = threading.Thread(target=self._pump, args=(name,), daemon=True)
         self._thread.start()
@@ -133,6 +136,7 @@ class _Connection:
         self.tools: list[Any] = []
         self.error: str | None = None
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # read even when no one waits
         self._stop = asyncio.Event()
         self._stderr: _StderrToLog | None = None
         self._task = asyncio.create_task(self._run(), name=f"mcp:{config.name}")
@@ -173,7 +177,7 @@ class _Connection:
                 self.client = client
                 self._ready.set_result(None)
                 await self._stop.wait()
-        except BaseException as error:  # noqa: BLE001 - whatever ends the connection is reported, not raised
+        except BaseException as error:
             if not self._stop.is_set():
                 self.error = _describe(error)
                 log.warning("MCP server %s stopped: %s", self.config.name, self.error)
@@ -187,10 +191,11 @@ class _Connection:
                 self._stderr.close()
 
     async def ready(self) -> None:
+        limit = max(self.timeout, START_TIMEOUT_S)
         try:
-            await asyncio.wait_for(asyncio.shield(self._ready), self.timeout)
+            await asyncio.wait_for(asyncio.shield(self._ready), limit)
         except TimeoutError:
-            self.error = f"did not answer within {self.timeout:g} s of starting"
+            self.error = f"did not answer within {limit:g} s of starting"
             await self.stop()
             raise ShiroError(self.error) from None
 
@@ -200,7 +205,7 @@ class _Connection:
             return
         try:
             await asyncio.wait_for(asyncio.shield(self._task), STOP_TIMEOUT_S)
-        except BaseException:  # noqa: BLE001 - a server that will not stop is abandoned, not waited on forever
+        except BaseException:
             self._task.cancel()
 
 

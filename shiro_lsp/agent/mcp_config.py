@@ -85,7 +85,9 @@ def tool_name(server: str, tool: str) -> str:
 
 
 def _strings(value: Any) -> bool:
-    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
 
 
 def parse_entry(name: str, entry: Any, scope: Scope, source: str) -> ServerConfig | str:
@@ -179,7 +181,9 @@ def config_files(workspace: Path, state_root: Path) -> tuple[Path, ...]:
 
 
 def _valid_trust(item: Any) -> bool:
-    return isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("workspace", "name", "sha256"))
+    return isinstance(item, dict) and all(
+        isinstance(item.get(k), str) for k in ("workspace", "name", "sha256")
+    )
 
 
 class TrustStore:

@@ -336,7 +336,9 @@ class McpServerInfo(Wire):
     scope: Literal["project", "user"] = Field(description="Project servers run only once trusted.")
     status: Literal["running", "stopped", "untrusted", "error"]
     trusted: bool
-    tools: list[str] = Field(description="The server's tool names as it lists them (offered as mcp__<server>__<tool>).")
+    tools: list[str] = Field(
+        description="The server's tool names as it lists them (offered as mcp__<server>__<tool>)."
+    )
     command: str = Field(description="Exactly what runs: the command line (stdio) or the URL (http).")
     error: str | None = None
 

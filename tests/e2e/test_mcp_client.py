@@ -126,7 +126,9 @@ async def test_a_trusted_server_offers_its_tools_and_an_approved_call_reaches_th
     assert starts(marker) == 1
 
 
-async def test_a_denied_call_never_reaches_the_server(client: ShiroClient, fake: FakeOpenAI, workspace: Path) -> None:
+async def test_a_denied_call_never_reaches_the_server(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
     await trust(client)
     target = workspace / "never.txt"
     fake.script += [
@@ -320,7 +322,9 @@ async def test_a_user_scope_http_server_is_used_without_a_trust_prompt(
     http_server: str, client: ShiroClient, fake: FakeOpenAI, home: Path
 ) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "mcp.json").write_text(json.dumps({"mcpServers": {"remote": {"type": "http", "url": http_server}}}))
+    (home / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"remote": {"type": "http", "url": http_server}}})
+    )
     listing = await client.call("shiro/mcp/list")
     remote = server_named(listing, "remote")
     assert remote["scope"] == "user" and remote["trusted"] is True and remote["command"] == http_server

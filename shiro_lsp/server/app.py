@@ -24,8 +24,10 @@ from shiro_lsp import __version__
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError
 from shiro_lsp.server import protocol as p
+from shiro_lsp.server.changes import register_changes
 from shiro_lsp.server.chat import LspFrontend, register_chat
 from shiro_lsp.server.mcp import register_mcp
+from shiro_lsp.server.models import register_models
 from shiro_lsp.server.notes import register_notes
 from shiro_lsp.server.sessions import register_sessions
 from shiro_lsp.service import Shiro
@@ -177,6 +179,8 @@ def create_server() -> ShiroServer:
     register_code_actions(server)
     register_notes(server)
     register_mcp(server)
+    register_changes(server)
+    register_models(server)
     return server
 
 

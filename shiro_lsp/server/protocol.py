@@ -495,6 +495,8 @@ class McpListResult(Wire):
 class McpTrustParams(Wire):
     name: NonEmpty
     trusted: bool
+
+
 # --- models (local model presets) ----------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
+import { showMcpServers } from './mcp';
 import { MEMORY_SCHEME, MemoryDocuments, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
 import { CLIENT_REMEMBER_COMMAND, Method } from './protocol';
@@ -116,6 +117,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('shiro.showMemory', () => showMemory(srv, memoryDocuments)),
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),
+    vscode.commands.registerCommand('shiro.mcpServers', () => showMcpServers(srv)),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),
     vscode.commands.registerCommand('shiro.focusChat', () => chatView.reveal()),
     vscode.commands.registerCommand('shiro.meterClicked', async () => {

@@ -25,6 +25,8 @@ export const Method = {
   history: 'shiro/history',
   context: 'shiro/context',
   contextChanged: 'shiro/context/changed',
+  mcpList: 'shiro/mcp/list',
+  mcpTrust: 'shiro/mcp/trust',
 } as const;
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
@@ -108,3 +110,10 @@ export interface RememberSelectionArgs {
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
 }
 export type MemoryKind = 'fact' | 'decision' | 'gotcha' | 'command';
+
+export interface McpServerInfo {
+  name: string; source: string; scope: 'project' | 'user';
+  status: 'running' | 'stopped' | 'untrusted' | 'error';
+  trusted: boolean; tools: string[]; command: string; error?: string | null;
+}
+export interface McpListResult { servers: McpServerInfo[]; problems: string[] }

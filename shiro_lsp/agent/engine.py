@@ -99,6 +99,8 @@ class TurnSetup:
     workspace: Path
     approver: Approver = deny_all
     reservation: Reservation | None = None
+    before_step: Callable[[], Awaitable[object]] | None = None
+    """Awaited before each step's prompt is built (refreshes what the prompt reads, off the loop)."""
 
 
 @dataclass
@@ -165,6 +167,8 @@ class Turn:
 
     async def _model_step(self) -> _StepResult:
         while True:
+            if self.setup.before_step is not None:
+                await self.setup.before_step()
             tools = self._tool_names()
             instructions = self.setup.system_prompt(tools)
             specs = self.setup.registry.specs(tools)

@@ -18,8 +18,9 @@ from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.chat import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
 from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, History, Turn, TurnSetup
+from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
+from shiro_lsp.agent.prompt import PromptParts, build_system_prompt
 from shiro_lsp.agent.providers.factory import make_client
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import Tool, ToolRegistry, builtin_registry
@@ -143,14 +144,19 @@ class AgentRuntime:
                 registry.register(tool)
         return registry
 
-    def system_prompt(self, tools: list[str], appendix: str, notes_block: str = "") -> str:
+    def system_prompt(
+        self, tools: list[str], appendix: str, notes_block: str = "", instructions: str | None = None
+    ) -> str:
+        """``instructions`` is the turn's project-instructions block; None reads it here (blocking)."""
         memory_block = self.memory.boot_block() if self.memory is not None else ""
+        if instructions is None:
+            instructions = build_block(self.workspace)
         return build_system_prompt(
             PromptParts(
                 workspace=self.workspace,
                 tools=tools,
                 can_ask=self.can_ask,
-                project_instructions=project_instructions(self.workspace),
+                project_instructions=instructions,
                 memory_block=memory_block,
                 notes_block=notes_block,
                 appendix=appendix,
@@ -161,14 +167,21 @@ class AgentRuntime:
     # --- chats ---------------------------------------------------------------------------------
 
     def submit(self, text: str, agent: str | None = None) -> Ticket:
-        return self.queue.submit(text, agent)
+        return self.queue.submit(expand_command(text), agent)
 
     async def _run_ticket(self, ticket: Ticket) -> ChatOutcome:
         async with self._compaction():  # a chat sent during /compact waits for it
             session = self.session()
-        emit = self.frontend.emitter(session.id, ticket.task_id)
+        send = self.frontend.emitter(session.id, ticket.task_id)
+        instructions = ProjectInstructions(self.workspace)
+
+        def emit(event: dict[str, Any]) -> None:
+            if event.get("type") == "tool-call":  # nested AGENTS.md of the folders the turn works in
+                instructions.touch(event.get("input"))
+            send(event)
+
         try:
-            setup = await self._setup(ticket, session)
+            setup = await self._setup(ticket, session, instructions)
         except ShiroError as error:
             emit({"type": "error", "error": error.message})
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
@@ -186,7 +199,9 @@ class AgentRuntime:
         self.frontend.context_changed(self.meter())
         return chat_outcome(session.id, ticket.task_id, outcome)
 
-    async def _setup(self, ticket: Ticket, session: LiveSessionLike) -> TurnSetup:
+    async def _setup(
+        self, ticket: Ticket, session: LiveSessionLike, instructions: ProjectInstructions
+    ) -> TurnSetup:
         s = self.settings()
         chosen = variant(ticket.agent or s.agent, s.thinking)
         if self.extra_tools is not None:
@@ -195,8 +210,10 @@ class AgentRuntime:
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
+        await instructions.refresh()
+
         def prompt(tools: list[str]) -> str:
-            return self.system_prompt(tools, chosen.appendix, notes_block)
+            return self.system_prompt(tools, chosen.appendix, notes_block, instructions.block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:
@@ -219,6 +236,7 @@ class AgentRuntime:
             workspace=self.workspace,
             approver=approve,
             reservation=self.reservation,
+            before_step=instructions.refresh,
         )
 
     def grants(self, session: LiveSessionLike) -> Grants:

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 Status = Literal["running", "stopped", "untrusted", "error"]
 
 DEFAULT_TIMEOUT_S = 120.0
-START_TIMEOUT_S = 30.0
+START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 5.0
 RESTRICTED = "The workspace is in restricted mode (not trusted), so no MCP server is started."
 UNTRUSTED = "Not started: a project MCP server runs only after you trust it."

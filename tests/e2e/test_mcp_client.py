@@ -229,10 +229,12 @@ async def test_a_hung_call_is_cancelled_by_the_timeout(
 
 async def test_a_hung_call_is_cancelled_by_cancel_request(client: ShiroClient, fake: FakeOpenAI) -> None:
     await trust(client)
+    fake.script += [Step(Text("warm"))]
+    await client.call("shiro/chat", {"text": "start the server"})  # its tools are listed: it runs
     fake.script += [Step(ToolCall("mcp__testkit__hang", {}, call_id="c1"))]
     client.decisions = ["always"]
     future = client.protocol.send_request("shiro/chat", {"text": "hang"}, msg_id="chat-hang")
-    await eventually(lambda: any(e["type"] == "tool-call" for e in client.events()) and not client.answering)
+    await eventually(lambda: len(client.approvals) == 1 and not client.answering, timeout=60)
     await asyncio.sleep(0.3)  # the call is out at the server
     client.cancel_request(types.CancelParams(id="chat-hang"))
     result = await asyncio.wait_for(asyncio.wrap_future(future), 10)

@@ -32,7 +32,7 @@ from shiro_lsp.agent.mcp_config import (
     load_config,
     tool_name,
 )
-from shiro_lsp.agent.tools.base import JsonObject, Tool, ToolContext, ToolError, ToolSpec
+from shiro_lsp.agent.tools.base import JsonObject, Tool, ToolContext, ToolError, dynamic_tool
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 
@@ -363,18 +363,19 @@ class McpManager:
     def _tool(self, server: ServerConfig, listed: Any) -> Tool:
         name = tool_name(server.name, listed.name)
         description = (listed.description or "").strip() or listed.name
-        spec = ToolSpec(
-            name=name,
-            description=f"[MCP server {server.name}] {description}",
-            parameters=_schema(listed.input_schema),
-            mutating=True,
-        )
         original = listed.name
 
         async def handler(input: JsonObject, ctx: ToolContext) -> str:
             return await self.call(server.name, original, input)
 
-        return Tool(spec, handler)
+        # unknown effects: mutating, not plan-safe, asks by default
+        return dynamic_tool(
+            name,
+            f"[MCP server {server.name}] {description}",
+            _schema(listed.input_schema),
+            handler,
+            prompt_hint=f"tools of the MCP server {server.name}; see their descriptions.",
+        )
 
     async def call(self, server: str, tool: str, arguments: JsonObject) -> str:
         from mcp.shared.exceptions import MCPError

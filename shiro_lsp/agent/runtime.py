@@ -17,7 +17,16 @@ from typing import Any, Protocol
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.chat import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
-from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, History, Turn, TurnSetup
+from shiro_lsp.agent.engine import (
+    ApprovalRequest,
+    Decision,
+    Emit,
+    History,
+    Turn,
+    TurnPlan,
+    TurnSetup,
+    plan_turn,
+)
 from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import PromptParts, build_system_prompt
@@ -110,6 +119,11 @@ class AgentRuntime:
             self._client_key = key
         return self._client
 
+    async def client_off_loop(self) -> ModelClient:
+        """``client()`` in a thread: the first one imports the SDK (seconds on a busy machine), and a
+        warm-up import still running holds the import lock that a call on the loop would wait for."""
+        return await asyncio.to_thread(self.client)
+
     def warm_up(self) -> None:
         """Import the SDK and build the client in a thread now, so the first chat does not wait ~1 s for it."""
 
@@ -122,7 +136,7 @@ class AgentRuntime:
     async def generate(self, system: str, messages: list[Message]) -> str:
         """A plain model call with no tools offered (summaries, memory compaction)."""
         request = ModelRequest(model=self.settings().model, instructions=system, messages=messages)
-        return (await self.client().generate(request)).text
+        return (await (await self.client_off_loop()).generate(request)).text
 
     async def summarize_memory(self, system: str, prompt: str) -> str:
         return await self.generate(system, [{"role": "user", "content": prompt}])
@@ -144,9 +158,12 @@ class AgentRuntime:
                 registry.register(tool)
         return registry
 
-    def system_prompt(
-        self, tools: list[str], appendix: str, notes_block: str = "", instructions: str | None = None
-    ) -> str:
+    def plan(self, agent: str | None = None) -> TurnPlan:
+        """The variant (``agent`` or the configured one) and the tools it is offered, from the settings now."""
+        s = self.settings()
+        return plan_turn(variant(agent or s.agent, s.thinking), self.registry())
+
+    def system_prompt(self, plan: TurnPlan, notes_block: str = "", instructions: str | None = None) -> str:
         """``instructions`` is the turn's project-instructions block; None reads it here (blocking)."""
         memory_block = self.memory.boot_block() if self.memory is not None else ""
         if instructions is None:
@@ -154,12 +171,12 @@ class AgentRuntime:
         return build_system_prompt(
             PromptParts(
                 workspace=self.workspace,
-                tools=tools,
+                tools=plan.specs,
                 can_ask=self.can_ask,
                 project_instructions=instructions,
                 memory_block=memory_block,
                 notes_block=notes_block,
-                appendix=appendix,
+                appendix=plan.variant.appendix,
                 task_block=self.session().tasks.prompt_block(),
             )
         )
@@ -203,17 +220,15 @@ class AgentRuntime:
         self, ticket: Ticket, session: LiveSessionLike, instructions: ProjectInstructions
     ) -> TurnSetup:
         s = self.settings()
-        chosen = variant(ticket.agent or s.agent, s.thinking)
         if self.extra_tools is not None:
             self._extra = await self.extra_tools()
-        registry = self.registry()
+        plan = self.plan(ticket.agent)
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
-
         await instructions.refresh()
 
-        def prompt(tools: list[str]) -> str:
-            return self.system_prompt(tools, chosen.appendix, notes_block, instructions.block)
+        def prompt() -> str:
+            return self.system_prompt(plan, notes_block, instructions.block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:
@@ -221,16 +236,15 @@ class AgentRuntime:
             return await self.frontend.approve(ticket.task_id, request)
 
         try:
-            client = self.client()
+            client = await self.client_off_loop()
         except ProviderError as error:
             raise ShiroError(error.message) from None
         return TurnSetup(
             client=client,
             model=s.model,
-            registry=registry,
-            policy=PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry),
+            plan=plan,
+            policy=PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=plan.registry),
             grants=self.grants(session),
-            variant=chosen,
             window=self.window,
             system_prompt=prompt,
             workspace=self.workspace,
@@ -267,18 +281,13 @@ class AgentRuntime:
 
     async def current_meter(self) -> Meter:
         """``meter()`` with the instructions and tools the next turn would send measured now."""
-        s = self.settings()
-        chosen = variant(s.agent, s.thinking)
+        plan = self.plan()
         self._sync_window()
 
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
         def overhead() -> int:
-            registry = self.registry()
-            names = registry.read_only() if chosen.read_only else registry.names()
-            instructions = self.system_prompt(names, chosen.appendix, notes_block)
-            specs = registry.specs(names)
-            return self.window.overhead(instructions, specs)
+            return self.window.overhead(self.system_prompt(plan, notes_block), list(plan.specs))
 
         await asyncio.to_thread(overhead)
         return self.meter()

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
+import { ReviewController } from './changes';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
 import { showMcpServers } from './mcp';
@@ -7,7 +8,7 @@ import { MEMORY_SCHEME, MemoryDocuments, rememberSelection, showMemory } from '.
 import { meterView } from './meter';
 import { CLIENT_REMEMBER_COMMAND, Method } from './protocol';
 import type {
-  ApproveParams, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
+  ApproveParams, ChangesResult, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
   RememberSelectionArgs,
 } from './protocol';
 import { API_KEY_SECRET, ShiroServer } from './server';
@@ -25,6 +26,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let lastMeter: ContextMeter | undefined;
 
   let controller: ChatController | undefined;
+  let review: ReviewController | undefined;
   const renderMeter = (m: ContextMeter): void => {
     lastMeter = m;
     const view = meterView(m, controller?.session?.costUsd);
@@ -41,12 +43,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       controller?.setSession(s);
       if (lastMeter) renderMeter(lastMeter);
     }),
+    client.onNotification(Method.changesChanged, (r: ChangesResult) => review?.onChanged(r)),
     client.onRequest(Method.approve, (p: ApproveParams, token: vscode.CancellationToken) =>
       controller!.requestApproval(p, token)),
   ]);
   const srv = server;
   controller = new ChatController(srv);
   const ctl = controller;
+  review = new ReviewController(srv, ctl);
+  ctl.review = review;
   const chatView = new ChatViewProvider(context.extensionUri, ctl);
   ctl.onReveal = () => { void chatView.reveal(); };
   ctl.onPickSession = () => resumeSession();
@@ -108,7 +113,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const memoryDocuments = new MemoryDocuments();
   context.subscriptions.push(
-    meter, srv, ctl,
+    meter, srv, ctl, ...review.register(),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
     vscode.commands.registerCommand('shiro.resumeSession', resumeSession),
     vscode.commands.registerCommand('shiro.newSession', newSession),

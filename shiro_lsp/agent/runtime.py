@@ -33,8 +33,9 @@ from shiro_lsp.agent.prompt import PromptParts, build_system_prompt
 from shiro_lsp.agent.providers.factory import make_client
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import Tool, ToolRegistry, builtin_registry
+from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
-from shiro_lsp.config import Settings
+from shiro_lsp.config import Settings, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request, compacted_history
 from shiro_lsp.errors import ShiroError
@@ -225,10 +226,10 @@ class AgentRuntime:
         plan = self.plan(ticket.agent)
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
-        await instructions.refresh()
 
-        def prompt() -> str:
-            return self.system_prompt(plan, notes_block, instructions.block)
+        async def prompt() -> str:
+            block = await instructions.refresh()  # nested AGENTS.md of the folders touched so far
+            return await asyncio.to_thread(self.system_prompt, plan, notes_block, block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:
@@ -250,7 +251,9 @@ class AgentRuntime:
             workspace=self.workspace,
             approver=approve,
             reservation=self.reservation,
-            before_step=instructions.refresh,
+            redactor=Redactor.of(secret_values(s)),
+            sandbox=s.bash_sandbox,
+            sandbox_network=s.bash_sandbox_network,
         )
 
     def grants(self, session: LiveSessionLike) -> Grants:

@@ -26,6 +26,7 @@ from shiro_lsp.agent.tools.base import (
     field_subject,
     no_subject,
 )
+from shiro_lsp.agent.tools.environment import command_env
 from shiro_lsp.agent.tools.jail import relative_posix, resolve_in_workspace, workspace_root
 from shiro_lsp.agent.tools.shell import BoundedText
 
@@ -49,9 +50,8 @@ STATUS_LABEL = {
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
-    return env
+    extra = {"GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    return command_env(os.environ, (), extra)
 
 
 async def run_git(workspace: Path, args: list[str]) -> str:

@@ -289,6 +289,7 @@ export const scenarios = [
       const tool = chat.locator('.entry.tool', { hasText: 'multi_edit' }).last();
       await tool.locator('summary').click();
       await tool.locator('.tool-diff .diff-add', { hasText: 'VALUE_15 = 1500' }).first().waitFor({ timeout: 10_000 });
+      await tool.locator('.tool-diff').scrollIntoViewIfNeeded();
       await wb.shot('review-tool-card-shows-diff');
     },
   },

@@ -72,6 +72,8 @@ export interface EngineEvent {
   error?: unknown;
   before?: number; after?: number;
   inputTokens?: number; outputTokens?: number;
+  /** tool-result / tool-error of a call that changed files: its unified diff and the files (v2). */
+  diff?: string; files?: ChangedFile[];
 }
 export interface EventNotification { sessionId: string; taskId: string; seq: number; event: EngineEvent }
 

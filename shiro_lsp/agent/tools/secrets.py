@@ -156,6 +156,13 @@ def _is_secret_one(path: str) -> bool:
     return False
 
 
+def git_exclusions() -> list[str]:
+    """Pathspecs that leave secrets files out of ``git diff``/``git show`` output (any case)."""
+    names = [p for p in SECRET_NAME_PATTERNS]
+    suffixes = [p for p in SECRET_PATH_SUFFIXES]
+    return [f":(exclude,icase,glob)**/{p}" for p in (*names, *suffixes)]
+
+
 def refusal(path: str) -> str:
     """What the model reads when it asks for a secrets file."""
     return (

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from shiro_lsp.agent.tools import ToolError
 from shiro_lsp.agent.tools.environment import command_env
 from shiro_lsp.agent.tools.secrets import Redactor, command_reads_secrets, is_secret_path, scan_text
+from tool_helpers import RunTool, git
 
 
 @pytest.mark.parametrize(
@@ -141,3 +145,32 @@ def test_the_command_environment_drops_keys_and_keeps_the_rest() -> None:
         "JAVA_HOME": "/opt/jdk",
         "PAGER": "cat",
     }
+
+
+async def test_git_tools_leave_secrets_files_out(run: RunTool, workspace: Path) -> None:
+    git(workspace, "init", "-q")
+    (workspace / "a.txt").write_text("a\n")
+    (workspace / ".env").write_text("K=zq7-first\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / ".ENV").write_text("S=zq7-second\n")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "one")
+    (workspace / ".env").write_text("K=zq7-changed\n")
+    (workspace / "a.txt").write_text("b\n")
+    diff = await run("git_diff")
+    assert "+b" in diff and "zq7" not in diff
+    git(workspace, "commit", "-qam", "two")
+    (workspace / ".env").write_text("K=zq7-third\n")
+    git(workspace, "commit", "-qam", "three: only the env")
+    shown = await run("git_show", ref="HEAD")
+    assert "three: only the env" in shown and "zq7" not in shown and "secrets files" in shown
+    assert "zq7" not in await run("git_show", ref="HEAD~2")
+    for call in (
+        run("git_show", ref="HEAD:.env"),
+        run("git_show", ref="HEAD:sub/.ENV"),
+        run("git_blame", path=".env"),
+        run("git_diff", path="sub/.ENV"),
+    ):
+        with pytest.raises(ToolError, match="is a secrets file; Shiro never sends its contents"):
+            await call
+    assert await run("git_show", ref="HEAD:a.txt") == "b"

@@ -27,6 +27,7 @@ from shiro_lsp.agent.engine import (
     TurnSetup,
     plan_turn,
 )
+from shiro_lsp.agent.events import Failed
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
 from shiro_lsp.agent.providers.factory import make_client
@@ -178,7 +179,7 @@ class AgentRuntime:
         try:
             setup = await self._setup(ticket, session)
         except ShiroError as error:
-            emit({"type": "error", "error": error.message})
+            emit(Failed(error.message))
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
         # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
         self._background(asyncio.to_thread(self.prompts.append, ticket.text))

@@ -12,7 +12,18 @@ from pydantic import ValidationError
 
 from shiro_lsp.agent.chat import ChatOutcome
 from shiro_lsp.agent.context_window import Meter
-from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
+from shiro_lsp.agent.engine import ApprovalRequest, Decision
+from shiro_lsp.agent.events import (
+    Delta,
+    Emit,
+    Event,
+    Reasoning,
+    Text,
+    ToolOutput,
+    event_json,
+    joined,
+    same_stream,
+)
 from shiro_lsp.server import protocol as p
 
 if TYPE_CHECKING:
@@ -21,7 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 COALESCE_SECONDS = 0.03
-COALESCED = frozenset({"text", "reasoning", "tool-output"})
 
 
 class EventNotifier:
@@ -37,22 +47,18 @@ class EventNotifier:
         self._session_id = session_id
         self._task_id = task_id
         self._seq = 0
-        self._pending: Event | None = None
+        self._pending: Delta | None = None
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
 
     def __call__(self, event: Event) -> None:
-        if event["type"] not in COALESCED:
+        if not isinstance(event, Text | Reasoning | ToolOutput):
             self.flush()
             self._deliver(event)
             return
-        if self._pending is not None and not _same_stream(self._pending, event):
+        if self._pending is not None and not same_stream(self._pending, event):
             self.flush()
-        if self._pending is None:
-            self._pending = dict(event)
-        else:
-            field = "chunk" if event["type"] == "tool-output" else "text"
-            self._pending[field] += event[field]
+        self._pending = event if self._pending is None else joined(self._pending, event)
         wait = self._last_flush + COALESCE_SECONDS - time.monotonic()
         if wait <= 0:
             self.flush()
@@ -69,12 +75,15 @@ class EventNotifier:
         self._last_flush = time.monotonic()
 
     def _deliver(self, event: Event) -> None:
-        self._send({"sessionId": self._session_id, "taskId": self._task_id, "seq": self._seq, "event": event})
+        self._send(
+            {
+                "sessionId": self._session_id,
+                "taskId": self._task_id,
+                "seq": self._seq,
+                "event": event_json(event),
+            }
+        )
         self._seq += 1
-
-
-def _same_stream(a: Event, b: Event) -> bool:
-    return a["type"] == b["type"] and a.get("id") == b.get("id")
 
 
 class LspFrontend:

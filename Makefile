@@ -34,9 +34,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-## regenerate docs/protocol.md and docs/protocol.schema.json from the wire types
+## regenerate docs/protocol.md, docs/protocol.schema.json and vscode-client/src/protocol.gen.ts from the wire types
 protocol: $(STAMP)
 	$(PY) -m shiro_lsp.server.protocol_docs --write
+	test -d vscode-client/node_modules || (cd vscode-client && npm ci --no-audit --no-fund)
+	cd vscode-client && node scripts/gen-protocol.mjs
 
 test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15

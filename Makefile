@@ -27,9 +27,11 @@ stdio: $(STAMP)
 serve: $(STAMP)
 	$(PY) -m shiro_lsp --tcp $${PORT:-2087}
 
+## make lint: ruff (check + format check) and the layer rules (import-linter contracts in pyproject.toml)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check shiro_lsp tests bench
 	$(VENV)/bin/ruff format --check shiro_lsp tests bench
+	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

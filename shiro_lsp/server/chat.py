@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -25,9 +25,7 @@ from shiro_lsp.agent.events import (
     same_stream,
 )
 from shiro_lsp.server import protocol as p
-
-if TYPE_CHECKING:
-    from shiro_lsp.server.app import ShiroServer
+from shiro_lsp.server.rpc import ShiroServer, request, todos_wire
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +123,6 @@ class LspFrontend:
             return "deny"
 
     def todos_changed(self) -> None:
-        from shiro_lsp.server.app import todos_wire
-
         self.server.notify("shiro/todos/changed", todos_wire(self.server.shiro.tasks))
 
     def context_changed(self, meter: Meter) -> None:
@@ -145,9 +141,7 @@ def chat_result(outcome: ChatOutcome) -> p.ChatResult:
     )
 
 
-def register_chat(server: ShiroServer) -> None:
-    from shiro_lsp.server.app import request
-
+def register(server: ShiroServer) -> None:
     @request(server, "shiro/chat")
     async def chat(ls: ShiroServer, params: p.ChatParams) -> p.ChatResult:
         runtime = ls.shiro.runtime

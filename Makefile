@@ -5,7 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve stdio test test-py client-test e2e lint typecheck protocol bench clean
+.PHONY: help venv run serve stdio test test-py test-unit client-test e2e lint fix typecheck protocol bench clean
+
+## make help: this list
+help:
+	@grep -E '^## ' Makefile | sed 's/^## //'
+
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +38,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check shiro_lsp tests bench
 	$(VENV)/bin/lint-imports
 
+## make fix: ruff's fixes and formatting applied
+fix: $(STAMP)
+	$(VENV)/bin/ruff check --fix shiro_lsp tests bench
+	$(VENV)/bin/ruff format shiro_lsp tests bench
+
+## make typecheck: mypy --strict over shiro_lsp
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
@@ -42,6 +53,11 @@ protocol: $(STAMP)
 	test -d vscode-client/node_modules || (cd vscode-client && npm ci --no-audit --no-fund)
 	cd vscode-client && node scripts/gen-protocol.mjs
 
+## make test-unit: the Python unit tests only (one layer at a time, no server process)
+test-unit: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit
+
+## make test-py: every Python test (unit and end-to-end through the server)
 test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15
 
@@ -56,8 +72,10 @@ e2e: $(STAMP)
 ## make test: everything CI runs
 test: lint typecheck test-py client-test e2e
 
+## make bench: the benchmarks, as ratios against baselines measured in the same run
 bench: $(STAMP)
 	$(PY) -m bench
 
+## make clean: remove the venv and caches
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -47,7 +47,7 @@ fix: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-## regenerate docs/protocol.md, docs/protocol.schema.json and vscode-client/src/protocol.gen.ts from the wire types
+## make protocol: regenerate docs/protocol.md, docs/protocol.schema.json and vscode-client/src/protocol.gen.ts from the wire types
 protocol: $(STAMP)
 	$(PY) -m shiro_lsp.server.protocol_docs --write
 	test -d vscode-client/node_modules || (cd vscode-client && npm ci --no-audit --no-fund)
@@ -61,11 +61,11 @@ test-unit: $(STAMP)
 test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15
 
-## the extension: npm ci, tsc --noEmit, node --test with a stubbed vscode
+## make client-test: the extension: npm ci, tsc --noEmit, node --test with a stubbed vscode
 client-test:
 	bash scripts/client-test.sh
 
-## the extension in a real VS Code (code-server + headless chromium), against the real server
+## make e2e: the extension in a real VS Code (code-server + headless chromium), against the real server
 e2e: $(STAMP)
 	bash scripts/e2e.sh
 

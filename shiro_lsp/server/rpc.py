@@ -94,7 +94,8 @@ def parse(model: type[P], params: Any, method: str) -> P:
         return model.model_validate({} if params is None else params)
     except ValidationError as error:
         raise JsonRpcException(
-            message=f"Invalid params for {method}: {describe_problems(error, 'params')}", code=INVALID_PARAMS
+            message=f"Invalid params for {method}: {describe_problems(error, 'params', style='pydantic')}",
+            code=INVALID_PARAMS,
         ) from None
 
 

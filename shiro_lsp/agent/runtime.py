@@ -33,8 +33,9 @@ from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_ins
 from shiro_lsp.agent.providers.factory import make_client
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
+from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
-from shiro_lsp.config import Settings
+from shiro_lsp.config import Settings, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request, compacted_history
 from shiro_lsp.errors import ShiroError
@@ -116,6 +117,11 @@ class AgentRuntime:
             self._client_key = key
         return self._client
 
+    async def client_off_loop(self) -> ModelClient:
+        """``client()`` in a thread: the first one imports the SDK (seconds on a busy machine), and a
+        warm-up import still running holds the import lock that a call on the loop would wait for."""
+        return await asyncio.to_thread(self.client)
+
     def warm_up(self) -> None:
         """Import the SDK and build the client in a thread now, so the first chat does not wait ~1 s for it."""
 
@@ -128,7 +134,7 @@ class AgentRuntime:
     async def generate(self, system: str, messages: list[Message]) -> str:
         """A plain model call with no tools offered (summaries, memory compaction)."""
         request = ModelRequest(model=self.settings().model, instructions=system, messages=messages)
-        return (await self.client().generate(request)).text
+        return (await (await self.client_off_loop()).generate(request)).text
 
     async def summarize_memory(self, system: str, prompt: str) -> str:
         return await self.generate(system, [{"role": "user", "content": prompt}])
@@ -201,8 +207,8 @@ class AgentRuntime:
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
-        def prompt() -> str:
-            return self.system_prompt(plan, notes_block)
+        async def prompt() -> str:
+            return await asyncio.to_thread(self.system_prompt, plan, notes_block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:
@@ -210,7 +216,7 @@ class AgentRuntime:
             return await self.frontend.approve(ticket.task_id, request)
 
         try:
-            client = self.client()
+            client = await self.client_off_loop()
         except ProviderError as error:
             raise ShiroError(error.message) from None
         return TurnSetup(
@@ -224,6 +230,9 @@ class AgentRuntime:
             workspace=self.workspace,
             approver=approve,
             reservation=self.reservation,
+            redactor=Redactor.of(secret_values(s)),
+            sandbox=s.bash_sandbox,
+            sandbox_network=s.bash_sandbox_network,
         )
 
     def grants(self, session: LiveSessionLike) -> Grants:

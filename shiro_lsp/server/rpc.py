@@ -27,6 +27,7 @@ from shiro_lsp import __version__
 from shiro_lsp.config import Settings
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError, describe_problems
 from shiro_lsp.server import protocol as p
+from shiro_lsp.server.transport import ThreadedWriterProtocol
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.memory import Entry
 from shiro_lsp.state.todos import TaskList
@@ -47,7 +48,12 @@ def plain_dict_converter() -> Any:
 
 class ShiroServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("shiro-lsp", __version__, converter_factory=plain_dict_converter)
+        super().__init__(
+            "shiro-lsp",
+            __version__,
+            protocol_cls=ThreadedWriterProtocol,
+            converter_factory=plain_dict_converter,
+        )
         self._shiro: Shiro | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
 

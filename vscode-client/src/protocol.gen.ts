@@ -94,6 +94,10 @@ export interface ApproveParams {
   suggestedPattern: string;
   taskId: string;
   toolName: string;
+  /**
+   * Shown on the approval card: for bash, whether it runs sandboxed or with the user's full access (secrets and files outside the workspace included), and a warning when the command reads a secrets file.
+   */
+  warning?: string | null;
 }
 /**
  * What a file tool is about to do to one file, for the client's diff editor.

@@ -23,18 +23,21 @@ export const Method = {
   sessionSave: 'shiro/session/save',
   sessionClear: 'shiro/session/clear',
   sessionCompact: 'shiro/session/compact',
+  sessionDelete: 'shiro/session/delete',
   sessionChanged: 'shiro/session/changed',
   todos: 'shiro/todos',
   todosChanged: 'shiro/todos/changed',
   todosUpdate: 'shiro/todos/update',
   memoryRemember: 'shiro/memory/remember',
   memoryList: 'shiro/memory/list',
+  memoryForget: 'shiro/memory/forget',
   memoryCompact: 'shiro/memory/compact',
   notesRead: 'shiro/notes/read',
   notesAppend: 'shiro/notes/append',
   history: 'shiro/history',
   context: 'shiro/context',
   contextChanged: 'shiro/context/changed',
+  models: 'shiro/models',
   changes: 'shiro/changes',
   changesDiff: 'shiro/changes/diff',
   changesUndo: 'shiro/changes/undo',
@@ -43,6 +46,14 @@ export const Method = {
   checkpointList: 'shiro/checkpoint/list',
   checkpointRestore: 'shiro/checkpoint/restore',
 } as const;
+
+export const AGENTS = ['default', 'quick', 'deep', 'plan', 'review'] as const;
+export type Agent = typeof AGENTS[number];
+
+/** shiro/models: the models an endpoint serves (GET /v1/models), or why none could be listed. */
+export interface ModelsParams { baseUrl?: string }
+export interface ModelEntry { id: string; contextWindow?: number | null }
+export interface ModelsResult { baseUrl: string; preset?: string | null; models: ModelEntry[]; error?: string | null }
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
 export const SERVER_REMEMBER_COMMAND = 'shiro.remember';
@@ -76,6 +87,8 @@ export type Decision = 'once' | 'always' | 'deny';
 export interface ApproveParams {
   taskId: string; toolName: string; input: unknown;
   matchedPattern?: string; suggestedPattern: string; repeated: boolean;
+  /** bash: whether it runs sandboxed or with full access; a command that reads a secrets file. */
+  warning?: string | null;
   /** File tools: what the call would do to the file (v2). */
   preview?: FilePreview | null;
   /** Multi-file calls (apply_patch): every file; `preview` is the first. */
@@ -136,6 +149,8 @@ export interface InitializationOptions {
   home?: string; model?: string; baseUrl?: string; apiKey?: string; api?: 'responses' | 'chat' | 'auto';
   agent?: string; thinking?: string; compactThreshold?: number; memory?: boolean; approvalTimeoutMs?: number;
   trusted?: boolean;
+  /** bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or not at all). */
+  bashSandbox?: 'off' | 'auto' | 'required'; bashSandboxNetwork?: boolean;
 }
 
 /** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. */

@@ -12,6 +12,7 @@ from shiro_lsp.server import (
     code_actions,
     history,
     lifecycle,
+    mcp,
     memory,
     models,
     notes,
@@ -22,7 +23,7 @@ from shiro_lsp.server.rpc import ShiroServer, parse, plain_dict_converter, reque
 
 __all__ = ["FEATURES", "ShiroServer", "create_server", "parse", "plain_dict_converter", "request"]
 
-FEATURES = (lifecycle, memory, todos, history, sessions, chat, code_actions, notes, changes, models)
+FEATURES = (lifecycle, memory, todos, history, sessions, chat, code_actions, notes, changes, models, mcp)
 """Each has ``register(server)``; the order is the order methods are registered in."""
 
 

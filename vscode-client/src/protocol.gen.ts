@@ -34,6 +34,9 @@ export interface ShiroProtocol {
   ForgetParams?: ForgetParams;
   ForgetResult?: ForgetResult;
   HistoryResult?: HistoryResult;
+  McpListResult?: McpListResult;
+  McpServerInfo?: McpServerInfo;
+  McpTrustParams?: McpTrustParams;
   MemoryCompactResult?: MemoryCompactResult;
   MemoryEntry?: MemoryEntry;
   ModelEntry?: ModelEntry;
@@ -448,6 +451,39 @@ export interface ForgetResult {
 }
 export interface HistoryResult {
   prompts: string[];
+}
+export interface McpListResult {
+  /**
+   * Config files or entries that could not be used, in words.
+   */
+  problems?: string[];
+  servers: McpServerInfo[];
+}
+export interface McpServerInfo {
+  /**
+   * Exactly what runs: the command line (stdio) or the URL (http).
+   */
+  command: string;
+  error?: string | null;
+  name: string;
+  /**
+   * Project servers run only once trusted.
+   */
+  scope: 'project' | 'user';
+  /**
+   * The config file the entry came from.
+   */
+  source: string;
+  status: 'running' | 'stopped' | 'untrusted' | 'error';
+  /**
+   * The server's tool names as it lists them (offered as mcp__<server>__<tool>).
+   */
+  tools: string[];
+  trusted: boolean;
+}
+export interface McpTrustParams {
+  name: string;
+  trusted: boolean;
 }
 export interface MemoryCompactResult {
   after: number;

@@ -166,7 +166,10 @@ async def test_always_covers_that_tool_for_the_session_and_rules_match_by_name(
     fake.script += [Step(ToolCall("mcp__testkit__add", {"a": 1, "b": 1}, call_id="c4")), Step(Text("ok"))]
     await client.call("shiro/chat", {"text": "again"})
     assert len(client.approvals) == 2
-    assert tool_results(model_bodies(fake)[-1])[-1] == "User denied this tool call."
+    assert (
+        tool_results(model_bodies(fake)[-1])[-1]
+        == "Refused by the permission rules: mcp__testkit__add is denied."
+    )
 
 
 async def test_an_edited_entry_asks_for_trust_again(

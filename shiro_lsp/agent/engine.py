@@ -5,9 +5,9 @@ the history (pruned to fit, §4.1), stream one model call, append what it said, 
 it made (asking the user where the policy says so), and go again until the model stops calling
 tools, the step limit is hit, an error ends it, or the user cancels.
 
-Events go to ``emit`` as plain dicts (`{"type": "text", "text": ...}` ...) in order; front ends
-(LSP, headless) only translate them. A turn ends with ``done`` or, on failure, with ``error``
-and no ``done``.
+Events go to ``emit`` as the typed events of ``agent/events.py``, in order; front ends (LSP,
+headless) only translate them. A turn ends with ``Done`` or, on failure, with ``Failed`` and no
+``Done``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
 from shiro_lsp.agent.context_window import ContextWindow, WireView
+from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.providers.types import (
@@ -44,8 +46,7 @@ from shiro_lsp.messages import Message
 
 log = logging.getLogger(__name__)
 
-Event = dict[str, Any]
-Emit = Callable[[Event], None]
+__all__ = ["Emit", "Event"]  # re-exported: front ends took them from here
 Decision = Literal["once", "always", "deny"]
 
 STALE_NOTICE = (
@@ -193,7 +194,7 @@ class Turn:
             return await self._loop()
         except asyncio.CancelledError:
             self._close_open_calls()
-            self.emit({"type": "done", **self._usage_fields()})
+            self.emit(self._done())
             return self._outcome("cancelled")
 
     async def _loop(self) -> TurnOutcome:
@@ -201,19 +202,14 @@ class Turn:
             try:
                 step = await self._model_step()
             except ProviderError as error:
-                self.emit({"type": "error", "error": error.message})
+                self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
-                self.emit({"type": "done", **self._usage_fields()})
+                self.emit(self._done())
                 return self._outcome("done")
             await self._run_tools(step.calls)
-        self.emit(
-            {
-                "type": "notice",
-                "text": f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)",
-            }
-        )
-        self.emit({"type": "done", **self._usage_fields()})
+        self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
+        self.emit(self._done())
         return self._outcome("done")
 
     # --- one model call ------------------------------------------------------------------------
@@ -226,7 +222,7 @@ class Turn:
             wire = await self.setup.window.prepare(self.history.messages, instructions, specs)
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
-                self.emit({"type": "compacted", "before": wire.before, "after": wire.after})
+                self.emit(ev.Compacted(wire.before, wire.after))
             request = ModelRequest(
                 model=self.setup.model,
                 instructions=instructions,
@@ -254,17 +250,17 @@ class Turn:
             if isinstance(event, TextDelta):
                 step.delivered = True
                 step.partial_text += event.text
-                self.emit({"type": "text", "text": event.text})
+                self.emit(ev.Text(event.text))
             elif isinstance(event, ReasoningDelta):
                 step.delivered = True
-                self.emit({"type": "reasoning", "text": event.text})
+                self.emit(ev.Reasoning(event.text))
             elif isinstance(event, ToolInputStart):
                 step.delivered = True
-                self.emit({"type": "tool-start", "id": event.call_id, "name": event.name})
+                self.emit(ev.ToolStart(event.call_id, event.name))
             elif isinstance(event, ToolCallReady):
                 step.calls.append(event)
             elif isinstance(event, Notice):
-                self.emit({"type": "notice", "text": event.text})
+                self.emit(ev.Notice(event.text))
             elif isinstance(event, StepFinished):
                 step.message, step.usage = event.message, event.usage
                 self._count(event.usage)
@@ -276,7 +272,7 @@ class Turn:
         """§5.6: rewrite the history inline (and save it), say so, and try once more."""
         self.stale_repaired = True
         self.history.replace(detach_provider_items(self.history.messages))
-        self.emit({"type": "notice", "text": STALE_NOTICE})
+        self.emit(ev.Notice(STALE_NOTICE))
 
     def _keep_partial(self, step: _StepResult) -> None:
         """A cancelled stream keeps what the user already saw."""
@@ -312,25 +308,16 @@ class Turn:
                 raise ToolError(f"{call.name} is not available to the {plan.variant.name} agent.")
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
-            self.emit(
-                {
-                    "type": "tool-call",
-                    "id": call.call_id,
-                    "name": call.name,
-                    "input": _loose_json(call.arguments),
-                }
-            )
+            self.emit(ev.ToolCall(call.call_id, call.name, _loose_json(call.arguments)))
             return self._tool_error(call, error.message)
-        self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
+        self.emit(ev.ToolCall(call.call_id, call.name, input))
         refused = await self._permitted(call, input)
         if refused is not None:
             return _result_part(call, refused, error=True)
         redact = self.setup.redactor.redact
         ctx = ToolContext(
             workspace=self.setup.workspace,
-            on_output=lambda chunk: self.emit(
-                {"type": "tool-output", "id": call.call_id, "chunk": redact(chunk)}
-            ),
+            on_output=lambda chunk: self.emit(ev.ToolOutput(call.call_id, redact(chunk))),
             call_id=call.call_id,
             redactor=self.setup.redactor,
             sandbox=self.setup.sandbox,
@@ -346,11 +333,8 @@ class Turn:
                     changed = await self._settle(watch)
         except ToolError as error:
             return self._tool_error(call, redact(error.message), changed)
-        event: Event = {"type": "tool-result", "id": call.call_id, "name": call.name, "output": output}
-        fields = _change_fields(changed)
-        if "diff" in fields:
-            fields["diff"] = redact(fields["diff"])
-        self.emit({**event, **fields})
+        diff, files = _change_fields(changed)
+        self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
         return _result_part(call, output)
 
     async def _watch(self, tool_name: str, input: dict[str, Any]) -> Any:
@@ -362,9 +346,7 @@ class Turn:
             return await changes.before(tool_name, input)
         except (OSError, ValueError) as error:
             log.warning("checkpoint before %s failed: %s", tool_name, error)
-            self.emit(
-                {"type": "notice", "text": f"Could not record a checkpoint before {tool_name}: {error}"}
-            )
+            self.emit(ev.Notice(f"Could not record a checkpoint before {tool_name}: {error}"))
             return None
 
     async def _settle(self, watch: Any) -> ToolChangesLike | None:
@@ -380,8 +362,9 @@ class Turn:
     def _tool_error(
         self, call: ToolCallReady, message: str, changed: ToolChangesLike | None = None
     ) -> dict[str, Any]:
-        event: Event = {"type": "tool-error", "id": call.call_id, "name": call.name, "error": message}
-        self.emit({**event, **_change_fields(changed)})
+        diff, files = _change_fields(changed)
+        redact = self.setup.redactor.redact
+        self.emit(ev.ToolFailed(call.call_id, call.name, message, redact(diff) if diff else None, files))
         return _result_part(call, message, error=True)
 
     def _reserve(self, tool_name: str) -> AbstractAsyncContextManager[Any]:
@@ -396,8 +379,8 @@ class Turn:
             return None
         if verdict.decision == "deny":
             if verdict.reason:
-                self.emit({"type": "notice", "text": verdict.reason})
-            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
+                self.emit(ev.Notice(verdict.reason))
+            self.emit(ev.ToolDenied(call.call_id, call.name))
             return verdict.reason or DENIED_OUTPUT
         request = ApprovalRequest(
             call.name,
@@ -412,10 +395,7 @@ class Turn:
         if answer.decision == "always" and verdict.warning is None:
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
         if answer.decision == "deny":
-            denied: Event = {"type": "tool-denied", "id": call.call_id, "name": call.name}
-            if answer.reason:
-                denied["reason"] = answer.reason
-            self.emit(denied)
+            self.emit(ev.ToolDenied(call.call_id, call.name, answer.reason or None))
             return f"{DENIED_OUTPUT} Their reason: {answer.reason}" if answer.reason else DENIED_OUTPUT
         return None
 
@@ -477,8 +457,8 @@ class Turn:
 
     # --- results -------------------------------------------------------------------------------
 
-    def _usage_fields(self) -> dict[str, Any]:
-        return {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "costUsd": self.cost}
+    def _done(self) -> ev.Done:
+        return ev.Done(self.input_tokens, self.output_tokens, self.cost)
 
     def _outcome(
         self, reason: Literal["done", "cancelled", "error"], error: str | None = None
@@ -486,11 +466,11 @@ class Turn:
         return TurnOutcome(reason, self.input_tokens, self.output_tokens, self.cost, error)
 
 
-def _change_fields(changed: ToolChangesLike | None) -> Event:
+def _change_fields(changed: ToolChangesLike | None) -> tuple[str | None, list[dict[str, Any]] | None]:
     """The ``diff`` and ``files`` a tool card shows for a call that changed files."""
     if changed is None:
-        return {}
-    return {"diff": changed.diff, "files": changed.files_json()}
+        return None, None
+    return changed.diff, changed.files_json()
 
 
 def _result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict[str, Any]:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from shiro_lsp.agent.changes import ChangedFile, TurnChangesView
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.server import protocol as p
-
-if TYPE_CHECKING:
-    from shiro_lsp.server.app import ShiroServer
+from shiro_lsp.server.rpc import ShiroServer, request
 
 BUSY = "A chat is running or waiting; {what} once it has finished (or stop it first)."
 
@@ -30,9 +27,7 @@ def _idle(ls: ShiroServer, what: str) -> None:
         raise ShiroError(BUSY.format(what=what))
 
 
-def register_changes(server: ShiroServer) -> None:
-    from shiro_lsp.server.app import request
-
+def register(server: ShiroServer) -> None:
     def session_id(ls: ShiroServer) -> str:
         return ls.shiro.sessions.current.id
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -11,6 +13,7 @@ from typing import Any, TypeVar
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -26,6 +29,7 @@ from shiro_lsp.errors import INVALID_PARAMS, ShiroError
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.chat import LspFrontend, register_chat
 from shiro_lsp.server.notes import register_notes
+from shiro_lsp.server.rpc import FrameReader, ShiroProtocol, excerpt, serve
 from shiro_lsp.server.sessions import register_sessions
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.memory import Entry
@@ -51,9 +55,32 @@ def plain_dict_converter() -> Any:
 
 class ShiroServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("shiro-lsp", __version__, converter_factory=plain_dict_converter)
+        super().__init__(
+            "shiro-lsp", __version__, protocol_cls=ShiroProtocol, converter_factory=plain_dict_converter
+        )
         self._shiro: Shiro | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.stop_reason: str | None = None
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """stdio with Shiro's frame reader (rpc.py); ``stop_reason`` says why it ended, if it broke."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = FrameReader((stdin or sys.stdin.buffer).fileno())
+        protocol = self.protocol
+        assert isinstance(protocol, ShiroProtocol)
+        try:
+            self.stop_reason = asyncio.run(serve(reader, protocol, self._stop_event))
+        except BrokenPipeError:
+            log.error("The connection to the client is lost; stopping.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls would pop an "Error in server" toast for each dropped message: a log line is enough."""
+        log.warning("Server error (%s): %s", getattr(source, "__name__", source), excerpt(str(error), 200))
 
     @property
     def shiro(self) -> Shiro:

@@ -32,6 +32,7 @@ from typing import Any
 
 import cattrs
 from pygls.exceptions import JsonRpcException
+from lsprotocol.types import CANCEL_REQUEST
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
@@ -227,7 +228,7 @@ class ShiroProtocol(LanguageServerProtocol):
         self.handle_message(structured)
 
     def _receive_notification(self, method: str, params: Any, problem: str | None) -> None:
-        known = method in self.fm.builtin_features or method in self.fm.features
+        known = method in self.fm.builtin_features or method in self.fm.features or method == CANCEL_REQUEST
         if not known:
             if not method.startswith("$/"):
                 log.info("Ignored a notification for an unknown method %s", excerpt(method))

@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+from shiro_lsp.agent.providers.models import ModelListing, list_endpoint_models
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
 from shiro_lsp.config import Settings
 from shiro_lsp.errors import ReadOnly, ShiroError
@@ -165,6 +166,18 @@ class Shiro:
 
     def update_todos(self, todos: list[Todo]) -> str:
         return self.sessions.current.set_todos(todos)
+
+    async def list_models(self, base_url: str | None = None) -> ModelListing:
+        """The models at ``base_url`` (default: the configured endpoint).
+
+        The configured API key goes only to the configured endpoint; another address is asked
+        without it (a local server needs none).
+        """
+        configured = self.settings.base_url
+        same = base_url is None or (configured or "").rstrip("/") == base_url.rstrip("/")
+        if same:
+            return await list_endpoint_models(configured, self.settings.api_key)
+        return await list_endpoint_models(base_url, None, use_environment_key=False)
 
     def summarizer(self) -> Summarizer | None:
         """The model call used by memory compaction."""

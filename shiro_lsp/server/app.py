@@ -27,8 +27,10 @@ from shiro_lsp import __version__
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError
 from shiro_lsp.server import protocol as p
+from shiro_lsp.server.changes import register_changes
 from shiro_lsp.server.chat import LspFrontend, register_chat
 from shiro_lsp.server.documents import text_document
+from shiro_lsp.server.models import register_models
 from shiro_lsp.server.notes import register_notes
 from shiro_lsp.server.rpc import FrameReader, ShiroProtocol, excerpt, serve
 from shiro_lsp.server.sessions import register_sessions
@@ -203,6 +205,8 @@ def create_server() -> ShiroServer:
     register_chat(server)
     register_code_actions(server)
     register_notes(server)
+    register_changes(server)
+    register_models(server)
     return server
 
 

@@ -193,6 +193,15 @@ class ChatEvent(Wire):
         "error",
         "done",
     ]
+    diff: str | None = Field(
+        default=None,
+        description="tool-result of a tool that changed files: a short unified diff of the change "
+        "(capped), for the tool card.",
+    )
+    files: list[ChangedFile] | None = Field(
+        default=None, description="tool-result of a tool that changed files: each file it changed."
+    )
+    reason: str | None = Field(default=None, description="tool-denied: the reason the user gave, if any.")
 
 
 class EventNotification(Wire):
@@ -215,6 +224,21 @@ class QueueClearResult(Wire):
     cleared: int
 
 
+class FilePreview(Wire):
+    """What a file tool is about to do to one file, for the client's diff editor."""
+
+    path: str = Field(description="Workspace-relative, '/'-separated.")
+    before: str | None = Field(description="The file now; null for a new file.")
+    after: str | None = Field(description="The file after the call; null for a delete.")
+    from_: str | None = Field(
+        default=None, alias="from", description="move_file: the path it moves from (`path` is the target)."
+    )
+    binary: bool = Field(
+        default=False,
+        description="A binary file: before/after are a one-line summary, not the bytes (null as above).",
+    )
+
+
 class ApproveParams(Wire):
     task_id: str
     tool_name: str
@@ -222,10 +246,128 @@ class ApproveParams(Wire):
     matched_pattern: str | None = None
     suggested_pattern: str
     repeated: bool
+    preview: FilePreview | None = Field(
+        default=None, description="File tools (write_file, edit_file, multi_edit, move_file, delete_file)."
+    )
+    previews: list[FilePreview] | None = Field(
+        default=None,
+        description="Extension: every file of a multi-file call (apply_patch); `preview` is the first.",
+    )
 
 
 class ApproveResult(Wire):
     decision: Literal["once", "always", "deny"]
+    reason: str | None = Field(default=None, description="With deny: why. The model reads it.")
+
+
+# --- reviewable edits and checkpoints (design.md v2) --------------------------------------------
+
+ChangeStatus = Literal["added", "modified", "deleted", "moved"]
+RestoreMode = Literal["code", "chat", "both"]
+
+
+class ChangesParams(Wire):
+    task_id: NonEmpty | None = Field(
+        default=None, description="Default: the latest turn of this session that changed files."
+    )
+
+
+class ChangedFile(Wire):
+    path: str = Field(description="Workspace-relative, '/'-separated; for a move, where it is now.")
+    status: ChangeStatus
+    from_: str | None = Field(default=None, alias="from", description="moved: the path before the turn.")
+    additions: int
+    deletions: int
+    reviewed: bool = Field(description="Kept, undone, or otherwise dealt with by the user.")
+    binary: bool = Field(default=False, description="Extension: additions/deletions are 0 for binary files.")
+
+
+class ChangesResult(Wire):
+    task_id: str | None = Field(description="null when no turn of this session changed files.")
+    checkpoint_id: str | None
+    files: list[ChangedFile]
+
+
+class ChangesDiffParams(Wire):
+    path: NonEmpty
+    task_id: NonEmpty | None = None
+
+
+class DiffHunk(Wire):
+    """Extension: one contiguous changed region (no context lines); its index is what undo takes."""
+
+    index: int
+    old_start: int = Field(description="1-based first line in `before` (the line before, for a pure insert).")
+    old_lines: int
+    new_start: int = Field(description="1-based first line in `after` (the line before, for a pure delete).")
+    new_lines: int
+    header: str = Field(description="The unified-diff header, `@@ -a,b +c,d @@`.")
+
+
+class ChangesDiffResult(Wire):
+    path: str
+    before: str | None = Field(description="The checkpoint's content; null when the turn created the file.")
+    after: str | None = Field(description="The file now; null when it is gone.")
+    binary: bool = Field(default=False, description="Extension: before/after are one-line summaries.")
+    hunks: list[DiffHunk] = Field(
+        default_factory=list, description="Extension: the hunks `shiro/changes/undo` indexes."
+    )
+
+
+class ChangesUndoParams(Wire):
+    path: NonEmpty
+    task_id: NonEmpty | None = None
+    hunks: list[Annotated[int, Field(ge=0)]] | None = Field(
+        default=None, description="Indices into `shiro/changes/diff` hunks; default the whole file."
+    )
+
+
+class ChangesUndoResult(Wire):
+    path: str
+    undone: bool
+    conflict: str | None = Field(
+        default=None, description="Why nothing was written (e.g. the user edited the file since the turn)."
+    )
+
+
+class ChangesKeepParams(Wire):
+    path: NonEmpty | None = Field(default=None, description="Default: every file of the turn.")
+    task_id: NonEmpty | None = None
+
+
+class ChangesKeepResult(Wire):
+    kept: int
+
+
+class CheckpointInfo(Wire):
+    id: str
+    task_id: str
+    created_at: str
+    prompt: str = Field(description="The user's message that started the turn.")
+    files: list[str] = Field(description="Paths the turn changed (workspace-relative).")
+    kind: Literal["turn", "redo"] = Field(
+        default="turn", description="Extension: `redo` = taken by a restore, to undo that restore."
+    )
+    not_covered: list[str] = Field(
+        default_factory=list,
+        description="Extension: what this checkpoint could not record (skipped trees, size caps).",
+    )
+
+
+class CheckpointListResult(Wire):
+    checkpoints: list[CheckpointInfo]
+
+
+class CheckpointRestoreParams(Wire):
+    id: NonEmpty
+    mode: RestoreMode
+
+
+class CheckpointRestoreResult(Wire):
+    restored: list[str] = Field(description="Paths put back as they were before the turn.")
+    conflicts: list[str] = Field(description="Paths left alone: the user changed them since.")
+    redo_id: str | None = Field(description="Restore this checkpoint (same mode) to undo this restore.")
+    messages_removed: int = Field(default=0, description="Extension: messages dropped from the session.")
 
 
 # --- sessions ------------------------------------------------------------------------------------
@@ -342,6 +484,47 @@ class NotesResult(Wire):
     )
 
 
+# --- models (local model presets) ----------------------------------------------------------------
+
+
+ModelPreset = Literal["ollama", "lmstudio", "llamacpp", "vllm", "openai"]
+
+
+class ModelsParams(Wire):
+    base_url: NonEmpty | None = Field(
+        default=None, description="Default: the configured baseUrl (OpenAI when none is set)."
+    )
+
+
+class ModelEntry(Wire):
+    id: str
+    context_window: int | None = Field(
+        default=None, description="Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio)."
+    )
+
+
+class ModelsResult(Wire):
+    base_url: str
+    preset: ModelPreset | None = Field(
+        description="Which server answered: from its answer (owned_by, /props), else its well-known port."
+    )
+    models: list[ModelEntry] = Field(description="Sorted by id; empty when error is set.")
+    error: str | None = Field(default=None, description="Why nothing could be listed, for a person to read.")
+
+
+class ModelsDetectParams(Wire):
+    base_urls: list[NonEmpty] | None = Field(
+        default=None,
+        description="Base URLs to probe instead of the presets (Ollama 127.0.0.1:11434/v1, LM Studio "
+        ":1234/v1, llama.cpp :8080/v1, vLLM :8000/v1).",
+    )
+
+
+class ModelsDetectResult(Wire):
+    endpoints: list[ModelsResult] = Field(description="The ones that answered, in the order probed.")
+    message: str = Field(description="What was found, or which addresses were tried when none answered.")
+
+
 # --- the method table ----------------------------------------------------------------------------
 
 
@@ -379,6 +562,32 @@ METHODS: tuple[Method, ...] = (
         ApproveParams,
         ApproveResult,
         "Ask the user about a tool call. No answer within approvalTimeoutMs, or an error, is a deny.",
+    ),
+    _request(
+        "shiro/changes",
+        ChangesParams,
+        ChangesResult,
+        "What a turn changed (default: the latest turn that changed files).",
+    ),
+    _request(
+        "shiro/changes/diff", ChangesDiffParams, ChangesDiffResult, "A file's checkpoint content vs now."
+    ),
+    _request(
+        "shiro/changes/undo",
+        ChangesUndoParams,
+        ChangesUndoResult,
+        "Put back the whole file or the listed hunks; a file the user edited since is a conflict.",
+    ),
+    _request("shiro/changes/keep", ChangesKeepParams, ChangesKeepResult, "Mark files reviewed."),
+    _notification("shiro/changes/changed", ChangesResult, "After every turn that changed files."),
+    _request(
+        "shiro/checkpoint/list", Empty, CheckpointListResult, "This session's checkpoints, newest first."
+    ),
+    _request(
+        "shiro/checkpoint/restore",
+        CheckpointRestoreParams,
+        CheckpointRestoreResult,
+        "code: the workspace as before that turn; chat: drop that turn and later ones; both.",
     ),
     _request("shiro/session/current", Empty, SessionInfo, "The live session."),
     _request(
@@ -425,6 +634,18 @@ METHODS: tuple[Method, ...] = (
     _request("shiro/notes/replace", NotesReplaceParams, NotesResult, "Replace; needs the hash last read."),
     _request("shiro/history", Empty, HistoryResult, "Prompt history of this workspace, newest last."),
     _request("shiro/context", Empty, ContextMeter, "What the next request will carry."),
+    _request(
+        "shiro/models",
+        ModelsParams,
+        ModelsResult,
+        "The models an endpoint serves (GET /v1/models, plus llama.cpp /props), and which server it is.",
+    ),
+    _request(
+        "shiro/models/detect",
+        ModelsDetectParams,
+        ModelsDetectResult,
+        "Which local model servers are running (the presets, probed at once).",
+    ),
     _notification(
         "shiro/context/changed", ContextMeter, "After every model step, resume, compact and clear."
     ),

@@ -16,7 +16,9 @@ As a separate process (the VS Code end-to-end tests)::
 
 and script it over HTTP: ``POST /_control/script`` (a JSON list of steps, appended),
 ``GET /_control/requests``, ``POST /_control/reset``, ``POST /_control/release`` (``{"gate": name}``),
-``POST /_control/default`` (``{"mode": "echo"|null}``). ``to_json``/``from_json`` give the JSON form of
+``POST /_control/default`` (``{"mode": "echo"|null}``), ``POST /_control/models``
+(``{"models": [id | entry], "get_routes": {path: json}}``: what ``GET /v1/models`` lists, plus other GET
+answers such as llama.cpp's ``/props``). ``to_json``/``from_json`` give the JSON form of
 every DSL item.
 
 Each ``POST /v1/responses`` or ``/v1/chat/completions`` takes the next script entry: a ``Step`` (a reply,
@@ -379,7 +381,10 @@ class FakeOpenAI:
         self.default_reply: str | None = None  # "echo" or None
         self.validate = True
         self.api_key: str | None = None  # when set, any other bearer token gets 401
-        self.models = ["gpt-5", "gpt-5-mini", "gpt-4o"]
+        # ids, or whole /v1/models entries (a local server's metadata: owned_by, max_model_len, meta)
+        self.models: list[str | dict[str, Any]] = ["gpt-5", "gpt-5-mini", "gpt-4o"]
+        # other GET paths and their JSON answers, e.g. llama.cpp's "/props"
+        self.get_routes: dict[str, Any] = {}
         self.chat_dialect = "openai"  # or "ollama-legacy": no tool-call index, delta.reasoning
         self.disconnects = 0  # streams the client closed before the end
         self._port = port
@@ -472,9 +477,14 @@ class FakeOpenAI:
             given = (h.headers.get("authorization") or "").removeprefix("Bearer ")
             if given != self.api_key:
                 return _send_error(h, HttpError.invalid_api_key(given))
+        if method == "GET" and path in self.get_routes:
+            return _send_json(h, 200, self.get_routes[path])
         if method == "GET" and path.endswith("/models"):
             data = [
-                {"id": m, "object": "model", "created": 1700000000, "owned_by": "fake"} for m in self.models
+                m
+                if isinstance(m, dict)
+                else {"id": m, "object": "model", "created": 1700000000, "owned_by": "fake"}
+                for m in self.models
             ]
             return _send_json(h, 200, {"object": "list", "data": data})
         if method != "POST" or not path.endswith(("/responses", "/chat/completions")):
@@ -517,6 +527,10 @@ class FakeOpenAI:
             return _send_json(h, 200, {"ok": True})
         if path == "/_control/release":
             self.gate(str(body["gate"])).release()
+            return _send_json(h, 200, {"ok": True})
+        if path == "/_control/models" and method == "POST":
+            self.models = list(body.get("models", self.models))
+            self.get_routes.update(body.get("get_routes") or {})
             return _send_json(h, 200, {"ok": True})
         if path == "/_control/default":
             self.default_reply = body.get("mode")

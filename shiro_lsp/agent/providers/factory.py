@@ -28,10 +28,15 @@ def is_official(base_url: str) -> bool:
     return parts.scheme == "https" and (parts.hostname or "").lower() == "api.openai.com"
 
 
-def _resolve(base_url: str | None, api_key: str | None) -> tuple[str, str]:
-    """The base URL and key to use; raises the "no key" ``ProviderError`` for a remote endpoint."""
+def resolve_endpoint(
+    base_url: str | None, api_key: str | None, *, environment: bool = True
+) -> tuple[str, str]:
+    """The base URL and key to use; raises the "no key" ``ProviderError`` for a remote endpoint.
+
+    ``environment=False`` never falls back to ``OPENAI_API_KEY`` (an address the user did not configure).
+    """
     url = (base_url or os.environ.get("OPENAI_BASE_URL") or OFFICIAL_BASE_URL).rstrip("/")
-    key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    key = api_key or (os.environ.get("OPENAI_API_KEY") if environment else None) or None
     if key is None:
         if not is_local(url):
             raise ProviderError(NO_KEY_MESSAGE, kind="auth")
@@ -61,7 +66,7 @@ def make_client(
     """
     if api not in APIS:
         raise ProviderError(f'Unknown API "{api}". Use "auto", "responses" or "chat".', kind="bad_request")
-    url, key = _resolve(base_url, api_key)
+    url, key = resolve_endpoint(base_url, api_key)
     official = is_official(url) if treat_as_official is None else treat_as_official
 
     import openai
@@ -87,7 +92,7 @@ def make_client(
 
 async def list_models(base_url: str | None, api_key: str | None, *, timeout: float = 15.0) -> list[str]:
     """The model ids ``GET /v1/models`` offers (for a picker), sorted; ``ProviderError`` on failure."""
-    url, key = _resolve(base_url, api_key)
+    url, key = resolve_endpoint(base_url, api_key)
 
     import openai
 

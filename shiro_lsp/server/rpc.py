@@ -31,8 +31,8 @@ from concurrent.futures import Future
 from typing import Any
 
 import cattrs
-from pygls.exceptions import JsonRpcException
 from lsprotocol.types import CANCEL_REQUEST
+from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 

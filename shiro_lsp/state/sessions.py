@@ -495,7 +495,7 @@ class SessionStore:
         """(inode:mtime, settled) of the sessions directory; None if it does not exist yet."""
         try:
             info = self.dir.stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no folder (or a file above it): no sessions
             return None
         except OSError as error:
             raise self._dir_error(error.strerror or str(error)) from None
@@ -536,7 +536,7 @@ class SessionStore:
         found: dict[str, FileSignature] = {}
         try:
             entries = os.scandir(self.dir)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return found
         except OSError as error:
             raise self._dir_error(error.strerror or str(error)) from None
@@ -591,10 +591,16 @@ class SessionStore:
     def _connect(self) -> sqlite3.Connection:
         try:
             return db.connect(self.database)
-        except (sqlite3.DatabaseError, ShiroError) as error:
+        except (sqlite3.DatabaseError, ShiroError, OSError) as error:
             if not self._database_reported:
                 self._database_reported = True
-                reason = error.message if isinstance(error, ShiroError) else str(error)
+                reason = (
+                    error.message
+                    if isinstance(error, ShiroError)
+                    else (error.strerror or str(error))
+                    if isinstance(error, OSError)
+                    else str(error)
+                )
                 self.reporter(
                     f"The session index {self.database} could not be opened ({reason}). It was left as it "
                     "is; sessions are listed from their files instead, which is slower."

@@ -84,3 +84,24 @@ def from_os_error(error: OSError, *, changed: bool = False) -> ShiroError:
         advice.format(path=shown) + outcome + ".",
         data={"errno": errno.errorcode.get(error.errno or 0, "EIO")},
     )
+
+
+def from_sqlite_error(error: Exception) -> ShiroError:
+    """The same kind of message for a failed write to ``shiro.db`` (no SQLite text on the wire)."""
+    text = str(error).lower()
+    if "full" in text:
+        message = "No space left for Shiro's database (shiro.db) — free some space and try again"
+        code = "ENOSPC"
+    elif "readonly" in text or "read-only" in text:
+        message = "Shiro's database (shiro.db) is on a read-only file system — make it writable"
+        code = "EROFS"
+    elif "locked" in text or "busy" in text:
+        message = "Shiro's database (shiro.db) is busy (another Shiro window?) — try again in a moment"
+        code = "EBUSY"
+    elif "unable to open" in text:
+        message = "Shiro's database (shiro.db) cannot be opened — check the state folder's permissions"
+        code = "EACCES"
+    else:
+        message = "Shiro's database (shiro.db) could not be written"
+        code = "EIO"
+    return StateUnavailable(message + "; nothing was changed.", data={"errno": code})

@@ -64,6 +64,7 @@ class ShiroServer(LanguageServer):
         self._shiro: Shiro | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stop_reason: str | None = None
+        self._background: set[asyncio.Future[None]] = set()
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """stdio with Shiro's frame reader (rpc.py); ``stop_reason`` says why it ended, if it broke."""
@@ -80,6 +81,19 @@ class ShiroServer(LanguageServer):
             pass
         finally:
             self.shutdown()  # type: ignore[no-untyped-call]
+
+    def background(self, work: Awaitable[Any]) -> None:
+        """Run ``work`` without waiting for it; a failure is logged, never raised into the loop."""
+
+        async def run() -> None:
+            try:
+                await work
+            except Exception:
+                log.exception("background work failed")
+
+        task = asyncio.ensure_future(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls would pop an "Error in server" toast for each dropped message: a log line is enough."""
@@ -178,6 +192,7 @@ def create_server() -> ShiroServer:
         settings, problems = load_settings(options)
         ls.start_workspace(workspace_of(params), settings)
         runtime = ls.shiro.start_agent(LspFrontend(ls))
+        ls.background(asyncio.to_thread(ls.shiro.clean_stale_temp_files))
         # After the initialize reply is out: the import would otherwise compete with it for the GIL.
         asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, runtime.warm_up)
         for problem in problems:

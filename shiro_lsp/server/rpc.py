@@ -26,6 +26,7 @@ import math
 import os
 import re
 import select
+import sqlite3
 import threading
 from concurrent.futures import Future
 from typing import Any
@@ -36,7 +37,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
-from shiro_lsp.errors import INVALID_PARAMS, ShiroError, from_os_error
+from shiro_lsp.errors import INVALID_PARAMS, ShiroError, from_os_error, from_sqlite_error
 
 log = logging.getLogger(__name__)
 
@@ -299,6 +300,9 @@ class ShiroProtocol(LanguageServerProtocol):
         if isinstance(error, OSError):
             log.warning("%s failed: %s", method, error)
             error = from_os_error(error)
+        elif isinstance(error, sqlite3.Error):
+            log.warning("%s failed in the database: %s", method, error)
+            error = from_sqlite_error(error)
         if isinstance(error, ShiroError):
             self._send_error(msg_id, error.code, error.message, error.data)
         elif isinstance(error, JsonRpcException):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from shiro_lsp.errors import BadParams, Conflict
+from shiro_lsp.state.atomic import mark_in_use
 from shiro_lsp.state.confined import ConfinedRead, read_confined
 from shiro_lsp.state.notes_context import render_project_block, render_task_block
 from shiro_lsp.state.reservation import reserve_workspace
@@ -84,6 +85,7 @@ class ProjectNotesFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.current()  # the folders were just created: re-check none of them is a link
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".project.md.", suffix=".tmp")
+        mark_in_use(fd)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))

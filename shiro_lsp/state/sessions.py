@@ -37,8 +37,10 @@ import uuid6
 from shiro_lsp.errors import BadParams, NotFound, ShiroError
 from shiro_lsp.messages import Message, title_of
 from shiro_lsp.state import db
+from shiro_lsp.state.atomic import mark_in_use
 from shiro_lsp.state.autosave import Autosave
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
+from shiro_lsp.state.live_lock import LiveSessionLock
 from shiro_lsp.state.paths import StatePaths
 from shiro_lsp.state.todos import TaskList, Todo, restore_todos
 
@@ -321,6 +323,7 @@ def write_chunks_durable(path: Path, chunks: Iterable[bytes]) -> FileSignature:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    mark_in_use(fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             batch: list[bytes] = []
@@ -754,8 +757,10 @@ class SessionManager:
         model: Callable[[], str],
         reporter: Reporter = log_reporter,
         autosave_delay: float = AUTOSAVE_DELAY_S,
+        live_lock: LiveSessionLock | None = None,
     ) -> None:
         self.store = store
+        self.live_lock = live_lock
         self.cwd = cwd
         self.provider = provider
         self.model = model
@@ -765,6 +770,16 @@ class SessionManager:
         self.on_changed: SessionListener | None = None
         self._switching = asyncio.Lock()
         self.current = self._attach(LiveSession.fresh(cwd=cwd, provider=provider, model=model()))
+        self._hold(self.current.id)
+
+    def _hold(self, session_id: str) -> None:
+        """Hold the live session's lock (live_lock.py): Conflict if another process works on it."""
+        if self.live_lock is not None:
+            self.live_lock.take(session_id)
+
+    def _held_only(self, session_id: str) -> None:
+        if self.live_lock is not None:
+            self.live_lock.release_others(session_id)
 
     def _attach(self, session: LiveSession) -> LiveSession:
         cache = MessageCache()
@@ -819,9 +834,10 @@ class SessionManager:
         """Save the live session if it has messages, then start a fresh one (new id, empty list)."""
         async with self._switching:
             previous = await self._close_current()
-            self.current = self._attach(
-                LiveSession.fresh(cwd=self.cwd, provider=self.provider, model=self.model())
-            )
+            fresh = LiveSession.fresh(cwd=self.cwd, provider=self.provider, model=self.model())
+            await asyncio.to_thread(self._hold, fresh.id)
+            self.current = self._attach(fresh)
+            await asyncio.to_thread(self._held_only, fresh.id)
         self._notify()
         return NewOutcome(self.info(), previous)
 
@@ -832,11 +848,18 @@ class SessionManager:
     async def resume(self, reference: str | None = None, *, latest: bool = False) -> LiveSession:
         async with self._switching:
             session_id = await asyncio.to_thread(self._resolve_for_resume, reference, latest)
-            await self._close_current()
-            record = await asyncio.to_thread(self.store.load, session_id)
+            await asyncio.to_thread(self._hold, session_id)  # another window's session: refused here
+            try:
+                await self._close_current()
+                record = await asyncio.to_thread(self.store.load, session_id)
+            except BaseException:
+                if session_id != self.current.id and self.live_lock is not None:
+                    await asyncio.to_thread(self.live_lock.release, session_id)
+                raise
             self.current = self._attach(
                 LiveSession.from_record(record, provider=self.provider, model=self.model())
             )
+            await asyncio.to_thread(self._held_only, session_id)
         self._notify()
         return self.current
 

@@ -60,8 +60,9 @@ FRAME_TIMEOUT_S = float(os.environ.get("SHIRO_FRAME_TIMEOUT_S", "30"))
 def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     """A short, single-line quote of something a client sent (never the whole of it)."""
     text = value if isinstance(value, str) else repr(value)
-    text = text.replace("\n", "\\n").replace("\r", "\\r")
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+    size = len(text)
+    text = text[: limit + 1].replace("\n", "\\n").replace("\r", "\\r")
+    return text if size <= limit else f"{text[:limit]}… ({size} chars)"
 
 
 def cap(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:

@@ -101,7 +101,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)  # still open: the cleanup at start sees a live writer
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

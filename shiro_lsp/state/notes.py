@@ -91,14 +91,14 @@ class ProjectNotesFile:
                 handle.write(text.encode("utf-8"))
                 handle.flush()
                 os.fsync(handle.fileno())
-            if note_hash(self.current()) != note_hash(observed):
-                raise Conflict(
-                    f"{self.path} was changed on disk (in an editor?) while Shiro was writing it. "
-                    "Nothing was changed; read the notes again and retry."
-                )
-            if before_replace is not None:
-                before_replace()
-            os.replace(tmp, self.path)
+                if note_hash(self.current()) != note_hash(observed):
+                    raise Conflict(
+                        f"{self.path} was changed on disk (in an editor?) while Shiro was writing it. "
+                        "Nothing was changed; read the notes again and retry."
+                    )
+                if before_replace is not None:
+                    before_replace()
+                os.replace(tmp, self.path)  # still open: the cleanup at start sees a live writer
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)

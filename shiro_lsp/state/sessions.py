@@ -338,7 +338,7 @@ def write_chunks_durable(path: Path, chunks: Iterable[bytes]) -> FileSignature:
             handle.flush()
             os.fsync(handle.fileno())
             written = os.fstat(handle.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)  # still open: the cleanup at start sees a live writer
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -24,9 +24,11 @@ def frame(message: Any) -> bytes:
 
 
 class RawServer:
-    def __init__(self, home: Path, workspace: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, home: Path, workspace: Path, env: dict[str, str] | None = None, log_dir: Path | None = None
+    ) -> None:
         self.home, self.workspace = home, workspace
-        self.stderr_path = home.parent / f"server-{id(self)}.stderr"
+        self.stderr_path = (log_dir or home.parent) / f"server-{id(self)}.stderr"
         self.stderr_file = self.stderr_path.open("wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "shiro_lsp", "--stdio"],

@@ -41,7 +41,7 @@ def result(reply: dict[str, object]) -> dict[str, object]:
 
 @contextlib.contextmanager
 def running(home: Path, workspace: Path) -> Iterator[RawServer]:
-    server = RawServer(home, workspace)
+    server = RawServer(home, workspace, log_dir=home.parent.parent)  # the log is not on the tmpfs
     try:
         result(server.initialize())
         yield server
@@ -85,10 +85,9 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
 def fill(directory: Path) -> Path:
     """Fill the file system holding ``directory`` until a write fails with ENOSPC."""
     filler = directory / "filler"
-    with filler.open("wb") as handle, contextlib.suppress(OSError):
+    with filler.open("wb", buffering=0) as handle, contextlib.suppress(OSError):
         while True:
             handle.write(b"\0" * 4096)
-            handle.flush()
     return filler
 
 

@@ -16,13 +16,16 @@ from typing import TextIO
 
 from shiro_lsp.agent.context_window import Meter
 from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
+from shiro_lsp.agent.tools import KNOWN_SPECS
 from shiro_lsp.config import load_settings
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.service import Shiro
 
 HEADLESS_DENIAL = (
-    "shiro: headless denies write_file, edit_file, multi_edit, bash and mcp tools unless --yolo is passed"
+    f"shiro: headless denies {', '.join(name for name, spec in KNOWN_SPECS.items() if spec.asks)} "
+    "and mcp tools unless --yolo is passed"
 )
+"""No one can answer an approval here, so every tool that would ask is denied."""
 
 
 class HeadlessFrontend:

@@ -17,7 +17,16 @@ from typing import Any, Protocol
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.chat import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
-from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, History, Turn, TurnSetup
+from shiro_lsp.agent.engine import (
+    ApprovalRequest,
+    Decision,
+    Emit,
+    History,
+    Turn,
+    TurnPlan,
+    TurnSetup,
+    plan_turn,
+)
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
 from shiro_lsp.agent.providers.factory import make_client
@@ -106,6 +115,11 @@ class AgentRuntime:
             self._client_key = key
         return self._client
 
+    async def client_off_loop(self) -> ModelClient:
+        """``client()`` in a thread: the first one imports the SDK (seconds on a busy machine), and a
+        warm-up import still running holds the import lock that a call on the loop would wait for."""
+        return await asyncio.to_thread(self.client)
+
     def warm_up(self) -> None:
         """Import the SDK and build the client in a thread now, so the first chat does not wait ~1 s for it."""
 
@@ -118,7 +132,7 @@ class AgentRuntime:
     async def generate(self, system: str, messages: list[Message]) -> str:
         """A plain model call with no tools offered (summaries, memory compaction)."""
         request = ModelRequest(model=self.settings().model, instructions=system, messages=messages)
-        return (await self.client().generate(request)).text
+        return (await (await self.client_off_loop()).generate(request)).text
 
     async def summarize_memory(self, system: str, prompt: str) -> str:
         return await self.generate(system, [{"role": "user", "content": prompt}])
@@ -137,17 +151,22 @@ class AgentRuntime:
                 registry.register(tool)
         return registry
 
-    def system_prompt(self, tools: list[str], appendix: str, notes_block: str = "") -> str:
+    def plan(self, agent: str | None = None) -> TurnPlan:
+        """The variant (``agent`` or the configured one) and the tools it is offered, from the settings now."""
+        s = self.settings()
+        return plan_turn(variant(agent or s.agent, s.thinking), self.registry())
+
+    def system_prompt(self, plan: TurnPlan, notes_block: str = "") -> str:
         memory_block = self.memory.boot_block() if self.memory is not None else ""
         return build_system_prompt(
             PromptParts(
                 workspace=self.workspace,
-                tools=tools,
+                tools=plan.specs,
                 can_ask=self.can_ask,
                 project_instructions=project_instructions(self.workspace),
                 memory_block=memory_block,
                 notes_block=notes_block,
-                appendix=appendix,
+                appendix=plan.variant.appendix,
                 task_block=self.session().tasks.prompt_block(),
             )
         )
@@ -182,13 +201,12 @@ class AgentRuntime:
 
     async def _setup(self, ticket: Ticket, session: LiveSessionLike) -> TurnSetup:
         s = self.settings()
-        chosen = variant(ticket.agent or s.agent, s.thinking)
-        registry = self.registry()
+        plan = self.plan(ticket.agent)
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
-        def prompt(tools: list[str]) -> str:
-            return self.system_prompt(tools, chosen.appendix, notes_block)
+        def prompt() -> str:
+            return self.system_prompt(plan, notes_block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:
@@ -196,16 +214,15 @@ class AgentRuntime:
             return await self.frontend.approve(ticket.task_id, request)
 
         try:
-            client = self.client()
+            client = await self.client_off_loop()
         except ProviderError as error:
             raise ShiroError(error.message) from None
         return TurnSetup(
             client=client,
             model=s.model,
-            registry=registry,
-            policy=PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry),
+            plan=plan,
+            policy=PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=plan.registry),
             grants=self.grants(session),
-            variant=chosen,
             window=self.window,
             system_prompt=prompt,
             workspace=self.workspace,
@@ -241,18 +258,13 @@ class AgentRuntime:
 
     async def current_meter(self) -> Meter:
         """``meter()`` with the instructions and tools the next turn would send measured now."""
-        s = self.settings()
-        chosen = variant(s.agent, s.thinking)
+        plan = self.plan()
         self._sync_window()
 
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
         def overhead() -> int:
-            registry = self.registry()
-            names = registry.read_only() if chosen.read_only else registry.names()
-            instructions = self.system_prompt(names, chosen.appendix, notes_block)
-            specs = registry.specs(names)
-            return self.window.overhead(instructions, specs)
+            return self.window.overhead(self.system_prompt(plan, notes_block), list(plan.specs))
 
         await asyncio.to_thread(overhead)
         return self.meter()

@@ -34,10 +34,10 @@ from typing import Any
 import cattrs
 from lsprotocol.types import CANCEL_REQUEST
 from pygls.exceptions import JsonRpcException
-from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError, from_os_error, from_sqlite_error
+from shiro_lsp.server.transport import ThreadedWriterProtocol
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ def _structure_problem(error: Exception) -> str:
     return "; ".join(shown) + more
 
 
-class ShiroProtocol(LanguageServerProtocol):
+class ShiroProtocol(ThreadedWriterProtocol):
     """pygls' LSP protocol, fed whole frames by ``serve`` and answering every request."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -209,7 +209,7 @@ def test_code_action_reads_a_regular_file_that_is_not_open(raw: RawServer) -> No
 def test_size_limits_answer_a_clear_message_and_keep_nothing(raw: RawServer) -> None:
     reply = raw.call("shiro/chat", {"text": "p" * (MAX_PROMPT_CHARS + 1)})
     assert reply["error"]["code"] == INVALID_PARAMS
-    assert f"at most {MAX_PROMPT_CHARS} characters" in reply["error"]["message"]
+    assert f"at most {MAX_PROMPT_CHARS} character" in reply["error"]["message"]
     assert raw.call("shiro/history", {})["result"]["prompts"] == []
     reply = raw.call("shiro/todos/update", {"todos": [{"content": "t" * 10_000_000, "status": "pending"}]})
     assert reply["error"]["code"] == INVALID_PARAMS and "at most" in reply["error"]["message"]

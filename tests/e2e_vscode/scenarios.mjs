@@ -6,7 +6,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { step, text, toolCall, usage } from './workbench.mjs';
 
-export const PENDING = {};
+const NEEDS_CHECKPOINTS = 'needs the checkpoints server (issue 11: approve preview, shiro/changes*, shiro/checkpoint/*)';
+export const PENDING = {
+  'review-approval-diff': NEEDS_CHECKPOINTS,
+  'review-changed-files': NEEDS_CHECKPOINTS,
+  'review-deny-with-reason': NEEDS_CHECKPOINTS,
+  'review-restore-checkpoint': NEEDS_CHECKPOINTS,
+};
 
 const PROMPT_1 = 'Say something about this project';
 
@@ -37,6 +43,53 @@ async function hasThemeBackground(locator, variable) {
     return got.includes(want);
   }, variable);
 }
+
+
+/** Is this element of the chat webview the focused one (inside its frame)? */
+const isFocused = locator => locator.evaluate(el => el.ownerDocument.hasFocus() && el.ownerDocument.activeElement === el);
+
+/** Drag the side bar's sash so the side bar (and the chat view) is `width` px wide. */
+async function setSidebarWidth(page, width) {
+  const box = await page.locator('.part.sidebar').boundingBox();
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + box.width - 1, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + width, y, { steps: 8 });
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+}
+
+/** Switch the colour theme through the workspace settings (the file watcher sees them at once). */
+async function setTheme(wb, workspace, id) {
+  const dir = path.join(workspace, '.vscode');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify(id ? { 'workbench.colorTheme': id } : {}));
+  const want = id?.includes('High Contrast') ? 'vscode-high-contrast' : id?.includes('Light') ? 'vscode-light' : 'vscode-dark';
+  await wb.chat().locator(`body.${want}`).waitFor({ timeout: 20_000 });
+  await wb.page.waitForTimeout(300);
+}
+
+const PANEL_MARKDOWN = [
+  'Here is **the fix** in [hello.py](hello.py):',
+  '',
+  '```python',
+  'def greet(name: str) -> str:',
+  '    if name:',
+  '        return f"hello {name}"  # indented',
+  '    return "hello"',
+  '```',
+  '',
+  '- [x] read the code',
+  '- [ ] ship it',
+  '',
+  '| column one | column two | a rather long third column header | and a fourth one to overflow |',
+  '|---|---|---|---|',
+  '| `inline code` | 2 | some long table cell content here | more content that is long |',
+  '',
+  '<div class="approval-card"><div class="approval-title">Allow bash?</div><a class="primary" href="https://evil.test/allow">Allow once</a></div>',
+  '',
+  'A chart: ![tracker](https://evil.test/pixel.png)',
+].join('\n');
 
 export const scenarios = [
   {
@@ -149,7 +202,7 @@ export const scenarios = [
       assert.equal(await chat.locator('#transcript [onerror], #transcript [onclick]').count(), 0);
       assert.equal(await chat.locator('#transcript a[href^="javascript"], #transcript a[href^="JAVASCRIPT"]').count(), 0);
       await answer.locator('a', { hasText: 'click me' }).click();
-      await answer.locator('pre .copy').click();
+      await answer.locator('.code-block .code-action', { hasText: 'Copy' }).click();
       await page.waitForTimeout(500);
       assert.deepEqual(dialogs, []);
       await wb.shot('markdown-rendered-inert');
@@ -201,6 +254,149 @@ export const scenarios = [
     },
   },
   {
+    name: 'review-approval-diff',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      // three edits far apart in review.py: three hunks for the later scenarios
+      await model.script([
+        step([toolCall('multi_edit', { path: 'review.py', edits: [
+          { oldString: 'VALUE_03 = 3', newString: 'VALUE_03 = 300' },
+          { oldString: 'VALUE_15 = 15', newString: 'VALUE_15 = 1500' },
+          { oldString: 'VALUE_27 = 27', newString: 'VALUE_27 = 2700' },
+        ] }, 'call_review_1')]),
+        step([text('Scaled three values in review.py.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('scale three values in review.py');
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card').last();
+      await card.waitFor({ timeout: 30_000 });
+      await card.locator('.approval-preview').waitFor({ timeout: 10_000 });
+      assert.match(await card.locator('.approval-preview-head .diff-counts').innerText(), /\+3\s+\u22123/);
+      assert.match(await card.locator('.file-row').first().innerText(), /review\.py/);
+      // the proposed change is open in VS Code's diff editor, before the user decides
+      const tab = page.locator('.tabs-container .tab', { hasText: 'review.py (Shiro: proposed)' }).first();
+      await tab.waitFor({ timeout: 15_000 });
+      const diff = page.locator('.editor-instance .monaco-diff-editor').first();
+      await diff.waitFor({ timeout: 15_000 });
+      await diff.locator('.editor.modified .view-lines', { hasText: 'VALUE_15 = 1500' }).waitFor({ timeout: 15_000 });
+      await diff.locator('.editor.original .view-lines', { hasText: 'VALUE_15 = 15' }).waitFor({ timeout: 15_000 });
+      await wb.shot('review-approval-opens-diff-editor');
+      await card.locator('button', { hasText: 'Allow once' }).click();
+      await card.locator('.approval-decision', { hasText: 'Allowed once' }).waitFor({ timeout: 10_000 });
+      await tab.waitFor({ state: 'detached', timeout: 15_000 });   // answered: the proposal tab closes
+      await chat.locator('.entry.assistant', { hasText: 'Scaled three values' }).waitFor({ timeout: 30_000 });
+      const tool = chat.locator('.entry.tool', { hasText: 'multi_edit' }).last();
+      await tool.locator('summary').click();
+      await tool.locator('.tool-diff .diff-add', { hasText: 'VALUE_15 = 1500' }).first().waitFor({ timeout: 10_000 });
+      await wb.shot('review-tool-card-shows-diff');
+    },
+  },
+  {
+    name: 'review-changed-files',
+    needsModel: true,
+    async run({ wb, page, workspace }) {
+      const chat = wb.chat();
+      const block = chat.locator('.changes-block').last();
+      await block.waitFor({ timeout: 30_000 });
+      const row = block.locator('.file-row', { hasText: 'review.py' });
+      await row.waitFor();
+      assert.match(await row.locator('.diff-counts').innerText(), /\+3\s+\u22123/);
+      await wb.shot('review-changed-files-block');
+      await row.locator('.file-path').click();
+      const tab = page.locator('.tabs-container .tab', { hasText: "review.py (Shiro's changes" }).first();
+      await tab.waitFor({ timeout: 15_000 });
+      await page.locator('.editor-instance .monaco-diff-editor .editor.original .view-lines', { hasText: 'VALUE_15 = 15' })
+        .first().waitFor({ timeout: 15_000 });
+      await wb.shot('review-diff-checkpoint-vs-now');
+      // the file itself carries Undo/Keep per hunk
+      await wb.openFile('review.py');
+      const lenses = page.locator('.editor-instance .codelens-decoration a', { hasText: 'Undo hunk' });
+      await lenses.nth(2).waitFor({ timeout: 20_000 });
+      assert.equal(await lenses.count(), 3);
+      await wb.shot('review-hunk-codelenses');
+      await lenses.nth(1).click();                       // undo the middle hunk only
+      const lines = page.locator('.editor-instance .monaco-editor .view-lines').first();
+      await page.waitForFunction(() => {
+        const text = [...document.querySelectorAll('.editor-instance .monaco-editor .view-lines')].map(e => e.textContent).join('\n');
+        return text.includes('VALUE_15\u00a0=\u00a015\u00a0') || text.includes('VALUE_15 = 15 ');
+      }, null, { timeout: 20_000 });
+      const shown = (await lines.innerText()).replace(/\u00a0/g, ' ');
+      assert.match(shown, /VALUE_03 = 300/);
+      assert.doesNotMatch(shown, /VALUE_15 = 1500/);
+      const disk = fs.readFileSync(path.join(workspace, 'review.py'), 'utf8');
+      assert.match(disk, /VALUE_03 = 300\b/);
+      assert.match(disk, /VALUE_15 = 15 /);
+      assert.match(disk, /VALUE_27 = 2700\b/);
+      await lenses.nth(1).waitFor({ timeout: 20_000 });
+      assert.equal(await lenses.count(), 2);
+      await block.locator('.diff-counts', { hasText: /\+2\s+\u22122/ }).first().waitFor({ timeout: 15_000 });
+      await wb.shot('review-one-hunk-undone');
+      await block.locator('.keep-all').click();
+      await block.locator('.changes-reviewed').waitFor({ timeout: 15_000 });
+      await lenses.first().waitFor({ state: 'detached', timeout: 15_000 });
+      await wb.shot('review-kept');
+    },
+  },
+  {
+    name: 'review-deny-with-reason',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([
+        step([toolCall('write_file', { path: 'notes-draft.txt', content: 'draft\n' }, 'call_review_deny')]),
+        step([text('Understood, I will not write it.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('write a draft file');
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card').last();
+      await card.locator('.approval-preview .file-row', { hasText: 'notes-draft.txt' }).waitFor({ timeout: 30_000 });
+      await card.locator('.deny-reason').fill('put drafts under docs/ instead');
+      await wb.shot('review-deny-reason-typed');
+      await card.locator('button', { hasText: 'Deny' }).click();
+      await card.locator('.approval-reason', { hasText: 'put drafts under docs/ instead' }).waitFor({ timeout: 10_000 });
+      await chat.locator('.entry.assistant', { hasText: 'I will not write it' }).waitFor({ timeout: 30_000 });
+      const requests = await model.requests();
+      assert.match(JSON.stringify(requests.at(-1).body), /put drafts under docs\/ instead/);
+      await wb.shot('review-denied-with-reason');
+    },
+  },
+  {
+    name: 'review-restore-checkpoint',
+    needsModel: true,
+    async run({ wb, model, workspace }) {
+      const file = path.join(workspace, 'obsolete.txt');
+      const bytes = fs.readFileSync(file);
+      await model.script([
+        step([toolCall('delete_file', { path: 'obsolete.txt' }, 'call_review_delete')]),
+        step([text('Deleted obsolete.txt.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('delete obsolete.txt');
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card').last();
+      await card.locator('.approval-preview .file-row', { hasText: 'obsolete.txt' }).waitFor({ timeout: 30_000 });
+      await card.locator('button', { hasText: 'Allow once' }).click();
+      await chat.locator('.entry.assistant', { hasText: 'Deleted obsolete.txt.' }).waitFor({ timeout: 30_000 });
+      assert.equal(fs.existsSync(file), false);
+      const turn = chat.locator('.entry.user', { hasText: 'delete obsolete.txt' }).last();
+      await turn.locator('.restore-checkpoint').waitFor({ timeout: 15_000 });
+      await wb.shot('review-file-deleted-restore-offered');
+      await turn.locator('.restore-checkpoint').click();
+      await wb.quickPickRow('Restore code').waitFor({ timeout: 15_000 });
+      await wb.shot('review-restore-modes');
+      await wb.quickPickRow('Restore code').click();
+      const notice = chat.locator('.entry.restored', { hasText: 'obsolete.txt' }).last();
+      await notice.waitFor({ timeout: 15_000 });
+      assert.ok(fs.readFileSync(file).equals(bytes), 'the deleted file is back with its bytes');
+      await wb.shot('review-checkpoint-restored');
+      await notice.locator('.redo').click();
+      await chat.locator('.entry.restored', { hasText: 'Redone' }).waitFor({ timeout: 15_000 });
+      assert.equal(fs.existsSync(file), false, 'redo deletes it again');
+      await wb.shot('review-restore-redone');
+    },
+  },
+  {
     name: 'cancel-and-queue',
     needsModel: true,
     async run({ wb, model }) {
@@ -243,6 +439,197 @@ export const scenarios = [
       await wb.meter().hover();
       await wb.page.locator('.monaco-hover, .workbench-hover', { hasText: 'tokens' }).first().waitFor({ timeout: 10_000 });
       await wb.shot('meter-red-with-tooltip');
+    },
+  },
+  {
+    name: 'panel-focus-and-bar',
+    needsModel: true,
+    async run({ wb, page }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      await chat.locator('#model', { hasText: 'fake-model' }).waitFor({ timeout: 15_000 });
+      assert.equal(await chat.locator('#agent').innerText(), 'default');
+      assert.ok(await chat.locator('#welcome').isHidden(), 'a configured endpoint shows no welcome');
+      // view title actions
+      for (const label of ['New session', 'Resume session', 'Settings']) {
+        await page.locator(`.part.sidebar .title-actions .action-label[aria-label^="${label}"]`).first().waitFor({ timeout: 10_000 });
+      }
+      // "Shiro: Open chat" puts the keyboard in the prompt
+      await wb.openFile('hello.py');
+      await wb.runCommand('Shiro: Open chat');
+      const prompt = chat.locator('#prompt');
+      await prompt.waitFor();
+      for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
+      assert.ok(await isFocused(prompt), 'Shiro: Open chat focuses the prompt');
+      await page.keyboard.type('typed after Open chat');
+      assert.equal(await prompt.inputValue(), 'typed after Open chat');
+      await prompt.fill('');
+      // the keybinding, from the editor
+      const editor = await wb.openFile('hello.py');
+      await editor.click({ position: { x: 200, y: 10 } });
+      await page.keyboard.press('Control+Alt+I');
+      for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
+      assert.ok(await isFocused(prompt), 'Ctrl+Alt+I focuses the prompt');
+      await wb.shot('panel-bar-and-focus');
+    },
+  },
+  {
+    name: 'panel-selection-chip',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      const firstLine = fs.readFileSync(path.join(workspace, 'hello.py'), 'utf8').split('\n')[0];
+      const editor = await wb.openFile('hello.py');
+      await editor.click({ position: { x: 200, y: 10 } });
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.press('Shift+End');
+      await page.keyboard.press('Control+Alt+L');  // (the command palette's Escape would drop the selection)
+      const chat = wb.chat();
+      const chip = chat.locator('#chips .chip', { hasText: 'hello.py:1' });
+      await chip.waitFor({ timeout: 15_000 });
+      await wb.shot('panel-selection-chip');
+      await model.script([step([text('The selection defines greet.')])]);
+      await wb.send('what does this line do?');
+      const sent = chat.locator('.entry.user', { hasText: 'what does this line do?' }).last();
+      await sent.locator('.chip', { hasText: 'hello.py:1' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.assistant', { hasText: 'The selection defines greet.' }).waitFor({ timeout: 30_000 });
+      assert.equal(await chat.locator('#chips .chip').count(), 0, 'the chip went with the prompt');
+      const requests = await model.requests();
+      const last = JSON.stringify(requests.at(-1));
+      assert.ok(last.includes('<context label=') && last.includes('hello.py:1') && last.includes(JSON.stringify(firstLine).slice(1, -1)),
+        'the model got the labelled selection');
+    },
+  },
+  {
+    name: 'panel-mentions',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      const prompt = chat.locator('#prompt');
+      await prompt.click();
+      await prompt.fill('');
+      await prompt.pressSequentially('/comp');
+      const suggest = chat.locator('#suggest');
+      await suggest.locator('.suggest-item.active', { hasText: '/compact' }).waitFor({ timeout: 10_000 });
+      await wb.shot('panel-slash-completion');
+      await prompt.press('Tab');
+      assert.equal(await prompt.inputValue(), '/compact ');
+      await prompt.fill('');
+      await prompt.pressSequentially('explain @hello');
+      await suggest.locator('.suggest-item', { hasText: 'hello.py' }).first().waitFor({ timeout: 15_000 });
+      await wb.shot('panel-mention-picker');
+      await prompt.press('Enter');  // picks, does not send
+      await chat.locator('#chips .chip', { hasText: 'hello.py' }).waitFor({ timeout: 10_000 });
+      assert.equal((await prompt.inputValue()).trim(), 'explain');
+      await prompt.pressSequentially(' and @Probl');
+      await suggest.locator('.suggest-item.active', { hasText: 'Problems' }).waitFor({ timeout: 10_000 });
+      await prompt.press('Enter');
+      await chat.locator('#chips .chip', { hasText: 'Problems' }).waitFor({ timeout: 10_000 });
+      await wb.shot('panel-mention-chips');
+      await model.script([step([text('Mentions received.')])]);
+      await prompt.press('Enter');
+      await chat.locator('.entry.user').last().locator('.chip', { hasText: 'hello.py' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.assistant', { hasText: 'Mentions received.' }).waitFor({ timeout: 30_000 });
+      const last = JSON.stringify((await model.requests()).at(-1));
+      assert.ok(last.includes('hello.py') && last.includes('Problems ('), 'the model got both mentions as labelled context');
+      void page;
+    },
+  },
+  {
+    name: 'panel-errors-retry',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([step([text('Half of an answer that', 2), { type: 'stream_error', message: 'The server had an error (e2e)' }])]);
+      await wb.openChat();
+      await wb.send('this one breaks');
+      const chat = wb.chat();
+      const error = chat.locator('.entry.notice.level-error', { hasText: 'The server had an error (e2e)' });
+      await error.first().waitFor({ timeout: 30_000 });
+      await wb.page.waitForTimeout(500);
+      assert.equal(await error.count(), 1, 'the error is shown once');
+      await chat.locator('.entry.assistant', { hasText: 'Half of an answer' }).last().locator('.incomplete').waitFor();
+      await wb.shot('panel-error-once-with-retry');
+      await model.script([step([text('Second try worked.')])]);
+      await error.locator('button.retry').click();
+      await chat.locator('.entry.assistant', { hasText: 'Second try worked.' }).waitFor({ timeout: 30_000 });
+      assert.equal(await error.locator('button.retry').count(), 0);
+    },
+  },
+  {
+    name: 'panel-markdown-themes',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      await model.script([step([text(PANEL_MARKDOWN)])]);
+      await wb.openChat();
+      await wb.send('show me the fix');
+      const chat = wb.chat();
+      const answer = chat.locator('.entry.assistant', { hasText: 'the fix' }).last();
+      await answer.locator('.code-block').waitFor({ timeout: 30_000 });
+      assert.equal(await answer.locator('.code-lang').innerText(), 'python');
+      assert.ok(await answer.locator('.hljs-keyword').count() > 0, 'the code is highlighted');
+      assert.match(await answer.locator('pre code').innerText(), /\n        return f"hello/, 'indentation kept');
+      assert.match(await answer.innerText(), /☑ read the code/);
+      assert.equal(await answer.locator('.approval-card, .approval-title, .primary').count(), 0, 'model HTML cannot pose as an approval card');
+      assert.equal(await answer.locator('img').count(), 1);
+      assert.equal(await answer.locator('img[src]').count(), 0, 'remote images are dropped');
+      for (const label of ['Copy', 'Insert', 'New file']) assert.equal(await answer.locator('.code-action', { hasText: label }).count(), 1);
+      const shotAt = async name => {
+        await answer.scrollIntoViewIfNeeded();
+        await wb.shot(name);
+      };
+      await shotAt('panel-markdown-dark');
+      await setSidebarWidth(page, 280);
+      const width = await chat.locator('body').evaluate(b => b.clientWidth);
+      assert.ok(width <= 300, `the panel is narrow (${width} px)`);
+      const overflow = await chat.locator('#transcript').evaluate(t => t.scrollWidth - t.clientWidth);
+      assert.ok(overflow <= 1, `nothing pushes the transcript sideways at 280 px (${overflow} px)`);
+      const table = await answer.locator('table').evaluate(t => [t.scrollWidth, t.clientWidth]);
+      assert.ok(table[0] > table[1], 'the table scrolls inside its own box');
+      await shotAt('panel-markdown-280px');
+      for (const [theme, shot] of [['Default Light Modern', 'light'], ['Default High Contrast', 'high-contrast']]) {
+        await setTheme(wb, workspace, theme);
+        const code = answer.locator('td code').first();
+        const [fg, bg] = await code.evaluate(c => [getComputedStyle(c).color, getComputedStyle(c).backgroundColor]);
+        assert.notEqual(fg, bg, `${theme}: inline code is readable`);
+        const border = await answer.locator('.code-block').evaluate(b => getComputedStyle(b).borderTopStyle + getComputedStyle(b).borderTopColor);
+        assert.doesNotMatch(border, /none|rgba\(0, 0, 0, 0\)/, `${theme}: the code block has a visible box`);
+        await shotAt(`panel-markdown-${shot}`);
+      }
+      await setTheme(wb, workspace, 'Default Dark Modern');
+      await setSidebarWidth(page, 420);
+      // a relative link opens the workspace file
+      await answer.locator('a', { hasText: 'hello.py' }).click();
+      await page.locator('.tabs-container .tab.active', { hasText: 'hello.py' }).first().waitFor({ timeout: 15_000 });
+      // New file opens the block in an untitled editor
+      await answer.locator('.code-action', { hasText: 'New file' }).click();
+      await page.locator('.editor-instance .view-lines', { hasText: 'def greet(name: str)' }).first().waitFor({ timeout: 15_000 });
+      await page.locator('.tabs-container .tab.active', { hasText: 'Untitled' }).first().waitFor({ timeout: 15_000 });
+      await wb.shot('panel-code-new-file');
+      await wb.runCommand('View: Revert and Close Editor');
+    },
+  },
+  {
+    name: 'panel-setup',
+    needsModel: true,
+    async run({ wb, model }) {
+      await wb.runCommand('Shiro: Set up the model endpoint');
+      const chat = wb.chat();
+      const welcome = chat.locator('#welcome');
+      await welcome.waitFor({ state: 'visible', timeout: 15_000 });
+      const base = chat.locator('#setup-base-url');
+      const good = await base.inputValue();
+      assert.match(good, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+      await base.fill('http://127.0.0.1:9/v1');
+      await chat.locator('#setup-test').click();
+      const result = chat.locator('#setup-result.error');
+      await result.waitFor({ timeout: 30_000 });
+      assert.match(await result.innerText(), /127\.0\.0\.1:9/);
+      await wb.shot('panel-setup-error-in-words');
+      await base.fill(good);
+      await chat.locator('#setup-test').click();
+      await chat.locator('#setup-result.ok', { hasText: 'Connected' }).waitFor({ timeout: 30_000 });
+      await wb.shot('panel-setup-connected');
+      void model;
     },
   },
   {

@@ -1,10 +1,17 @@
 // Extension-host side of the chat: sends shiro/chat (FIFO-queued by the server), relays shiro/event into the
 // ChatModel, answers shiro/approve from approval cards, runs slash commands as requests.
 import * as vscode from 'vscode';
-import { approvalCard, toDecision } from './approval';
+import { approvalCard, toDecision, toReason } from './approval';
+import { isReviewMessage } from './changesModel';
+import type { ReviewMessage } from './changesModel';
 import { ChatModel } from './chatModel';
 import type { ChatEntry } from './chatModel';
 import { Method } from './protocol';
+import type { Agent } from './protocol';
+import type { PanelInfo } from './setup';
+import { splitAttachments, withAttachments } from './attachments';
+import type { Attachment } from './attachments';
+import type { Candidate, MentionKind } from './mentions';
 import type {
   ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
   NewSessionResult, SessionInfo,
@@ -13,20 +20,61 @@ import { formatSlashResult, helpText, parseSlash } from './slash';
 import type { ShiroServer } from './server';
 import type { HostMessage, WebviewMessage } from './webviewProtocol';
 import { errorReason } from './errors';
+import { resolveWorkspaceLink } from './workspaceLink';
 
-interface RunningChat { text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean }
+/** A code block's "Insert": at the cursor of the editor last used (the panel has the focus when clicked). */
+async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) { void vscode.window.showWarningMessage('Shiro: open an editor to insert the code into.'); return; }
+  await editor.edit(edit => { for (const s of editor.selections) edit.replace(s, text); });
+  await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+}
+
+async function newUntitled(content: string, language: string): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument({ content, ...(language ? { language: languageId(language) } : {}) });
+  await vscode.window.showTextDocument(doc);
+}
+
+const LANGUAGE_IDS: Record<string, string> = { py: 'python', js: 'javascript', ts: 'typescript', sh: 'shellscript', bash: 'shellscript', shell: 'shellscript', yml: 'yaml', md: 'markdown', rs: 'rust', 'c++': 'cpp', cs: 'csharp', html: 'html', toml: 'toml' };
+const languageId = (fence: string): string => LANGUAGE_IDS[fence.toLowerCase()] ?? fence.toLowerCase();
+
+interface RunningChat {
+  text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean; user?: ChatEntry;
+}
+
+/** The review UI (src/changes.ts): diff previews, changed files, checkpoints. */
+export interface ReviewHooks {
+  handle(m: ReviewMessage): Promise<void>;
+  approvalShown(entryId: string, params: ApproveParams): Promise<void>;
+  approvalSettled(entryId: string): Promise<void>;
+  refreshCheckpoints(): Promise<void>;
+  transcriptLoaded(): Promise<void>;
+}
 
 export class ChatController implements vscode.Disposable {
   readonly model: ChatModel;
   private post: (m: HostMessage) => void = () => {};
   private readonly chats: RunningChat[] = [];
   private readonly seenTasks = new Set<string>();
-  private readonly pendingApprovals = new Map<string, (d: Decision) => void>();
+  private readonly pendingApprovals = new Map<string, (d: Decision, reason?: string) => void>();
+  review: ReviewHooks | undefined;
   private history: string[] = [];
   private historyLoaded = false;
   session: SessionInfo | undefined;
   onPickSession: () => Promise<void> = async () => {};
   onReveal: () => void = () => {};
+  /** `@` in the prompt: what can be mentioned (files, folders, the selection, Problems): set by the extension. */
+  mentionCandidates: () => Promise<Candidate[]> = async () => [];
+  /** A picked mention → the context to attach (undefined: nothing to attach, the reason was shown). */
+  resolveMention: (kind: MentionKind, value: string) => Promise<Attachment | undefined> = async () => undefined;
+  /** Whether the chat view is on screen (a turn that ends while it is hidden says so in a notification). */
+  isVisible: () => boolean = () => true;
+  /** The agent variant sent with each prompt (shiro/chat `agent`; `default` is left out). */
+  agent: Agent = 'default';
+  /** What the panel's bar and welcome show (settings, SecretStorage): set by the extension. */
+  infoSource: () => Promise<PanelInfo | undefined> = async () => undefined;
+  /** Panel actions that need the workbench (pickers, settings, SecretStorage): set by the extension. */
+  onAction: (m: Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'setup' }>) => Promise<void> = async () => {};
 
   constructor(private readonly server: ShiroServer) {
     this.model = new ChatModel(entry => this.post({ type: 'entry', entry }));
@@ -35,12 +83,31 @@ export class ChatController implements vscode.Disposable {
   /** A (re)created webview: give it everything it needs to draw the current state. */
   attach(post: (m: HostMessage) => void): void {
     this.post = post;
+    this.ready = false;
   }
 
-  detach(): void { this.post = () => {}; }
+  detach(): void { this.post = () => {}; this.ready = false; }
+
+  /** The webview's script has started (its `ready`): messages posted now are not lost. */
+  private ready = false;
+  private wantFocus = false;
 
   sendState(): void {
     this.post({ type: 'state', state: this.model.state, history: this.history });
+  }
+
+  async sendInfo(): Promise<void> {
+    const info = await this.infoSource();
+    if (info) this.post({ type: 'info', info });
+  }
+
+  showSetup(): void { this.post({ type: 'showSetup' }); }
+  postSetupResult(ok: boolean, text: string): void { this.post({ type: 'setupResult', ok, text }); }
+
+  /** Ask the panel to focus its prompt (after it is revealed, after an approval is answered). */
+  focusInput(): void {
+    if (this.ready) this.post({ type: 'focus' });
+    else this.wantFocus = true;  // the view is still being created: focus when its script is up
   }
 
   async refreshFromServer(): Promise<void> {
@@ -68,11 +135,16 @@ export class ChatController implements vscode.Disposable {
   setSession(session: SessionInfo): void {
     this.session = session;
     this.model.state.sessionTitle = session.title;
+    void this.sendInfo();
   }
 
   private setBusy(): void {
     const busy = this.chats.length > 0;
-    if (busy !== this.model.state.busy) { this.model.state.busy = busy; this.post({ type: 'busy', busy }); }
+    if (busy !== this.model.state.busy) {
+      this.model.state.busy = busy;
+      this.post({ type: 'busy', busy });
+      void vscode.commands.executeCommand('setContext', 'shiro.busy', busy);  // the Stop keybinding's `when`
+    }
   }
 
   async refreshQueue(): Promise<void> {
@@ -86,24 +158,69 @@ export class ChatController implements vscode.Disposable {
   }
 
   async handleMessage(m: WebviewMessage): Promise<void> {
+    if (isReviewMessage(m)) { await this.review?.handle(m); return; }
     switch (m.type) {
-      case 'ready': this.sendState(); void this.refreshFromServer(); break;
-      case 'send': await this.submit(m.text); break;
+      case 'ready':
+        this.ready = true;
+        this.sendState();
+        for (const attachment of this.pendingAttachments.splice(0)) this.post({ type: 'attach', attachment });
+        if (this.wantFocus) { this.wantFocus = false; this.post({ type: 'focus' }); }
+        void this.sendInfo();
+        void this.refreshFromServer();
+        break;
+      case 'pickModel': case 'pickAgent': case 'setApiKey': case 'setup': await this.onAction(m); break;
+      case 'send': await this.submit(m.text, m.attachments ?? []); break;
       case 'cancel': this.cancel(); break;
       case 'clearQueue': await this.clearQueue(); break;
-      case 'approve': this.answerApproval(m.id, toDecision(m.decision)); break;
+      case 'approve': this.answerApproval(m.id, toDecision(m.decision), false, toReason(m.reason)); break;
       case 'copy': await vscode.env.clipboard.writeText(m.text); break;
+      case 'mentions': this.post({ type: 'mentionCandidates', items: await this.mentionCandidates().catch(() => []) }); break;
+      case 'mention': {
+        const attachment = await this.resolveMention(m.kind, m.value).catch(error => {
+          this.model.addNotice(`Could not attach ${m.value}: ${errorReason(error)}`, 'warn');
+          return undefined;
+        });
+        if (attachment) this.post({ type: 'attach', attachment });
+        break;
+      }
+      case 'retry': { const text = this.model.takeRetry(m.id); if (text !== undefined) await this.chat(text); break; }
+      case 'insertCode': await insertAtCursor(m.text); break;
+      case 'newFile': await newUntitled(m.text, m.language); break;
+      case 'openFile': await this.openLink(m.href); break;
     }
   }
 
-  async submit(raw: string): Promise<void> {
+  private async openLink(href: string): Promise<void> {
+    const roots = (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.fsPath);
+    const target = resolveWorkspaceLink(href, roots);
+    if (!target) { this.model.addNotice(`Not opened: ${href} is not a file inside this workspace.`, 'warn'); return; }
+    try {
+      const line = Math.max(0, (target.line ?? 1) - 1);
+      const position = new vscode.Position(line, 0);
+      await vscode.window.showTextDocument(vscode.Uri.file(target.fsPath), {
+        preview: true, selection: new vscode.Range(position, position),
+      });
+    } catch (error) {
+      this.model.addNotice(`Could not open ${href}: ${errorReason(error)}`, 'warn');
+    }
+  }
+
+  async submit(raw: string, attachments: readonly Attachment[] = []): Promise<void> {
     const text = raw.trim();
     if (!text) return;
     this.pushHistory(text);
     const slash = parseSlash(text);
     if (slash) { await this.runSlash(text, slash); return; }
-    await this.chat(text);
+    await this.chat(withAttachments(text, attachments));
   }
+
+  /** "Add selection to chat" (and other context): a chip in the composer, sent with the next prompt. */
+  addAttachment(attachment: Attachment): void {
+    if (this.ready) this.post({ type: 'attach', attachment });
+    else this.pendingAttachments.push(attachment);
+    this.focusInput();
+  }
+  private readonly pendingAttachments: Attachment[] = [];
 
   private pushHistory(text: string): void {
     if (this.history[this.history.length - 1] !== text) this.history = [...this.history, text].slice(-200);
@@ -130,6 +247,7 @@ export class ChatController implements vscode.Disposable {
     this.model.loadTranscript(r.transcript);
     this.setTodos(r.todos);
     this.sendState();
+    void this.review?.transcriptLoaded();
   }
 
   startedFresh(r: NewSessionResult): void {
@@ -144,18 +262,23 @@ export class ChatController implements vscode.Disposable {
     const entry: RunningChat = { text, cts: new vscode.CancellationTokenSource(), shown: false };
     const wasBusy = this.chats.length > 0;
     this.chats.push(entry);
-    if (!wasBusy) { entry.shown = true; this.model.addUser(text); }
+    if (!wasBusy) { entry.shown = true; entry.user = this.model.addUser(text); }
     this.setBusy();
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
     try {
-      const result = await this.server.sendRequest<ChatResult>(Method.chat, { text }, entry.cts.token);
+      const params = { text, ...(this.agent !== 'default' ? { agent: this.agent } : {}) };
+      const result = await this.server.sendRequest<ChatResult>(Method.chat, params, entry.cts.token);
       entry.taskId = result.taskId;
       if (result.stopReason === 'queue-cleared' && !entry.shown) return;  // it never ran: the queue was cleared
       this.showUser(entry);
       this.finish(result);
+      if (result.stopReason === 'error') this.model.offerRetry(text);
+      if (result.stopReason === 'done' || result.stopReason === 'error') this.notifyIfHidden(text, result.stopReason);
+      void this.review?.refreshCheckpoints();
     } catch (error) {
       this.showUser(entry);
       this.model.addNotice(`Shiro: ${errorReason(error)}`, 'error');
+      this.model.offerRetry(text);
     } finally {
       entry.cts.dispose();
       this.chats.splice(this.chats.indexOf(entry), 1);
@@ -164,14 +287,28 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  private notifyIfHidden(text: string, how: 'done' | 'error'): void {
+    if (this.isVisible()) return;
+    const prompt = splitAttachments(text).text.replace(/\s+/g, ' ');
+    const short = prompt.length > 50 ? `${prompt.slice(0, 50)}…` : prompt;
+    const message = how === 'error' ? `Shiro: the turn failed: "${short}"` : `Shiro answered: "${short}"`;
+    void Promise.resolve(vscode.window.showInformationMessage(message, 'Show chat')).then(choice => {
+      if (choice === 'Show chat') this.onReveal();
+    });
+  }
+
   private showUser(entry: RunningChat): void {
-    if (!entry.shown) { entry.shown = true; this.model.addUser(entry.text); }
+    if (!entry.shown) { entry.shown = true; entry.user = this.model.addUser(entry.text); }
+    if (entry.taskId && entry.user?.kind === 'user' && !entry.user.taskId) entry.user.taskId = entry.taskId;
   }
 
   private finish(result: ChatResult): void {
     this.model.applyEvent(result.taskId, { type: 'done' });
     if (result.stopReason === 'cancelled') this.model.addNotice('Stopped.', 'warn');
-    else if (result.stopReason === 'error' && result.error) this.model.addNotice(result.error, 'error');
+    // an error the turn already reported as an event is shown once
+    else if (result.stopReason === 'error' && result.error && !this.model.hadError(result.taskId)) {
+      this.model.addNotice(result.error, 'error');
+    }
   }
 
   /** shiro/event: the first event of a queued task shows its prompt, then the event. */
@@ -205,20 +342,29 @@ export class ChatController implements vscode.Disposable {
 
   /** shiro/approve: show a card and wait; a cancelled request (server timeout) counts as deny. */
   requestApproval(params: ApproveParams, token: vscode.CancellationToken): Promise<ApproveResult> {
-    const entry: ChatEntry = this.model.addApproval(approvalCard(params));
+    const entry = this.model.addApproval(approvalCard(params), params.toolName);
+    if (!this.isVisible()) {
+      void Promise.resolve(vscode.window.showInformationMessage(`Shiro asks to run ${params.toolName}: answer in the chat.`, 'Show chat'))
+        .then(choice => { if (choice === 'Show chat') this.onReveal(); });
+    }
     this.onReveal();
+    void this.review?.approvalShown(entry.id, params).catch(() => undefined);
     return new Promise<ApproveResult>(resolve => {
       const sub = token.onCancellationRequested(() => this.answerApproval(entry.id, 'deny', true));
-      this.pendingApprovals.set(entry.id, decision => { sub.dispose(); resolve({ decision }); });
+      this.pendingApprovals.set(entry.id, (decision, reason) => {
+        sub.dispose();
+        resolve(decision === 'deny' && reason ? { decision, reason } : { decision });
+      });
     });
   }
 
-  answerApproval(id: string, decision: Decision, expired = false): void {
+  answerApproval(id: string, decision: Decision, expired = false, reason?: string): void {
     const resolve = this.pendingApprovals.get(id);
     if (!resolve) return;
     this.pendingApprovals.delete(id);
-    this.model.settleApproval(id, decision, expired);
-    resolve(decision);
+    this.model.settleApproval(id, decision, expired, decision === 'deny' ? reason : undefined);
+    resolve(decision, reason);
+    void this.review?.approvalSettled(id).catch(() => undefined);
   }
 
   /** The server went away: running chats fail, pending approvals deny. */

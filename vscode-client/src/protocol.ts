@@ -13,19 +13,37 @@ export const Method = {
   sessionSave: 'shiro/session/save',
   sessionClear: 'shiro/session/clear',
   sessionCompact: 'shiro/session/compact',
+  sessionDelete: 'shiro/session/delete',
   sessionChanged: 'shiro/session/changed',
   todos: 'shiro/todos',
   todosChanged: 'shiro/todos/changed',
   todosUpdate: 'shiro/todos/update',
   memoryRemember: 'shiro/memory/remember',
   memoryList: 'shiro/memory/list',
+  memoryForget: 'shiro/memory/forget',
   memoryCompact: 'shiro/memory/compact',
   notesRead: 'shiro/notes/read',
   notesAppend: 'shiro/notes/append',
   history: 'shiro/history',
   context: 'shiro/context',
   contextChanged: 'shiro/context/changed',
+  models: 'shiro/models',
+  changes: 'shiro/changes',
+  changesDiff: 'shiro/changes/diff',
+  changesUndo: 'shiro/changes/undo',
+  changesKeep: 'shiro/changes/keep',
+  changesChanged: 'shiro/changes/changed',
+  checkpointList: 'shiro/checkpoint/list',
+  checkpointRestore: 'shiro/checkpoint/restore',
 } as const;
+
+export const AGENTS = ['default', 'quick', 'deep', 'plan', 'review'] as const;
+export type Agent = typeof AGENTS[number];
+
+/** shiro/models: the models an endpoint serves (GET /v1/models), or why none could be listed. */
+export interface ModelsParams { baseUrl?: string }
+export interface ModelEntry { id: string; contextWindow?: number | null }
+export interface ModelsResult { baseUrl: string; preset?: string | null; models: ModelEntry[]; error?: string | null }
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
 export const SERVER_REMEMBER_COMMAND = 'shiro.remember';
@@ -62,8 +80,34 @@ export type Decision = 'once' | 'always' | 'deny';
 export interface ApproveParams {
   taskId: string; toolName: string; input: unknown;
   matchedPattern?: string; suggestedPattern: string; repeated: boolean;
+  /** File tools: what the call would do to the file (v2). */
+  preview?: FilePreview | null;
+  /** Multi-file calls (apply_patch): every file; `preview` is the first. */
+  previews?: FilePreview[] | null;
 }
-export interface ApproveResult { decision: Decision }
+export interface ApproveResult { decision: Decision; reason?: string }
+
+// --- reviewable edits and checkpoints (v2) ---
+/** `before` null = a new file, `after` null = a delete; `binary`: both are one-line summaries. */
+export interface FilePreview { path: string; before: string | null; after: string | null; from?: string | null; binary?: boolean }
+export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'moved';
+export interface ChangedFile {
+  path: string; status: ChangeStatus; from?: string | null; additions: number; deletions: number; reviewed: boolean;
+  binary?: boolean;
+}
+export interface ChangesResult { taskId: string | null; checkpointId: string | null; files: ChangedFile[] }
+/** One contiguous changed region, 1-based lines (for a pure insert/delete, the line before). */
+export interface DiffHunk { index: number; oldStart: number; oldLines: number; newStart: number; newLines: number; header: string }
+export interface ChangesDiffResult { path: string; before: string | null; after: string | null; binary?: boolean; hunks?: DiffHunk[] }
+export interface ChangesUndoResult { path: string; undone: boolean; conflict?: string | null }
+export interface ChangesKeepResult { kept: number }
+export interface CheckpointInfo {
+  id: string; taskId: string; createdAt: string; prompt: string; files: string[];
+  kind?: 'turn' | 'redo'; notCovered?: string[];
+}
+export interface CheckpointListResult { checkpoints: CheckpointInfo[] }
+export type RestoreMode = 'code' | 'chat' | 'both';
+export interface CheckpointRestoreResult { restored: string[]; conflicts: string[]; redoId: string | null; messagesRemoved?: number }
 
 export interface SessionInfo {
   id: string; title: string; cwd: string; createdAt: string; updatedAt: string; messageCount: number;

@@ -772,10 +772,13 @@ class SessionManager:
         self.on_changed: SessionListener | None = None
         self._switching = asyncio.Lock()
         self.current = self._attach(LiveSession.fresh(cwd=cwd, provider=provider, model=model()))
-        self._hold(self.current.id)
 
     def _hold(self, session_id: str) -> None:
-        """Hold the live session's lock (live_lock.py): Conflict if another process works on it."""
+        """Hold the live session's lock (live_lock.py): Conflict if another process works on it.
+
+        Taken on resume and before a fresh session's first save (no other window can know it sooner),
+        so a lock file exists only for sessions that exist on disk.
+        """
         if self.live_lock is not None:
             self.live_lock.take(session_id)
 
@@ -787,7 +790,7 @@ class SessionManager:
         cache = MessageCache()
         autosave: Autosave[SessionRecord] = Autosave(
             snapshot=lambda: session.to_record() if session.messages else None,
-            write=lambda record: self.store.save(record, cache),
+            write=lambda record: self._save_live(record, cache),
             on_saved=lambda saved: self._saved(session, saved),
             on_error=self._autosave_failed,
             delay=self.autosave_delay,
@@ -795,6 +798,10 @@ class SessionManager:
         session.on_change = autosave.poke
         self._autosave = autosave
         return session
+
+    def _save_live(self, record: SessionRecord, cache: MessageCache) -> SessionRecord:
+        self._hold(record.id)
+        return self.store.save(record, cache)
 
     def _saved(self, session: LiveSession, saved: SessionRecord) -> None:
         session.updated_at = saved.updated_at
@@ -837,7 +844,6 @@ class SessionManager:
         async with self._switching:
             previous = await self._close_current()
             fresh = LiveSession.fresh(cwd=self.cwd, provider=self.provider, model=self.model())
-            await asyncio.to_thread(self._hold, fresh.id)
             self.current = self._attach(fresh)
             await asyncio.to_thread(self._held_only, fresh.id)
         self._notify()

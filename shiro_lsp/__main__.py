@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import sys
+import traceback
 from typing import Any
 
 SLOW_CALLBACK_ENV = "SHIRO_SLOW_CALLBACK_MS"
@@ -21,6 +22,11 @@ def _watch_slow_callbacks() -> None:
     if not value.isdigit():
         return
     threshold = int(value) / 1000
+    # Debug mode also records a stack for every handle and future it creates, which stats every
+    # source file on the stack: on a busy machine that alone takes longer than the threshold.
+    from asyncio import format_helpers
+
+    format_helpers.extract_stack = lambda *args, **kwargs: traceback.StackSummary()
 
     class WatchedLoops(asyncio.DefaultEventLoopPolicy):
         def new_event_loop(self) -> asyncio.AbstractEventLoop:

@@ -470,6 +470,11 @@ export const scenarios = [
       await page.keyboard.press('Control+Alt+I');
       for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
       assert.ok(await isFocused(prompt), 'Ctrl+Alt+I focuses the prompt');
+      // VS Code's own "Focus on Chat View" focuses the webview; the webview gives the keys to the prompt
+      await wb.openFile('hello.py');
+      await wb.runCommand('Focus on Chat View');
+      for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
+      assert.ok(await isFocused(prompt), '"Focus on Chat View" focuses the prompt');
       await wb.shot('panel-bar-and-focus');
     },
   },
@@ -633,6 +638,23 @@ export const scenarios = [
     },
   },
   {
+    name: 'panel-sessions-clickable',
+    needsModel: true,
+    async run({ wb }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      await wb.send('/new');
+      await chat.locator('.entry.notice', { hasText: /Saved \d+ messages?/ }).waitFor({ timeout: 15_000 });
+      await wb.send('/sessions');
+      const link = chat.locator('.entry.notice .session-link', { hasText: PROMPT_1.slice(0, 20) }).first();
+      await link.waitFor({ timeout: 15_000 });
+      await wb.shot('panel-sessions-clickable');
+      await link.click();
+      await chat.locator('.entry.notice', { hasText: 'Resumed' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.user', { hasText: PROMPT_1 }).waitFor({ timeout: 15_000 });
+    },
+  },
+  {
     name: 'resume-session',
     needsModel: true,
     async run({ wb, page }) {
@@ -671,6 +693,27 @@ export const scenarios = [
     },
   },
   {
+    name: 'diagnose',
+    needsModel: true,
+    async run({ wb, page }) {
+      await wb.runCommand('Shiro: Diagnose');
+      const doc = page.locator('.editor-instance .view-lines', { hasText: 'Shiro diagnostics' }).first();
+      await doc.waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(300);
+      const text = (await doc.innerText()).replace(/\u00a0/g, ' ');
+      assert.match(text, /- Server: shiro-lsp \d/);
+      assert.match(text, /- Interpreter: \S+python\S* \(from the shiro\.pythonPath setting\)/);
+      assert.match(text, /- Python: 3\.\d+/);
+      assert.match(text, /- State root: \S+/);
+      assert.match(text, /- Reachable: yes, \d+ models?: .*gpt-5/);
+      assert.match(text, /- API key: set \(OPENAI_API_KEY\)/);
+      assert.doesNotMatch(text, /sk-e2e-not-a-real-key/);
+      await wb.shot('diagnose-report');
+      await wb.runCommand('View: Revert and Close Editor');   // an untitled document: no save prompt
+      await doc.waitFor({ state: 'detached', timeout: 10_000 });
+    },
+  },
+  {
     name: 'server-fails-to-start',
     async run({ wb, page, workspace }) {
       await wb.clearNotifications();
@@ -688,6 +731,52 @@ export const scenarios = [
       await wb.meter().waitFor();
       assert.match(await wb.meter().innerText(), /Shiro/);
       await wb.shot('server-log-open');
+    },
+  },
+  {
+    // profile selfsetup (SHIRO_E2E_PROFILE=selfsetup scripts/e2e.sh): a clean code-server, no shiro.pythonPath, no venv
+    name: 'vsix-sets-itself-up',
+    profile: 'selfsetup',
+    needsModel: true,
+    async run({ wb, page, model, settings, workspace }) {
+      const storage = path.join(path.dirname(settings), 'globalStorage', 'shiro.shiro');
+      const toast = wb.toast('setting up its Python environment');
+      await toast.waitFor({ timeout: 60_000 }).then(() => wb.shot('selfsetup-progress'), () => undefined);
+      const ready = () => wb.page.waitForFunction(() => {
+        const item = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')].find(i => i.textContent.includes('Shiro'));
+        return item && !item.querySelector('.codicon-sync');
+      }, null, { timeout: 300_000 });
+      await ready();
+      assert.doesNotMatch(await wb.meter().innerText(), /error/i);
+      const envDirs = fs.readdirSync(storage).filter(n => n.startsWith('server-env-'));
+      assert.equal(envDirs.length, 1, `one private environment in ${storage}: ${envDirs}`);
+      const marker = path.join(storage, envDirs[0], 'shiro-env.json');
+      const first = JSON.parse(fs.readFileSync(marker, 'utf8'));
+      assert.match(first.wheel, /^shiro_lsp-.*\.whl$/);
+      const serverExe = () => fs.readdirSync('/proc').filter(n => /^\d+$/.test(n)).map(pid => {
+        try {
+          const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+          return cmd.includes('shiro_lsp') && fs.realpathSync(`/proc/${pid}/cwd`) === fs.realpathSync(workspace) ? cmd[0] : undefined;
+        } catch { return undefined; }
+      }).find(Boolean);
+      assert.ok(serverExe()?.startsWith(path.join(storage, envDirs[0])), `the server runs from the private environment: ${serverExe()}`);
+      await model.script([step([text('Answered by the self-installed server.')])]);
+      await wb.openChat();
+      await wb.send('hello from a clean install');
+      await wb.chat().locator('.entry.assistant', { hasText: 'self-installed server' }).waitFor({ timeout: 60_000 });
+      await wb.shot('selfsetup-chat-answered');
+      // a second start (the window reloads: a new extension host) reuses the environment
+      await wb.runCommand('Developer: Reload Window');
+      await wb.ready();
+      await ready();
+      const second = JSON.parse(fs.readFileSync(marker, 'utf8'));
+      assert.equal(second.createdAt, first.createdAt, 'the environment was reused, not rebuilt');
+      assert.equal(await wb.toast('setting up its Python environment').count(), 0);
+      await model.script([step([text('Still here after a reload.')])]);
+      await wb.openChat();
+      await wb.send('and again');
+      await wb.chat().locator('.entry.assistant', { hasText: 'Still here after a reload.' }).waitFor({ timeout: 60_000 });
+      await wb.shot('selfsetup-second-start-reused');
     },
   },
 ];

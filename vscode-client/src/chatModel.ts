@@ -12,13 +12,15 @@ export type ChatEntry =
   | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
   | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry }
-  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string }
+  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[] }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
   | ChangesEntry | RestoredEntry;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
+/** A session listed by /sessions: the panel draws it as a button that resumes it. */
+export interface SessionLink { id: string; label: string }
 export type ApprovalEntry = { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string };
 
 export interface ChatState {
@@ -80,7 +82,9 @@ export class ChatModel {
     const { text, labels } = splitAttachments(sent);
     return this.add({ kind: 'user', text, ...(labels.length ? { attachments: labels } : {}) });
   }
-  addNotice(text: string, level: 'info' | 'warn' | 'error' = 'info'): ChatEntry { return this.add({ kind: 'notice', level, text }); }
+  addNotice(text: string, level: 'info' | 'warn' | 'error' = 'info', sessions?: SessionLink[]): ChatEntry {
+    return this.add({ kind: 'notice', level, text, ...(sessions?.length ? { sessions } : {}) });
+  }
   /**
    * An approval card. When it is for the tool call just shown (the newest entry, running, same tool),
    * the card goes inside that tool's row: the question comes first, the input is shown once, and

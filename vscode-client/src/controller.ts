@@ -21,6 +21,7 @@ import type { ShiroServer } from './server';
 import type { HostMessage, WebviewMessage } from './webviewProtocol';
 import { errorReason } from './errors';
 import { resolveWorkspaceLink } from './workspaceLink';
+import { sessionLinks } from './sessions';
 
 /** A code block's "Insert": at the cursor of the editor last used (the panel has the focus when clicked). */
 async function insertAtCursor(text: string): Promise<void> {
@@ -62,6 +63,8 @@ export class ChatController implements vscode.Disposable {
   private historyLoaded = false;
   session: SessionInfo | undefined;
   onPickSession: () => Promise<void> = async () => {};
+  /** Resume a session by id (a /sessions button): set by the extension. */
+  onResume: (id: string) => Promise<void> = async () => {};
   onReveal: () => void = () => {};
   /** `@` in the prompt: what can be mentioned (files, folders, the selection, Problems): set by the extension. */
   mentionCandidates: () => Promise<Candidate[]> = async () => [];
@@ -183,6 +186,7 @@ export class ChatController implements vscode.Disposable {
         if (attachment) this.post({ type: 'attach', attachment });
         break;
       }
+      case 'resume': await this.onResume(m.id); break;
       case 'retry': { const text = this.model.takeRetry(m.id); if (text !== undefined) await this.chat(text); break; }
       case 'insertCode': await insertAtCursor(m.text); break;
       case 'newFile': await newUntitled(m.text, m.language); break;
@@ -236,7 +240,11 @@ export class ChatController implements vscode.Disposable {
       for (const step of action.steps) results.push(await this.server.sendRequest(step.method, step.params));
       if (action.command === 'resume') { this.loadResumed(results[0] as ResumeResult); }
       if (action.command === 'new' || action.command === 'clear') this.startedFresh(results[0] as NewSessionResult);
-      this.model.addNotice(formatSlashResult(action.command, results));
+      if (action.command === 'sessions') {
+        // a button per session that resumes it (the text list stays for reading and copying)
+        const sessions = (results[0] as { sessions: SessionInfo[] }).sessions;
+        this.model.addNotice(formatSlashResult(action.command, results), 'info', sessionLinks(sessions, this.session?.id));
+      } else this.model.addNotice(formatSlashResult(action.command, results));
     } catch (error) {
       this.model.addNotice(`/${action.command} failed: ${errorReason(error)}`, 'error');
     }

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
 import { ReviewController } from './changes';
+import { showDiagnostics } from './diagnose';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
 import { MEMORY_SCHEME, MemoryDocuments, editMemory, rememberSelection, showMemory } from './memory';
@@ -59,6 +60,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   ctl.onReveal = () => { void chatView.reveal(); };
   ctl.isVisible = () => chatView.visible;
   ctl.onPickSession = () => resumeSession();
+  ctl.onResume = async id => {
+    try { await resumeById(id); } catch (error) { ctl.model.addNotice(`Could not resume: ${errorReason(error)}`, 'error'); }
+  };
   ctl.infoSource = async () => {
     const cfg = vscode.workspace.getConfiguration('shiro');
     const baseUrl = cfg.get<string>('baseUrl') ?? '';
@@ -278,6 +282,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('shiro.editMemory', () => editMemory(srv)),
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),
+    vscode.commands.registerCommand('shiro.diagnose', () => showDiagnostics(srv, context, () => ctl.model.state.entries
+      .filter(e => e.kind === 'notice' && e.level === 'error').slice(-10).map(e => (e.kind === 'notice' ? `chat: ${e.text}` : '')))),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),
     vscode.commands.registerCommand('shiro.focusChat', async () => { await chatView.reveal(true); ctl.focusInput(); }),
     vscode.commands.registerCommand('shiro.stop', () => ctl.cancel()),

@@ -57,3 +57,10 @@ export function savedPreviousMessage(previous: { id: string; title: string; mess
   const title = previous.title && previous.title !== 'untitled' ? `: "${previous.title}"` : '';
   return `Saved ${plural(previous.messageCount, 'message')}${title} — resume it with Shiro: Resume session.`;
 }
+
+/** /sessions as buttons: title and distinguishing id; the current session is left out (it is open). */
+export function sessionLinks(sessions: SessionInfo[], currentId?: string, now: Date = new Date()): { id: string; label: string }[] {
+  return sessionPickItems(sessions, now, currentId)
+    .filter(i => !i.current)
+    .map(i => ({ id: i.sessionId, label: `${i.label} · ${i.detail.split(' · ')[0]} · ${i.description}` }));
+}

@@ -27,6 +27,7 @@ export type WebviewMessage =
   | { type: 'approve'; id: string; decision: Decision; reason?: string }
   | { type: 'copy'; text: string }
   | { type: 'retry'; id: string }
+  | { type: 'resume'; id: string }
   | { type: 'insertCode'; text: string }
   | { type: 'newFile'; text: string; language: string }
   | { type: 'openFile'; href: string }

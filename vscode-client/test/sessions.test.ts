@@ -45,3 +45,9 @@ test('sessions of the same minute get ids long enough to tell apart; the current
   assert.deepEqual(items.map(i => [i.detail, i.current]), [['019ad3f2-1a2c · gpt-5', false], ['019ad3f2-1a2b · gpt-5', true]]);
   assert.match(items[1].description, /^current · /);
 });
+
+test('/sessions buttons: every session but the open one, labelled with title, id and age', async () => {
+  const { sessionLinks } = await import('../src/sessions');
+  const links = sessionLinks([session('0193aaaa-1', 'old work', '2026-11-28T12:00:00Z', 1), session('0193bbbb-2', 'now', '2026-11-30T11:50:00Z', 4)], '0193bbbb-2', now);
+  assert.deepEqual(links, [{ id: '0193aaaa-1', label: 'old work · 0193aaaa · 2 days ago · 1 message' }]);
+});

@@ -140,6 +140,17 @@ function renderEntry(entry: ChatEntry): HTMLElement {
         retry.addEventListener('click', () => post({ type: 'retry', id: entry.id }));
         root.appendChild(retry);
       }
+      if (entry.sessions?.length) {
+        const list = el('div', 'session-links');
+        for (const s of entry.sessions) {
+          const open = el('button', 'session-link secondary', s.label);
+          open.type = 'button';
+          open.title = 'Resume this session';
+          open.addEventListener('click', () => post({ type: 'resume', id: s.id }));
+          list.appendChild(open);
+        }
+        root.appendChild(list);
+      }
       break;
     }
     case 'approval': root.appendChild(renderApproval(entry)); break;

@@ -33,7 +33,7 @@ from shiro_lsp.server.documents import text_document
 from shiro_lsp.server.mcp import register_mcp
 from shiro_lsp.server.models import register_models
 from shiro_lsp.server.notes import register_notes
-from shiro_lsp.server.rpc import FrameReader, ShiroProtocol, excerpt, serve
+from shiro_lsp.server.edge import FrameReader, ShiroProtocol, excerpt, serve
 from shiro_lsp.server.sessions import register_sessions
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.memory import Entry

@@ -15,7 +15,7 @@ from pydantic.json_schema import models_json_schema
 
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.protocol import METHODS, Wire
-from shiro_lsp.server.rpc import MAX_DEPTH, MAX_NUMBER_CHARS
+from shiro_lsp.server.edge import MAX_DEPTH, MAX_NUMBER_CHARS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 MARKDOWN = DOCS / "protocol.md"

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from shiro_lsp.server.rpc import (
+from shiro_lsp.server.edge import (
     MAX_DEPTH,
     FrameReader,
     FramingError,

@@ -185,7 +185,8 @@ def _event_model(cls: type[events.Event]) -> type[Wire]:
     hints = get_type_hints(cls)
     fields: dict[str, Any] = {"type": (Literal[cls.kind], ...)}
     for f in dataclasses.fields(cls):
-        fields[f.name] = (hints[f.name], ...)
+        # an optional field (default None) is left out of the wire JSON when it is None
+        fields[f.name] = (hints[f.name], ... if f.default is dataclasses.MISSING else f.default)
     model: type[Wire] = create_model(f"{cls.__name__}Event", __base__=Wire, __doc__=cls.__doc__, **fields)
     return model
 

@@ -406,8 +406,8 @@ export interface ToolOutputEvent {
  * A tool's result, as the model reads it.
  */
 export interface ToolResultEvent {
-  diff: string | null;
-  files:
+  diff?: string | null;
+  files?:
     | {
         [k: string]: unknown;
       }[]
@@ -421,9 +421,9 @@ export interface ToolResultEvent {
  * A tool call that failed (bad input, an error the model reads); the turn goes on.
  */
 export interface ToolFailedEvent {
-  diff: string | null;
+  diff?: string | null;
   error: string;
-  files:
+  files?:
     | {
         [k: string]: unknown;
       }[]
@@ -438,7 +438,7 @@ export interface ToolFailedEvent {
 export interface ToolDeniedEvent {
   id: string;
   name: string;
-  reason: string | null;
+  reason?: string | null;
   type: 'tool-denied';
 }
 /**

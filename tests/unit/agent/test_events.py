@@ -28,6 +28,10 @@ WIRE: list[tuple[ev.Event, dict[str, Any]]] = [
         {"type": "tool-error", "id": "c1", "name": "bash", "error": "boom"},
     ),
     (ev.ToolDenied("c1", "bash"), {"type": "tool-denied", "id": "c1", "name": "bash"}),
+    (
+        ev.ToolDenied("c2", "write_file", "wrong file"),
+        {"type": "tool-denied", "id": "c2", "name": "write_file", "reason": "wrong file"},
+    ),
     (ev.Compacted(40, 12), {"type": "compacted", "before": 40, "after": 12}),
     (ev.Notice("careful"), {"type": "notice", "text": "careful"}),
     (ev.Failed("no key"), {"type": "error", "error": "no key"}),
@@ -53,7 +57,7 @@ def test_the_documented_union_accepts_exactly_what_is_sent(event: ev.Event, wire
     adapter: TypeAdapter[Any] = TypeAdapter(p.ChatEvent)
     parsed = adapter.validate_python(wire)
     assert parsed.type == wire["type"]
-    assert adapter.dump_python(parsed, by_alias=True) == wire
+    assert adapter.dump_python(parsed, by_alias=True, exclude_unset=True) == wire
 
 
 def test_the_documented_union_refuses_an_event_missing_a_field() -> None:

@@ -16,6 +16,7 @@ DEFAULT_APPROVAL_TIMEOUT_MS = 300_000
 Api = Literal["responses", "chat", "auto"]
 AgentName = Literal["default", "quick", "deep", "plan", "review"]
 Thinking = Literal["off", "low", "medium", "high", "max"]
+ToolCallFormat = Literal["native", "text", "auto"]
 
 
 class Settings(BaseModel):
@@ -33,6 +34,12 @@ class Settings(BaseModel):
     approval_timeout_ms: int = Field(default=DEFAULT_APPROVAL_TIMEOUT_MS, gt=0)
     trusted: bool = True
     max_retries: int = Field(default=3, ge=0, le=10)
+    # The model's context window in tokens; None: from the server's model metadata where it reports one.
+    context_window: int | None = Field(default=None, gt=0)
+    # auto: tool calls a model writes as text are recognised and run; native: never; text: see text_tools.
+    tool_call_format: ToolCallFormat = "auto"
+    # max_tokens of each agent step (less when the context window has less room left).
+    max_output_tokens: int = Field(default=16_384, gt=0)
     # Per-tool permission rules (spec §7.4): {"bash": {"git *": "allow", "rm *": "deny"}, "write_file": "ask"}.
     permissions: dict[str, str | dict[str, str]] = Field(default_factory=dict)
 
@@ -45,6 +52,8 @@ def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:
         values["base_url"] = env["OPENAI_BASE_URL"]
     if env.get("SHIRO_MODEL"):
         values["model"] = env["SHIRO_MODEL"]
+    if env.get("SHIRO_CONTEXT_WINDOW", "").isdigit():
+        values["context_window"] = int(env["SHIRO_CONTEXT_WINDOW"])
     return values
 
 

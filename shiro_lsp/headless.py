@@ -21,7 +21,8 @@ from shiro_lsp.errors import ShiroError
 from shiro_lsp.service import Shiro
 
 HEADLESS_DENIAL = (
-    "shiro: headless denies write_file, edit_file, multi_edit, bash and mcp tools unless --yolo is passed"
+    "shiro: headless mode cannot ask for approvals, so tools that need one (write_file, edit_file, "
+    "multi_edit, bash, ...) are not offered; pass --yolo to allow them"
 )
 
 
@@ -56,7 +57,8 @@ class HeadlessFrontend:
             self._names[event["id"]] = event["name"]
             self._line(f"[tool] {event['name']} {json.dumps(event['input'], ensure_ascii=False)}")
         elif kind == "tool-denied":
-            self._line(f"[denied] {event['name']} (run with --yolo to allow tool use in headless mode)")
+            reason = event.get("reason")
+            self._line(f"[denied] {event['name']}: {reason}" if reason else f"[denied] {event['name']}")
         elif kind == "tool-error":
             self._line(f"[tool-error] {event['name']}: {event['error']}")
         elif kind == "notice":

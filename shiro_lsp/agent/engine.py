@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -37,7 +38,9 @@ from shiro_lsp.agent.providers.types import (
     ToolInputStart,
     Usage,
 )
+from shiro_lsp.agent.text_tools import TextHold, ToolCallFormat, parse_text_tool_calls, text_call_notice
 from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, parse_arguments
+from shiro_lsp.agent.tools.base import ToolSpec
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.messages import Message
 
@@ -51,6 +54,28 @@ STALE_NOTICE = (
     "The provider no longer had part of this session stored. Re-sent the history inline and carried on."
 )
 DENIED_OUTPUT = "User denied this tool call."
+NO_APPROVER_OUTPUT = (
+    "Not run: {name} needs the user's approval, and no one can give it in this run{hint}. "
+    "Do not retry it: finish without it, or tell the user what to run."
+)
+REPEAT_UNAPPROVED_OUTPUT = (
+    "Not run: this is identical call number {count} to {name} in this turn, and a repeat needs the "
+    "user's approval, which no one can give in this run. Use the result you already have."
+)
+ALREADY_REFUSED_OUTPUT = (
+    "Not run: this exact {name} call was already refused earlier in this turn (this is identical call "
+    "number {count}). Do not repeat it: do something else, or answer the user."
+)
+REPEAT_NOTE = "[Note: you already made this exact {name} call {times} in this turn; the result is below.]\n"
+REPEAT_STOP_OUTPUT = "Not run: the turn was ended because this exact call was repeated {count} times."
+REPEAT_STOP_NOTICE = (
+    "Stopped: the model made the same {name} call {count} times with the same arguments, so the turn "
+    "was ended. Rephrase the request or give it more to go on."
+)
+REPEAT_STOP_AT = 5
+"""The identical call (same name and arguments, allowed or refused) that ends the turn."""
+DEFAULT_MAX_OUTPUT_TOKENS = 16_384
+MIN_OUTPUT_TOKENS = 256
 CANCELLED_OUTPUT = "The user cancelled the turn before this tool call finished, so its effects are unknown."
 
 
@@ -99,6 +124,21 @@ class TurnSetup:
     workspace: Path
     approver: Approver = deny_all
     reservation: Reservation | None = None
+    can_ask: bool = True
+    yolo: bool = False
+    hidden_tools: frozenset[str] = frozenset()
+    """Tools not offered this turn (never approvable here, or git outside a repository)."""
+    tool_call_format: ToolCallFormat = "auto"
+    context_window: int | None = None
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+
+
+def output_budget(setup: TurnSetup, prompt_tokens: int) -> int:
+    """``max_tokens`` for a step: the configured cap, and no more than what the window has left."""
+    if setup.context_window is None:
+        return setup.max_output_tokens
+    room = setup.context_window - prompt_tokens - MIN_OUTPUT_TOKENS
+    return max(MIN_OUTPUT_TOKENS, min(setup.max_output_tokens, room))
 
 
 @dataclass
@@ -117,6 +157,7 @@ class _StepResult:
     calls: list[ToolCallReady] = field(default_factory=list)
     delivered: bool = False
     partial_text: str = ""
+    stop: bool = False
 
 
 class Turn:
@@ -125,6 +166,9 @@ class Turn:
         self.history = history
         self.emit = emit
         self.repeat_guard = RepeatGuard()
+        self.repeats: dict[str, int] = {}
+        self.refused: set[str] = set()
+        self.stopped_by_repeat = False
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost: float | None = 0.0
@@ -151,6 +195,9 @@ class Turn:
                 self.emit({"type": "done", **self._usage_fields()})
                 return self._outcome("done")
             await self._run_tools(step.calls)
+            if self.stopped_by_repeat:
+                self.emit({"type": "done", **self._usage_fields()})
+                return self._outcome("done")
         self.emit(
             {"type": "notice", "text": f"stopped after {self.setup.variant.max_steps} steps (the step limit)"}
         )
@@ -161,7 +208,8 @@ class Turn:
 
     def _tool_names(self) -> list[str]:
         names = self.setup.registry.names()
-        return self.setup.registry.read_only() if self.setup.variant.read_only else names
+        offered = self.setup.registry.read_only() if self.setup.variant.read_only else names
+        return [name for name in offered if name not in self.setup.hidden_tools]
 
     async def _model_step(self) -> _StepResult:
         while True:
@@ -180,26 +228,40 @@ class Turn:
                 reasoning_effort=self.setup.variant.reasoning_effort
                 if takes_reasoning_effort(self.setup.model)
                 else None,
+                max_output_tokens=output_budget(self.setup, wire.tokens),
             )
             step = _StepResult()
+            hold = TextHold(enabled=self.setup.tool_call_format != "native")
             try:
-                await self._consume(self.setup.client.stream(request), step, wire)
+                await self._consume(self.setup.client.stream(request), step, wire, hold, specs)
             except ProviderError as error:
                 if error.is_stale_item and not step.delivered and not self.stale_repaired:
                     self._repair_stale_items()
                     continue
                 raise
             except asyncio.CancelledError:
+                self._show(hold.release())
                 self._keep_partial(step)
                 raise
             return step
 
-    async def _consume(self, events: AsyncIterator[Any], step: _StepResult, wire: WireView) -> None:
+    def _show(self, text: str) -> None:
+        if text:
+            self.emit({"type": "text", "text": text})
+
+    async def _consume(
+        self,
+        events: AsyncIterator[Any],
+        step: _StepResult,
+        wire: WireView,
+        hold: TextHold,
+        specs: list[ToolSpec],
+    ) -> None:
         async for event in events:
             if isinstance(event, TextDelta):
                 step.delivered = True
                 step.partial_text += event.text
-                self.emit({"type": "text", "text": event.text})
+                self._show(hold.feed(event.text))
             elif isinstance(event, ReasoningDelta):
                 step.delivered = True
                 self.emit({"type": "reasoning", "text": event.text})
@@ -211,11 +273,44 @@ class Turn:
             elif isinstance(event, Notice):
                 self.emit({"type": "notice", "text": event.text})
             elif isinstance(event, StepFinished):
-                step.message, step.usage = event.message, event.usage
+                message = event.message
+                if not step.calls and hold.enabled:
+                    message = self._calls_from_text(message, step, hold, specs)
+                self._show(hold.release())
+                step.message, step.usage = message, event.usage
                 self._count(event.usage)
                 # before the append, so the meter it triggers already has the provider's count
                 self.setup.window.measured(event.usage, wire)
-                self.history.append(event.message)
+                self.history.append(message)
+
+    def _calls_from_text(
+        self, message: Message, step: _StepResult, hold: TextHold, specs: list[ToolSpec]
+    ) -> Message:
+        """A message that is wholly tool calls written as text becomes those calls (text_tools.py)."""
+        parts = message.get("content")
+        if not isinstance(parts, list):
+            return message
+        text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
+        calls = parse_text_tool_calls(text, {spec.name: spec for spec in specs})
+        if not calls:
+            return message
+        hold.held = ""  # the call is not shown as an answer
+        self.emit({"type": "notice", "text": text_call_notice(calls)})
+        tool_parts: list[dict[str, Any]] = []
+        for call in calls:
+            call_id = f"call_text_{uuid.uuid4().hex[:16]}"
+            step.calls.append(ToolCallReady(call_id, call.name, json.dumps(call.input)))
+            tool_parts.append(
+                {
+                    "type": "tool-call",
+                    "toolCallId": call_id,
+                    "toolName": call.name,
+                    "input": call.input,
+                    "providerOptions": {"shiro": {"fromText": True}},
+                }
+            )
+        kept = [p for p in parts if p.get("type") != "text"]
+        return {**message, "content": kept + tool_parts}
 
     def _repair_stale_items(self) -> None:
         """§5.6: rewrite the history inline (and save it), say so, and try once more."""
@@ -252,6 +347,11 @@ class Turn:
         registry = self.setup.registry
         try:
             tool = registry.get(call.name)
+            if call.name in self.setup.hidden_tools and call.name in registry and not self.setup.can_ask:
+                input = parse_arguments(tool.spec, call.arguments)
+                self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
+                hint = "" if self.setup.yolo else " (headless mode; run with --yolo to allow it)"
+                return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
             if call.name not in self._tool_names():
                 raise ToolError(f"{call.name} is not available to the {self.setup.variant.name} agent.")
             input = parse_arguments(tool.spec, call.arguments)
@@ -266,8 +366,18 @@ class Turn:
             )
             return self._tool_error(call, error.message)
         self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
-        if not await self._permitted(call, input):
-            return _result_part(call, DENIED_OUTPUT, error=True)
+        key = RepeatGuard.key(call.name, input)
+        count = self.repeats[key] = self.repeats.get(key, 0) + 1
+        if count >= REPEAT_STOP_AT:
+            self.stopped_by_repeat = True
+            self.emit({"type": "notice", "text": REPEAT_STOP_NOTICE.format(name=call.name, count=count)})
+            return self._refuse(call, REPEAT_STOP_OUTPUT.format(count=count), notice=False)
+        if key in self.refused:
+            return self._refuse(call, ALREADY_REFUSED_OUTPUT.format(name=call.name, count=count))
+        refusal = await self._permitted(call, input)
+        if refusal is not None:
+            self.refused.add(key)
+            return _result_part(call, refusal, error=True)
         ctx = ToolContext(
             workspace=self.setup.workspace,
             on_output=lambda chunk: self.emit({"type": "tool-output", "id": call.call_id, "chunk": chunk}),
@@ -279,7 +389,15 @@ class Turn:
         except ToolError as error:
             return self._tool_error(call, error.message)
         self.emit({"type": "tool-result", "id": call.call_id, "name": call.name, "output": output})
+        if count > 1:
+            times = "once before" if count == 2 else f"{count - 1} times before"
+            return _result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)
         return _result_part(call, output)
+
+    def _refuse(self, call: ToolCallReady, reason: str, *, notice: bool = True) -> dict[str, Any]:
+        """A call that is not run: the event says why, and so does the result the model reads."""
+        self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": reason})
+        return _result_part(call, reason, error=True)
 
     def _tool_error(self, call: ToolCallReady, message: str) -> dict[str, Any]:
         self.emit({"type": "tool-error", "id": call.call_id, "name": call.name, "error": message})
@@ -290,15 +408,25 @@ class Turn:
             return self.setup.reservation()
         return nullcontext()
 
-    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> bool:
+    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> str | None:
+        """None when the call may run; else what the model is told (the event says the same)."""
         verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard)
         if verdict.decision == "allow":
-            return True
+            return None
         if verdict.decision == "deny":
-            if verdict.reason:
-                self.emit({"type": "notice", "text": verdict.reason})
-            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
-            return False
+            reason = verdict.reason or f"Refused by the permission rules: {call.name} is denied."
+            self.emit({"type": "notice", "text": reason})
+            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": reason})
+            return reason
+        if not self.setup.can_ask:
+            if verdict.repeated:
+                count = self.repeats.get(RepeatGuard.key(call.name, input), 0)
+                reason = REPEAT_UNAPPROVED_OUTPUT.format(name=call.name, count=count)
+            else:
+                hint = "" if self.setup.yolo else " (headless mode; run with --yolo to allow it)"
+                reason = NO_APPROVER_OUTPUT.format(name=call.name, hint=hint)
+            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": reason})
+            return reason
         request = ApprovalRequest(
             call.name, input, verdict.matched_pattern, verdict.suggested_pattern, verdict.repeated
         )
@@ -306,9 +434,9 @@ class Turn:
         if decision == "always":
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
         if decision == "deny":
-            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
-            return False
-        return True
+            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": DENIED_OUTPUT})
+            return DENIED_OUTPUT
+        return None
 
     async def _ask(self, request: ApprovalRequest) -> Decision:
         try:

@@ -293,6 +293,12 @@ class PermissionPolicy:
             return DEFAULT_RULES[tool_name]
         return "allow" if tool_name in FREE_TOOLS else "ask"
 
+    def never_runs_unasked(self, tool_name: str) -> bool:
+        """True when no call of the tool can run without a person's answer (its rule is a plain ask)."""
+        if tool_name in self.auto_approve or self.yolo:
+            return False
+        return self.entry_for(tool_name) == "ask"
+
     def check(
         self,
         tool_name: str,

@@ -127,6 +127,11 @@ def build_system_prompt(parts: PromptParts) -> str:
     return prompt
 
 
+def is_git_workspace(workspace: Path) -> bool:
+    """Whether the workspace is inside a git repository (a ``.git`` here or in a parent)."""
+    return any((folder / ".git").exists() for folder in [workspace, *workspace.parents])
+
+
 def project_instructions(workspace: Path) -> str:
     """AGENTS.md, CLAUDE.md and .shiro.md from the git root down to the workspace, outermost first."""
     root = workspace

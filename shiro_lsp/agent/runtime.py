@@ -19,8 +19,15 @@ from shiro_lsp.agent.chat import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
 from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, History, Turn, TurnSetup
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
-from shiro_lsp.agent.providers.factory import make_client
+from shiro_lsp.agent.prompt import (
+    GIT_TOOLS,
+    PromptParts,
+    build_system_prompt,
+    is_git_workspace,
+    project_instructions,
+)
+from shiro_lsp.agent.providers.factory import is_official, make_client
+from shiro_lsp.agent.providers.models import list_endpoint_models
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
@@ -40,6 +47,11 @@ CHANGED_WHILE_COMPACTING = (
     "The session changed while it was being compacted, so nothing was replaced. Run /compact again."
 )
 COMPACT_FAILED = "Could not compact the session; it is unchanged."
+SMALL_CONTEXT_WINDOW = 16_384
+"""Below this window (tokens) the compact system prompt and tool descriptions are used."""
+WINDOW_FILL = 0.75
+"""Share of a known context window the history may fill before pruning (the rest: the answer)."""
+WINDOW_LOOKUP_TIMEOUT_S = 3.0
 
 
 class LiveSessionLike(History, Protocol):
@@ -94,6 +106,7 @@ class AgentRuntime:
         self._grants: tuple[LiveSessionLike, Grants] | None = None
         self._client: ModelClient | None = None
         self._client_key: tuple[str | None, str | None, str, int] | None = None
+        self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
 
     # --- model ---------------------------------------------------------------------------------
 
@@ -125,6 +138,48 @@ class AgentRuntime:
 
     async def _summarize_span(self, system: str, messages: list[Message]) -> str | None:
         return await self.generate(system, messages)
+
+    # --- the model's context window ------------------------------------------------------------
+
+    def context_window(self) -> int | None:
+        """The window in tokens: the setting, else what the server reported (once looked up)."""
+        s = self.settings()
+        if s.context_window is not None:
+            return s.context_window
+        return self._windows.get((s.base_url or "", s.model))
+
+    async def discover_context_window(self) -> int | None:
+        """Ask the endpoint once per model (``/v1/models``, llama.cpp ``/props``); never fails a turn."""
+        s = self.settings()
+        key = (s.base_url or "", s.model)
+        if s.context_window is not None or not s.base_url or is_official(s.base_url):
+            return self.context_window()
+        if key not in self._windows:
+            listing = await list_endpoint_models(s.base_url, s.api_key, timeout=WINDOW_LOOKUP_TIMEOUT_S)
+            window = listing.window_of(s.model)
+            if window is None and len(listing.models) == 1:
+                window = listing.models[0].context_window  # llama.cpp answers for any model name
+            self._windows[key] = window
+        return self._windows[key]
+
+    def compact_threshold(self) -> int:
+        """The configured threshold, lowered to fit a context window the model is known to have."""
+        configured = self.settings().compact_threshold
+        window = self.context_window()
+        return configured if window is None else min(configured, int(window * WINDOW_FILL))
+
+    def is_small_model(self) -> bool:
+        window = self.context_window()
+        return window is not None and window < SMALL_CONTEXT_WINDOW
+
+    def hidden_tools(self, registry: ToolRegistry, policy: PermissionPolicy) -> frozenset[str]:
+        """Tools not to offer: git outside a repository; headless without --yolo, those only a person could allow."""
+        hidden: set[str] = set()
+        if not is_git_workspace(self.workspace):
+            hidden.update(name for name in registry.names() if name in GIT_TOOLS)
+        if not self.can_ask and not self.yolo:
+            hidden.update(name for name in registry.names() if policy.never_runs_unasked(name))
+        return frozenset(hidden)
 
     # --- tools and prompt ----------------------------------------------------------------------
 
@@ -184,8 +239,10 @@ class AgentRuntime:
         s = self.settings()
         chosen = variant(ticket.agent or s.agent, s.thinking)
         registry = self.registry()
+        window = await self.discover_context_window()
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
+        policy = PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry)
 
         def prompt(tools: list[str]) -> str:
             return self.system_prompt(tools, chosen.appendix, notes_block)
@@ -203,7 +260,7 @@ class AgentRuntime:
             client=client,
             model=s.model,
             registry=registry,
-            policy=PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry),
+            policy=policy,
             grants=self.grants(session),
             variant=chosen,
             window=self.window,
@@ -211,6 +268,12 @@ class AgentRuntime:
             workspace=self.workspace,
             approver=approve,
             reservation=self.reservation,
+            can_ask=self.can_ask,
+            yolo=self.yolo,
+            hidden_tools=self.hidden_tools(registry, policy),
+            tool_call_format=s.tool_call_format,
+            context_window=window,
+            max_output_tokens=s.max_output_tokens,
         )
 
     def grants(self, session: LiveSessionLike) -> Grants:
@@ -236,7 +299,7 @@ class AgentRuntime:
         return self.window.meter(self.session().messages)
 
     def _sync_window(self) -> None:
-        self.window.threshold = self.settings().compact_threshold
+        self.window.threshold = self.compact_threshold()
         self.grants(self.session())  # a different session starts with a fresh window (and grants)
 
     async def current_meter(self) -> Meter:

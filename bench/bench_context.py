@@ -135,7 +135,13 @@ def run() -> list[Result]:
     size = len(json.dumps(base, separators=(",", ":"), ensure_ascii=False))
     dumps = median_seconds(lambda: json.dumps(base, separators=(",", ":"), ensure_ascii=False))
     prepare = median_seconds(_stepper(base))
-    cold = median_seconds(lambda: _prepare([*base], TokenEstimator(), SpanSummaries()), repeat=3)
+    # A cold step costs a few json.dumps: measured interleaved with one, best of each, so load on
+    # the machine hits both alike.
+    cold, dumps_alongside = _best_seconds_interleaved(
+        lambda: _prepare([*base], TokenEstimator(), SpanSummaries()),
+        lambda: json.dumps(base, separators=(",", ":"), ensure_ascii=False),
+        repeat=9,
+    )
 
     rng = random.Random(11)
     estimator = TokenEstimator()
@@ -152,7 +158,7 @@ def run() -> list[Result]:
     step_growth = large / small
 
     ratio = prepare / dumps
-    cold_ratio = cold / dumps
+    cold_ratio = cold / dumps_alongside
     return [
         Result(
             f"prepare a pruned step, 2,000 msgs / {size / 1e6:.1f} MB, vs one json.dumps",
@@ -165,8 +171,8 @@ def run() -> list[Result]:
             "same, first step of a resumed session (cold estimator)",
             cold_ratio,
             "x",
-            "<= 3x",
-            cold_ratio <= 3,
+            "<= 2x",
+            cold_ratio <= 2,
         ),
         Result(
             "no-prune step after appending a message (incremental estimate)",
@@ -179,8 +185,8 @@ def run() -> list[Result]:
             "prune step (estimate + prune_to_fit) growth, 4,000 vs 1,000 msgs",
             prune_growth,
             "x",
-            "<= 4.5x",
-            prune_growth <= 4.5,
+            "<= 4.2x",
+            prune_growth <= 4.2,
         ),
         Result(
             "whole prepared step (+ span, summary note) growth, 4,000 vs 1,000",

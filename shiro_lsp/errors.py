@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
 INVALID_PARAMS = -32602
 SHIRO_ERROR = -32000
 NOT_FOUND = -32001
@@ -44,3 +47,65 @@ class ReadOnly(ShiroError):
 
 class TooLarge(ShiroError):
     code = TOO_LARGE
+
+
+# --- validation problems -----------------------------------------------------------------------
+# One wording for every pydantic validation error a person or the model reads: the server's
+# -32602 "Invalid params" and a tool's "Invalid input" both go through ``describe_problems``.
+
+_TYPE_NAMES: dict[str, str] = {
+    "int_type": "integer",
+    "int_parsing": "integer",
+    "int_from_float": "integer",
+    "float_type": "number",
+    "float_parsing": "number",
+    "string_type": "string",
+    "bool_type": "boolean",
+    "bool_parsing": "boolean",
+    "list_type": "array",
+    "tuple_type": "array",
+    "dict_type": "object",
+    "model_type": "object",
+    "model_attributes_type": "object",
+    "dataclass_type": "object",
+    "none_required": "null",
+}
+
+
+def describe_problem(error: ErrorDetails, whole: str = "the input") -> str:
+    """One problem in words, naming its place (``'edits.0.newString' is required``)."""
+    where = ".".join(str(part) for part in error["loc"])
+    named = f"'{where}'" if where else whole
+    kind = error["type"]
+    ctx: dict[str, Any] = dict(error.get("ctx") or {})
+    if kind == "missing":
+        return f"{named} is required"
+    if kind in _TYPE_NAMES:
+        return f"{named} must be of type {_TYPE_NAMES[kind]}"
+    if kind == "greater_than_equal":
+        return f"{named} must be at least {ctx['ge']}"
+    if kind == "less_than_equal":
+        return f"{named} must be at most {ctx['le']}"
+    if kind == "greater_than":
+        return f"{named} must be greater than {ctx['gt']}"
+    if kind == "less_than":
+        return f"{named} must be less than {ctx['lt']}"
+    if kind == "too_short":
+        return f"{named} must have at least {ctx['min_length']} item(s)"
+    if kind == "too_long":
+        return f"{named} must have at most {ctx['max_length']} item(s)"
+    if kind == "string_too_short":
+        return f"{named} must be at least {ctx['min_length']} character(s)"
+    if kind == "string_too_long":
+        return f"{named} must be at most {ctx['max_length']} character(s)"
+    if kind in ("literal_error", "enum"):
+        return f"{named} must be one of {ctx['expected']}"
+    if kind == "extra_forbidden":
+        return f"{named} is not a known field"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{named}: {message}"
+
+
+def describe_problems(error: ValidationError, whole: str = "the input") -> str:
+    """Every problem of a validation error, in order, joined with ``; ``."""
+    return "; ".join(describe_problem(e, whole) for e in error.errors())

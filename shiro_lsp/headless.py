@@ -16,14 +16,17 @@ from typing import TextIO
 
 from shiro_lsp.agent.context_window import Meter
 from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
+from shiro_lsp.agent.tools import KNOWN_SPECS
 from shiro_lsp.config import load_settings
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.service import Shiro
 
 HEADLESS_DENIAL = (
-    "shiro: headless mode cannot ask for approvals, so tools that need one (write_file, edit_file, "
-    "multi_edit, bash, ...) are not offered; pass --yolo to allow them"
+    "shiro: headless mode cannot ask for approvals, so the tools that need one "
+    f"({', '.join(name for name, spec in KNOWN_SPECS.items() if spec.asks)}, mcp tools) are not offered; "
+    "pass --yolo to allow them"
 )
+"""No one can answer an approval here, so every tool that would ask is denied."""
 
 
 class HeadlessFrontend:

@@ -39,8 +39,7 @@ from shiro_lsp.agent.providers.types import (
     Usage,
 )
 from shiro_lsp.agent.text_tools import TextHold, ToolCallFormat, parse_text_tool_calls, text_call_notice
-from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, parse_arguments
-from shiro_lsp.agent.tools.base import ToolSpec
+from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.messages import Message
 
@@ -102,7 +101,8 @@ class ApprovalRequest:
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Decision]]
-PromptBuilder = Callable[[list[str]], str]
+PromptBuilder = Callable[[], str]
+"""The system prompt from the live state (task list, memory), rebuilt before every model step."""
 Reservation = Callable[[], AbstractAsyncContextManager[Any]]
 
 
@@ -111,14 +111,34 @@ async def deny_all(request: ApprovalRequest) -> Decision:
     return "deny"
 
 
+@dataclass(frozen=True)
+class TurnPlan:
+    """Which variant runs and which tools it is offered: decided once per turn (and per meter)."""
+
+    variant: AgentVariant
+    registry: ToolRegistry
+    tools: tuple[str, ...]
+    specs: tuple[ToolSpec, ...]
+    hidden: frozenset[str] = frozenset()
+    """Registered tools not offered (never approvable in this front door, or git outside a repository)."""
+
+
+def plan_turn(
+    variant: AgentVariant, registry: ToolRegistry, hidden: frozenset[str] = frozenset()
+) -> TurnPlan:
+    """The read-only variants are offered the plan-safe tools, the others every registered tool."""
+    offered = registry.read_only() if variant.read_only else registry.names()
+    tools = tuple(name for name in offered if name not in hidden)
+    return TurnPlan(variant, registry, tools, tuple(registry.specs(tools)), hidden)
+
+
 @dataclass
 class TurnSetup:
     client: ModelClient
     model: str
-    registry: ToolRegistry
+    plan: TurnPlan
     policy: PermissionPolicy
     grants: Grants
-    variant: AgentVariant
     window: ContextWindow
     system_prompt: PromptBuilder
     workspace: Path
@@ -126,8 +146,6 @@ class TurnSetup:
     reservation: Reservation | None = None
     can_ask: bool = True
     yolo: bool = False
-    hidden_tools: frozenset[str] = frozenset()
-    """Tools not offered this turn (never approvable here, or git outside a repository)."""
     tool_call_format: ToolCallFormat = "auto"
     context_window: int | None = None
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
@@ -185,7 +203,7 @@ class Turn:
             return self._outcome("cancelled")
 
     async def _loop(self) -> TurnOutcome:
-        for _ in range(self.setup.variant.max_steps):
+        for _ in range(self.setup.plan.variant.max_steps):
             try:
                 step = await self._model_step()
             except ProviderError as error:
@@ -199,23 +217,21 @@ class Turn:
                 self.emit({"type": "done", **self._usage_fields()})
                 return self._outcome("done")
         self.emit(
-            {"type": "notice", "text": f"stopped after {self.setup.variant.max_steps} steps (the step limit)"}
+            {
+                "type": "notice",
+                "text": f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)",
+            }
         )
         self.emit({"type": "done", **self._usage_fields()})
         return self._outcome("done")
 
     # --- one model call ------------------------------------------------------------------------
 
-    def _tool_names(self) -> list[str]:
-        names = self.setup.registry.names()
-        offered = self.setup.registry.read_only() if self.setup.variant.read_only else names
-        return [name for name in offered if name not in self.setup.hidden_tools]
-
     async def _model_step(self) -> _StepResult:
+        plan = self.setup.plan
+        specs = list(plan.specs)
         while True:
-            tools = self._tool_names()
-            instructions = self.setup.system_prompt(tools)
-            specs = self.setup.registry.specs(tools)
+            instructions = self.setup.system_prompt()
             wire = await self.setup.window.prepare(self.history.messages, instructions, specs)
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
@@ -225,7 +241,7 @@ class Turn:
                 instructions=instructions,
                 messages=wire.messages,
                 tools=specs,
-                reasoning_effort=self.setup.variant.reasoning_effort
+                reasoning_effort=plan.variant.reasoning_effort
                 if takes_reasoning_effort(self.setup.model)
                 else None,
                 max_output_tokens=output_budget(self.setup, wire.tokens),
@@ -344,16 +360,17 @@ class Turn:
                 self.history.append({"role": "tool", "content": results})
 
     async def _run_tool(self, call: ToolCallReady) -> dict[str, Any]:
-        registry = self.setup.registry
+        plan = self.setup.plan
+        registry = plan.registry
         try:
             tool = registry.get(call.name)
-            if call.name in self.setup.hidden_tools and call.name in registry and not self.setup.can_ask:
+            if call.name in plan.hidden and not self.setup.can_ask:
                 input = parse_arguments(tool.spec, call.arguments)
                 self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
                 hint = "" if self.setup.yolo else " (headless mode; run with --yolo to allow it)"
                 return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
-            if call.name not in self._tool_names():
-                raise ToolError(f"{call.name} is not available to the {self.setup.variant.name} agent.")
+            if call.name not in plan.tools:
+                raise ToolError(f"{call.name} is not available to the {plan.variant.name} agent.")
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
             self.emit(
@@ -404,7 +421,7 @@ class Turn:
         return _result_part(call, message, error=True)
 
     def _reserve(self, tool_name: str) -> AbstractAsyncContextManager[Any]:
-        if self.setup.reservation is not None and self.setup.registry.is_mutating(tool_name):
+        if self.setup.reservation is not None and self.setup.plan.registry.is_mutating(tool_name):
             return self.setup.reservation()
         return nullcontext()
 

@@ -10,8 +10,12 @@ Order for one call, first word wins:
    against the call's subject (the bash command, the file path, the glob...). ``*`` spans any
    characters including newlines, ``?`` exactly one; the last matching pattern wins. A deny here
    is final.
-4. Auto-approved tools (session tools, ``task``, ``skill``) and session grants from ``always``
-   allow; ``yolo`` folds ``ask`` into ``allow``.
+4. Auto-approved tools (the session's tools) and session grants from ``always`` allow; ``yolo``
+   folds ``ask`` into ``allow``.
+
+What a tool is (mutating or not, its default rule, auto-approved or not) is read from its
+``ToolSpec``: the turn's registry, else Shiro's own tools (``KNOWN_SPECS``). A tool known to
+neither (an MCP tool not registered, a typo) asks, and counts as mutating.
 5. **Repeat guard**: the third identical allowed call in one turn asks anyway (``repeated``).
 
 Pure: no I/O, no UI. The engine asks the user when the verdict is ``ask`` and fails closed.
@@ -21,53 +25,25 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeGuard
+from typing import TypeGuard
 
-from shiro_lsp.agent.tools import builtin_registry
-from shiro_lsp.agent.tools.base import READ_ONLY_TOOLS, SESSION_TOOLS, JsonObject, ToolRegistry
-from shiro_lsp.agent.tools.ignore import SECRET_FILE_EXCEPTIONS, SECRET_FILE_PATTERNS
+from shiro_lsp.agent.tools import KNOWN_SPECS, builtin_registry
+from shiro_lsp.agent.tools.base import JsonObject, RuleDecision, RuleEntry, ToolRegistry, ToolRules, ToolSpec
 
-Decision = Literal["allow", "ask", "deny"]
-ToolRules = dict[str, Decision]
-RuleEntry = Decision | ToolRules
+Decision = RuleDecision
 Rules = dict[str, RuleEntry]
 
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 _STRICTNESS: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
 REPEAT_LIMIT = 3
 
-AUTO_APPROVED: frozenset[str] = frozenset({*SESSION_TOOLS, "task", "skill"})
+AUTO_APPROVED: frozenset[str] = frozenset(name for name, spec in KNOWN_SPECS.items() if spec.auto_approved)
 """Tools that never prompt (a deny rule still refuses them)."""
 
-FREE_TOOLS: frozenset[str] = frozenset(
-    {"glob", "grep", "list_dir", "git_status", "git_diff", "git_log", "git_show", "git_blame", *AUTO_APPROVED}
-)
-"""Tools allowed by default when the config says nothing about them."""
-
-MUTATING_BUILTINS: frozenset[str] = frozenset(
-    {"write_file", "edit_file", "multi_edit", "apply_patch", "move_file", "delete_file", "bash"}
-)
-
-_SECRET_RULES: ToolRules = {
-    "*": "allow",
-    **dict.fromkeys(SECRET_FILE_PATTERNS, "deny"),
-    **dict.fromkeys(SECRET_FILE_EXCEPTIONS, "allow"),
-}
-
-DEFAULT_RULES: Rules = {
-    "read_file": dict(_SECRET_RULES),
-    "read_many_files": dict(_SECRET_RULES),
-    "write_file": "ask",
-    "edit_file": "ask",
-    "multi_edit": "ask",
-    "apply_patch": "ask",
-    "move_file": "ask",
-    "delete_file": "ask",
-    "bash": "ask",
-    "web_fetch": "ask",
-}
+DEFAULT_RULES: Rules = {name: spec.default_rule for name, spec in KNOWN_SPECS.items()}
+"""The rule for each of Shiro's own tools when the config says nothing about it."""
 
 
 def is_decision(value: object) -> TypeGuard[Decision]:
@@ -259,13 +235,15 @@ class PermissionPolicy:
         yolo: bool = False,
         trusted: bool = True,
         registry: ToolRegistry | None = None,
-        auto_approve: Iterable[str] = AUTO_APPROVED,
     ) -> None:
         self.rules = parse_rules(rules) if rules is not None else {}
         self.yolo = yolo
         self.trusted = trusted
         self.registry = registry if registry is not None else builtin_registry()
-        self.auto_approve = frozenset(auto_approve)
+
+    def spec(self, tool_name: str) -> ToolSpec | None:
+        """The tool's spec: the turn's registry first, then Shiro's own tools; None when unknown."""
+        return self.registry.spec(tool_name) or KNOWN_SPECS.get(tool_name)
 
     def subjects(self, tool_name: str, input: JsonObject) -> list[str]:
         found = self.registry.subjects(tool_name, input)
@@ -278,9 +256,8 @@ class PermissionPolicy:
         return f"{command.split()[0]} *"
 
     def is_mutating(self, tool_name: str) -> bool:
-        if tool_name in self.registry:
-            return self.registry.is_mutating(tool_name)
-        return tool_name in MUTATING_BUILTINS or tool_name not in READ_ONLY_TOOLS
+        spec = self.spec(tool_name)
+        return True if spec is None else spec.mutating
 
     def entry_for(self, tool_name: str) -> RuleEntry:
         """Config replaces the default for a tool; wildcard keys like ``mcp__*`` cover many tools."""
@@ -289,13 +266,13 @@ class PermissionPolicy:
         for key, entry in self.rules.items():
             if ("*" in key or "?" in key) and match_pattern(key, tool_name):
                 return entry
-        if tool_name in DEFAULT_RULES:
-            return DEFAULT_RULES[tool_name]
-        return "allow" if tool_name in FREE_TOOLS else "ask"
+        spec = self.spec(tool_name)
+        return spec.default_rule if spec is not None else "ask"
 
     def never_runs_unasked(self, tool_name: str) -> bool:
         """True when no call of the tool can run without a person's answer (its rule is a plain ask)."""
-        if tool_name in self.auto_approve or self.yolo:
+        spec = self.spec(tool_name)
+        if self.yolo or (spec is not None and spec.auto_approved):
             return False
         return self.entry_for(tool_name) == "ask"
 
@@ -329,7 +306,8 @@ class PermissionPolicy:
 
         decision, pattern = resolved.decision, resolved.pattern
         granted = grants.allows(tool_name, subjects) if grants is not None else None
-        if tool_name in self.auto_approve:
+        spec = self.spec(tool_name)
+        if spec is not None and spec.auto_approved:
             decision = "allow"
         elif granted is not None:
             decision, pattern = "allow", granted

@@ -11,36 +11,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from shiro_lsp.agent.tools.base import ToolSpec
+
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".shiro.md")
 INSTRUCTION_CAP = 12_000
 INSTRUCTIONS_HEADER = (
     "Project instructions (from the files below). Treat these as standing orders from the user; they "
     "override your defaults but never your safety rules."
 )
-GIT_TOOLS = ("git_status", "git_diff", "git_log", "git_show", "git_blame")
-APPROVAL_TOOLS = ("write_file", "edit_file", "multi_edit", "bash")
-
-TOOL_GUIDANCE = {
-    "read_file": "read_file: read a file (numbered lines); use offset/limit for long files.",
-    "read_many_files": "read_many_files: read up to 20 files in one call.",
-    "write_file": "write_file: create or overwrite a whole file.",
-    "edit_file": "edit_file: replace an exact string in a file; read the file first.",
-    "multi_edit": "multi_edit: several exact edits to one file, all or nothing.",
-    "list_dir": "list_dir: the tree under a folder.",
-    "glob": "glob: find files by name pattern.",
-    "grep": "grep: search file contents by regular expression.",
-    "bash": "bash: run a shell command in the workspace (tests, builds, scripts).",
-    "todo_write": "todo_write: your task list for multi-step work; send the whole list each time.",
-    "remember": "remember: record what stays true about this project for later sessions.",
-    "recall": "recall: search what you recorded in earlier sessions.",
-    "forget": "forget: remove a memory that is wrong or obsolete.",
-}
 
 
 @dataclass(frozen=True)
 class PromptParts:
     workspace: Path
-    tools: Sequence[str]
+    tools: Sequence[ToolSpec]
     can_ask: bool = True
     project_instructions: str = ""
     memory_block: str = ""
@@ -49,20 +33,25 @@ class PromptParts:
     task_block: str = ""
 
 
-def tools_section(tools: Sequence[str]) -> list[str]:
+def tools_section(tools: Sequence[ToolSpec]) -> list[str]:
+    """One line per tool (its ``prompt_hint``); tools sharing a hint share one line, after the rest."""
     lines = ["Tools available to you now:"]
-    git = [t for t in tools if t in GIT_TOOLS]
-    for tool in tools:
-        if tool in GIT_TOOLS:
+    shared: dict[str, list[str]] = {}
+    for spec in tools:
+        shared.setdefault(spec.prompt_hint, []).append(spec.name)
+    for spec in tools:
+        if spec.prompt_hint and len(shared[spec.prompt_hint]) > 1:
             continue
-        lines.append("- " + TOOL_GUIDANCE.get(tool, f"{tool}: see its own description."))
-    if git:
-        lines.append(f"- {', '.join(git)}: inspect the repository's state and history.")
+        lines.append(f"- {spec.name}: {spec.prompt_hint or 'see its own description.'}")
+    for hint, names in shared.items():
+        if hint and len(names) > 1:
+            lines.append(f"- {', '.join(names)}: {hint}")
     return lines
 
 
-def how_to_work(tools: Sequence[str], can_ask: bool) -> list[str]:
-    approvals = [t for t in APPROVAL_TOOLS if t in tools]
+def how_to_work(tools: Sequence[ToolSpec], can_ask: bool) -> list[str]:
+    approvals = [spec.name for spec in tools if spec.asks]
+    names = {spec.name for spec in tools}
     lines = [
         "How to work:",
         "- Read the relevant code before you change it. Make the smallest change that does the job, in the style around it.",
@@ -75,7 +64,7 @@ def how_to_work(tools: Sequence[str], can_ask: bool) -> list[str]:
         lines.append(
             "- You have no tools that change anything this turn: describe changes instead of making them."
         )
-    if "bash" in tools:
+    if "bash" in names:
         lines.append("- Verify what you change: run the tests or the command that proves it.")
     else:
         lines.append("- You cannot run commands this turn; say what the user should run to verify.")

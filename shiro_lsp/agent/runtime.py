@@ -17,19 +17,23 @@ from typing import Any, Protocol
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.chat import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
-from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, History, Turn, TurnSetup
-from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.prompt import (
-    GIT_TOOLS,
-    PromptParts,
-    build_system_prompt,
-    is_git_workspace,
-    project_instructions,
+from shiro_lsp.agent.engine import (
+    ApprovalRequest,
+    Decision,
+    Emit,
+    History,
+    Turn,
+    TurnPlan,
+    TurnSetup,
+    plan_turn,
 )
+from shiro_lsp.agent.permissions import Grants, PermissionPolicy
+from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, is_git_workspace, project_instructions
 from shiro_lsp.agent.providers.factory import is_official, make_client
 from shiro_lsp.agent.providers.models import list_endpoint_models
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
+from shiro_lsp.agent.tools.git import GIT_TOOLS
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.config import Settings
 from shiro_lsp.context.estimate import estimate_text
@@ -176,7 +180,7 @@ class AgentRuntime:
         """Tools not to offer: git outside a repository; headless without --yolo, those only a person could allow."""
         hidden: set[str] = set()
         if not is_git_workspace(self.workspace):
-            hidden.update(name for name in registry.names() if name in GIT_TOOLS)
+            hidden.update(tool.spec.name for tool in GIT_TOOLS if tool.spec.name in registry)
         if not self.can_ask and not self.yolo:
             hidden.update(name for name in registry.names() if policy.never_runs_unasked(name))
         return frozenset(hidden)
@@ -192,17 +196,28 @@ class AgentRuntime:
                 registry.register(tool)
         return registry
 
-    def system_prompt(self, tools: list[str], appendix: str, notes_block: str = "") -> str:
+    def policy(self, registry: ToolRegistry) -> PermissionPolicy:
+        s = self.settings()
+        return PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry)
+
+    def plan(self, agent: str | None = None) -> TurnPlan:
+        """The variant (``agent`` or the configured one) and the tools it is offered, from the settings now."""
+        s = self.settings()
+        registry = self.registry()
+        hidden = self.hidden_tools(registry, self.policy(registry))
+        return plan_turn(variant(agent or s.agent, s.thinking), registry, hidden)
+
+    def system_prompt(self, plan: TurnPlan, notes_block: str = "") -> str:
         memory_block = self.memory.boot_block() if self.memory is not None else ""
         return build_system_prompt(
             PromptParts(
                 workspace=self.workspace,
-                tools=tools,
+                tools=plan.specs,
                 can_ask=self.can_ask,
                 project_instructions=project_instructions(self.workspace),
                 memory_block=memory_block,
                 notes_block=notes_block,
-                appendix=appendix,
+                appendix=plan.variant.appendix,
                 task_block=self.session().tasks.prompt_block(),
             )
         )
@@ -237,15 +252,13 @@ class AgentRuntime:
 
     async def _setup(self, ticket: Ticket, session: LiveSessionLike) -> TurnSetup:
         s = self.settings()
-        chosen = variant(ticket.agent or s.agent, s.thinking)
-        registry = self.registry()
         window = await self.discover_context_window()
+        plan = self.plan(ticket.agent)
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
-        policy = PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry)
 
-        def prompt(tools: list[str]) -> str:
-            return self.system_prompt(tools, chosen.appendix, notes_block)
+        def prompt() -> str:
+            return self.system_prompt(plan, notes_block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:
@@ -259,10 +272,9 @@ class AgentRuntime:
         return TurnSetup(
             client=client,
             model=s.model,
-            registry=registry,
-            policy=policy,
+            plan=plan,
+            policy=self.policy(plan.registry),
             grants=self.grants(session),
-            variant=chosen,
             window=self.window,
             system_prompt=prompt,
             workspace=self.workspace,
@@ -270,7 +282,6 @@ class AgentRuntime:
             reservation=self.reservation,
             can_ask=self.can_ask,
             yolo=self.yolo,
-            hidden_tools=self.hidden_tools(registry, policy),
             tool_call_format=s.tool_call_format,
             context_window=window,
             max_output_tokens=s.max_output_tokens,
@@ -304,18 +315,13 @@ class AgentRuntime:
 
     async def current_meter(self) -> Meter:
         """``meter()`` with the instructions and tools the next turn would send measured now."""
-        s = self.settings()
-        chosen = variant(s.agent, s.thinking)
+        plan = self.plan()
         self._sync_window()
 
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
         def overhead() -> int:
-            registry = self.registry()
-            names = registry.read_only() if chosen.read_only else registry.names()
-            instructions = self.system_prompt(names, chosen.appendix, notes_block)
-            specs = registry.specs(names)
-            return self.window.overhead(instructions, specs)
+            return self.window.overhead(self.system_prompt(plan, notes_block), list(plan.specs))
 
         await asyncio.to_thread(overhead)
         return self.meter()

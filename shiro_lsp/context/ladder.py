@@ -120,10 +120,11 @@ class _Entry:
         self.calls = frozenset(
             p["toolCallId"] for p in parts if p.get("type") == "tool-call" and _is_id(p.get("toolCallId"))
         )
+        # A result without a usable call id is recorded as "", which no call has: every rung drops it.
         self.results = frozenset(
-            p["toolCallId"]
+            p["toolCallId"] if _is_id(p.get("toolCallId")) else ""
             for p in parts
-            if p.get("type") in TOOL_RESULT_TYPES and p.get("toolCallId") is not None
+            if p.get("type") in TOOL_RESULT_TYPES
         )
         tool_parts = [p for p in parts if p.get("type") in PRUNABLE_TOOL_TYPES] if self.prunable else []
         self.tool_ids = frozenset(
@@ -154,7 +155,7 @@ class _Entry:
 
 
 def _is_id(value: object) -> bool:
-    return isinstance(value, str)
+    return isinstance(value, str) and value != ""
 
 
 class _Ladder:
@@ -170,6 +171,9 @@ class _Ladder:
         goal_at = goal_index(messages)
         self.goal = messages[goal_at] if goal_at is not None else None
         self.all_calls = frozenset().union(*(e.calls for e in self.entries if e.calls))
+        self.latest_result = next(
+            (i for e in reversed(self.entries) for i in sorted(e.results) if i in self.all_calls), None
+        )
 
     def rung(self, keep: int | None) -> tuple[list[Message], int | None]:
         """The rung's messages, and the length of their JSON when an estimator is at hand."""
@@ -226,6 +230,8 @@ class _Ladder:
             return [e.base for e in entries], self.all_calls
         start = max(len(entries) - keep, 0)
         kept_calls, kept_approvals = self._kept_ids(entries[start:])
+        if self.latest_result is not None:
+            kept_calls.add(self.latest_result)  # the latest tool result survives every rung
         chosen: list[Message | None] = []
         calls: set[str] = set()
         for entry in entries[:start]:

@@ -291,8 +291,11 @@ def drop_orphaned_results_in(message: Message, calls: AbstractSet[str]) -> Messa
 
 
 def _is_orphaned_result(part: Part, calls: AbstractSet[str]) -> bool:
+    """A result no call can own: its call is gone, or its id is missing, ``null`` or ``""``."""
+    if part.get("type") not in TOOL_RESULT_TYPES:
+        return False
     call_id = part.get("toolCallId")
-    return part.get("type") in TOOL_RESULT_TYPES and call_id is not None and call_id not in calls
+    return not isinstance(call_id, str) or not call_id or call_id not in calls
 
 
 def prune_preserving_items(

@@ -33,6 +33,10 @@ SPAN_SUMMARY_SYSTEM_PROMPT = (
 )
 PRUNED_SPAN_PREFIX = "Earlier in this session, now compacted away:\n\n"
 _NOTE_LABEL = PRUNED_SPAN_PREFIX.rstrip()
+# The note is recognised by this key, never by its text: a user may type the label themselves.
+# Providers rebuild every message from its role and content, so the key never reaches the wire.
+NOTE_MARK_KEY = "shiroNote"
+NOTE_MARK = "pruned-span"
 
 DIGEST_LINE_CHARS = 160
 MAX_SPAN_SUMMARY_CHARS = 1_200  # one model summary, hard-truncated
@@ -180,12 +184,15 @@ def span_note_text(summary: str | None, span: Sequence[Message]) -> str:
 
 def summary_note(text: str) -> Message:
     """The labelled user message that carries span summaries on the wire."""
-    return {"role": "user", "content": PRUNED_SPAN_PREFIX + text.strip()}
+    return {"role": "user", "content": PRUNED_SPAN_PREFIX + text.strip(), NOTE_MARK_KEY: NOTE_MARK}
 
 
 def is_summary_note(message: Message) -> bool:
-    content = message.get("content")
-    return message.get("role") == "user" and isinstance(content, str) and content.startswith(_NOTE_LABEL)
+    return (
+        message.get("role") == "user"
+        and message.get(NOTE_MARK_KEY) == NOTE_MARK
+        and isinstance(message.get("content"), str)
+    )
 
 
 def note_bodies(messages: Iterable[Message]) -> list[str]:
@@ -284,6 +291,18 @@ class SpanSummaries:
     min_batch: int = MIN_SPAN_TO_SUMMARISE
     # messages and parts (by identity) already found covered: a long span costs O(new messages)
     _seen: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
+    # id -> (message, its content keys): due, record and note_text ask for the same messages' keys
+    _keys: dict[int, tuple[Message, list[str]]] = field(default_factory=dict, repr=False, compare=False)
+
+    def _keys_of(self, message: Message) -> list[str]:
+        hit = self._keys.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        if len(self._keys) > 200_000:
+            self._keys.clear()
+        keys = content_keys(message)
+        self._keys[id(message)] = (message, keys)
+        return keys
 
     def unsummarised(self, span: Iterable[Message]) -> list[Message]:
         return [m for m in span if not self._is_covered(m)]
@@ -295,7 +314,10 @@ class SpanSummaries:
         content = message.get("content")
         if isinstance(content, list) and content and all(seen.get(id(p)) is p for p in content):
             return True  # a reduced copy of covered parts: not remembered, copies are made afresh
-        if not (is_summary_note(message) or all(k in self.covered for k in content_keys(message))):
+        if not (
+            is_summary_note(message)
+            or (self.covered and all(k in self.covered for k in self._keys_of(message)))
+        ):
             return False
         if len(seen) > 200_000:
             seen.clear()
@@ -315,7 +337,7 @@ class SpanSummaries:
         if text:
             self.notes.append(text)
         for message in batch:
-            self.covered.update(content_keys(message))
+            self.covered.update(self._keys_of(message))
 
     def note_text(self, span: Iterable[Message] = ()) -> str:
         pending = digest_of(self.unsummarised(span), MAX_DIGEST_NOTE_CHARS)

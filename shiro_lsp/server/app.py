@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 
 from shiro_lsp import __version__
 from shiro_lsp.config import Settings, load_settings
-from shiro_lsp.errors import INVALID_PARAMS, ShiroError
+from shiro_lsp.errors import INVALID_PARAMS, ShiroError, describe_problems
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.changes import register_changes
 from shiro_lsp.server.chat import LspFrontend, register_chat
@@ -90,11 +90,8 @@ def parse(model: type[P], params: Any, method: str) -> P:
     try:
         return model.model_validate({} if params is None else params)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in e['loc']) or 'params'}: {e['msg']}" for e in error.errors()
-        )
         raise JsonRpcException(
-            message=f"Invalid params for {method}: {problems}", code=INVALID_PARAMS
+            message=f"Invalid params for {method}: {describe_problems(error, 'params')}", code=INVALID_PARAMS
         ) from None
 
 

@@ -2,16 +2,24 @@
 
 Every operation re-reads the file under its lock and writes it back atomically, so two servers
 on one project merge their writes instead of the last writer winning (the reference's bug).
+
+Recall hit counts are the exception: a recall is a read, so its hits are kept in memory and
+written by a flush at most ``HIT_FLUSH_SECONDS`` later, on any other write, and at exit. A clean
+exit loses none; a SIGKILL loses the hits of at most the last ``HIT_FLUSH_SECONDS``.
 """
 
 from __future__ import annotations
 
+import atexit
+import logging
 import re
+import threading
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 import uuid6
 
@@ -32,6 +40,9 @@ MAX_TEXT = 400
 BOOT_ENTRIES = 20
 SEARCH_HITS = 15
 SUMMARISE_AT = 60
+HIT_FLUSH_SECONDS = 1.0
+
+log = logging.getLogger(__name__)
 
 BOOT_PREAMBLE = (
     "What you learned about this project in earlier sessions. Trust it, but verify anything\n"
@@ -147,16 +158,81 @@ def _cap(entries: list[dict[str, Any]]) -> None:
     entries[:] = [e for i, e in enumerate(entries) if i not in drop]
 
 
+class _HitBuffer:
+    """Recall hits of one memory file not yet on disk, shared by every ``ProjectMemory`` of that
+    file in this process (so a second store object sees the first one's recalls)."""
+
+    _by_path: ClassVar[dict[Path, _HitBuffer]] = {}
+    _registry_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, file: JsonArrayFile) -> None:
+        self.file = file
+        self.pending: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.timer: threading.Timer | None = None
+        atexit.register(self.flush)
+
+    @classmethod
+    def of(cls, file: JsonArrayFile) -> _HitBuffer:
+        key = file.path.absolute()
+        with cls._registry_lock:
+            if key not in cls._by_path:
+                cls._by_path[key] = cls(file)
+            return cls._by_path[key]
+
+    def overlay(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``entries`` (fresh copies) with the pending hits added, the buffer left as it is."""
+        with self.lock:
+            pending = dict(self.pending)
+        for entry in entries:
+            entry["hits"] = int(entry["hits"]) + pending.get(entry["id"], 0)
+        return entries
+
+    def take_into(self, entries: list[dict[str, Any]]) -> None:
+        """Move the pending hits into ``entries`` that the caller saves under the file lock."""
+        with self.lock:
+            pending, self.pending = self.pending, Counter()
+        for entry in entries:
+            entry["hits"] = int(entry["hits"]) + pending.get(entry["id"], 0)
+
+    def add(self, ids: list[str]) -> None:
+        with self.lock:
+            self.pending.update(ids)
+            if self.timer is None:
+                self.timer = threading.Timer(HIT_FLUSH_SECONDS, self.flush)
+                self.timer.daemon = True
+                self.timer.start()
+
+    def flush(self) -> None:
+        with self.lock:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            if not self.pending:
+                return
+        try:
+            with self.file.locked_items() as entries:
+                self.take_into(entries)
+                self.file.save(entries)
+        except OSError as error:  # hits are a ranking hint; they stay pending for the next write
+            log.warning("project memory: recall counts not saved yet: %s", error)
+
+
 class ProjectMemory:
     def __init__(self, path: Path, reporter: Reporter = log_reporter) -> None:
         self.file = JsonArrayFile(path, label="project memory", is_valid=is_entry, reporter=reporter)
+        self._hits = _HitBuffer.of(self.file)
+
+    def flush_hits(self) -> None:
+        """Write the pending recall hits now (also done by a timer, by every write and at exit)."""
+        self._hits.flush()
 
     @property
     def path(self) -> Path:
         return self.file.path
 
     def entries(self) -> list[Entry]:
-        return [_entry(e) for e in self.file.load()]
+        return [_entry(e) for e in self._hits.overlay(self.file.load())]
 
     def remember(self, kind: str, text: str) -> RememberResult:
         check_kind(kind)
@@ -168,6 +244,7 @@ class ProjectMemory:
                 return RememberResult(f"Already recorded: {clean}", True, None, truncated)
             entry = Entry(str(uuid6.uuid7()), kind, clean, now_iso(), 0)
             entries.append(entry.to_json())
+            self._hits.take_into(entries)
             _cap(entries)
             self.file.save(entries)
             count = len(entries)
@@ -180,13 +257,11 @@ class ProjectMemory:
         terms = query.lower().split()
         if not terms:
             raise BadParams("query is empty")
-        with self.file.locked_items() as entries:
-            matches = [e for e in entries if all(t in e["text"].lower() for t in terms)]
-            for match in matches:
-                match["hits"] = int(match["hits"]) + 1
-            if matches:
-                self.file.save(entries)
-            found = [_entry(e) for e in reversed(matches[-SEARCH_HITS:])]
+        entries = self._hits.overlay(self.file.load())
+        matches = [e for e in entries if all(t in e["text"].lower() for t in terms)]
+        if matches:
+            self._hits.add([e["id"] for e in matches])
+        found = [_entry({**e, "hits": int(e["hits"]) + 1}) for e in reversed(matches[-SEARCH_HITS:])]
         if not found:
             return RecallResult([], f'Nothing recorded about "{query}".')
         return RecallResult(found, "\n".join(e.line for e in found))
@@ -201,6 +276,7 @@ class ProjectMemory:
             kept = [e for e in entries if needle not in e["text"].lower()]
             removed = len(entries) - len(kept)
             if removed:
+                self._hits.take_into(kept)
                 self.file.save(kept)
         if removed == 0:
             return ForgetResult(0, f'No memory matches "{text}".')
@@ -253,6 +329,7 @@ class ProjectMemory:
             )
         sent = {e.id for e in unused}
         with self.file.locked_items() as current:
+            self._hits.take_into(current)
             kept = [e for e in current if e["id"] not in sent]
             result = [e for e in kept if e["hits"] > 0] + [m.to_json() for m in merged]
             result += [e for e in kept if e["hits"] == 0]

@@ -6,7 +6,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { step, text, toolCall, usage } from './workbench.mjs';
 
-export const PENDING = {};
+const NEEDS_CHECKPOINTS = 'needs the checkpoints server (issue 11: approve preview, shiro/changes*, shiro/checkpoint/*)';
+export const PENDING = {
+  'review-approval-diff': NEEDS_CHECKPOINTS,
+  'review-changed-files': NEEDS_CHECKPOINTS,
+  'review-deny-with-reason': NEEDS_CHECKPOINTS,
+  'review-restore-checkpoint': NEEDS_CHECKPOINTS,
+};
 
 const PROMPT_1 = 'Say something about this project';
 
@@ -198,6 +204,149 @@ export const scenarios = [
       await wb.openFile('hello.py'); // bring its tab to the front: VS Code reloads it from disk
       await page.locator('.editor-instance .view-lines', { hasText: 'changed by shiro' }).first().waitFor({ timeout: 15_000 });
       await wb.shot('file-changed-in-editor');
+    },
+  },
+  {
+    name: 'review-approval-diff',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      // three edits far apart in review.py: three hunks for the later scenarios
+      await model.script([
+        step([toolCall('multi_edit', { path: 'review.py', edits: [
+          { oldString: 'VALUE_03 = 3', newString: 'VALUE_03 = 300' },
+          { oldString: 'VALUE_15 = 15', newString: 'VALUE_15 = 1500' },
+          { oldString: 'VALUE_27 = 27', newString: 'VALUE_27 = 2700' },
+        ] }, 'call_review_1')]),
+        step([text('Scaled three values in review.py.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('scale three values in review.py');
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card').last();
+      await card.waitFor({ timeout: 30_000 });
+      await card.locator('.approval-preview').waitFor({ timeout: 10_000 });
+      assert.match(await card.locator('.approval-preview-head .diff-counts').innerText(), /\+3\s+\u22123/);
+      assert.match(await card.locator('.file-row').first().innerText(), /review\.py/);
+      // the proposed change is open in VS Code's diff editor, before the user decides
+      const tab = page.locator('.tabs-container .tab', { hasText: 'review.py (Shiro: proposed)' }).first();
+      await tab.waitFor({ timeout: 15_000 });
+      const diff = page.locator('.editor-instance .monaco-diff-editor').first();
+      await diff.waitFor({ timeout: 15_000 });
+      await diff.locator('.editor.modified .view-lines', { hasText: 'VALUE_15 = 1500' }).waitFor({ timeout: 15_000 });
+      await diff.locator('.editor.original .view-lines', { hasText: 'VALUE_15 = 15' }).waitFor({ timeout: 15_000 });
+      await wb.shot('review-approval-opens-diff-editor');
+      await card.locator('button', { hasText: 'Allow once' }).click();
+      await card.locator('.approval-decision', { hasText: 'Allowed once' }).waitFor({ timeout: 10_000 });
+      await tab.waitFor({ state: 'detached', timeout: 15_000 });   // answered: the proposal tab closes
+      await chat.locator('.entry.assistant', { hasText: 'Scaled three values' }).waitFor({ timeout: 30_000 });
+      const tool = chat.locator('.entry.tool', { hasText: 'multi_edit' }).last();
+      await tool.locator('summary').click();
+      await tool.locator('.tool-diff .diff-add', { hasText: 'VALUE_15 = 1500' }).first().waitFor({ timeout: 10_000 });
+      await wb.shot('review-tool-card-shows-diff');
+    },
+  },
+  {
+    name: 'review-changed-files',
+    needsModel: true,
+    async run({ wb, page, workspace }) {
+      const chat = wb.chat();
+      const block = chat.locator('.changes-block').last();
+      await block.waitFor({ timeout: 30_000 });
+      const row = block.locator('.file-row', { hasText: 'review.py' });
+      await row.waitFor();
+      assert.match(await row.locator('.diff-counts').innerText(), /\+3\s+\u22123/);
+      await wb.shot('review-changed-files-block');
+      await row.locator('.file-path').click();
+      const tab = page.locator('.tabs-container .tab', { hasText: "review.py (Shiro's changes" }).first();
+      await tab.waitFor({ timeout: 15_000 });
+      await page.locator('.editor-instance .monaco-diff-editor .editor.original .view-lines', { hasText: 'VALUE_15 = 15' })
+        .first().waitFor({ timeout: 15_000 });
+      await wb.shot('review-diff-checkpoint-vs-now');
+      // the file itself carries Undo/Keep per hunk
+      await wb.openFile('review.py');
+      const lenses = page.locator('.editor-instance .codelens-decoration a', { hasText: 'Undo hunk' });
+      await lenses.nth(2).waitFor({ timeout: 20_000 });
+      assert.equal(await lenses.count(), 3);
+      await wb.shot('review-hunk-codelenses');
+      await lenses.nth(1).click();                       // undo the middle hunk only
+      const lines = page.locator('.editor-instance .monaco-editor .view-lines').first();
+      await page.waitForFunction(() => {
+        const text = [...document.querySelectorAll('.editor-instance .monaco-editor .view-lines')].map(e => e.textContent).join('\n');
+        return text.includes('VALUE_15\u00a0=\u00a015\u00a0') || text.includes('VALUE_15 = 15 ');
+      }, null, { timeout: 20_000 });
+      const shown = (await lines.innerText()).replace(/\u00a0/g, ' ');
+      assert.match(shown, /VALUE_03 = 300/);
+      assert.doesNotMatch(shown, /VALUE_15 = 1500/);
+      const disk = fs.readFileSync(path.join(workspace, 'review.py'), 'utf8');
+      assert.match(disk, /VALUE_03 = 300\b/);
+      assert.match(disk, /VALUE_15 = 15 /);
+      assert.match(disk, /VALUE_27 = 2700\b/);
+      await lenses.nth(1).waitFor({ timeout: 20_000 });
+      assert.equal(await lenses.count(), 2);
+      await block.locator('.diff-counts', { hasText: /\+2\s+\u22122/ }).first().waitFor({ timeout: 15_000 });
+      await wb.shot('review-one-hunk-undone');
+      await block.locator('.keep-all').click();
+      await block.locator('.changes-reviewed').waitFor({ timeout: 15_000 });
+      await lenses.first().waitFor({ state: 'detached', timeout: 15_000 });
+      await wb.shot('review-kept');
+    },
+  },
+  {
+    name: 'review-deny-with-reason',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([
+        step([toolCall('write_file', { path: 'notes-draft.txt', content: 'draft\n' }, 'call_review_deny')]),
+        step([text('Understood, I will not write it.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('write a draft file');
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card').last();
+      await card.locator('.approval-preview .file-row', { hasText: 'notes-draft.txt' }).waitFor({ timeout: 30_000 });
+      await card.locator('.deny-reason').fill('put drafts under docs/ instead');
+      await wb.shot('review-deny-reason-typed');
+      await card.locator('button', { hasText: 'Deny' }).click();
+      await card.locator('.approval-reason', { hasText: 'put drafts under docs/ instead' }).waitFor({ timeout: 10_000 });
+      await chat.locator('.entry.assistant', { hasText: 'I will not write it' }).waitFor({ timeout: 30_000 });
+      const requests = await model.requests();
+      assert.match(JSON.stringify(requests.at(-1).body), /put drafts under docs\/ instead/);
+      await wb.shot('review-denied-with-reason');
+    },
+  },
+  {
+    name: 'review-restore-checkpoint',
+    needsModel: true,
+    async run({ wb, model, workspace }) {
+      const file = path.join(workspace, 'obsolete.txt');
+      const bytes = fs.readFileSync(file);
+      await model.script([
+        step([toolCall('delete_file', { path: 'obsolete.txt' }, 'call_review_delete')]),
+        step([text('Deleted obsolete.txt.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('delete obsolete.txt');
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card').last();
+      await card.locator('.approval-preview .file-row', { hasText: 'obsolete.txt' }).waitFor({ timeout: 30_000 });
+      await card.locator('button', { hasText: 'Allow once' }).click();
+      await chat.locator('.entry.assistant', { hasText: 'Deleted obsolete.txt.' }).waitFor({ timeout: 30_000 });
+      assert.equal(fs.existsSync(file), false);
+      const turn = chat.locator('.entry.user', { hasText: 'delete obsolete.txt' }).last();
+      await turn.locator('.restore-checkpoint').waitFor({ timeout: 15_000 });
+      await wb.shot('review-file-deleted-restore-offered');
+      await turn.locator('.restore-checkpoint').click();
+      await wb.quickPickRow('Restore code').waitFor({ timeout: 15_000 });
+      await wb.shot('review-restore-modes');
+      await wb.quickPickRow('Restore code').click();
+      const notice = chat.locator('.entry.restored', { hasText: 'obsolete.txt' }).last();
+      await notice.waitFor({ timeout: 15_000 });
+      assert.ok(fs.readFileSync(file).equals(bytes), 'the deleted file is back with its bytes');
+      await wb.shot('review-checkpoint-restored');
+      await notice.locator('.redo').click();
+      await chat.locator('.entry.restored', { hasText: 'Redone' }).waitFor({ timeout: 15_000 });
+      assert.equal(fs.existsSync(file), false, 'redo deletes it again');
+      await wb.shot('review-restore-redone');
     },
   },
   {

@@ -1,8 +1,12 @@
 import type { ApproveParams, Decision } from './protocol';
+import { approvalPreview } from './changesModel';
+import type { ApprovalPreviewView } from './changesModel';
 
 export interface ApprovalButton { label: string; decision: Decision }
 export interface ApprovalCard {
   title: string; input: string; matched?: string; warning?: string; buttons: ApprovalButton[];
+  /** File tools: the files and their `+N −M`; the host opens the diff editor. */
+  preview?: ApprovalPreviewView;
 }
 
 export function describeInput(input: unknown): string {
@@ -17,6 +21,7 @@ export function approvalCard(p: ApproveParams): ApprovalCard {
     input: describeInput(p.input),
     matched: p.matchedPattern ? `matched ${p.toolName}: "${p.matchedPattern}"` : undefined,
     warning: p.repeated ? 'This is a repeated identical call in this turn.' : undefined,
+    preview: approvalPreview(p),
     buttons: [
       { label: 'Allow once', decision: 'once' },
       { label: `Always allow ${grant}`, decision: 'always' },
@@ -28,4 +33,11 @@ export function approvalCard(p: ApproveParams): ApprovalCard {
 /** Whatever the webview sends, only an exact known decision allows anything: approvals fail closed. */
 export function toDecision(value: unknown): Decision {
   return value === 'once' || value === 'always' ? value : 'deny';
+}
+
+/** A deny reason from the webview: trimmed text, capped; anything else is none. */
+export function toReason(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim().slice(0, 2000);
+  return text || undefined;
 }

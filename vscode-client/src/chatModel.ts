@@ -2,19 +2,21 @@
 // is restored from here. Pure: no vscode import. The webview only renders entries.
 import type { ApprovalCard } from './approval';
 import { describeInput } from './approval';
+import type { ChangesEntry, RestoredEntry } from './changesModel';
 import type { EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from './protocol';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 export type ChatEntry =
-  | { id: string; kind: 'user'; text: string }
+  | { id: string; kind: 'user'; text: string; taskId?: string; checkpointId?: string }
   | { id: string; kind: 'assistant'; text: string; streaming: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
   | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus }
   | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string }
-  | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean };
+  | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
+  | ChangesEntry | RestoredEntry;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
+export type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
 
 export interface ChatState {
@@ -57,6 +59,10 @@ export class ChatModel {
 
   private changed(entry: ChatEntry): void { this.onChange(entry); }
 
+  /** For feature modules (changes.ts): add an entry / announce that one changed. */
+  push(entry: NewEntry): ChatEntry { return this.add(entry); }
+  touch(entry: ChatEntry): void { this.changed(entry); }
+
   clear(): void {
     this.state.entries = [];
     this.lastByTask.clear();
@@ -67,11 +73,12 @@ export class ChatModel {
   addNotice(text: string, level: 'info' | 'warn' | 'error' = 'info'): ChatEntry { return this.add({ kind: 'notice', level, text }); }
   addApproval(card: ApprovalCard): ChatEntry { return this.add({ kind: 'approval', card }); }
 
-  settleApproval(id: string, decision: Decision, expired = false): ChatEntry | undefined {
+  settleApproval(id: string, decision: Decision, expired = false, reason?: string): ChatEntry | undefined {
     const entry = this.state.entries.find(e => e.id === id);
     if (entry?.kind !== 'approval' || entry.decision) return undefined;
     entry.decision = decision;
     entry.expired = expired;
+    if (reason) entry.reason = reason;
     this.changed(entry);
     return entry;
   }

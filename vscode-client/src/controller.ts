@@ -1,7 +1,9 @@
 // Extension-host side of the chat: sends shiro/chat (FIFO-queued by the server), relays shiro/event into the
 // ChatModel, answers shiro/approve from approval cards, runs slash commands as requests.
 import * as vscode from 'vscode';
-import { approvalCard, toDecision } from './approval';
+import { approvalCard, toDecision, toReason } from './approval';
+import { isReviewMessage } from './changesModel';
+import type { ReviewMessage } from './changesModel';
 import { ChatModel } from './chatModel';
 import type { ChatEntry } from './chatModel';
 import { Method } from './protocol';
@@ -14,14 +16,26 @@ import type { ShiroServer } from './server';
 import type { HostMessage, WebviewMessage } from './webviewProtocol';
 import { errorReason } from './errors';
 
-interface RunningChat { text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean }
+interface RunningChat {
+  text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean; user?: ChatEntry;
+}
+
+/** The review UI (src/changes.ts): diff previews, changed files, checkpoints. */
+export interface ReviewHooks {
+  handle(m: ReviewMessage): Promise<void>;
+  approvalShown(entryId: string, params: ApproveParams): Promise<void>;
+  approvalSettled(entryId: string): Promise<void>;
+  refreshCheckpoints(): Promise<void>;
+  transcriptLoaded(): Promise<void>;
+}
 
 export class ChatController implements vscode.Disposable {
   readonly model: ChatModel;
   private post: (m: HostMessage) => void = () => {};
   private readonly chats: RunningChat[] = [];
   private readonly seenTasks = new Set<string>();
-  private readonly pendingApprovals = new Map<string, (d: Decision) => void>();
+  private readonly pendingApprovals = new Map<string, (d: Decision, reason?: string) => void>();
+  review: ReviewHooks | undefined;
   private history: string[] = [];
   private historyLoaded = false;
   session: SessionInfo | undefined;
@@ -86,12 +100,13 @@ export class ChatController implements vscode.Disposable {
   }
 
   async handleMessage(m: WebviewMessage): Promise<void> {
+    if (isReviewMessage(m)) { await this.review?.handle(m); return; }
     switch (m.type) {
       case 'ready': this.sendState(); void this.refreshFromServer(); break;
       case 'send': await this.submit(m.text); break;
       case 'cancel': this.cancel(); break;
       case 'clearQueue': await this.clearQueue(); break;
-      case 'approve': this.answerApproval(m.id, toDecision(m.decision)); break;
+      case 'approve': this.answerApproval(m.id, toDecision(m.decision), false, toReason(m.reason)); break;
       case 'copy': await vscode.env.clipboard.writeText(m.text); break;
     }
   }
@@ -130,6 +145,7 @@ export class ChatController implements vscode.Disposable {
     this.model.loadTranscript(r.transcript);
     this.setTodos(r.todos);
     this.sendState();
+    void this.review?.transcriptLoaded();
   }
 
   startedFresh(r: NewSessionResult): void {
@@ -144,7 +160,7 @@ export class ChatController implements vscode.Disposable {
     const entry: RunningChat = { text, cts: new vscode.CancellationTokenSource(), shown: false };
     const wasBusy = this.chats.length > 0;
     this.chats.push(entry);
-    if (!wasBusy) { entry.shown = true; this.model.addUser(text); }
+    if (!wasBusy) { entry.shown = true; entry.user = this.model.addUser(text); }
     this.setBusy();
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
     try {
@@ -153,6 +169,7 @@ export class ChatController implements vscode.Disposable {
       if (result.stopReason === 'queue-cleared' && !entry.shown) return;  // it never ran: the queue was cleared
       this.showUser(entry);
       this.finish(result);
+      void this.review?.refreshCheckpoints();
     } catch (error) {
       this.showUser(entry);
       this.model.addNotice(`Shiro: ${errorReason(error)}`, 'error');
@@ -165,7 +182,8 @@ export class ChatController implements vscode.Disposable {
   }
 
   private showUser(entry: RunningChat): void {
-    if (!entry.shown) { entry.shown = true; this.model.addUser(entry.text); }
+    if (!entry.shown) { entry.shown = true; entry.user = this.model.addUser(entry.text); }
+    if (entry.taskId && entry.user?.kind === 'user' && !entry.user.taskId) entry.user.taskId = entry.taskId;
   }
 
   private finish(result: ChatResult): void {
@@ -207,18 +225,23 @@ export class ChatController implements vscode.Disposable {
   requestApproval(params: ApproveParams, token: vscode.CancellationToken): Promise<ApproveResult> {
     const entry: ChatEntry = this.model.addApproval(approvalCard(params));
     this.onReveal();
+    void this.review?.approvalShown(entry.id, params).catch(() => undefined);
     return new Promise<ApproveResult>(resolve => {
       const sub = token.onCancellationRequested(() => this.answerApproval(entry.id, 'deny', true));
-      this.pendingApprovals.set(entry.id, decision => { sub.dispose(); resolve({ decision }); });
+      this.pendingApprovals.set(entry.id, (decision, reason) => {
+        sub.dispose();
+        resolve(decision === 'deny' && reason ? { decision, reason } : { decision });
+      });
     });
   }
 
-  answerApproval(id: string, decision: Decision, expired = false): void {
+  answerApproval(id: string, decision: Decision, expired = false, reason?: string): void {
     const resolve = this.pendingApprovals.get(id);
     if (!resolve) return;
     this.pendingApprovals.delete(id);
-    this.model.settleApproval(id, decision, expired);
-    resolve(decision);
+    this.model.settleApproval(id, decision, expired, decision === 'deny' ? reason : undefined);
+    resolve(decision, reason);
+    void this.review?.approvalSettled(id).catch(() => undefined);
   }
 
   /** The server went away: running chats fail, pending approvals deny. */

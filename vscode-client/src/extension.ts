@@ -1,12 +1,13 @@
 import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
+import { ReviewController } from './changes';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
 import { MEMORY_SCHEME, MemoryDocuments, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
 import { CLIENT_REMEMBER_COMMAND, Method } from './protocol';
 import type {
-  ApproveParams, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
+  ApproveParams, ChangesResult, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
   RememberSelectionArgs,
 } from './protocol';
 import { API_KEY_SECRET, ShiroServer } from './server';
@@ -24,6 +25,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let lastMeter: ContextMeter | undefined;
 
   let controller: ChatController | undefined;
+  let review: ReviewController | undefined;
   const renderMeter = (m: ContextMeter): void => {
     lastMeter = m;
     const view = meterView(m, controller?.session?.costUsd);
@@ -40,12 +42,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       controller?.setSession(s);
       if (lastMeter) renderMeter(lastMeter);
     }),
+    client.onNotification(Method.changesChanged, (r: ChangesResult) => review?.onChanged(r)),
     client.onRequest(Method.approve, (p: ApproveParams, token: vscode.CancellationToken) =>
       controller!.requestApproval(p, token)),
   ]);
   const srv = server;
   controller = new ChatController(srv);
   const ctl = controller;
+  review = new ReviewController(srv, ctl);
+  ctl.review = review;
   const chatView = new ChatViewProvider(context.extensionUri, ctl);
   ctl.onReveal = () => { void chatView.reveal(); };
   ctl.onPickSession = () => resumeSession();
@@ -107,7 +112,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const memoryDocuments = new MemoryDocuments();
   context.subscriptions.push(
-    meter, srv, ctl,
+    meter, srv, ctl, ...review.register(),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
     vscode.commands.registerCommand('shiro.resumeSession', resumeSession),
     vscode.commands.registerCommand('shiro.newSession', newSession),

@@ -25,6 +25,13 @@ export const Method = {
   history: 'shiro/history',
   context: 'shiro/context',
   contextChanged: 'shiro/context/changed',
+  changes: 'shiro/changes',
+  changesDiff: 'shiro/changes/diff',
+  changesUndo: 'shiro/changes/undo',
+  changesKeep: 'shiro/changes/keep',
+  changesChanged: 'shiro/changes/changed',
+  checkpointList: 'shiro/checkpoint/list',
+  checkpointRestore: 'shiro/checkpoint/restore',
 } as const;
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
@@ -62,8 +69,34 @@ export type Decision = 'once' | 'always' | 'deny';
 export interface ApproveParams {
   taskId: string; toolName: string; input: unknown;
   matchedPattern?: string; suggestedPattern: string; repeated: boolean;
+  /** File tools: what the call would do to the file (v2). */
+  preview?: FilePreview | null;
+  /** Multi-file calls (apply_patch): every file; `preview` is the first. */
+  previews?: FilePreview[] | null;
 }
-export interface ApproveResult { decision: Decision }
+export interface ApproveResult { decision: Decision; reason?: string }
+
+// --- reviewable edits and checkpoints (v2) ---
+/** `before` null = a new file, `after` null = a delete; `binary`: both are one-line summaries. */
+export interface FilePreview { path: string; before: string | null; after: string | null; from?: string | null; binary?: boolean }
+export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'moved';
+export interface ChangedFile {
+  path: string; status: ChangeStatus; from?: string | null; additions: number; deletions: number; reviewed: boolean;
+  binary?: boolean;
+}
+export interface ChangesResult { taskId: string | null; checkpointId: string | null; files: ChangedFile[] }
+/** One contiguous changed region, 1-based lines (for a pure insert/delete, the line before). */
+export interface DiffHunk { index: number; oldStart: number; oldLines: number; newStart: number; newLines: number; header: string }
+export interface ChangesDiffResult { path: string; before: string | null; after: string | null; binary?: boolean; hunks?: DiffHunk[] }
+export interface ChangesUndoResult { path: string; undone: boolean; conflict?: string | null }
+export interface ChangesKeepResult { kept: number }
+export interface CheckpointInfo {
+  id: string; taskId: string; createdAt: string; prompt: string; files: string[];
+  kind?: 'turn' | 'redo'; notCovered?: string[];
+}
+export interface CheckpointListResult { checkpoints: CheckpointInfo[] }
+export type RestoreMode = 'code' | 'chat' | 'both';
+export interface CheckpointRestoreResult { restored: string[]; conflicts: string[]; redoId: string | null; messagesRemoved?: number }
 
 export interface SessionInfo {
   id: string; title: string; cwd: string; createdAt: string; updatedAt: string; messageCount: number;

@@ -1,4 +1,5 @@
 import type { ChatEntry, ChatState } from './chatModel';
+import type { ReviewMessage } from './changesModel';
 import type { Decision, QueuedChat, TodosPayload } from './protocol';
 
 export type HostMessage =
@@ -15,5 +16,6 @@ export type WebviewMessage =
   | { type: 'send'; text: string }
   | { type: 'cancel' }
   | { type: 'clearQueue' }
-  | { type: 'approve'; id: string; decision: Decision }
-  | { type: 'copy'; text: string };
+  | { type: 'approve'; id: string; decision: Decision; reason?: string }
+  | { type: 'copy'; text: string }
+  | ReviewMessage;

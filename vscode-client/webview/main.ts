@@ -6,6 +6,7 @@ import type { QueuedChat, TodosPayload } from '../src/protocol';
 import { queueView } from '../src/queue';
 import type { HostMessage, WebviewMessage } from '../src/webviewProtocol';
 import { createSanitizer, renderMarkdown } from './markdown';
+import { decorateApproval, decorateTool, decorateUser, denyReason, renderChanges, renderRestored } from './changes';
 
 interface VsCodeApi { postMessage(m: WebviewMessage): void; getState(): unknown; setState(s: unknown): void }
 declare function acquireVsCodeApi(): VsCodeApi;
@@ -54,7 +55,7 @@ function renderEntry(entry: ChatEntry): HTMLElement {
   root.dataset.id = entry.id;
   root.dataset.kind = entry.kind;
   switch (entry.kind) {
-    case 'user': root.appendChild(el('div', 'bubble', entry.text)); break;
+    case 'user': root.appendChild(el('div', 'bubble', entry.text)); decorateUser(root, entry, post); break;
     case 'assistant': {
       const body = el('div', 'markdown');
       markdownInto(body, entry.text);
@@ -77,6 +78,7 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       details.appendChild(summary);
       if (entry.input) { details.appendChild(el('div', 'label', 'Input')); details.appendChild(el('pre', 'tool-input', entry.input)); }
       if (entry.output) { details.appendChild(el('div', 'label', entry.status === 'error' ? 'Error' : 'Result')); details.appendChild(el('pre', 'tool-output', entry.output)); }
+      decorateTool(details, entry);
       root.appendChild(details);
       break;
     }
@@ -88,6 +90,8 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       break;
     }
     case 'approval': root.appendChild(renderApproval(entry)); break;
+    case 'changes': root.appendChild(renderChanges(entry, post)); break;
+    case 'restored': root.appendChild(renderRestored(entry, post)); break;
   }
   return root;
 }
@@ -102,6 +106,7 @@ function renderApproval(entry: Extract<ChatEntry, { kind: 'approval' }>): HTMLEl
     const label = entry.expired ? 'Denied (no answer in time)'
       : entry.decision === 'deny' ? 'Denied' : entry.decision === 'always' ? 'Always allowed' : 'Allowed once';
     card.appendChild(el('div', `approval-decision decision-${entry.decision}`, label));
+    decorateApproval(card, entry, post);
     return card;
   }
   const buttons = el('div', 'approval-buttons');
@@ -109,10 +114,13 @@ function renderApproval(entry: Extract<ChatEntry, { kind: 'approval' }>): HTMLEl
     const button = el('button', i === 0 ? 'primary' : 'secondary', b.label);
     button.type = 'button';
     button.dataset.decision = b.decision;
-    button.addEventListener('click', () => post({ type: 'approve', id: entry.id, decision: b.decision }));
+    button.addEventListener('click', () => post({
+      type: 'approve', id: entry.id, decision: b.decision, reason: b.decision === 'deny' ? denyReason(card) : undefined,
+    }));
     buttons.appendChild(button);
   });
   card.appendChild(buttons);
+  decorateApproval(card, entry, post);
   return card;
 }
 

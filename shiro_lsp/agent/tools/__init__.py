@@ -2,9 +2,14 @@
 
 ``builtin_registry()`` returns a fresh registry holding every built-in tool; the session adds its
 own tools (``session.py``: todo_write, remember, recall, forget) and any MCP or plugin tools with
-``ToolRegistry.register``. The engine runs a call with ``await registry.run(name, raw_args, ctx)``:
-the arguments are parsed and validated against the tool's JSON Schema, the result is capped at
-30,000 characters, and every failure the model should read is a ``ToolError``.
+``ToolRegistry.register`` (a run-time tool with only a JSON Schema: ``dynamic_tool``). The engine
+runs a call with ``await registry.run(name, raw_args, ctx)``: the arguments are parsed and
+validated against the tool's input model (or schema), the result is capped at 30,000 characters,
+and every failure the model should read is a ``ToolError``.
+
+Every fact about a tool lives on its ``ToolSpec``; the name lists below are derived from the specs.
+To add a built-in tool: write its input model, handler and spec in ``<area>.py`` and add it to
+``BUILTIN_TOOLS``.
 
 What the model sees:
 
@@ -27,26 +32,41 @@ from __future__ import annotations
 
 from shiro_lsp.agent.tools.base import (
     MAX_OUTPUT,
-    READ_ONLY_TOOLS,
-    SESSION_TOOLS,
     JsonObject,
+    RuleDecision,
+    RuleEntry,
     Tool,
     ToolContext,
     ToolError,
+    ToolInput,
     ToolRegistry,
+    ToolRules,
     ToolSpec,
     cap,
+    dynamic_tool,
     field_subject,
+    input_schema,
     parse_arguments,
+    typed_tool,
     validate_input,
 )
 from shiro_lsp.agent.tools.files import FILE_TOOLS
 from shiro_lsp.agent.tools.git import GIT_TOOLS
 from shiro_lsp.agent.tools.jail import PathEscapes, resolve_in_workspace
 from shiro_lsp.agent.tools.search import SEARCH_TOOLS
+from shiro_lsp.agent.tools.session import SESSION_SPECS
 from shiro_lsp.agent.tools.shell import BASH, INTERRUPTED
 
 BUILTIN_TOOLS: tuple[Tool, ...] = (*FILE_TOOLS, *SEARCH_TOOLS, BASH, *GIT_TOOLS)
+
+KNOWN_SPECS: dict[str, ToolSpec] = {
+    spec.name: spec for spec in (*(t.spec for t in BUILTIN_TOOLS), *SESSION_SPECS)
+}
+"""Every tool Shiro itself defines, by name: the built-ins and the session's tools."""
+
+SESSION_TOOLS: tuple[str, ...] = tuple(spec.name for spec in SESSION_SPECS)
+READ_ONLY_TOOLS: frozenset[str] = frozenset(name for name, spec in KNOWN_SPECS.items() if spec.plan_safe)
+"""The tools the read-only variants (``plan``, ``review``) are offered."""
 
 
 def builtin_registry() -> ToolRegistry:
@@ -56,20 +76,28 @@ def builtin_registry() -> ToolRegistry:
 __all__ = [
     "BUILTIN_TOOLS",
     "INTERRUPTED",
+    "KNOWN_SPECS",
     "MAX_OUTPUT",
     "READ_ONLY_TOOLS",
     "SESSION_TOOLS",
     "JsonObject",
     "PathEscapes",
+    "RuleDecision",
+    "RuleEntry",
     "Tool",
     "ToolContext",
     "ToolError",
+    "ToolInput",
     "ToolRegistry",
+    "ToolRules",
     "ToolSpec",
     "builtin_registry",
     "cap",
+    "dynamic_tool",
     "field_subject",
+    "input_schema",
     "parse_arguments",
     "resolve_in_workspace",
+    "typed_tool",
     "validate_input",
 ]

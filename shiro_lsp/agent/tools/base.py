@@ -1,8 +1,18 @@
 """The tool framework: what a tool is, how its input is checked, and the registry the engine asks.
 
-A tool is a :class:`ToolSpec` (what the model is offered and what the permission rules match) plus
-an async handler. A handler reports a failure the model should read by raising :class:`ToolError`;
-the turn goes on and the model sees the message. Anything else that escapes a handler is a bug.
+A tool is a :class:`ToolSpec` plus an async handler. The spec is the one home of every fact about
+the tool: what the model is offered (name, description, input schema, its line in the system
+prompt), what the permission rules match (``subject``), whether it changes things (``mutating``),
+whether the read-only variants may use it (``plan_safe``) and its default rule. The lists the
+permission policy, the prompt and the headless front door use are derived from these specs.
+
+A built-in tool's input is a :class:`ToolInput` (pydantic) model: its JSON Schema comes from
+``model_json_schema()`` and its handler receives the validated model. A tool discovered at run
+time (MCP) brings a JSON Schema instead (:func:`dynamic_tool`); its handler receives the checked
+JSON object. Either way a bad input is one ``ToolError`` worded like the server's ``-32602``.
+
+A handler reports a failure the model should read by raising :class:`ToolError`; the turn goes on
+and the model sees the message. Anything else that escapes a handler is a bug.
 """
 
 from __future__ import annotations
@@ -12,7 +22,13 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic_core import ErrorDetails
+
+from shiro_lsp.errors import describe_problem, describe_problems
 
 if TYPE_CHECKING:
     import jsonschema
@@ -22,29 +38,11 @@ JsonObject = dict[str, Any]
 MAX_OUTPUT = 30_000
 """Characters any single tool result may carry; the rest is cut with ``... [truncated N chars]``."""
 
-SESSION_TOOLS: tuple[str, ...] = ("todo_write", "remember", "recall", "forget")
-"""Tools that belong to the session (task list, project memory); their specs live in ``session.py``."""
-
-READ_ONLY_TOOLS: frozenset[str] = frozenset(
-    {
-        "read_file",
-        "read_many_files",
-        "glob",
-        "grep",
-        "list_dir",
-        "git_status",
-        "git_diff",
-        "git_log",
-        "git_show",
-        "git_blame",
-        "task",
-        "todo_write",
-        "remember",
-        "recall",
-        "skill",
-    }
-)
-"""The allow-list offered to the read-only agent variants (``plan``, ``review``), spec §7.2."""
+RuleDecision = Literal["allow", "ask", "deny"]
+"""What a permission rule says about a call (the user's answer is ``engine.Decision``)."""
+ToolRules = dict[str, RuleDecision]
+"""``{pattern: decision}`` matched against a call's subjects; the last matching pattern wins."""
+RuleEntry = RuleDecision | ToolRules
 
 
 class ToolError(Exception):
@@ -69,21 +67,103 @@ def field_subject(name: str) -> Callable[[JsonObject], list[str]]:
     return subject
 
 
+class ToolInput(BaseModel):
+    """A tool's input: JSON types taken strictly ("3" is not an integer), camelCase on the wire,
+    unknown fields ignored (as a JSON Schema without ``additionalProperties`` allows)."""
+
+    model_config = ConfigDict(strict=True, frozen=True, alias_generator=to_camel, extra="ignore")
+
+
+_SUBSCHEMA_KEYS = frozenset(
+    {"items", "anyOf", "allOf", "oneOf", "not", "additionalProperties", "prefixItems"}
+)
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties"})
+
+
+def input_schema(model: type[BaseModel]) -> JsonObject:
+    """The JSON Schema the model is offered for ``model``: pydantic's, made plain for every provider.
+
+    References are inlined (no ``$defs``: some OpenAI-compatible servers do not follow them), the
+    generated titles are dropped (they only repeat the names), and an optional field (``X | None``)
+    is shown as ``X`` with no default: leaving it out is how the model says "none".
+    """
+    schema = model.model_json_schema(by_alias=True)
+    defs: dict[str, Any] = schema.get("$defs", {})
+
+    def plain(node: Any) -> Any:
+        if isinstance(node, list):
+            return [plain(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            target = defs[str(node["$ref"]).rsplit("/", 1)[-1]]
+            return plain({**target, **{k: v for k, v in node.items() if k != "$ref"}})
+        out: JsonObject = {}
+        for key, value in node.items():
+            if key in ("title", "$defs") or (key == "default" and value is None):
+                continue
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                out[key] = {name: plain(sub) for name, sub in value.items()}
+            elif key in _SUBSCHEMA_KEYS:
+                out[key] = plain(value)
+            else:
+                out[key] = value
+        options = out.get("anyOf")
+        if isinstance(options, list) and {"type": "null"} in options:
+            rest = [option for option in options if option != {"type": "null"}]
+            if len(rest) == 1:
+                del out["anyOf"]
+                out = {**rest[0], **out}
+        return out
+
+    result: JsonObject = plain(schema)
+    return result
+
+
+_EMPTY_SCHEMA: JsonObject = {"type": "object", "properties": {}}
+
+
 @dataclass(frozen=True)
 class ToolSpec:
-    """What the model is offered, and what the permission rules match.
+    """Everything Shiro knows about one tool, in one place.
 
-    ``subject`` turns a call's input into the strings a permission pattern is matched against:
-    the command for ``bash``, the path(s) for file tools, the pattern for ``glob``/``grep``, the
-    ref for ``git_show``. A tool with no natural subject returns ``[]`` and only ``*`` rules match.
-    ``mutating`` marks tools that change the workspace or run arbitrary code.
+    - ``parameters``: the JSON Schema the model is offered. For a built-in tool it is derived
+      from ``input_model`` (pass one or the other, not both).
+    - ``subject`` turns a call's input into the strings a permission pattern is matched against:
+      the command for ``bash``, the path(s) for file tools, the pattern for ``glob``/``grep``, the
+      ref for ``git_show``. A tool with no natural subject returns ``[]`` and only ``*`` rules match.
+    - ``mutating``: it changes the workspace or project state or runs arbitrary code (refused in
+      restricted mode; runs under the workspace reservation).
+    - ``plan_safe``: offered to the read-only variants (``plan``, ``review``).
+    - ``default_rule``: the permission rule when the config says nothing about the tool.
+    - ``auto_approved``: never prompts, whatever the rules say (a deny rule still refuses it).
+    - ``prompt_hint``: its line under "Tools available to you now" (``name: hint``); tools that
+      share a hint are listed together on one line after the others.
     """
 
     name: str
     description: str
-    parameters: JsonObject
+    parameters: JsonObject = field(default_factory=dict)
     mutating: bool = False
     subject: Callable[[JsonObject], list[str]] = no_subject
+    input_model: type[ToolInput] | None = None
+    plan_safe: bool = False
+    default_rule: RuleEntry = "ask"
+    auto_approved: bool = False
+    prompt_hint: str = ""
+
+    def __post_init__(self) -> None:
+        if self.input_model is not None:
+            if self.parameters:
+                raise ValueError(f"tool {self.name!r}: give an input model or a JSON Schema, not both")
+            object.__setattr__(self, "parameters", input_schema(self.input_model))
+        elif not self.parameters:
+            object.__setattr__(self, "parameters", dict(_EMPTY_SCHEMA))
+
+    @property
+    def asks(self) -> bool:
+        """Whether a call asks the user when no rule or grant says otherwise."""
+        return self.default_rule == "ask" and not self.auto_approved
 
     def to_openai(self) -> JsonObject:
         """The Chat Completions function-tool shape."""
@@ -109,7 +189,10 @@ class ToolContext:
     call_id: str = ""
 
 
-Handler = Callable[[JsonObject, ToolContext], Awaitable[str]]
+Handler = Callable[[Any, ToolContext], Awaitable[str]]
+"""Receives the validated input model (a built-in tool) or the checked JSON object (a dynamic one)."""
+
+InputT = TypeVar("InputT", bound=ToolInput)
 
 
 @dataclass(frozen=True)
@@ -122,7 +205,45 @@ class Tool:
         return self.spec.name
 
     async def run(self, input: JsonObject, ctx: ToolContext) -> str:
-        return await self.handler(input, ctx)
+        model = self.spec.input_model
+        return await self.handler(model.model_validate(input) if model is not None else input, ctx)
+
+
+def typed_tool(
+    spec: ToolSpec, model: type[InputT], handler: Callable[[InputT, ToolContext], Awaitable[str]]
+) -> Tool:
+    """A built-in tool whose handler takes ``model`` (checked against ``spec.input_model``)."""
+    if spec.input_model is not model:
+        raise ValueError(f"tool {spec.name!r}: its handler takes {model.__name__}, its spec another input")
+    return Tool(spec, handler)
+
+
+def dynamic_tool(
+    name: str,
+    description: str,
+    schema: JsonObject,
+    handler: Callable[[JsonObject, ToolContext], Awaitable[str]],
+    *,
+    mutating: bool = True,
+    plan_safe: bool = False,
+    subject: Callable[[JsonObject], list[str]] = no_subject,
+    prompt_hint: str = "",
+) -> Tool:
+    """A tool found at run time (an MCP server's) with a JSON Schema instead of an input model.
+
+    Its effects are unknown, so by default it counts as mutating (refused in restricted mode,
+    run under the reservation), is not offered to the read-only variants, and asks.
+    """
+    spec = ToolSpec(
+        name=name,
+        description=description,
+        parameters=schema or dict(_EMPTY_SCHEMA),
+        mutating=mutating,
+        subject=subject,
+        plan_safe=plan_safe,
+        prompt_hint=prompt_hint,
+    )
+    return Tool(spec, handler)
 
 
 def cap(text: str, limit: int = MAX_OUTPUT) -> str:
@@ -132,49 +253,67 @@ def cap(text: str, limit: int = MAX_OUTPUT) -> str:
     return f"{text[:limit]}\n... [truncated {len(text) - limit} chars]"
 
 
-def _location(path: Iterable[Any]) -> str:
-    parts = [str(p) for p in path]
-    return ".".join(parts)
+_JSON_TYPE_ERRORS = {
+    "integer": "int_type",
+    "number": "float_type",
+    "string": "string_type",
+    "boolean": "bool_type",
+    "array": "list_type",
+    "object": "dict_type",
+    "null": "none_required",
+}
+_JSON_LIMIT_ERRORS = {
+    "minimum": ("greater_than_equal", "ge"),
+    "maximum": ("less_than_equal", "le"),
+    "exclusiveMinimum": ("greater_than", "gt"),
+    "exclusiveMaximum": ("less_than", "lt"),
+    "minItems": ("too_short", "min_length"),
+    "maxItems": ("too_long", "max_length"),
+    "minLength": ("string_too_short", "min_length"),
+    "maxLength": ("string_too_long", "max_length"),
+}
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
-    where = _location(error.absolute_path)
-    named = f"'{where}'" if where else "the input"
+def _as_problem(error: jsonschema.ValidationError) -> ErrorDetails:
+    """A JSON Schema failure as the pydantic error it corresponds to, so both read the same."""
+    loc = tuple(error.absolute_path)
     kind = error.validator
     value: Any = error.validator_value
+    detail = ErrorDetails(type="value_error", loc=loc, msg=error.message, input=error.instance)
     if kind == "required":
-        instance = error.instance if isinstance(error.instance, dict) else {}
-        missing = [name for name in value if name not in instance]
-        name = missing[0] if missing else str(value)
-        full = f"{where}.{name}" if where else name
-        return f"'{full}' is required"
-    if kind == "type":
-        wanted = " or ".join(value) if isinstance(value, list) else str(value)
-        return f"{named} must be of type {wanted}"
-    if kind == "minimum":
-        return f"{named} must be at least {value}"
-    if kind == "maximum":
-        return f"{named} must be at most {value}"
-    if kind == "minItems":
-        return f"{named} must have at least {value} item(s)"
-    if kind == "maxItems":
-        return f"{named} must have at most {value} item(s)"
-    if kind == "enum":
-        options = ", ".join(json.dumps(v) for v in value)
-        return f"{named} must be one of {options}"
-    return f"{named}: {error.message}"
+        present = error.instance if isinstance(error.instance, dict) else {}
+        missing = [name for name in value if name not in present]
+        return ErrorDetails(
+            type="missing", loc=(*loc, missing[0] if missing else str(value)), msg="", input=None
+        )
+    if kind == "type" and isinstance(value, str) and value in _JSON_TYPE_ERRORS:
+        detail["type"] = _JSON_TYPE_ERRORS[value]
+    elif kind in _JSON_LIMIT_ERRORS:
+        detail["type"], key = _JSON_LIMIT_ERRORS[str(kind)]
+        detail["ctx"] = {key: value}
+    elif kind == "enum":
+        detail["type"] = "enum"
+        detail["ctx"] = {"expected": ", ".join(json.dumps(v) for v in value)}
+    return detail
 
 
 def validate_input(spec: ToolSpec, input: object) -> JsonObject:
-    """Check ``input`` against the spec's JSON Schema; raise a ToolError that names the problem."""
+    """Check ``input`` against the spec; raise a ToolError that names every problem."""
     if not isinstance(input, dict):
         raise ToolError(f"Invalid input for {spec.name}: expected a JSON object, got {type(input).__name__}")
-    import jsonschema  # ~100 ms to import: paid on the first tool call, not at server start
+    if spec.input_model is not None:
+        try:
+            spec.input_model.model_validate(input)
+        except ValidationError as error:
+            raise ToolError(f"Invalid input for {spec.name}: {describe_problems(error)}") from None
+        return input
+    import jsonschema  # ~100 ms to import: paid on the first dynamic tool call, not at server start
 
     validator = jsonschema.Draft202012Validator(spec.parameters)
     errors = sorted(validator.iter_errors(input), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
     if errors:
-        raise ToolError(f"Invalid input for {spec.name}: {_describe(errors[0])}")
+        problems = "; ".join(describe_problem(_as_problem(e)) for e in errors)
+        raise ToolError(f"Invalid input for {spec.name}: {problems}")
     return input
 
 
@@ -235,8 +374,8 @@ class ToolRegistry:
         return [t.spec for t in self._tools.values() if t.name in wanted]
 
     def read_only(self) -> list[str]:
-        """Registered tools the read-only variants may use (spec §7.2 allow-list)."""
-        return [name for name in self._tools if name in READ_ONLY_TOOLS]
+        """Registered tools the read-only variants may use (their specs say ``plan_safe``)."""
+        return [name for name, tool in self._tools.items() if tool.spec.plan_safe]
 
     def is_mutating(self, name: str) -> bool:
         tool = self._tools.get(name)

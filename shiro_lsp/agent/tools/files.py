@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated
+
+from pydantic import Field
 
 from shiro_lsp.agent.tools.base import (
     MAX_OUTPUT,
     JsonObject,
-    Tool,
     ToolContext,
     ToolError,
+    ToolInput,
+    ToolRules,
     ToolSpec,
     field_subject,
+    typed_tool,
 )
+from shiro_lsp.agent.tools.ignore import SECRET_FILE_EXCEPTIONS, SECRET_FILE_PATTERNS
 from shiro_lsp.agent.tools.jail import resolve_in_workspace
 
 DEFAULT_LIMIT = 2000
@@ -95,24 +100,61 @@ def read_numbered(workspace: Path, path: str, offset: int = 1, limit: int = DEFA
     return "\n".join(out)
 
 
-async def read_file(input: JsonObject, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(
-        read_numbered, ctx.workspace, input["path"], input.get("offset", 1), input.get("limit", DEFAULT_LIMIT)
+FilePath = Annotated[str, Field(description="File path relative to the workspace root")]
+OldString = Annotated[str, Field(description="Exact text to find, including whitespace and indentation")]
+NewString = Annotated[str, Field(description="Replacement text")]
+ReplaceAll = Annotated[bool, Field(description="Replace every occurrence instead of requiring exactly one")]
+
+
+class ReadFileInput(ToolInput):
+    path: FilePath
+    offset: int = Field(1, ge=1, description="First line to return (1-based)")
+    limit: int = Field(DEFAULT_LIMIT, ge=1, description="Max lines to return, default 2000")
+
+
+class ReadManyFilesInput(ToolInput):
+    files: list[ReadFileInput] = Field(
+        min_length=1, max_length=MAX_BATCH_FILES, description="The files to read, at most 20"
     )
 
 
-def _read_block(workspace: Path, item: JsonObject) -> str:
-    path = item["path"]
+class WriteFileInput(ToolInput):
+    path: FilePath
+    content: str = Field(description="The whole new content")
+
+
+class Edit(ToolInput):
+    old_string: OldString
+    new_string: NewString
+    replace_all: ReplaceAll = False
+
+
+class EditFileInput(ToolInput):
+    path: FilePath
+    old_string: OldString
+    new_string: NewString
+    replace_all: ReplaceAll = False
+
+
+class MultiEditInput(ToolInput):
+    path: FilePath
+    edits: list[Edit] = Field(min_length=1, description="Edits in the order they should be applied")
+
+
+async def read_file(input: ReadFileInput, ctx: ToolContext) -> str:
+    return await asyncio.to_thread(read_numbered, ctx.workspace, input.path, input.offset, input.limit)
+
+
+def _read_block(workspace: Path, item: ReadFileInput) -> str:
     try:
-        body = read_numbered(workspace, path, item.get("offset", 1), item.get("limit", DEFAULT_LIMIT))
+        body = read_numbered(workspace, item.path, item.offset, item.limit)
     except ToolError as exc:
         body = f"[unreadable: {exc.message}]"
-    return f"===== {path} =====\n{body}"
+    return f"===== {item.path} =====\n{body}"
 
 
-async def read_many_files(input: JsonObject, ctx: ToolContext) -> str:
-    files: list[JsonObject] = input["files"]
-    blocks = await asyncio.gather(*(asyncio.to_thread(_read_block, ctx.workspace, f) for f in files))
+async def read_many_files(input: ReadManyFilesInput, ctx: ToolContext) -> str:
+    blocks = await asyncio.gather(*(asyncio.to_thread(_read_block, ctx.workspace, f) for f in input.files))
     return "\n\n".join(blocks)
 
 
@@ -157,8 +199,8 @@ def write_sync(workspace: Path, path: str, content: str) -> str:
     return message
 
 
-async def write_file(input: JsonObject, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(write_sync, ctx.workspace, input["path"], input["content"])
+async def write_file(input: WriteFileInput, ctx: ToolContext) -> str:
+    return await asyncio.to_thread(write_sync, ctx.workspace, input.path, input.content)
 
 
 def _apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> tuple[str, int]:
@@ -186,7 +228,7 @@ def _apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) ->
     return text.replace(old, new, 1), 1
 
 
-def edit_sync(workspace: Path, path: str, edits: list[JsonObject], *, batch: bool) -> str:
+def edit_sync(workspace: Path, path: str, edits: Sequence[Edit | EditFileInput], *, batch: bool) -> str:
     target = _existing_text_file(workspace, path)
     original = _read_exact(target)
     text = original
@@ -194,9 +236,7 @@ def edit_sync(workspace: Path, path: str, edits: list[JsonObject], *, batch: boo
     for index, edit in enumerate(edits, start=1):
         where = f"edit {index} in {path}" if batch else path
         try:
-            text, count = _apply_edit(
-                text, edit["oldString"], edit["newString"], bool(edit.get("replaceAll", False)), where
-            )
+            text, count = _apply_edit(text, edit.old_string, edit.new_string, edit.replace_all, where)
         except ToolError as exc:
             suffix = " No edits were applied." if batch else ""
             raise ToolError(exc.message + suffix) from exc
@@ -209,12 +249,12 @@ def edit_sync(workspace: Path, path: str, edits: list[JsonObject], *, batch: boo
     return f"Replaced {counts[0]} occurrence(s) in {path}"
 
 
-async def edit_file(input: JsonObject, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(edit_sync, ctx.workspace, input["path"], [input], batch=False)
+async def edit_file(input: EditFileInput, ctx: ToolContext) -> str:
+    return await asyncio.to_thread(edit_sync, ctx.workspace, input.path, [input], batch=False)
 
 
-async def multi_edit(input: JsonObject, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(edit_sync, ctx.workspace, input["path"], input["edits"], batch=True)
+async def multi_edit(input: MultiEditInput, ctx: ToolContext) -> str:
+    return await asyncio.to_thread(edit_sync, ctx.workspace, input.path, input.edits, batch=True)
 
 
 def _many_paths(input: JsonObject) -> list[str]:
@@ -224,22 +264,14 @@ def _many_paths(input: JsonObject) -> list[str]:
     return [f["path"] for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)]
 
 
-_PATH: dict[str, Any] = {"type": "string", "description": "File path relative to the workspace root"}
-_OFFSET: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "First line to return (1-based)"}
-_LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "Max lines to return, default 2000"}
-_EDIT_PROPS: dict[str, Any] = {
-    "oldString": {
-        "type": "string",
-        "description": "Exact text to find, including whitespace and indentation",
-    },
-    "newString": {"type": "string", "description": "Replacement text"},
-    "replaceAll": {
-        "type": "boolean",
-        "description": "Replace every occurrence instead of requiring exactly one",
-    },
+SECRET_RULES: ToolRules = {
+    "*": "allow",
+    **dict.fromkeys(SECRET_FILE_PATTERNS, "deny"),
+    **dict.fromkeys(SECRET_FILE_EXCEPTIONS, "allow"),
 }
+"""The default rule of the read tools: anything but secrets files (``*.env``, ``*.pem``, keys)."""
 
-READ_FILE = Tool(
+READ_FILE = typed_tool(
     ToolSpec(
         name="read_file",
         description=(
@@ -247,17 +279,17 @@ READ_FILE = Tool(
             "in 6 columns, a tab, then the line; the numbers are not part of the file. Returns up to `limit` "
             "lines (default 2000) from `offset`; a note at the end says where to continue."
         ),
-        parameters={
-            "type": "object",
-            "properties": {"path": _PATH, "offset": _OFFSET, "limit": _LIMIT},
-            "required": ["path"],
-        },
+        input_model=ReadFileInput,
         subject=field_subject("path"),
+        plan_safe=True,
+        default_rule=SECRET_RULES,
+        prompt_hint="read a file (numbered lines); use offset/limit for long files.",
     ),
+    ReadFileInput,
     read_file,
 )
 
-READ_MANY_FILES = Tool(
+READ_MANY_FILES = typed_tool(
     ToolSpec(
         name="read_many_files",
         description=(
@@ -265,50 +297,33 @@ READ_MANY_FILES = Tool(
             "like read_file. A file that cannot be read is reported in its own block "
             "and does not stop the others."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "files": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": MAX_BATCH_FILES,
-                    "items": {
-                        "type": "object",
-                        "properties": {"path": _PATH, "offset": _OFFSET, "limit": _LIMIT},
-                        "required": ["path"],
-                    },
-                    "description": "The files to read, at most 20",
-                }
-            },
-            "required": ["files"],
-        },
+        input_model=ReadManyFilesInput,
         subject=_many_paths,
+        plan_safe=True,
+        default_rule=SECRET_RULES,
+        prompt_hint="read up to 20 files in one call.",
     ),
+    ReadManyFilesInput,
     read_many_files,
 )
 
-WRITE_FILE = Tool(
+WRITE_FILE = typed_tool(
     ToolSpec(
         name="write_file",
         description=(
             "Create a file or overwrite it completely; missing parent directories are created. "
             "Prefer edit_file for changes to an existing file."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "path": _PATH,
-                "content": {"type": "string", "description": "The whole new content"},
-            },
-            "required": ["path", "content"],
-        },
+        input_model=WriteFileInput,
         mutating=True,
         subject=field_subject("path"),
+        prompt_hint="create or overwrite a whole file.",
     ),
+    WriteFileInput,
     write_file,
 )
 
-EDIT_FILE = Tool(
+EDIT_FILE = typed_tool(
     ToolSpec(
         name="edit_file",
         description=(
@@ -316,18 +331,16 @@ EDIT_FILE = Tool(
             "oldString must appear exactly once unless replaceAll is true. "
             "Include surrounding context to make oldString unique."
         ),
-        parameters={
-            "type": "object",
-            "properties": {"path": _PATH, **_EDIT_PROPS},
-            "required": ["path", "oldString", "newString"],
-        },
+        input_model=EditFileInput,
         mutating=True,
         subject=field_subject("path"),
+        prompt_hint="replace an exact string in a file; read the file first.",
     ),
+    EditFileInput,
     edit_file,
 )
 
-MULTI_EDIT = Tool(
+MULTI_EDIT = typed_tool(
     ToolSpec(
         name="multi_edit",
         description=(
@@ -335,26 +348,12 @@ MULTI_EDIT = Tool(
             "each edit sees the result of the previous one. "
             "All or nothing: if any edit fails, nothing is written."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "path": _PATH,
-                "edits": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "properties": _EDIT_PROPS,
-                        "required": ["oldString", "newString"],
-                    },
-                    "description": "Edits in the order they should be applied",
-                },
-            },
-            "required": ["path", "edits"],
-        },
+        input_model=MultiEditInput,
         mutating=True,
         subject=field_subject("path"),
+        prompt_hint="several exact edits to one file, all or nothing.",
     ),
+    MultiEditInput,
     multi_edit,
 )
 

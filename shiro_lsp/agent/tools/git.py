@@ -11,15 +11,20 @@ import contextlib
 import os
 import re
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
 
 from shiro_lsp.agent.tools.base import (
     MAX_OUTPUT,
-    JsonObject,
+    Handler,
     Tool,
     ToolContext,
     ToolError,
+    ToolInput,
     ToolSpec,
     field_subject,
+    no_subject,
 )
 from shiro_lsp.agent.tools.jail import relative_posix, resolve_in_workspace, workspace_root
 from shiro_lsp.agent.tools.shell import BoundedText
@@ -125,7 +130,37 @@ def _describe_status(line: str) -> str:
     return f"{path}  ({', '.join(parts) or 'unknown'})"
 
 
-async def git_status(input: JsonObject, ctx: ToolContext) -> str:
+Narrow = Annotated[
+    str | None, Field(description="Limit to one file or directory (relative to the workspace root)")
+]
+
+
+class GitStatusInput(ToolInput):
+    pass
+
+
+class GitDiffInput(ToolInput):
+    staged: bool = Field(False, description="Diff the index against HEAD")
+    path: Narrow = None
+
+
+class GitLogInput(ToolInput):
+    limit: int = Field(DEFAULT_LOG, ge=1, le=MAX_LOG, description="Default 15, max 40")
+    path: Narrow = None
+
+
+class GitShowInput(ToolInput):
+    ref: str = Field(description="Commit hash, tag, or ref")
+    path: Narrow = None
+
+
+class GitBlameInput(ToolInput):
+    path: str = Field(description="File to blame")
+    start_line: int | None = Field(None, ge=1)
+    end_line: int | None = Field(None, ge=1)
+
+
+async def git_status(input: GitStatusInput, ctx: ToolContext) -> str:
     lines = (await run_git(ctx.workspace, ["status", "--porcelain=v1", "--branch"])).splitlines()
     branch = lines[0][3:] if lines and lines[0].startswith("## ") else "(unknown branch)"
     changes = [line for line in lines[1:] if line]
@@ -136,20 +171,20 @@ async def git_status(input: JsonObject, ctx: ToolContext) -> str:
     return "\n".join([f"On {branch}, {len(changes)} changed:", *described, *more])
 
 
-async def git_diff(input: JsonObject, ctx: ToolContext) -> str:
+async def git_diff(input: GitDiffInput, ctx: ToolContext) -> str:
     args = ["diff", "--no-color"]
-    if input.get("staged"):
+    if input.staged:
         args.append("--staged")
-    if input.get("path"):
-        args += ["--", await _path_arg(ctx.workspace, input["path"])]
+    if input.path:
+        args += ["--", await _path_arg(ctx.workspace, input.path)]
     text = (await run_git(ctx.workspace, args)).strip()
-    return text or ("Nothing staged." if input.get("staged") else "No uncommitted changes.")
+    return text or ("Nothing staged." if input.staged else "No uncommitted changes.")
 
 
-async def git_log(input: JsonObject, ctx: ToolContext) -> str:
-    args = ["log", f"-n{input.get('limit', DEFAULT_LOG)}", "--date=short", "--pretty=format:%h  %ad  %an  %s"]
-    if input.get("path"):
-        args += ["--", await _path_arg(ctx.workspace, input["path"])]
+async def git_log(input: GitLogInput, ctx: ToolContext) -> str:
+    args = ["log", f"-n{input.limit}", "--date=short", "--pretty=format:%h  %ad  %an  %s"]
+    if input.path:
+        args += ["--", await _path_arg(ctx.workspace, input.path)]
     try:
         text = (await run_git(ctx.workspace, args)).strip()
     except ToolError as exc:
@@ -159,16 +194,16 @@ async def git_log(input: JsonObject, ctx: ToolContext) -> str:
     return text or "No commits."
 
 
-async def git_show(input: JsonObject, ctx: ToolContext) -> str:
-    args = ["show", "--no-color", "--date=short", "--end-of-options", check_ref(input["ref"])]
-    if input.get("path"):
-        args += ["--", await _path_arg(ctx.workspace, input["path"])]
+async def git_show(input: GitShowInput, ctx: ToolContext) -> str:
+    args = ["show", "--no-color", "--date=short", "--end-of-options", check_ref(input.ref)]
+    if input.path:
+        args += ["--", await _path_arg(ctx.workspace, input.path)]
     return (await run_git(ctx.workspace, args)).strip() or "Nothing to show."
 
 
-async def git_blame(input: JsonObject, ctx: ToolContext) -> str:
-    path = await _path_arg(ctx.workspace, input["path"])
-    start, end = input.get("startLine"), input.get("endLine")
+async def git_blame(input: GitBlameInput, ctx: ToolContext) -> str:
+    path = await _path_arg(ctx.workspace, input.path)
+    start, end = input.start_line, input.end_line
     args = ["blame", "--date=short", "-w"]
     if start is not None or end is not None:
         first = start if start is not None else 1
@@ -179,85 +214,59 @@ async def git_blame(input: JsonObject, ctx: ToolContext) -> str:
     return (await run_git(ctx.workspace, [*args, "--", path])).strip() or "No blame output."
 
 
-def _spec(
-    name: str, description: str, properties: JsonObject, required: list[str], subject: str | None
-) -> ToolSpec:
-    schema: JsonObject = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = required
-    return ToolSpec(
+GIT_HINT = "inspect the repository's state and history."
+"""One line in the prompt for all the git tools (they share it)."""
+
+
+def _git_tool(
+    name: str, description: str, model: type[ToolInput], handler: Handler, subject: str | None
+) -> Tool:
+    spec = ToolSpec(
         name=name,
         description=description,
-        parameters=schema,
-        subject=field_subject(subject) if subject else (lambda _input: []),
+        input_model=model,
+        subject=field_subject(subject) if subject else no_subject,
+        plan_safe=True,
+        default_rule="allow",
+        prompt_hint=GIT_HINT,
     )
+    return Tool(spec, handler)
 
 
-_PATH = {"type": "string", "description": "Limit to one file or directory (relative to the workspace root)"}
-
-GIT_STATUS = Tool(
-    _spec(
-        "git_status",
-        "Working tree status: current branch, and which files are staged, modified, or untracked.",
-        {},
-        [],
-        None,
-    ),
+GIT_STATUS = _git_tool(
+    "git_status",
+    "Working tree status: current branch, and which files are staged, modified, or untracked.",
+    GitStatusInput,
     git_status,
+    None,
 )
-GIT_DIFF = Tool(
-    _spec(
-        "git_diff",
-        "Unified diff of uncommitted changes. "
-        "Pass staged to see what is staged instead, or a path to narrow it.",
-        {"staged": {"type": "boolean", "description": "Diff the index against HEAD"}, "path": _PATH},
-        [],
-        "path",
-    ),
+GIT_DIFF = _git_tool(
+    "git_diff",
+    "Unified diff of uncommitted changes. Pass staged to see what is staged instead, or a path to narrow it.",
+    GitDiffInput,
     git_diff,
+    "path",
 )
-GIT_LOG = Tool(
-    _spec(
-        "git_log",
-        "Recent commits, newest first: short hash, date, author, subject. "
-        "Pass a path for commits touching it.",
-        {
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_LOG,
-                "description": "Default 15, max 40",
-            },
-            "path": _PATH,
-        },
-        [],
-        "path",
-    ),
+GIT_LOG = _git_tool(
+    "git_log",
+    "Recent commits, newest first: short hash, date, author, subject. Pass a path for commits touching it.",
+    GitLogInput,
     git_log,
+    "path",
 )
-GIT_SHOW = Tool(
-    _spec(
-        "git_show",
-        "One commit in full: message, author, and its diff. Takes a hash, tag, or ref like HEAD~2.",
-        {"ref": {"type": "string", "description": "Commit hash, tag, or ref"}, "path": _PATH},
-        ["ref"],
-        "ref",
-    ),
+GIT_SHOW = _git_tool(
+    "git_show",
+    "One commit in full: message, author, and its diff. Takes a hash, tag, or ref like HEAD~2.",
+    GitShowInput,
     git_show,
+    "ref",
 )
-GIT_BLAME = Tool(
-    _spec(
-        "git_blame",
-        "Who last changed each line of a file, with the commit and date. Narrow with startLine and endLine.",
-        {
-            "path": {"type": "string", "description": "File to blame"},
-            "startLine": {"type": "integer", "minimum": 1},
-            "endLine": {"type": "integer", "minimum": 1},
-        },
-        ["path"],
-        "path",
-    ),
+GIT_BLAME = _git_tool(
+    "git_blame",
+    "Who last changed each line of a file, with the commit and date. Narrow with startLine and endLine.",
+    GitBlameInput,
     git_blame,
+    "path",
 )
 
 GIT_TOOLS = (GIT_STATUS, GIT_DIFF, GIT_LOG, GIT_SHOW, GIT_BLAME)

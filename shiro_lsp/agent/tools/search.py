@@ -7,11 +7,12 @@ import contextlib
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
 import pathspec
+from pydantic import Field
 
-from shiro_lsp.agent.tools.base import JsonObject, Tool, ToolContext, ToolError, ToolSpec, field_subject
+from shiro_lsp.agent.tools.base import ToolContext, ToolError, ToolInput, ToolSpec, field_subject, typed_tool
 from shiro_lsp.agent.tools.files import is_binary
 from shiro_lsp.agent.tools.ignore import Walker, is_secret_file
 from shiro_lsp.agent.tools.jail import resolve_in_workspace, workspace_root
@@ -22,6 +23,30 @@ MAX_GREP_HITS = 200
 MAX_HIT_CHARS = 300
 COUNT_CEILING = 10_000
 RG_TIMEOUT_S = 60.0
+
+
+IncludeIgnored = Annotated[bool, Field(description="Also include files .gitignore excludes")]
+
+
+class ListDirInput(ToolInput):
+    path: str = Field(".", description="Directory relative to the workspace root, default .")
+    depth: int = Field(2, ge=1, le=6, description="Levels, default 2")
+    include_ignored: IncludeIgnored = False
+
+
+class GlobInput(ToolInput):
+    pattern: str
+    limit: int = Field(DEFAULT_GLOB_LIMIT, ge=1, description="Max paths to return, default 200")
+    include_ignored: IncludeIgnored = False
+
+
+class GrepInput(ToolInput):
+    pattern: str = Field(description="Regex (ripgrep syntax when ripgrep is installed, otherwise Python re)")
+    include: str | None = Field(
+        None, description='Gitignore-style glob limiting which files are searched, e.g. "*.py"'
+    )
+    ignore_case: bool = False
+    include_ignored: IncludeIgnored = False
 
 
 # --- list_dir -------------------------------------------------------------------------------
@@ -64,13 +89,9 @@ def list_dir_sync(workspace: Path, path: str, depth: int, include_ignored: bool)
     return f"{label}\n" + "\n".join(rows) + tail
 
 
-async def list_dir(input: JsonObject, ctx: ToolContext) -> str:
+async def list_dir(input: ListDirInput, ctx: ToolContext) -> str:
     return await asyncio.to_thread(
-        list_dir_sync,
-        ctx.workspace,
-        input.get("path", "."),
-        input.get("depth", 2),
-        bool(input.get("includeIgnored", False)),
+        list_dir_sync, ctx.workspace, input.path, input.depth, input.include_ignored
     )
 
 
@@ -179,13 +200,9 @@ def glob_sync(workspace: Path, pattern: str, limit: int, include_ignored: bool) 
     return "\n".join(hits)
 
 
-async def glob(input: JsonObject, ctx: ToolContext) -> str:
+async def glob(input: GlobInput, ctx: ToolContext) -> str:
     return await asyncio.to_thread(
-        glob_sync,
-        ctx.workspace,
-        input["pattern"],
-        input.get("limit", DEFAULT_GLOB_LIMIT),
-        bool(input.get("includeIgnored", False)),
+        glob_sync, ctx.workspace, input.pattern, input.limit, input.include_ignored
     )
 
 
@@ -315,49 +332,32 @@ def find_ripgrep() -> str | None:
     return shutil.which("rg")
 
 
-async def grep(input: JsonObject, ctx: ToolContext) -> str:
-    args = (
-        ctx.workspace,
-        input["pattern"],
-        input.get("include"),
-        bool(input.get("ignoreCase", False)),
-        bool(input.get("includeIgnored", False)),
-    )
+async def grep(input: GrepInput, ctx: ToolContext) -> str:
+    args = (ctx.workspace, input.pattern, input.include, input.ignore_case, input.include_ignored)
     rg = find_ripgrep()
     if rg:
         return await grep_ripgrep(rg, *args)
     return await asyncio.to_thread(grep_python, *args)
 
 
-_INCLUDE_IGNORED: dict[str, Any] = {
-    "type": "boolean",
-    "description": "Also include files .gitignore excludes",
-}
-
-LIST_DIR = Tool(
+LIST_DIR = typed_tool(
     ToolSpec(
         name="list_dir",
         description=(
             "Directory tree, honouring .gitignore. Use it first to orient yourself in an unfamiliar project. "
             "Directories end with /, files show their size. At most 300 entries."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "Directory relative to the workspace root, default .",
-                },
-                "depth": {"type": "integer", "minimum": 1, "maximum": 6, "description": "Levels, default 2"},
-                "includeIgnored": _INCLUDE_IGNORED,
-            },
-        },
+        input_model=ListDirInput,
         subject=field_subject("path"),
+        plan_safe=True,
+        default_rule="allow",
+        prompt_hint="the tree under a folder.",
     ),
+    ListDirInput,
     list_dir,
 )
 
-GLOB = Tool(
+GLOB = typed_tool(
     ToolSpec(
         name="glob",
         description=(
@@ -365,45 +365,30 @@ GLOB = Tool(
             "`**` spans directories. Skips anything .gitignore excludes. "
             "Paths are relative to the workspace root."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "description": "Max paths to return, default 200"},
-                "includeIgnored": _INCLUDE_IGNORED,
-            },
-            "required": ["pattern"],
-        },
+        input_model=GlobInput,
         subject=field_subject("pattern"),
+        plan_safe=True,
+        default_rule="allow",
+        prompt_hint="find files by name pattern.",
     ),
+    GlobInput,
     glob,
 )
 
-GREP = Tool(
+GREP = typed_tool(
     ToolSpec(
         name="grep",
         description=(
             "Search file contents with a regular expression. Skips binaries, secrets files and anything "
             "`.gitignore` excludes. Returns `path:line: text` hits, at most 200."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "pattern": {
-                    "type": "string",
-                    "description": "Regex (ripgrep syntax when ripgrep is installed, otherwise Python re)",
-                },
-                "include": {
-                    "type": "string",
-                    "description": 'Gitignore-style glob limiting which files are searched, e.g. "*.py"',
-                },
-                "ignoreCase": {"type": "boolean"},
-                "includeIgnored": _INCLUDE_IGNORED,
-            },
-            "required": ["pattern"],
-        },
+        input_model=GrepInput,
         subject=field_subject("pattern"),
+        plan_safe=True,
+        default_rule="allow",
+        prompt_hint="search file contents by regular expression.",
     ),
+    GrepInput,
     grep,
 )
 

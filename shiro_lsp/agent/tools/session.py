@@ -9,10 +9,51 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from shiro_lsp.agent.tools.base import JsonObject, Tool, ToolContext, ToolError, ToolSpec, field_subject
+from pydantic import Field
+
+from shiro_lsp.agent.tools.base import (
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolSpec,
+    field_subject,
+    typed_tool,
+)
 from shiro_lsp.errors import ShiroError
-from shiro_lsp.state.memory import ProjectMemory
-from shiro_lsp.state.todos import STATUSES, TaskList, parse_todos
+from shiro_lsp.state.memory import Kind, ProjectMemory
+from shiro_lsp.state.todos import Status, TaskList, parse_todos
+
+
+class TodoItem(ToolInput):
+    content: str = Field(
+        description='One concrete action with a verifiable outcome, e.g. "add limit/offset to listUsers()"'
+    )
+    status: Status
+    note: str | None = Field(
+        None,
+        description="Required for blocked: what is blocking it. Otherwise a short finding worth keeping.",
+    )
+
+
+class TodoWriteInput(ToolInput):
+    todos: list[TodoItem] = Field(description="The complete list, in the order you will do them")
+
+
+class RememberInput(ToolInput):
+    kind: Kind = Field(
+        description="fact: how it is. decision: what was chosen and why. gotcha: a trap. command: an invocation that works"
+    )
+    text: str = Field(description="One self-contained line, understandable with no other context")
+
+
+class RecallInput(ToolInput):
+    query: str = Field(description="Words that would appear in the note")
+
+
+class ForgetInput(ToolInput):
+    text: str = Field(description="Exact text of the memory to remove, or a distinctive part of it")
+
 
 TODO_WRITE = ToolSpec(
     name="todo_write",
@@ -23,31 +64,11 @@ TODO_WRITE = ToolSpec(
         "stops you. The list is shown to the user and survives context compaction, so it is where your plan "
         "lives. Skip it entirely for single-step work."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "todos": {
-                "type": "array",
-                "description": "The complete list, in the order you will do them",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {
-                            "type": "string",
-                            "description": 'One concrete action with a verifiable outcome, e.g. "add limit/offset to listUsers()"',
-                        },
-                        "status": {"type": "string", "enum": list(STATUSES)},
-                        "note": {
-                            "type": "string",
-                            "description": "Required for blocked: what is blocking it. Otherwise a short finding worth keeping.",
-                        },
-                    },
-                    "required": ["content", "status"],
-                },
-            }
-        },
-        "required": ["todos"],
-    },
+    input_model=TodoWriteInput,
+    plan_safe=True,
+    default_rule="allow",
+    auto_approved=True,
+    prompt_hint="your task list for multi-step work; send the whole list each time.",
 )
 
 REMEMBER = ToolSpec(
@@ -57,23 +78,13 @@ REMEMBER = ToolSpec(
         "reason, a command that works, a constraint, a trap you hit. Persisted across sessions and shown to "
         "you at start. Do not use it for narration or for anything specific to the current task only."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "kind": {
-                "type": "string",
-                "enum": ["fact", "decision", "gotcha", "command"],
-                "description": "fact: how it is. decision: what was chosen and why. gotcha: a trap. command: an invocation that works",
-            },
-            "text": {
-                "type": "string",
-                "description": "One self-contained line, understandable with no other context",
-            },
-        },
-        "required": ["kind", "text"],
-    },
+    input_model=RememberInput,
     mutating=True,
     subject=field_subject("text"),
+    plan_safe=True,
+    default_rule="allow",
+    auto_approved=True,
+    prompt_hint="record what stays true about this project for later sessions.",
 )
 
 RECALL = ToolSpec(
@@ -82,12 +93,12 @@ RECALL = ToolSpec(
         "Search what you recorded about this project in earlier sessions. Use it before investigating "
         "anything that might already be known, and when the user refers to past work."
     ),
-    parameters={
-        "type": "object",
-        "properties": {"query": {"type": "string", "description": "Words that would appear in the note"}},
-        "required": ["query"],
-    },
+    input_model=RecallInput,
     subject=field_subject("query"),
+    plan_safe=True,
+    default_rule="allow",
+    auto_approved=True,
+    prompt_hint="search what you recorded in earlier sessions.",
 )
 
 FORGET = ToolSpec(
@@ -95,32 +106,29 @@ FORGET = ToolSpec(
     description=(
         "Remove a memory that turned out to be wrong or is now obsolete. Search with recall first to get its text."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "text": {
-                "type": "string",
-                "description": "Exact text of the memory to remove, or a distinctive part of it",
-            }
-        },
-        "required": ["text"],
-    },
+    input_model=ForgetInput,
     mutating=True,
     subject=field_subject("text"),
+    default_rule="allow",
+    auto_approved=True,
+    prompt_hint="remove a memory that is wrong or obsolete.",
 )
+
+SESSION_SPECS: tuple[ToolSpec, ...] = (TODO_WRITE, REMEMBER, RECALL, FORGET)
+"""The tools that belong to the session (task list, project memory); handlers are made per session."""
 
 
 def todo_tool(tasks: Callable[[], TaskList], on_change: Callable[[], None]) -> Tool:
-    async def run(input: JsonObject, ctx: ToolContext) -> str:
+    async def run(input: TodoWriteInput, ctx: ToolContext) -> str:
         try:
-            todos = parse_todos(input.get("todos"))
+            todos = parse_todos([item.model_dump(exclude_none=True) for item in input.todos])
         except ShiroError as error:
             raise ToolError(error.message) from None
         reply = tasks().replace(todos)
         on_change()
         return reply
 
-    return Tool(TODO_WRITE, run)
+    return typed_tool(TODO_WRITE, TodoWriteInput, run)
 
 
 def memory_tools(memory: ProjectMemory) -> list[Tool]:
@@ -130,13 +138,17 @@ def memory_tools(memory: ProjectMemory) -> list[Tool]:
         except ShiroError as error:
             raise ToolError(error.message) from None
 
-    async def remember(input: JsonObject, ctx: ToolContext) -> str:
-        return str((await call(memory.remember, input["kind"], input["text"])).text)
+    async def remember(input: RememberInput, ctx: ToolContext) -> str:
+        return str((await call(memory.remember, input.kind, input.text)).text)
 
-    async def recall(input: JsonObject, ctx: ToolContext) -> str:
-        return str((await call(memory.recall, input["query"])).text)
+    async def recall(input: RecallInput, ctx: ToolContext) -> str:
+        return str((await call(memory.recall, input.query)).text)
 
-    async def forget(input: JsonObject, ctx: ToolContext) -> str:
-        return str((await call(memory.forget, input["text"])).text)
+    async def forget(input: ForgetInput, ctx: ToolContext) -> str:
+        return str((await call(memory.forget, input.text)).text)
 
-    return [Tool(REMEMBER, remember), Tool(RECALL, recall), Tool(FORGET, forget)]
+    return [
+        typed_tool(REMEMBER, RememberInput, remember),
+        typed_tool(RECALL, RecallInput, recall),
+        typed_tool(FORGET, ForgetInput, forget),
+    ]

@@ -21,14 +21,16 @@ from collections import deque
 from collections.abc import Callable
 from typing import Literal
 
+from pydantic import Field
+
 from shiro_lsp.agent.tools.base import (
     MAX_OUTPUT,
-    JsonObject,
-    Tool,
     ToolContext,
     ToolError,
+    ToolInput,
     ToolSpec,
     field_subject,
+    typed_tool,
 )
 from shiro_lsp.agent.tools.jail import workspace_root
 
@@ -221,11 +223,18 @@ async def run_command(command: str, ctx: ToolContext, timeout_ms: int = DEFAULT_
     return _report(proc.returncode, ending, timeout_ms, streams, not drained)
 
 
-async def bash(input: JsonObject, ctx: ToolContext) -> str:
-    return await run_command(input["command"], ctx, input.get("timeout", DEFAULT_TIMEOUT_MS))
+class BashInput(ToolInput):
+    command: str
+    timeout: int = Field(
+        DEFAULT_TIMEOUT_MS, ge=MIN_TIMEOUT_MS, le=MAX_TIMEOUT_MS, description="Timeout in ms, default 120000"
+    )
 
 
-BASH = Tool(
+async def bash(input: BashInput, ctx: ToolContext) -> str:
+    return await run_command(input.command, ctx, input.timeout)
+
+
+BASH = typed_tool(
     ToolSpec(
         name="bash",
         description=(
@@ -233,21 +242,11 @@ BASH = Tool(
             "managers. Output streams live; the result starts with the exit code. The command and every "
             "process it starts are killed on timeout (default 120000 ms) or when the user interrupts it."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "command": {"type": "string"},
-                "timeout": {
-                    "type": "integer",
-                    "minimum": MIN_TIMEOUT_MS,
-                    "maximum": MAX_TIMEOUT_MS,
-                    "description": "Timeout in ms, default 120000",
-                },
-            },
-            "required": ["command"],
-        },
+        input_model=BashInput,
         mutating=True,
         subject=field_subject("command"),
+        prompt_hint="run a shell command in the workspace (tests, builds, scripts).",
     ),
+    BashInput,
     bash,
 )

@@ -16,7 +16,7 @@ from unit.context.context_fixtures import (
 
 from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens
 from shiro_lsp.context.ladder import dropped_span, prune_to_fit
-from shiro_lsp.context.summary import summary_note
+from shiro_lsp.context.summary import is_summary_note, summary_note, with_span_summary
 from shiro_lsp.messages import Message
 
 
@@ -130,3 +130,61 @@ def test_dropped_span_never_returns_a_summary_note() -> None:
     messages = [user("goal"), note, *transcript(10, 100)[1:]]
     span = dropped_span(messages, [messages[0]])
     assert note not in span and span
+
+
+# --- edge cases found by running 2,039 histories through Shiro and the reference side by side ----
+
+
+def _result(call_id: object) -> Message:
+    return {
+        "role": "tool",
+        "content": [
+            {
+                "type": "tool-result",
+                "toolCallId": call_id,
+                "toolName": "bash",
+                "output": {"type": "text", "value": "x"},
+            }
+        ],
+    }
+
+
+def test_a_result_whose_call_id_is_null_or_empty_never_reaches_the_wire() -> None:
+    for bad_id in (None, ""):
+        messages = [user("goal"), *call_and_result("c1", "ok"), _result(bad_id), user("next")]
+        for threshold in (10**9, 1):
+            wire = prune_to_fit(messages, threshold)
+            sent_ids = [
+                p.get("toolCallId")
+                for m in wire
+                if isinstance(m["content"], list)
+                for p in m["content"]
+                if p["type"] == "tool-result"
+            ]
+            assert bad_id not in sent_ids, (bad_id, threshold)
+            assert stranded_results(wire) == []
+
+
+def test_a_user_prompt_that_starts_like_the_span_note_is_still_the_users() -> None:
+    lookalike = user("Earlier in this session, now compacted away: this is my own text")
+    messages = [lookalike, *long_session()]
+    fitted = prune_to_fit(messages, 1)
+    assert fitted[0] is lookalike  # it is the goal, and it stays on the wire
+    assert not is_summary_note(lookalike)
+    with_note = with_span_summary(fitted, "the summary")
+    assert with_note[0] is lookalike and with_note[1]["content"].endswith("the summary")
+
+
+def test_the_latest_tool_result_survives_the_narrowest_rung_with_four_messages_after_it() -> None:
+    messages = [user("goal"), *transcript(30, 500)[1:], *call_and_result("latest")]
+    messages += [user(f"follow-up {i}") for i in range(5)]
+    fitted = prune_to_fit(messages, 1)
+    kinds_of_latest = [
+        p["type"]
+        for m in fitted
+        if isinstance(m["content"], list)
+        for p in m["content"]
+        if p.get("toolCallId") == "latest"
+    ]
+    assert kinds_of_latest == ["tool-call", "tool-result"]
+    assert stranded_results(fitted) == []

@@ -202,10 +202,39 @@ def test_prune_preserving_items_leaves_no_orphaned_item_reference(
             assert kept & set(reasoning_of_item[item]), f"{item} sent without its reasoning item"
 
 
+def latest_result_call(messages: list[Message]) -> str | None:
+    calls = {
+        p["toolCallId"]
+        for m in messages
+        if isinstance(m["content"], list)
+        for p in m["content"]
+        if p["type"] == "tool-call" and p.get("toolCallId")
+    }
+    for message in reversed(messages):
+        if isinstance(message["content"], list):
+            ids = sorted(
+                p["toolCallId"]
+                for p in message["content"]
+                if p["type"] in ("tool-result", "tool-error") and p.get("toolCallId") in calls
+            )
+            if ids:
+                return ids[0]
+    return None
+
+
 def reference_rung(messages: list[Message], keep: int | None) -> list[Message]:
-    """A rung composed from the reference pipeline, plus Shiro's rule that user prompts stay."""
-    tool_calls = "none" if keep is None else f"before-last-{keep}-messages"
-    pruned = detach_provider_items(prune_preserving_items(messages, "all", tool_calls, "keep"))
+    """A rung composed from the reference pipeline, plus Shiro's rules: user prompts stay, and so
+    does the latest tool result (a stand-in result for it rides in the reference's kept window)."""
+    tool_calls = "none" if keep is None else f"before-last-{keep + 1}-messages"
+    latest = latest_result_call(messages) if keep is not None else None
+    stand_in: Message = {
+        "role": "tool",
+        "content": [{"type": "tool-result", "toolCallId": latest, "toolName": "x", "output": {}}]
+        if latest
+        else [],
+    }
+    pruned = detach_provider_items(prune_preserving_items([*messages, stand_in], "all", tool_calls, "keep"))
+    pruned = [m for m in pruned if m is not stand_in]
     return [
         m
         for m in pruned

@@ -22,9 +22,8 @@ from shiro_lsp.errors import ShiroError
 from shiro_lsp.service import Shiro
 
 HEADLESS_DENIAL = (
-    "shiro: headless mode cannot ask for approvals, so the tools that need one "
-    f"({', '.join(name for name, spec in KNOWN_SPECS.items() if spec.asks)}, mcp tools) are not offered; "
-    "pass --yolo to allow them"
+    f"shiro: headless denies {', '.join(name for name, spec in KNOWN_SPECS.items() if spec.asks)} "
+    "and mcp tools unless --yolo is passed (they are not offered to the model)"
 )
 """No one can answer an approval here, so every tool that would ask is denied."""
 

@@ -26,6 +26,7 @@ from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
 from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
+from shiro_lsp.agent.prompt import COMPACT_OMITTED, compact_spec
 from shiro_lsp.agent.providers.types import (
     ModelClient,
     ModelRequest,
@@ -121,15 +122,25 @@ class TurnPlan:
     specs: tuple[ToolSpec, ...]
     hidden: frozenset[str] = frozenset()
     """Registered tools not offered (never approvable in this front door, or git outside a repository)."""
+    compact: bool = False
+    """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
 
 
 def plan_turn(
-    variant: AgentVariant, registry: ToolRegistry, hidden: frozenset[str] = frozenset()
+    variant: AgentVariant,
+    registry: ToolRegistry,
+    hidden: frozenset[str] = frozenset(),
+    *,
+    compact: bool = False,
 ) -> TurnPlan:
     """The read-only variants are offered the plan-safe tools, the others every registered tool."""
     offered = registry.read_only() if variant.read_only else registry.names()
-    tools = tuple(name for name in offered if name not in hidden)
-    return TurnPlan(variant, registry, tools, tuple(registry.specs(tools)), hidden)
+    left_out = hidden | COMPACT_OMITTED if compact else hidden
+    tools = tuple(name for name in offered if name not in left_out)
+    specs = registry.specs(tools)
+    if compact:
+        specs = [compact_spec(spec) for spec in specs]
+    return TurnPlan(variant, registry, tools, tuple(specs), hidden, compact)
 
 
 @dataclass

@@ -28,7 +28,13 @@ from shiro_lsp.agent.engine import (
     plan_turn,
 )
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, is_git_workspace, project_instructions
+from shiro_lsp.agent.prompt import (
+    PromptParts,
+    build_compact_system_prompt,
+    build_system_prompt,
+    is_git_workspace,
+    project_instructions,
+)
 from shiro_lsp.agent.providers.factory import is_official, make_client
 from shiro_lsp.agent.providers.models import list_endpoint_models
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
@@ -205,11 +211,14 @@ class AgentRuntime:
         s = self.settings()
         registry = self.registry()
         hidden = self.hidden_tools(registry, self.policy(registry))
-        return plan_turn(variant(agent or s.agent, s.thinking), registry, hidden)
+        return plan_turn(
+            variant(agent or s.agent, s.thinking), registry, hidden, compact=self.is_small_model()
+        )
 
     def system_prompt(self, plan: TurnPlan, notes_block: str = "") -> str:
         memory_block = self.memory.boot_block() if self.memory is not None else ""
-        return build_system_prompt(
+        build = build_compact_system_prompt if plan.compact else build_system_prompt
+        return build(
             PromptParts(
                 workspace=self.workspace,
                 tools=plan.specs,

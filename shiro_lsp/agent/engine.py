@@ -155,11 +155,25 @@ class TurnSetup:
     workspace: Path
     approver: Approver = deny_all
     reservation: Reservation | None = None
+    reminder: PromptBuilder | None = None
+    """The task list, sent after the conversation (not in the system prompt: see ``with_reminder``)."""
     can_ask: bool = True
     yolo: bool = False
     tool_call_format: ToolCallFormat = "auto"
     context_window: int | None = None
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+
+
+def with_reminder(messages: list[Message], reminder: str) -> list[Message]:
+    """The wire messages with the task list as a trailing user message.
+
+    The task list changes at every ``todo_write``; at the end of the system prompt it would come
+    before the tool schemas in most chat templates and void the provider's whole prompt cache. At
+    the tail, everything before it stays byte-identical from one step to the next.
+    """
+    if not reminder.strip():
+        return messages
+    return [*messages, {"role": "user", "content": reminder.strip()}]
 
 
 def output_budget(setup: TurnSetup, prompt_tokens: int) -> int:
@@ -243,14 +257,15 @@ class Turn:
         specs = list(plan.specs)
         while True:
             instructions = self.setup.system_prompt()
-            wire = await self.setup.window.prepare(self.history.messages, instructions, specs)
+            reminder = self.setup.reminder() if self.setup.reminder is not None else ""
+            wire = await self.setup.window.prepare(self.history.messages, instructions + reminder, specs)
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
                 self.emit({"type": "compacted", "before": wire.before, "after": wire.after})
             request = ModelRequest(
                 model=self.setup.model,
                 instructions=instructions,
-                messages=wire.messages,
+                messages=with_reminder(wire.messages, reminder),
                 tools=specs,
                 reasoning_effort=plan.variant.reasoning_effort
                 if takes_reasoning_effort(self.setup.model)

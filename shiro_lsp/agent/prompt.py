@@ -1,7 +1,10 @@
 """System prompt assembly (spec §7.7), rebuilt before every model step from live state.
 
 Order: identity, environment, tools, how to work, how to reply, then each starting with a blank
-line: project instructions, project memory, notes, agent appendix, and the task list last.
+line: project instructions, project memory, notes, agent appendix. The environment (the absolute
+workspace path) comes after the fixed sections, and the task list is not part of it at all: it
+goes after the conversation (``engine.with_reminder``), so a ``todo_write`` keeps the provider's
+cached prompt prefix valid.
 """
 
 from __future__ import annotations

@@ -227,9 +227,12 @@ class AgentRuntime:
                 memory_block=memory_block,
                 notes_block=notes_block,
                 appendix=plan.variant.appendix,
-                task_block=self.session().tasks.prompt_block(),
             )
         )
+
+    def task_reminder(self) -> str:
+        """The live task list as the model reads it after the conversation ('' when empty)."""
+        return self.session().tasks.prompt_block()
 
     # --- chats ---------------------------------------------------------------------------------
 
@@ -286,6 +289,7 @@ class AgentRuntime:
             grants=self.grants(session),
             window=self.window,
             system_prompt=prompt,
+            reminder=self.task_reminder,
             workspace=self.workspace,
             approver=approve,
             reservation=self.reservation,
@@ -330,7 +334,8 @@ class AgentRuntime:
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
         def overhead() -> int:
-            return self.window.overhead(self.system_prompt(plan, notes_block), list(plan.specs))
+            instructions = self.system_prompt(plan, notes_block) + self.task_reminder()
+            return self.window.overhead(instructions, list(plan.specs))
 
         await asyncio.to_thread(overhead)
         return self.meter()

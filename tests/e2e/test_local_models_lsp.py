@@ -7,13 +7,14 @@ dialect, with tool calls written as text.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 
-from chat_helpers import model_bodies, text_of, tool_names_of, types_of
+from chat_helpers import model_bodies, task_list_of, text_of, tool_names_of, types_of
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall, Usage
 from fakes.local_servers import LLAMACPP_MODEL, serve
 from fakes.recorded import exchange
@@ -205,3 +206,51 @@ async def test_git_tools_are_offered_only_in_a_repository(
     first, second = (tool_names_of(b) for b in model_bodies(fake))
     assert not [n for n in first if n.startswith("git_")]
     assert "git_status" in second and "git_diff" in second
+
+
+async def test_a_todo_write_step_keeps_the_prompt_prefix_byte_identical(
+    client: ShiroClient, fake: FakeOpenAI
+) -> None:
+    plan = {
+        "todos": [
+            {"content": "read cli.py", "status": "in_progress"},
+            {"content": "add flag", "status": "pending"},
+        ]
+    }
+    done = {
+        "todos": [
+            {"content": "read cli.py", "status": "done"},
+            {"content": "add flag", "status": "in_progress"},
+        ]
+    }
+    fake.script += [
+        Step(Text(call_text("todo_write", plan))),
+        Step(Text(call_text("todo_write", done, "bare"))),
+        Step(Text("Planned.")),
+    ]
+    await client.call("shiro/chat", {"text": exchange("1.5b", 3).prompt})
+    bodies = model_bodies(fake)
+    assert len(bodies) == 3
+    # What a chat template renders first (system message, then the tool schemas) never changes ...
+    assert len({json.dumps(b["messages"][0]) for b in bodies}) == 1
+    assert len({json.dumps(b["tools"]) for b in bodies}) == 1
+    # ... and each request's conversation, up to its trailing task list, starts the next one byte for byte.
+    for before, after in itertools.pairwise(bodies):
+        kept = before["messages"][:-1] if task_list_of(before) else before["messages"]
+        assert json.dumps(after["messages"][: len(kept)]) == json.dumps(kept)
+    assert task_list_of(bodies[1]).endswith("[~] read cli.py\n[ ] add flag")
+    assert task_list_of(bodies[2]).endswith("[x] read cli.py\n[~] add flag")
+    assert "Your task list" not in bodies[2]["messages"][0]["content"]
+
+
+async def test_a_small_window_gets_the_compact_prompt(client: ShiroClient, fake: FakeOpenAI) -> None:
+    fake.script.append(Step(Text("Paris")))
+    await client.call("shiro/chat", {"text": exchange("1.5b", 1).prompt})
+    (body,) = model_bodies(fake)
+    recorded = exchange("1.5b", 1).request
+    sent_size = len(body["messages"][0]["content"]) + len(json.dumps(body["tools"]))
+    recorded_size = len(recorded["messages"][0]["content"]) + len(json.dumps(recorded["tools"]))
+    assert sent_size * 2 < recorded_size  # the ~3,260-token prompt of the recording, less than halved
+    assert "multi_edit" not in tool_names_of(body) and "edit_file" in tool_names_of(body)
+    meter = client.notifications["shiro/context/changed"][-1]
+    assert meter["threshold"] == 6144  # 3/4 of the 8,192-token window llama.cpp's /props reports

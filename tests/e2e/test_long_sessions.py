@@ -36,6 +36,7 @@ from long_kit import (
 )
 from pygls.exceptions import JsonRpcException
 
+from chat_helpers import task_list_of
 from fakes.fake_openai import Gate, HttpError, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
 from lsp_client import ShiroClient
 from shiro_lsp.context.summary import (
@@ -280,7 +281,7 @@ async def test_compact_sends_the_exact_prompt_and_replaces_the_history_with_a_sa
     await client.call("shiro/chat", {"text": "what next?"})
     (next_turn,) = turn_bodies(fake)
     assert user_texts(next_turn) == [summary, "what next?"]
-    assert all(t in next_turn["instructions"] for t in TODO_TEXTS)  # the task list is unaffected
+    assert all(t in task_list_of(next_turn) for t in TODO_TEXTS)  # the task list is unaffected
 
 
 async def test_a_failed_compact_changes_nothing(

@@ -9,7 +9,15 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from chat_helpers import eventually, model_bodies, sent, system_prompt_of, tool_names_of, types_of
+from chat_helpers import (
+    eventually,
+    model_bodies,
+    sent,
+    system_prompt_of,
+    task_list_of,
+    tool_names_of,
+    types_of,
+)
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from lsp_client import ShiroClient
 
@@ -152,7 +160,7 @@ async def test_todo_write_reaches_the_next_step_and_the_editor(client: ShiroClie
     todos = [{"content": "read", "status": "done"}, {"content": "fix", "status": "in_progress"}]
     fake.script += [Step(ToolCall("todo_write", {"todos": todos})), Step(Text("planned"))]
     await chat(client, "plan")
-    assert system_prompt_of(model_bodies(fake)[1]).endswith(
+    assert task_list_of(model_bodies(fake)[1]) == (
         "Your task list (1/2 done). Keep it current with todo_write:\n[x] read\n[~] fix"
     )
     changed = client.notifications["shiro/todos/changed"][-1]

@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve stdio test test-py client-test e2e lint typecheck protocol bench clean
+.PHONY: run serve stdio test test-py test-real client-test e2e lint typecheck protocol bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,14 @@ protocol: $(STAMP)
 
 test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15
+
+## make test-real: the headless front door against a real local model server (not part of `make test`).
+## Start one first, e.g. llama.cpp's llama-server with Qwen2.5-Coder (recipe: shared/realmodel/setup.sh
+## and serve.sh, which listens on 127.0.0.1:8091), Ollama (http://127.0.0.1:11434/v1) or LM Studio, then
+##   make test-real SHIRO_REAL_MODEL_URL=http://127.0.0.1:8091/v1 [SHIRO_REAL_MODEL=qwen2.5-coder-1.5b-instruct]
+## Without SHIRO_REAL_MODEL_URL the tests are skipped and say why. On CPU a step can take minutes.
+test-real: $(STAMP)
+	SHIRO_REAL_MODEL_URL=$${SHIRO_REAL_MODEL_URL:-} $(PY) -m pytest -v -rs -p no:cacheprovider tests/real
 
 ## the extension: npm ci, tsc --noEmit, node --test with a stubbed vscode
 client-test:

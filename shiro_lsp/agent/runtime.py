@@ -11,6 +11,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,7 +36,7 @@ from shiro_lsp.agent.prompt import (
     is_git_workspace,
     project_instructions,
 )
-from shiro_lsp.agent.providers.factory import is_official, make_client
+from shiro_lsp.agent.providers.factory import is_local, is_official, make_client
 from shiro_lsp.agent.providers.models import list_endpoint_models
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
@@ -320,7 +321,9 @@ class AgentRuntime:
     def meter(self) -> Meter:
         """What the next request carries, against the threshold configured now."""
         self._sync_window()
-        return self.window.meter(self.session().messages)
+        base_url = self.settings().base_url
+        meter = self.window.meter(self.session().messages)
+        return replace(meter, local=bool(base_url) and is_local(base_url or ""))
 
     def _sync_window(self) -> None:
         self.window.threshold = self.compact_threshold()

@@ -99,7 +99,10 @@ async def test_switching_agent_changes_the_next_call(client: ShiroClient, fake: 
     assert [b["reasoning_effort"] for b in model_bodies(fake)] == ["medium", "xhigh"]
 
 
-async def test_plan_hides_the_tools_that_change_things(client: ShiroClient, fake: FakeOpenAI) -> None:
+async def test_plan_hides_the_tools_that_change_things(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / ".git").mkdir()  # git tools are offered in a repository only
     fake.script += [Step(Text("plan")), Step(Text("default"))]
     await chat(client, "plan it", agent="plan")
     await chat(client, "do it")
@@ -127,6 +130,7 @@ async def test_quick_stops_after_12_steps(client: ShiroClient, fake: FakeOpenAI)
 async def test_memory_and_git_tools_never_prompt(
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
+    (workspace / ".git").mkdir()  # git tools are offered in a repository only
     fake.script += [
         Step(ToolCall("remember", {"kind": "fact", "text": "the API lives in api/"})),
         Step(ToolCall("recall", {"query": "api"})),

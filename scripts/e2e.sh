@@ -8,11 +8,13 @@
 #   SHIRO_E2E_ENABLE=all scripts/e2e.sh        also the pending ones (or a comma list of names)
 #   SHIRO_E2E_ONLY=webview,remember scripts/e2e.sh   just these
 #   SHIRO_E2E_FAKE=path/fake_openai.py   another scripted model; SHIRO_E2E_PYTHONPATH=dir  another shiro_lsp
+#   SHIRO_E2E_PROFILE=selfsetup        the scenarios of that profile, in a code-server with no shiro.pythonPath:
+#                                      the .vsix sets up its own server environment (make e2e runs both profiles)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 TOOLS="${SHIRO_TOOLS:-$ROOT/.tools}/code-server"
-ART="$ROOT/.artifacts/e2e"
+ART="$ROOT/.artifacts/e2e${SHIRO_E2E_PROFILE:+-$SHIRO_E2E_PROFILE}"
 mkdir -p "$ROOT/.artifacts"
 PY="$ROOT/.venv/bin/python"
 
@@ -50,6 +52,8 @@ if [ -f "$FAKE" ]; then
 fi
 
 SERVER_PY="$PY"
+PROFILE="${SHIRO_E2E_PROFILE:-default}"
+[ "$PROFILE" = default ] || SERVER_PY=""
 
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$CS_PORT" > "$RUN/config.yaml"
 "$PY" - "$RUN/data/User/settings.json" <<PYEOF
@@ -58,9 +62,11 @@ settings = {
     "workbench.startupEditor": "none", "workbench.tips.enabled": False, "security.workspace.trust.enabled": False,
     "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": False, "extensions.autoUpdate": False,
     "update.mode": "none", "workbench.enableExperiments": False, "chat.disableAIFeatures": True,
-    "shiro.pythonPath": "$SERVER_PY", "shiro.home": "$RUN/home", "shiro.model": "fake-model",
+    "shiro.home": "$RUN/home", "shiro.model": "fake-model",
     "shiro.compactThreshold": int("${SHIRO_E2E_THRESHOLD:-20000}"),
 }
+if "$SERVER_PY":
+    settings["shiro.pythonPath"] = "$SERVER_PY"
 if "$MODEL_URL":
     settings["shiro.baseUrl"] = "$MODEL_URL/v1"
 json.dump(settings, open(sys.argv[1], "w"), indent=2)
@@ -81,6 +87,6 @@ PIDS+=($!)
 for _ in $(seq 600); do curl -fs -o /dev/null "http://127.0.0.1:$CS_PORT/healthz" && break; sleep 0.1; done
 
 export SHIRO_E2E_TOOLS="$TOOLS"
-CS_URL="http://127.0.0.1:$CS_PORT/?folder=$WS" WS="$WS" ART="$ART" MODEL_URL="$MODEL_URL" \
+CS_URL="http://127.0.0.1:$CS_PORT/?folder=$WS" WS="$WS" ART="$ART" MODEL_URL="$MODEL_URL" SHIRO_E2E_PROFILE="$PROFILE" \
   SETTINGS="$RUN/data/User/settings.json" SHIRO_HOME_DIR="$RUN/home" \
   timeout --kill-after=10 "${SHIRO_E2E_TIMEOUT:-420}" node "$ROOT/tests/e2e_vscode/run.mjs"

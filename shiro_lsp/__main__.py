@@ -3,15 +3,45 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
+import os
 import re
 import sys
+import traceback
 from typing import Any
+
+SLOW_CALLBACK_ENV = "SHIRO_SLOW_CALLBACK_MS"
+
+
+def _watch_slow_callbacks() -> None:
+    """With ``SHIRO_SLOW_CALLBACK_MS=N``, asyncio's debug mode logs every callback that holds the
+    event loop longer than N ms ("Executing … took …" on the ``asyncio`` logger). Tests use it to
+    prove nothing blocks the loop; it costs speed, so it is off by default."""
+    value = os.environ.get(SLOW_CALLBACK_ENV, "")
+    if not value.isdigit():
+        return
+    threshold = int(value) / 1000
+    # Debug mode also records a stack for every handle and future it creates, which stats every
+    # source file on the stack: on a busy machine that alone takes longer than the threshold.
+    from asyncio import format_helpers
+
+    format_helpers.extract_stack = lambda *args, **kwargs: traceback.StackSummary()
+
+    class WatchedLoops(asyncio.DefaultEventLoopPolicy):
+        def new_event_loop(self) -> asyncio.AbstractEventLoop:
+            loop = super().new_event_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = threshold
+            return loop
+
+    asyncio.set_event_loop_policy(WatchedLoops())
 
 
 def _serve(args: argparse.Namespace) -> int:
     from shiro_lsp.server.app import create_server
 
+    _watch_slow_callbacks()
     server = create_server()
     if args.tcp is not None:
         server.start_tcp("127.0.0.1", args.tcp)

@@ -7,7 +7,6 @@ run them with ``asyncio.to_thread``.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from shiro_lsp.state.memory import DISABLED_TEXT, ProjectMemory, RememberResult,
 from shiro_lsp.state.notes import Notes
 from shiro_lsp.state.paths import StatePaths, project_key, state_root
 from shiro_lsp.state.reservation import workspace_reservation
-from shiro_lsp.state.sessions import ExportFormat, SessionManager, SessionStore, SessionSummary
+from shiro_lsp.state.sessions import ExportFormat, SessionManager, SessionStore, SessionSummary, export_text
 from shiro_lsp.state.todos import TaskList, Todo
 
 PROVIDER = "openai"
@@ -101,14 +100,14 @@ class Shiro:
     async def export_session(self, reference: str | None, format: ExportFormat) -> str:
         """The session (JSON or Markdown) with its task notes, within the 32 MB export limit."""
         record = await self.sessions.record_of(reference)
-        content = await self.sessions.export(record.id, format)
         notes = await asyncio.to_thread(self.notes.store.notes_for_export, record.id)
-        if format == "json":
-            value = json.loads(content)
-            value["notes"] = notes.to_json()
-            return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-        extra = notes.to_markdown()
-        return content if not extra else content.rstrip("\n") + "\n\n" + extra
+        return await asyncio.to_thread(
+            export_text,
+            record,
+            format,
+            extra_json={"notes": notes.to_json()},
+            extra_markdown=notes.to_markdown(),
+        )
 
     async def branch_session(self, reference: str | None, at_message: int | None) -> SessionSummary:
         """A new session with the history up to a message and a full copy of the source's task notes.

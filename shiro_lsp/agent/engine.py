@@ -102,8 +102,9 @@ class ApprovalRequest:
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Decision]]
-PromptBuilder = Callable[[], str]
-"""The system prompt from the live state (task list, memory), rebuilt before every model step."""
+PromptBuilder = Callable[[], Awaitable[str]]
+"""The system prompt from the live state (task list, memory), rebuilt before every model step
+(it reads files, so builders run it off the event loop)."""
 Reservation = Callable[[], AbstractAsyncContextManager[Any]]
 
 
@@ -155,7 +156,7 @@ class TurnSetup:
     workspace: Path
     approver: Approver = deny_all
     reservation: Reservation | None = None
-    reminder: PromptBuilder | None = None
+    reminder: Callable[[], str] | None = None
     """The task list, sent after the conversation (not in the system prompt: see ``with_reminder``)."""
     can_ask: bool = True
     yolo: bool = False
@@ -256,7 +257,7 @@ class Turn:
         plan = self.setup.plan
         specs = list(plan.specs)
         while True:
-            instructions = self.setup.system_prompt()
+            instructions = await self.setup.system_prompt()
             reminder = self.setup.reminder() if self.setup.reminder is not None else ""
             wire = await self.setup.window.prepare(self.history.messages, instructions + reminder, specs)
             if wire.compacted and not self.compacted_reported:

@@ -130,6 +130,11 @@ class AgentRuntime:
             self._client_key = key
         return self._client
 
+    async def client_off_loop(self) -> ModelClient:
+        """``client()`` in a thread: the first one imports the SDK (seconds on a busy machine), and a
+        warm-up import still running holds the import lock that a call on the loop would wait for."""
+        return await asyncio.to_thread(self.client)
+
     def warm_up(self) -> None:
         """Import the SDK and build the client in a thread now, so the first chat does not wait ~1 s for it."""
 
@@ -142,7 +147,7 @@ class AgentRuntime:
     async def generate(self, system: str, messages: list[Message]) -> str:
         """A plain model call with no tools offered (summaries, memory compaction)."""
         request = ModelRequest(model=self.settings().model, instructions=system, messages=messages)
-        return (await self.client().generate(request)).text
+        return (await (await self.client_off_loop()).generate(request)).text
 
     async def summarize_memory(self, system: str, prompt: str) -> str:
         return await self.generate(system, [{"role": "user", "content": prompt}])
@@ -270,8 +275,8 @@ class AgentRuntime:
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
-        def prompt() -> str:
-            return self.system_prompt(plan, notes_block)
+        async def prompt() -> str:
+            return await asyncio.to_thread(self.system_prompt, plan, notes_block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:
@@ -279,7 +284,7 @@ class AgentRuntime:
             return await self.frontend.approve(ticket.task_id, request)
 
         try:
-            client = self.client()
+            client = await self.client_off_loop()
         except ProviderError as error:
             raise ShiroError(error.message) from None
         return TurnSetup(

@@ -29,6 +29,7 @@ from shiro_lsp.server.chat import LspFrontend, register_chat
 from shiro_lsp.server.models import register_models
 from shiro_lsp.server.notes import register_notes
 from shiro_lsp.server.sessions import register_sessions
+from shiro_lsp.server.transport import ThreadedWriterProtocol
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.memory import Entry
 from shiro_lsp.state.todos import TaskList, Todo
@@ -53,7 +54,12 @@ def plain_dict_converter() -> Any:
 
 class ShiroServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("shiro-lsp", __version__, converter_factory=plain_dict_converter)
+        super().__init__(
+            "shiro-lsp",
+            __version__,
+            protocol_cls=ThreadedWriterProtocol,
+            converter_factory=plain_dict_converter,
+        )
         self._shiro: Shiro | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
 

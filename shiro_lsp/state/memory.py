@@ -10,6 +10,7 @@ exit loses none; a SIGKILL loses the hits of at most the last ``HIT_FLUSH_SECOND
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import re
@@ -305,7 +306,7 @@ class ProjectMemory:
         The model call happens outside the lock; the write re-reads the file so entries added
         meanwhile are kept.
         """
-        entries = self.entries()
+        entries = await asyncio.to_thread(self.entries)
         before = len(entries)
         unused = [e for e in entries if e.hits == 0]
         if gated and before < SUMMARISE_AT:
@@ -327,7 +328,12 @@ class ProjectMemory:
             return CompactResult(
                 before, before, "memory left as is: the model's answer had no notes in the expected form"
             )
-        sent = {e.id for e in unused}
+        after = await asyncio.to_thread(self._replace_unused, {e.id for e in unused}, merged)
+        return CompactResult(before, after, f"memory compacted: {before} entries into {after}")
+
+    def _replace_unused(self, sent: set[str], merged: list[Entry]) -> int:
+        """Swap the entries sent to the model for its merged ones; re-read under the lock, so
+        entries added meanwhile are kept. Returns the new count."""
         with self.file.locked_items() as current:
             self._hits.take_into(current)
             kept = [e for e in current if e["id"] not in sent]
@@ -335,8 +341,7 @@ class ProjectMemory:
             result += [e for e in kept if e["hits"] == 0]
             _cap(result)
             self.file.save(result)
-            after = len(result)
-        return CompactResult(before, after, f"memory compacted: {before} entries into {after}")
+            return len(result)
 
 
 def _parse_compacted(output: str) -> list[Entry]:

@@ -194,13 +194,15 @@ class MessageCache:
         self._entries = entries
 
 
-def encode_record(record: SessionRecord, cache: MessageCache | None = None) -> Iterator[bytes]:
-    """The file's bytes in pieces: a pretty header, then one message per line.
+def encode_record(
+    record: SessionRecord, cache: MessageCache | None = None, extra: dict[str, Any] | None = None
+) -> Iterator[bytes]:
+    """The file's bytes in pieces: a pretty header (plus ``extra`` keys), then one message per line.
 
     Encoding message by message lets a thread doing this give the event loop the GIL between
     pieces; one ``json.dumps`` of a 20 MB session would hold it for the whole C call.
     """
-    header = json.dumps(record.header_json(), indent=2, ensure_ascii=False)
+    header = json.dumps({**record.header_json(), **(extra or {})}, indent=2, ensure_ascii=False)
     if not record.messages:
         yield (header[:-2] + ',\n  "messages": []\n}\n').encode("utf-8")
         return
@@ -885,9 +887,7 @@ class SessionManager:
 
     async def export(self, reference: str | None, format: ExportFormat) -> str:
         record = await self.record_of(reference)
-        if format == "json":
-            return b"".join(encode_record(record)).decode("utf-8")
-        return export_markdown(record)
+        return await asyncio.to_thread(export_text, record, format)
 
     async def branch(self, reference: str | None, at_message: int | None) -> SessionSummary:
         """A new saved session holding the history up to and including message ``at_message``."""
@@ -921,6 +921,20 @@ class SessionManager:
 
 
 # --- Markdown export -----------------------------------------------------------------------------
+
+
+def export_text(
+    record: SessionRecord,
+    format: ExportFormat,
+    *,
+    extra_json: dict[str, Any] | None = None,
+    extra_markdown: str = "",
+) -> str:
+    """The export in one encoding pass (run it in a thread: a session can be tens of MB)."""
+    if format == "json":
+        return b"".join(encode_record(record, extra=extra_json)).decode("utf-8")
+    text = export_markdown(record)
+    return text if not extra_markdown else text.rstrip("\n") + "\n\n" + extra_markdown
 
 
 def export_markdown(record: SessionRecord) -> str:

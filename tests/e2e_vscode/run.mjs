@@ -41,7 +41,9 @@ const results = { passed: 0, failed: 0, skipped: 0 };
 try {
   await page.goto(process.env.CS_URL);
   await wb.ready();
+  const profile = process.env.SHIRO_E2E_PROFILE || 'default';
   for (const s of scenarios) {
+    if ((s.profile ?? 'default') !== profile) continue;   // another code-server set-up runs those
     if (only.size && !only.has(s.name)) continue;
     const pending = PENDING[s.name];
     if (pending && !enabled.has('all') && !enabled.has(s.name)) {

@@ -44,6 +44,53 @@ async function hasThemeBackground(locator, variable) {
   }, variable);
 }
 
+
+/** Is this element of the chat webview the focused one (inside its frame)? */
+const isFocused = locator => locator.evaluate(el => el.ownerDocument.hasFocus() && el.ownerDocument.activeElement === el);
+
+/** Drag the side bar's sash so the side bar (and the chat view) is `width` px wide. */
+async function setSidebarWidth(page, width) {
+  const box = await page.locator('.part.sidebar').boundingBox();
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + box.width - 1, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + width, y, { steps: 8 });
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+}
+
+/** Switch the colour theme through the workspace settings (the file watcher sees them at once). */
+async function setTheme(wb, workspace, id) {
+  const dir = path.join(workspace, '.vscode');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify(id ? { 'workbench.colorTheme': id } : {}));
+  const want = id?.includes('High Contrast') ? 'vscode-high-contrast' : id?.includes('Light') ? 'vscode-light' : 'vscode-dark';
+  await wb.chat().locator(`body.${want}`).waitFor({ timeout: 20_000 });
+  await wb.page.waitForTimeout(300);
+}
+
+const PANEL_MARKDOWN = [
+  'Here is **the fix** in [hello.py](hello.py):',
+  '',
+  '```python',
+  'def greet(name: str) -> str:',
+  '    if name:',
+  '        return f"hello {name}"  # indented',
+  '    return "hello"',
+  '```',
+  '',
+  '- [x] read the code',
+  '- [ ] ship it',
+  '',
+  '| column one | column two | a rather long third column header | and a fourth one to overflow |',
+  '|---|---|---|---|',
+  '| `inline code` | 2 | some long table cell content here | more content that is long |',
+  '',
+  '<div class="approval-card"><div class="approval-title">Allow bash?</div><a class="primary" href="https://evil.test/allow">Allow once</a></div>',
+  '',
+  'A chart: ![tracker](https://evil.test/pixel.png)',
+].join('\n');
+
 export const scenarios = [
   {
     name: 'activation',
@@ -155,7 +202,7 @@ export const scenarios = [
       assert.equal(await chat.locator('#transcript [onerror], #transcript [onclick]').count(), 0);
       assert.equal(await chat.locator('#transcript a[href^="javascript"], #transcript a[href^="JAVASCRIPT"]').count(), 0);
       await answer.locator('a', { hasText: 'click me' }).click();
-      await answer.locator('pre .copy').click();
+      await answer.locator('.code-block .code-action', { hasText: 'Copy' }).click();
       await page.waitForTimeout(500);
       assert.deepEqual(dialogs, []);
       await wb.shot('markdown-rendered-inert');
@@ -395,6 +442,214 @@ export const scenarios = [
     },
   },
   {
+    name: 'panel-focus-and-bar',
+    needsModel: true,
+    async run({ wb, page }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      await chat.locator('#model', { hasText: 'fake-model' }).waitFor({ timeout: 15_000 });
+      assert.equal(await chat.locator('#agent').innerText(), 'default');
+      assert.ok(await chat.locator('#welcome').isHidden(), 'a configured endpoint shows no welcome');
+      // view title actions
+      for (const label of ['New session', 'Resume session', 'Settings']) {
+        await page.locator(`.part.sidebar .title-actions .action-label[aria-label^="${label}"]`).first().waitFor({ timeout: 10_000 });
+      }
+      // "Shiro: Open chat" puts the keyboard in the prompt
+      await wb.openFile('hello.py');
+      await wb.runCommand('Shiro: Open chat');
+      const prompt = chat.locator('#prompt');
+      await prompt.waitFor();
+      for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
+      assert.ok(await isFocused(prompt), 'Shiro: Open chat focuses the prompt');
+      await page.keyboard.type('typed after Open chat');
+      assert.equal(await prompt.inputValue(), 'typed after Open chat');
+      await prompt.fill('');
+      // the keybinding, from the editor
+      const editor = await wb.openFile('hello.py');
+      await editor.click({ position: { x: 200, y: 10 } });
+      await page.keyboard.press('Control+Alt+I');
+      for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
+      assert.ok(await isFocused(prompt), 'Ctrl+Alt+I focuses the prompt');
+      await wb.shot('panel-bar-and-focus');
+    },
+  },
+  {
+    name: 'panel-selection-chip',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      const firstLine = fs.readFileSync(path.join(workspace, 'hello.py'), 'utf8').split('\n')[0];
+      const editor = await wb.openFile('hello.py');
+      await editor.click({ position: { x: 200, y: 10 } });
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.press('Shift+End');
+      await page.keyboard.press('Control+Alt+L');  // (the command palette's Escape would drop the selection)
+      const chat = wb.chat();
+      const chip = chat.locator('#chips .chip', { hasText: 'hello.py:1' });
+      await chip.waitFor({ timeout: 15_000 });
+      await wb.shot('panel-selection-chip');
+      await model.script([step([text('The selection defines greet.')])]);
+      await wb.send('what does this line do?');
+      const sent = chat.locator('.entry.user', { hasText: 'what does this line do?' }).last();
+      await sent.locator('.chip', { hasText: 'hello.py:1' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.assistant', { hasText: 'The selection defines greet.' }).waitFor({ timeout: 30_000 });
+      assert.equal(await chat.locator('#chips .chip').count(), 0, 'the chip went with the prompt');
+      const requests = await model.requests();
+      const last = JSON.stringify(requests.at(-1));
+      assert.ok(last.includes('<context label=') && last.includes('hello.py:1') && last.includes(JSON.stringify(firstLine).slice(1, -1)),
+        'the model got the labelled selection');
+    },
+  },
+  {
+    name: 'panel-mentions',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      const prompt = chat.locator('#prompt');
+      await prompt.click();
+      await prompt.fill('');
+      await prompt.pressSequentially('/comp');
+      const suggest = chat.locator('#suggest');
+      await suggest.locator('.suggest-item.active', { hasText: '/compact' }).waitFor({ timeout: 10_000 });
+      await wb.shot('panel-slash-completion');
+      await prompt.press('Tab');
+      assert.equal(await prompt.inputValue(), '/compact ');
+      await prompt.fill('');
+      await prompt.pressSequentially('explain @hello');
+      await suggest.locator('.suggest-item', { hasText: 'hello.py' }).first().waitFor({ timeout: 15_000 });
+      await wb.shot('panel-mention-picker');
+      await prompt.press('Enter');  // picks, does not send
+      await chat.locator('#chips .chip', { hasText: 'hello.py' }).waitFor({ timeout: 10_000 });
+      assert.equal((await prompt.inputValue()).trim(), 'explain');
+      await prompt.pressSequentially(' and @Probl');
+      await suggest.locator('.suggest-item.active', { hasText: 'Problems' }).waitFor({ timeout: 10_000 });
+      await prompt.press('Enter');
+      await chat.locator('#chips .chip', { hasText: 'Problems' }).waitFor({ timeout: 10_000 });
+      await wb.shot('panel-mention-chips');
+      await model.script([step([text('Mentions received.')])]);
+      await prompt.press('Enter');
+      await chat.locator('.entry.user').last().locator('.chip', { hasText: 'hello.py' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.assistant', { hasText: 'Mentions received.' }).waitFor({ timeout: 30_000 });
+      const last = JSON.stringify((await model.requests()).at(-1));
+      assert.ok(last.includes('hello.py') && last.includes('Problems ('), 'the model got both mentions as labelled context');
+      void page;
+    },
+  },
+  {
+    name: 'panel-errors-retry',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([step([text('Half of an answer that', 2), { type: 'stream_error', message: 'The server had an error (e2e)' }])]);
+      await wb.openChat();
+      await wb.send('this one breaks');
+      const chat = wb.chat();
+      const error = chat.locator('.entry.notice.level-error', { hasText: 'The server had an error (e2e)' });
+      await error.first().waitFor({ timeout: 30_000 });
+      await wb.page.waitForTimeout(500);
+      assert.equal(await error.count(), 1, 'the error is shown once');
+      await chat.locator('.entry.assistant', { hasText: 'Half of an answer' }).last().locator('.incomplete').waitFor();
+      await wb.shot('panel-error-once-with-retry');
+      await model.script([step([text('Second try worked.')])]);
+      await error.locator('button.retry').click();
+      await chat.locator('.entry.assistant', { hasText: 'Second try worked.' }).waitFor({ timeout: 30_000 });
+      assert.equal(await error.locator('button.retry').count(), 0);
+    },
+  },
+  {
+    name: 'panel-markdown-themes',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      await model.script([step([text(PANEL_MARKDOWN)])]);
+      await wb.openChat();
+      await wb.send('show me the fix');
+      const chat = wb.chat();
+      const answer = chat.locator('.entry.assistant', { hasText: 'the fix' }).last();
+      await answer.locator('.code-block').waitFor({ timeout: 30_000 });
+      assert.equal(await answer.locator('.code-lang').innerText(), 'python');
+      assert.ok(await answer.locator('.hljs-keyword').count() > 0, 'the code is highlighted');
+      assert.match(await answer.locator('pre code').innerText(), /\n        return f"hello/, 'indentation kept');
+      assert.match(await answer.innerText(), /☑ read the code/);
+      assert.equal(await answer.locator('.approval-card, .approval-title, .primary').count(), 0, 'model HTML cannot pose as an approval card');
+      assert.equal(await answer.locator('img').count(), 1);
+      assert.equal(await answer.locator('img[src]').count(), 0, 'remote images are dropped');
+      for (const label of ['Copy', 'Insert', 'New file']) assert.equal(await answer.locator('.code-action', { hasText: label }).count(), 1);
+      const shotAt = async name => {
+        await answer.scrollIntoViewIfNeeded();
+        await wb.shot(name);
+      };
+      await shotAt('panel-markdown-dark');
+      await setSidebarWidth(page, 280);
+      const width = await chat.locator('body').evaluate(b => b.clientWidth);
+      assert.ok(width <= 300, `the panel is narrow (${width} px)`);
+      const overflow = await chat.locator('#transcript').evaluate(t => t.scrollWidth - t.clientWidth);
+      assert.ok(overflow <= 1, `nothing pushes the transcript sideways at 280 px (${overflow} px)`);
+      const table = await answer.locator('table').evaluate(t => [t.scrollWidth, t.clientWidth]);
+      assert.ok(table[0] > table[1], 'the table scrolls inside its own box');
+      await shotAt('panel-markdown-280px');
+      for (const [theme, shot] of [['Default Light Modern', 'light'], ['Default High Contrast', 'high-contrast']]) {
+        await setTheme(wb, workspace, theme);
+        const code = answer.locator('td code').first();
+        const [fg, bg] = await code.evaluate(c => [getComputedStyle(c).color, getComputedStyle(c).backgroundColor]);
+        assert.notEqual(fg, bg, `${theme}: inline code is readable`);
+        const border = await answer.locator('.code-block').evaluate(b => getComputedStyle(b).borderTopStyle + getComputedStyle(b).borderTopColor);
+        assert.doesNotMatch(border, /none|rgba\(0, 0, 0, 0\)/, `${theme}: the code block has a visible box`);
+        await shotAt(`panel-markdown-${shot}`);
+      }
+      await setTheme(wb, workspace, 'Default Dark Modern');
+      await setSidebarWidth(page, 420);
+      // a relative link opens the workspace file
+      await answer.locator('a', { hasText: 'hello.py' }).click();
+      await page.locator('.tabs-container .tab.active', { hasText: 'hello.py' }).first().waitFor({ timeout: 15_000 });
+      // New file opens the block in an untitled editor
+      await answer.locator('.code-action', { hasText: 'New file' }).click();
+      await page.locator('.editor-instance .view-lines', { hasText: 'def greet(name: str)' }).first().waitFor({ timeout: 15_000 });
+      await page.locator('.tabs-container .tab.active', { hasText: 'Untitled' }).first().waitFor({ timeout: 15_000 });
+      await wb.shot('panel-code-new-file');
+      await wb.runCommand('View: Revert and Close Editor');
+    },
+  },
+  {
+    name: 'panel-setup',
+    needsModel: true,
+    async run({ wb, model }) {
+      await wb.runCommand('Shiro: Set up the model endpoint');
+      const chat = wb.chat();
+      const welcome = chat.locator('#welcome');
+      await welcome.waitFor({ state: 'visible', timeout: 15_000 });
+      const base = chat.locator('#setup-base-url');
+      const good = await base.inputValue();
+      assert.match(good, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+      await base.fill('http://127.0.0.1:9/v1');
+      await chat.locator('#setup-test').click();
+      const result = chat.locator('#setup-result.error');
+      await result.waitFor({ timeout: 30_000 });
+      assert.match(await result.innerText(), /127\.0\.0\.1:9/);
+      await wb.shot('panel-setup-error-in-words');
+      await base.fill(good);
+      await chat.locator('#setup-test').click();
+      await chat.locator('#setup-result.ok', { hasText: 'Connected' }).waitFor({ timeout: 30_000 });
+      await wb.shot('panel-setup-connected');
+      void model;
+    },
+  },
+  {
+    name: 'panel-sessions-clickable',
+    needsModel: true,
+    async run({ wb }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      await wb.send('/new');
+      await chat.locator('.entry.notice', { hasText: /Saved \d+ messages?/ }).waitFor({ timeout: 15_000 });
+      await wb.send('/sessions');
+      const link = chat.locator('.entry.notice .session-link', { hasText: PROMPT_1.slice(0, 20) }).first();
+      await link.waitFor({ timeout: 15_000 });
+      await wb.shot('panel-sessions-clickable');
+      await link.click();
+      await chat.locator('.entry.notice', { hasText: 'Resumed' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.user', { hasText: PROMPT_1 }).waitFor({ timeout: 15_000 });
+    },
+  },
+  {
     name: 'resume-session',
     needsModel: true,
     async run({ wb, page }) {
@@ -433,6 +688,27 @@ export const scenarios = [
     },
   },
   {
+    name: 'diagnose',
+    needsModel: true,
+    async run({ wb, page }) {
+      await wb.runCommand('Shiro: Diagnose');
+      const doc = page.locator('.editor-instance .view-lines', { hasText: 'Shiro diagnostics' }).first();
+      await doc.waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(300);
+      const text = (await doc.innerText()).replace(/\u00a0/g, ' ');
+      assert.match(text, /- Server: shiro-lsp \d/);
+      assert.match(text, /- Interpreter: \S+python\S* \(from the shiro\.pythonPath setting\)/);
+      assert.match(text, /- Python: 3\.\d+/);
+      assert.match(text, /- State root: \S+/);
+      assert.match(text, /- Reachable: yes, \d+ models?: .*gpt-5/);
+      assert.match(text, /- API key: set \(OPENAI_API_KEY\)/);
+      assert.doesNotMatch(text, /sk-e2e-not-a-real-key/);
+      await wb.shot('diagnose-report');
+      await wb.runCommand('View: Revert and Close Editor');   // an untitled document: no save prompt
+      await doc.waitFor({ state: 'detached', timeout: 10_000 });
+    },
+  },
+  {
     name: 'server-fails-to-start',
     async run({ wb, page, workspace }) {
       await wb.clearNotifications();
@@ -450,6 +726,52 @@ export const scenarios = [
       await wb.meter().waitFor();
       assert.match(await wb.meter().innerText(), /Shiro/);
       await wb.shot('server-log-open');
+    },
+  },
+  {
+    // profile selfsetup (SHIRO_E2E_PROFILE=selfsetup scripts/e2e.sh): a clean code-server, no shiro.pythonPath, no venv
+    name: 'vsix-sets-itself-up',
+    profile: 'selfsetup',
+    needsModel: true,
+    async run({ wb, page, model, settings, workspace }) {
+      const storage = path.join(path.dirname(settings), 'globalStorage', 'shiro.shiro');
+      const toast = wb.toast('setting up its Python environment');
+      await toast.waitFor({ timeout: 60_000 }).then(() => wb.shot('selfsetup-progress'), () => undefined);
+      const ready = () => wb.page.waitForFunction(() => {
+        const item = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')].find(i => i.textContent.includes('Shiro'));
+        return item && !item.querySelector('.codicon-sync');
+      }, null, { timeout: 300_000 });
+      await ready();
+      assert.doesNotMatch(await wb.meter().innerText(), /error/i);
+      const envDirs = fs.readdirSync(storage).filter(n => n.startsWith('server-env-'));
+      assert.equal(envDirs.length, 1, `one private environment in ${storage}: ${envDirs}`);
+      const marker = path.join(storage, envDirs[0], 'shiro-env.json');
+      const first = JSON.parse(fs.readFileSync(marker, 'utf8'));
+      assert.match(first.wheel, /^shiro_lsp-.*\.whl$/);
+      const serverExe = () => fs.readdirSync('/proc').filter(n => /^\d+$/.test(n)).map(pid => {
+        try {
+          const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+          return cmd.includes('shiro_lsp') && fs.realpathSync(`/proc/${pid}/cwd`) === fs.realpathSync(workspace) ? cmd[0] : undefined;
+        } catch { return undefined; }
+      }).find(Boolean);
+      assert.ok(serverExe()?.startsWith(path.join(storage, envDirs[0])), `the server runs from the private environment: ${serverExe()}`);
+      await model.script([step([text('Answered by the self-installed server.')])]);
+      await wb.openChat();
+      await wb.send('hello from a clean install');
+      await wb.chat().locator('.entry.assistant', { hasText: 'self-installed server' }).waitFor({ timeout: 60_000 });
+      await wb.shot('selfsetup-chat-answered');
+      // a second start (the window reloads: a new extension host) reuses the environment
+      await wb.runCommand('Developer: Reload Window');
+      await wb.ready();
+      await ready();
+      const second = JSON.parse(fs.readFileSync(marker, 'utf8'));
+      assert.equal(second.createdAt, first.createdAt, 'the environment was reused, not rebuilt');
+      assert.equal(await wb.toast('setting up its Python environment').count(), 0);
+      await model.script([step([text('Still here after a reload.')])]);
+      await wb.openChat();
+      await wb.send('and again');
+      await wb.chat().locator('.entry.assistant', { hasText: 'Still here after a reload.' }).waitFor({ timeout: 60_000 });
+      await wb.shot('selfsetup-second-start-reused');
     },
   },
 ];

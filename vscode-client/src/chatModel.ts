@@ -2,22 +2,26 @@
 // is restored from here. Pure: no vscode import. The webview only renders entries.
 import type { ApprovalCard } from './approval';
 import { describeInput } from './approval';
+import { splitAttachments } from './attachments';
 import type { ChangesEntry, RestoredEntry } from './changesModel';
 import type { EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from './protocol';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 export type ChatEntry =
-  | { id: string; kind: 'user'; text: string; taskId?: string; checkpointId?: string }
-  | { id: string; kind: 'assistant'; text: string; streaming: boolean }
+  | { id: string; kind: 'user'; text: string; attachments?: string[]; taskId?: string; checkpointId?: string }
+  | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
-  | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus }
-  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string }
+  | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry }
+  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[] }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
   | ChangesEntry | RestoredEntry;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
+/** A session listed by /sessions: the panel draws it as a button that resumes it. */
+export interface SessionLink { id: string; label: string }
+export type ApprovalEntry = { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string };
 
 export interface ChatState {
   entries: ChatEntry[];
@@ -47,17 +51,21 @@ export class ChatModel {
   private nextId = 0;
   private readonly lastByTask = new Map<string, ChatEntry>();
   private readonly toolsById = new Map<string, ToolEntry>();
+  /** Tasks whose error was already shown (from its `error` event): the chat result must not show it again. */
+  private readonly failedTasks = new Set<string>();
+  /** While a transcript loads, nothing is reported entry by entry: the caller sends the whole state once. */
+  private quiet = false;
 
   constructor(private readonly onChange: (entry: ChatEntry) => void = () => {}) {}
 
   private add(entry: NewEntry): ChatEntry {
     const full = { ...entry, id: `e${this.nextId++}` } as ChatEntry;
     this.state.entries.push(full);
-    this.onChange(full);
+    this.changed(full);
     return full;
   }
 
-  private changed(entry: ChatEntry): void { this.onChange(entry); }
+  private changed(entry: ChatEntry): void { if (!this.quiet) this.onChange(entry); }
 
   /** For feature modules (changes.ts): add an entry / announce that one changed. */
   push(entry: NewEntry): ChatEntry { return this.add(entry); }
@@ -69,19 +77,43 @@ export class ChatModel {
     this.toolsById.clear();
   }
 
-  addUser(text: string): ChatEntry { return this.add({ kind: 'user', text }); }
-  addNotice(text: string, level: 'info' | 'warn' | 'error' = 'info'): ChatEntry { return this.add({ kind: 'notice', level, text }); }
-  addApproval(card: ApprovalCard): ChatEntry { return this.add({ kind: 'approval', card }); }
-
-  settleApproval(id: string, decision: Decision, expired = false, reason?: string): ChatEntry | undefined {
-    const entry = this.state.entries.find(e => e.id === id);
-    if (entry?.kind !== 'approval' || entry.decision) return undefined;
-    entry.decision = decision;
-    entry.expired = expired;
-    if (reason) entry.reason = reason;
-    this.changed(entry);
+  /** A prompt as sent (context blocks included): shown as the typed text plus one chip per attachment. */
+  addUser(sent: string): ChatEntry {
+    const { text, labels } = splitAttachments(sent);
+    return this.add({ kind: 'user', text, ...(labels.length ? { attachments: labels } : {}) });
+  }
+  addNotice(text: string, level: 'info' | 'warn' | 'error' = 'info', sessions?: SessionLink[]): ChatEntry {
+    return this.add({ kind: 'notice', level, text, ...(sessions?.length ? { sessions } : {}) });
+  }
+  /**
+   * An approval card. When it is for the tool call just shown (the newest entry, running, same tool),
+   * the card goes inside that tool's row: the question comes first, the input is shown once, and
+   * the answered card folds into the row. Otherwise it is an entry of its own.
+   */
+  addApproval(card: ApprovalCard, toolName?: string): ApprovalEntry {
+    const last = this.state.entries.at(-1);
+    if (toolName && last?.kind === 'tool' && last.status === 'running' && last.name === toolName && !last.approval) {
+      const approval: ApprovalEntry = { id: `e${this.nextId++}`, kind: 'approval', card };
+      last.approval = approval;
+      this.approvals.set(approval.id, { approval, host: last });
+      this.changed(last);
+      return approval;
+    }
+    const entry = this.add({ kind: 'approval', card }) as ApprovalEntry;
+    this.approvals.set(entry.id, { approval: entry });
     return entry;
   }
+
+  settleApproval(id: string, decision: Decision, expired = false, reason?: string): ApprovalEntry | undefined {
+    const found = this.approvals.get(id);
+    if (!found || found.approval.decision) return undefined;
+    found.approval.decision = decision;
+    found.approval.expired = expired;
+    if (reason) found.approval.reason = reason;
+    this.changed(found.host ?? found.approval);
+    return found.approval;
+  }
+  private readonly approvals = new Map<string, { approval: ApprovalEntry; host?: ToolEntry }>();
 
   private appendStreaming(taskId: string, kind: 'assistant' | 'reasoning', text: string): void {
     const last = this.lastByTask.get(taskId);
@@ -90,12 +122,22 @@ export class ChatModel {
       this.changed(last);
       return;
     }
+    this.settleStreaming(last);
     this.lastByTask.set(taskId, this.add({ kind, text, streaming: true }));
+  }
+
+  /** The model moved on (to text, a tool, an error): its previous thinking/answer is no longer streaming. */
+  private settleStreaming(last: ChatEntry | undefined): void {
+    if (last && (last.kind === 'assistant' || last.kind === 'reasoning') && last.streaming) {
+      last.streaming = false;
+      this.changed(last);
+    }
   }
 
   private tool(id: string, name: string, taskId: string): ToolEntry {
     let entry = this.toolsById.get(id);
     if (!entry) {
+      this.settleStreaming(this.lastByTask.get(taskId));
       entry = this.add({ kind: 'tool', toolCallId: id, name, input: '', output: '', status: 'running' }) as ToolEntry;
       this.toolsById.set(id, entry);
     }
@@ -154,26 +196,57 @@ export class ChatModel {
       }
       case 'compacted': this.addNotice(`Context compacted: ${event.before ?? '?'} → ${event.after ?? '?'} messages.`); break;
       case 'notice': this.addNotice(event.text ?? ''); this.lastByTask.delete(taskId); break;
-      case 'error': this.endTask(taskId); this.addNotice(errorText(event.error ?? event.text), 'error'); break;
+      case 'error': {
+        const cut = this.lastByTask.get(taskId);
+        if (cut?.kind === 'assistant' && cut.streaming) cut.incomplete = true;  // the stream broke mid-answer
+        this.endTask(taskId);
+        this.failedTasks.add(taskId);
+        this.addNotice(errorText(event.error ?? event.text), 'error');
+        break;
+      }
       case 'done': this.endTask(taskId); break;
       default: break;
     }
   }
 
+  hadError(taskId: string): boolean { return this.failedTasks.has(taskId); }
+
+  /** Put a Retry button on the turn's error (the newest error notice) that sends `text` again. */
+  offerRetry(text: string): void {
+    const last = this.state.entries.at(-1);
+    if (last?.kind === 'notice' && last.level === 'error') { last.retry = text; this.changed(last); }
+  }
+
+  /** Retry pressed: the prompt to send again (once; the button goes away). */
+  takeRetry(id: string): string | undefined {
+    const entry = this.state.entries.find(e => e.id === id);
+    if (entry?.kind !== 'notice' || entry.retry === undefined) return undefined;
+    const text = entry.retry;
+    delete entry.retry;
+    this.changed(entry);
+    return text;
+  }
+
   /** Rebuild the panel from a resumed session's transcript (the message model, spec §5.1). */
   loadTranscript(messages: readonly Message[]): void {
     this.clear();
-    for (const message of messages) {
-      if (message.role === 'system') continue;
-      const parts: MessagePart[] = typeof message.content === 'string'
-        ? [{ type: 'text', text: message.content }] : message.content;
-      for (const part of parts) this.addPart(message.role, part);
+    this.quiet = true;
+    try {
+      for (const message of messages) {
+        if (message.role === 'system') continue;
+        const parts: MessagePart[] = typeof message.content === 'string'
+          ? [{ type: 'text', text: message.content }] : message.content;
+        for (const part of parts) this.addPart(message.role, part);
+      }
+      for (const e of this.state.entries) if (e.kind === 'assistant' || e.kind === 'reasoning') e.streaming = false;
+      this.lastByTask.clear();
+    } finally {
+      this.quiet = false;
     }
-    for (const e of this.state.entries) if (e.kind === 'assistant' || e.kind === 'reasoning') e.streaming = false;
   }
 
   private addPart(role: Message['role'], part: MessagePart): void {
-    if (part.type === 'text' && role === 'user') this.add({ kind: 'user', text: part.text ?? '' });
+    if (part.type === 'text' && role === 'user') this.addUser(part.text ?? '');
     else if (part.type === 'text') this.add({ kind: 'assistant', text: part.text ?? '', streaming: false });
     else if (part.type === 'reasoning') this.add({ kind: 'reasoning', text: part.text ?? '', streaming: false });
     else if (part.type === 'tool-call') {

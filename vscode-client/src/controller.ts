@@ -7,6 +7,11 @@ import type { ReviewMessage } from './changesModel';
 import { ChatModel } from './chatModel';
 import type { ChatEntry } from './chatModel';
 import { Method } from './protocol';
+import type { Agent } from './protocol';
+import type { PanelInfo } from './setup';
+import { splitAttachments, withAttachments } from './attachments';
+import type { Attachment } from './attachments';
+import type { Candidate, MentionKind } from './mentions';
 import type {
   ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
   NewSessionResult, SessionInfo,
@@ -15,6 +20,24 @@ import { formatSlashResult, helpText, parseSlash } from './slash';
 import type { ShiroServer } from './server';
 import type { HostMessage, WebviewMessage } from './webviewProtocol';
 import { errorReason } from './errors';
+import { resolveWorkspaceLink } from './workspaceLink';
+import { sessionLinks } from './sessions';
+
+/** A code block's "Insert": at the cursor of the editor last used (the panel has the focus when clicked). */
+async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) { void vscode.window.showWarningMessage('Shiro: open an editor to insert the code into.'); return; }
+  await editor.edit(edit => { for (const s of editor.selections) edit.replace(s, text); });
+  await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+}
+
+async function newUntitled(content: string, language: string): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument({ content, ...(language ? { language: languageId(language) } : {}) });
+  await vscode.window.showTextDocument(doc);
+}
+
+const LANGUAGE_IDS: Record<string, string> = { py: 'python', js: 'javascript', ts: 'typescript', sh: 'shellscript', bash: 'shellscript', shell: 'shellscript', yml: 'yaml', md: 'markdown', rs: 'rust', 'c++': 'cpp', cs: 'csharp', html: 'html', toml: 'toml' };
+const languageId = (fence: string): string => LANGUAGE_IDS[fence.toLowerCase()] ?? fence.toLowerCase();
 
 interface RunningChat {
   text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean; user?: ChatEntry;
@@ -40,7 +63,21 @@ export class ChatController implements vscode.Disposable {
   private historyLoaded = false;
   session: SessionInfo | undefined;
   onPickSession: () => Promise<void> = async () => {};
+  /** Resume a session by id (a /sessions button): set by the extension. */
+  onResume: (id: string) => Promise<void> = async () => {};
   onReveal: () => void = () => {};
+  /** `@` in the prompt: what can be mentioned (files, folders, the selection, Problems): set by the extension. */
+  mentionCandidates: () => Promise<Candidate[]> = async () => [];
+  /** A picked mention → the context to attach (undefined: nothing to attach, the reason was shown). */
+  resolveMention: (kind: MentionKind, value: string) => Promise<Attachment | undefined> = async () => undefined;
+  /** Whether the chat view is on screen (a turn that ends while it is hidden says so in a notification). */
+  isVisible: () => boolean = () => true;
+  /** The agent variant sent with each prompt (shiro/chat `agent`; `default` is left out). */
+  agent: Agent = 'default';
+  /** What the panel's bar and welcome show (settings, SecretStorage): set by the extension. */
+  infoSource: () => Promise<PanelInfo | undefined> = async () => undefined;
+  /** Panel actions that need the workbench (pickers, settings, SecretStorage): set by the extension. */
+  onAction: (m: Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'setup' }>) => Promise<void> = async () => {};
 
   constructor(private readonly server: ShiroServer) {
     this.model = new ChatModel(entry => this.post({ type: 'entry', entry }));
@@ -49,12 +86,31 @@ export class ChatController implements vscode.Disposable {
   /** A (re)created webview: give it everything it needs to draw the current state. */
   attach(post: (m: HostMessage) => void): void {
     this.post = post;
+    this.ready = false;
   }
 
-  detach(): void { this.post = () => {}; }
+  detach(): void { this.post = () => {}; this.ready = false; }
+
+  /** The webview's script has started (its `ready`): messages posted now are not lost. */
+  private ready = false;
+  private wantFocus = false;
 
   sendState(): void {
     this.post({ type: 'state', state: this.model.state, history: this.history });
+  }
+
+  async sendInfo(): Promise<void> {
+    const info = await this.infoSource();
+    if (info) this.post({ type: 'info', info });
+  }
+
+  showSetup(): void { this.post({ type: 'showSetup' }); }
+  postSetupResult(ok: boolean, text: string): void { this.post({ type: 'setupResult', ok, text }); }
+
+  /** Ask the panel to focus its prompt (after it is revealed, after an approval is answered). */
+  focusInput(): void {
+    if (this.ready) this.post({ type: 'focus' });
+    else this.wantFocus = true;  // the view is still being created: focus when its script is up
   }
 
   async refreshFromServer(): Promise<void> {
@@ -82,11 +138,16 @@ export class ChatController implements vscode.Disposable {
   setSession(session: SessionInfo): void {
     this.session = session;
     this.model.state.sessionTitle = session.title;
+    void this.sendInfo();
   }
 
   private setBusy(): void {
     const busy = this.chats.length > 0;
-    if (busy !== this.model.state.busy) { this.model.state.busy = busy; this.post({ type: 'busy', busy }); }
+    if (busy !== this.model.state.busy) {
+      this.model.state.busy = busy;
+      this.post({ type: 'busy', busy });
+      void vscode.commands.executeCommand('setContext', 'shiro.busy', busy);  // the Stop keybinding's `when`
+    }
   }
 
   async refreshQueue(): Promise<void> {
@@ -102,23 +163,68 @@ export class ChatController implements vscode.Disposable {
   async handleMessage(m: WebviewMessage): Promise<void> {
     if (isReviewMessage(m)) { await this.review?.handle(m); return; }
     switch (m.type) {
-      case 'ready': this.sendState(); void this.refreshFromServer(); break;
-      case 'send': await this.submit(m.text); break;
+      case 'ready':
+        this.ready = true;
+        this.sendState();
+        for (const attachment of this.pendingAttachments.splice(0)) this.post({ type: 'attach', attachment });
+        if (this.wantFocus) { this.wantFocus = false; this.post({ type: 'focus' }); }
+        void this.sendInfo();
+        void this.refreshFromServer();
+        break;
+      case 'pickModel': case 'pickAgent': case 'setApiKey': case 'setup': await this.onAction(m); break;
+      case 'send': await this.submit(m.text, m.attachments ?? []); break;
       case 'cancel': this.cancel(); break;
       case 'clearQueue': await this.clearQueue(); break;
       case 'approve': this.answerApproval(m.id, toDecision(m.decision), false, toReason(m.reason)); break;
       case 'copy': await vscode.env.clipboard.writeText(m.text); break;
+      case 'mentions': this.post({ type: 'mentionCandidates', items: await this.mentionCandidates().catch(() => []) }); break;
+      case 'mention': {
+        const attachment = await this.resolveMention(m.kind, m.value).catch(error => {
+          this.model.addNotice(`Could not attach ${m.value}: ${errorReason(error)}`, 'warn');
+          return undefined;
+        });
+        if (attachment) this.post({ type: 'attach', attachment });
+        break;
+      }
+      case 'resume': await this.onResume(m.id); break;
+      case 'retry': { const text = this.model.takeRetry(m.id); if (text !== undefined) await this.chat(text); break; }
+      case 'insertCode': await insertAtCursor(m.text); break;
+      case 'newFile': await newUntitled(m.text, m.language); break;
+      case 'openFile': await this.openLink(m.href); break;
     }
   }
 
-  async submit(raw: string): Promise<void> {
+  private async openLink(href: string): Promise<void> {
+    const roots = (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.fsPath);
+    const target = resolveWorkspaceLink(href, roots);
+    if (!target) { this.model.addNotice(`Not opened: ${href} is not a file inside this workspace.`, 'warn'); return; }
+    try {
+      const line = Math.max(0, (target.line ?? 1) - 1);
+      const position = new vscode.Position(line, 0);
+      await vscode.window.showTextDocument(vscode.Uri.file(target.fsPath), {
+        preview: true, selection: new vscode.Range(position, position),
+      });
+    } catch (error) {
+      this.model.addNotice(`Could not open ${href}: ${errorReason(error)}`, 'warn');
+    }
+  }
+
+  async submit(raw: string, attachments: readonly Attachment[] = []): Promise<void> {
     const text = raw.trim();
     if (!text) return;
     this.pushHistory(text);
     const slash = parseSlash(text);
     if (slash) { await this.runSlash(text, slash); return; }
-    await this.chat(text);
+    await this.chat(withAttachments(text, attachments));
   }
+
+  /** "Add selection to chat" (and other context): a chip in the composer, sent with the next prompt. */
+  addAttachment(attachment: Attachment): void {
+    if (this.ready) this.post({ type: 'attach', attachment });
+    else this.pendingAttachments.push(attachment);
+    this.focusInput();
+  }
+  private readonly pendingAttachments: Attachment[] = [];
 
   private pushHistory(text: string): void {
     if (this.history[this.history.length - 1] !== text) this.history = [...this.history, text].slice(-200);
@@ -134,7 +240,11 @@ export class ChatController implements vscode.Disposable {
       for (const step of action.steps) results.push(await this.server.sendRequest(step.method, step.params));
       if (action.command === 'resume') { this.loadResumed(results[0] as ResumeResult); }
       if (action.command === 'new' || action.command === 'clear') this.startedFresh(results[0] as NewSessionResult);
-      this.model.addNotice(formatSlashResult(action.command, results));
+      if (action.command === 'sessions') {
+        // a button per session that resumes it (the text list stays for reading and copying)
+        const sessions = (results[0] as { sessions: SessionInfo[] }).sessions;
+        this.model.addNotice(formatSlashResult(action.command, results), 'info', sessionLinks(sessions, this.session?.id));
+      } else this.model.addNotice(formatSlashResult(action.command, results));
     } catch (error) {
       this.model.addNotice(`/${action.command} failed: ${errorReason(error)}`, 'error');
     }
@@ -164,21 +274,35 @@ export class ChatController implements vscode.Disposable {
     this.setBusy();
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
     try {
-      const result = await this.server.sendRequest<ChatResult>(Method.chat, { text }, entry.cts.token);
+      const params = { text, ...(this.agent !== 'default' ? { agent: this.agent } : {}) };
+      const result = await this.server.sendRequest<ChatResult>(Method.chat, params, entry.cts.token);
       entry.taskId = result.taskId;
       if (result.stopReason === 'queue-cleared' && !entry.shown) return;  // it never ran: the queue was cleared
       this.showUser(entry);
       this.finish(result);
+      if (result.stopReason === 'error') this.model.offerRetry(text);
+      if (result.stopReason === 'done' || result.stopReason === 'error') this.notifyIfHidden(text, result.stopReason);
       void this.review?.refreshCheckpoints();
     } catch (error) {
       this.showUser(entry);
       this.model.addNotice(`Shiro: ${errorReason(error)}`, 'error');
+      this.model.offerRetry(text);
     } finally {
       entry.cts.dispose();
       this.chats.splice(this.chats.indexOf(entry), 1);
       this.setBusy();
       if (this.chats.length > 0 || this.model.state.queue.length > 0) void this.refreshQueue();
     }
+  }
+
+  private notifyIfHidden(text: string, how: 'done' | 'error'): void {
+    if (this.isVisible()) return;
+    const prompt = splitAttachments(text).text.replace(/\s+/g, ' ');
+    const short = prompt.length > 50 ? `${prompt.slice(0, 50)}…` : prompt;
+    const message = how === 'error' ? `Shiro: the turn failed: "${short}"` : `Shiro answered: "${short}"`;
+    void Promise.resolve(vscode.window.showInformationMessage(message, 'Show chat')).then(choice => {
+      if (choice === 'Show chat') this.onReveal();
+    });
   }
 
   private showUser(entry: RunningChat): void {
@@ -189,7 +313,10 @@ export class ChatController implements vscode.Disposable {
   private finish(result: ChatResult): void {
     this.model.applyEvent(result.taskId, { type: 'done' });
     if (result.stopReason === 'cancelled') this.model.addNotice('Stopped.', 'warn');
-    else if (result.stopReason === 'error' && result.error) this.model.addNotice(result.error, 'error');
+    // an error the turn already reported as an event is shown once
+    else if (result.stopReason === 'error' && result.error && !this.model.hadError(result.taskId)) {
+      this.model.addNotice(result.error, 'error');
+    }
   }
 
   /** shiro/event: the first event of a queued task shows its prompt, then the event. */
@@ -223,7 +350,11 @@ export class ChatController implements vscode.Disposable {
 
   /** shiro/approve: show a card and wait; a cancelled request (server timeout) counts as deny. */
   requestApproval(params: ApproveParams, token: vscode.CancellationToken): Promise<ApproveResult> {
-    const entry: ChatEntry = this.model.addApproval(approvalCard(params));
+    const entry = this.model.addApproval(approvalCard(params), params.toolName);
+    if (!this.isVisible()) {
+      void Promise.resolve(vscode.window.showInformationMessage(`Shiro asks to run ${params.toolName}: answer in the chat.`, 'Show chat'))
+        .then(choice => { if (choice === 'Show chat') this.onReveal(); });
+    }
     this.onReveal();
     void this.review?.approvalShown(entry.id, params).catch(() => undefined);
     return new Promise<ApproveResult>(resolve => {

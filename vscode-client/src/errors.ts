@@ -29,3 +29,22 @@ export async function reportRestart(count: number, log: { show(preserveFocus?: b
     `Shiro: the language server stopped unexpectedly and was restarted (${count} of 4). A running answer was lost.`, SHOW_LOG);
   if (choice === SHOW_LOG) log.show(true);
 }
+
+export const COPY_COMMAND = 'Copy command';
+
+export function envFailureMessage(reason: string, command: string): string {
+  return `Shiro: could not set up its Python environment: ${reason.trim() || 'unknown error'}. ` +
+    `Run this in a terminal, then "Shiro: Restart server": ${command} ` +
+    '(or point shiro.pythonPath at an interpreter that has shiro-lsp installed).';
+}
+
+/** The private environment could not be built (offline, no Python 3.11+ ...): say why and give the command. */
+export async function reportEnvFailure(
+  reason: string, command: string, log: { show(preserveFocus?: boolean): void },
+): Promise<string | undefined> {
+  const choice = await vscode.window.showErrorMessage(envFailureMessage(reason, command), COPY_COMMAND, SHOW_LOG, OPEN_SETTINGS);
+  if (choice === COPY_COMMAND) await vscode.env.clipboard.writeText(command);
+  else if (choice === SHOW_LOG) log.show(true);
+  else if (choice === OPEN_SETTINGS) await vscode.commands.executeCommand('workbench.action.openSettings', 'shiro.pythonPath');
+  return choice;
+}

@@ -1,11 +1,16 @@
 import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
 import { ReviewController } from './changes';
+import { showDiagnostics } from './diagnose';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
-import { MEMORY_SCHEME, MemoryDocuments, rememberSelection, showMemory } from './memory';
+import { MEMORY_SCHEME, MemoryDocuments, editMemory, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
-import { CLIENT_REMEMBER_COMMAND, Method } from './protocol';
+import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
+import type { Agent, ModelsResult } from './protocol';
+import { selectionLabel } from './attachments';
+import type { Candidate } from './mentions';
+import { endpointReport, modelItems, needsSetup, shownModel } from './setup';
 import type {
   ApproveParams, ChangesResult, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
   RememberSelectionArgs,
@@ -28,7 +33,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let review: ReviewController | undefined;
   const renderMeter = (m: ContextMeter): void => {
     lastMeter = m;
-    const view = meterView(m, controller?.session?.costUsd);
+    const view = meterView(m, controller?.session?.costUsd, controller?.session?.messageCount);
     meter.text = view.text;
     meter.tooltip = view.tooltip;
     meter.backgroundColor = view.background ? new vscode.ThemeColor(view.background) : undefined;
@@ -53,7 +58,129 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   ctl.review = review;
   const chatView = new ChatViewProvider(context.extensionUri, ctl);
   ctl.onReveal = () => { void chatView.reveal(); };
+  ctl.isVisible = () => chatView.visible;
   ctl.onPickSession = () => resumeSession();
+  ctl.onResume = async id => {
+    try { await resumeById(id); } catch (error) { ctl.model.addNotice(`Could not resume: ${errorReason(error)}`, 'error'); }
+  };
+  ctl.infoSource = async () => {
+    const cfg = vscode.workspace.getConfiguration('shiro');
+    const baseUrl = cfg.get<string>('baseUrl') ?? '';
+    const model = cfg.get<string>('model') ?? '';
+    const hasKey = Boolean(await context.secrets.get(API_KEY_SECRET));
+    return {
+      model: shownModel(model, ctl.session?.model), agent: ctl.agent,
+      setup: { show: needsSetup({ hasKey, envKey: Boolean(process.env.OPENAI_API_KEY), baseUrl }), baseUrl, model, hasKey },
+    };
+  };
+  ctl.onAction = async m => {
+    if (m.type === 'pickModel') await pickModel();
+    else if (m.type === 'pickAgent') await pickAgent();
+    else if (m.type === 'setApiKey') await vscode.commands.executeCommand('shiro.setApiKey');
+    else await saveAndTest(m.baseUrl, m.model);
+  };
+
+  const SKIP = '**/{node_modules,.git,.venv,venv,dist,out,build,__pycache__,.mypy_cache,.pytest_cache,.tools,.artifacts}/**';
+  ctl.mentionCandidates = async () => {
+    const items: Candidate[] = [];
+    const editor = vscode.window.activeTextEditor;
+    if (editor && !editor.selection.isEmpty) {
+      const file = vscode.workspace.asRelativePath(editor.document.uri, false);
+      items.push({ kind: 'selection', value: 'selection', label: 'Current selection', detail: selectionLabel(file, editor.selection.start.line + 1, editor.selection.end.line + 1) });
+    }
+    const problems = vscode.languages.getDiagnostics().reduce((n, [, d]) => n + d.length, 0);
+    items.push({ kind: 'problems', value: 'problems', label: 'Problems', detail: problems ? `${problems} in the workspace` : 'none right now' });
+    const uris = await vscode.workspace.findFiles('**/*', SKIP, 5000);
+    const folders = new Set<string>();
+    for (const uri of uris) {
+      const rel = vscode.workspace.asRelativePath(uri, false);
+      items.push({ kind: 'file', value: rel, label: rel.split('/').pop() ?? rel, detail: rel });
+      const parts = rel.split('/');
+      for (let i = 1; i < parts.length; i++) folders.add(`${parts.slice(0, i).join('/')}/`);
+    }
+    for (const f of folders) items.push({ kind: 'folder', value: f, label: f, detail: 'folder' });
+    return items;
+  };
+  ctl.resolveMention = async (kind, value) => {
+    if (kind === 'selection') {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor || editor.selection.isEmpty) { ctl.model.addNotice('Nothing is selected in the editor.', 'warn'); return undefined; }
+      const file = vscode.workspace.asRelativePath(editor.document.uri, false);
+      const sel = editor.selection;
+      return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel) };
+    }
+    if (kind === 'problems') {
+      const lines: string[] = [];
+      for (const [uri, diagnostics] of vscode.languages.getDiagnostics()) {
+        for (const d of diagnostics) {
+          lines.push(`${vscode.workspace.asRelativePath(uri, false)}:${d.range.start.line + 1}:${d.range.start.character + 1}: ${vscode.DiagnosticSeverity[d.severity].toLowerCase()}: ${d.message}${d.source ? ` [${d.source}]` : ''}`);
+        }
+      }
+      return { label: `Problems (${lines.length})`, text: lines.slice(0, 300).join('\n') || 'No problems are reported in the workspace.' };
+    }
+    // files and folders are attached by name: the model reads them with its own tools, which keep
+    // secrets files out and every path inside the workspace
+    return { label: value, text: kind === 'folder'
+      ? `The user points at the workspace folder ${value} (list or read it with your tools).`
+      : `The user points at the workspace file ${value} (read it with read_file).` };
+  };
+
+  const listModels = async (baseUrl?: string): Promise<ModelsResult> => {
+    try {
+      return await srv.sendRequest<ModelsResult>(Method.models, baseUrl ? { baseUrl } : {});
+    } catch (error) {
+      return { baseUrl: baseUrl || '(the configured endpoint)', models: [], error: `could not list models: ${errorReason(error)}` };
+    }
+  };
+
+  async function pickModel(): Promise<void> {
+    const cfg = vscode.workspace.getConfiguration('shiro');
+    const current = shownModel(cfg.get<string>('model') ?? '', ctl.session?.model);
+    const pick = vscode.window.createQuickPick<vscode.QuickPickItem & { model: string }>();
+    pick.title = 'Shiro: Model';
+    pick.placeholder = 'Pick a model the endpoint serves, or type any model name';
+    pick.busy = true;
+    pick.items = modelItems([], current);
+    let models: ModelsResult['models'] = [];
+    pick.onDidChangeValue(value => { pick.items = modelItems(models, current, value); });
+    const chosen = new Promise<string | undefined>(resolve => {
+      pick.onDidAccept(() => { resolve(pick.selectedItems[0]?.model ?? (pick.value.trim() || undefined)); pick.hide(); });
+      pick.onDidHide(() => { resolve(undefined); pick.dispose(); });
+    });
+    pick.show();
+    void listModels().then(r => {
+      models = r.models;
+      pick.busy = false;
+      pick.items = modelItems(models, current, pick.value);
+      if (r.error) pick.placeholder = `${r.error} — type a model name`;
+    });
+    const model = await chosen;
+    if (!model || model === current) return;
+    await cfg.update('model', model, vscode.ConfigurationTarget.Global);
+    ctl.model.addNotice(`Model: ${model}`);
+  }
+
+  async function pickAgent(): Promise<void> {
+    const descriptions: Record<Agent, string> = {
+      default: 'the everyday agent', quick: 'short answers, few steps', deep: 'thinks longer, reads more',
+      plan: 'plans first, changes nothing', review: 'reviews code, changes nothing',
+    };
+    const pick = await vscode.window.showQuickPick(
+      AGENTS.map(a => ({ label: a, description: a === ctl.agent ? `${descriptions[a]} · current` : descriptions[a], agent: a })),
+      { title: 'Shiro: Agent variant', placeHolder: 'Used for the next prompts' });
+    if (!pick) return;
+    ctl.agent = pick.agent;
+    await ctl.sendInfo();
+  }
+
+  async function saveAndTest(baseUrl: string, model: string): Promise<void> {
+    const cfg = vscode.workspace.getConfiguration('shiro');
+    if (baseUrl !== (cfg.get<string>('baseUrl') ?? '')) await cfg.update('baseUrl', baseUrl, vscode.ConfigurationTarget.Global);
+    if (model !== (cfg.get<string>('model') ?? '')) await cfg.update('model', model, vscode.ConfigurationTarget.Global);
+    await srv.pushConfiguration();
+    const report = endpointReport(await listModels(baseUrl || undefined));
+    ctl.postSetupResult(report.ok, report.text);
+  }
 
   srv.onDidChangeState(state => {
     if (state === 'running') {
@@ -72,19 +199,52 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   async function resumeSession(): Promise<void> {
     try {
-      const { sessions } = await srv.sendRequest<{ sessions: SessionInfo[] }>(Method.sessionList, { limit: 50 });
+      const list = async (): Promise<SessionInfo[]> =>
+        (await srv.sendRequest<{ sessions: SessionInfo[] }>(Method.sessionList, { limit: 50 })).sessions;
+      let sessions = await list();
       if (!sessions.length) { void vscode.window.showInformationMessage('Shiro: no saved sessions in this workspace yet.'); return; }
-      const pick = await vscode.window.showQuickPick(sessionPickItems(sessions), {
-        title: 'Shiro: Resume session', placeHolder: 'Newest first', matchOnDescription: true, matchOnDetail: true,
+      const trash = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete this session…' };
+      type Item = vscode.QuickPickItem & { sessionId: string };
+      const pick = vscode.window.createQuickPick<Item>();
+      const fill = (): void => {
+        pick.items = sessionPickItems(sessions, new Date(), ctl.session?.id)
+          .map(i => ({ ...i, ...(i.current ? {} : { buttons: [trash] }) }));
+      };
+      pick.title = 'Shiro: Resume session';
+      pick.placeholder = 'Newest first; type to filter by title, id or model';
+      pick.matchOnDescription = true;
+      pick.matchOnDetail = true;
+      fill();
+      pick.onDidTriggerItemButton(async e => {
+        const confirm = await vscode.window.showWarningMessage(
+          `Delete the session "${e.item.label}"? Its transcript is removed from disk.`, { modal: true }, 'Delete');
+        if (confirm !== 'Delete') return;
+        try {
+          await srv.sendRequest(Method.sessionDelete, { id: e.item.sessionId });
+          sessions = await list();
+          fill();
+          void vscode.window.showInformationMessage(`Shiro: deleted "${e.item.label}".`);
+        } catch (error) {
+          void vscode.window.showErrorMessage(`Shiro: could not delete the session: ${errorReason(error)}`);
+        }
       });
-      if (!pick) return;
-      const result = await srv.sendRequest<ResumeResult>(Method.sessionResume, { id: pick.sessionId });
-      ctl.loadResumed(result);
-      ctl.model.addNotice(`Resumed ${result.session.id.slice(0, 8)} (${result.session.messageCount} messages): ${result.session.title}`);
-      await chatView.reveal();
+      const chosen = await new Promise<Item | undefined>(resolve => {
+        pick.onDidAccept(() => { resolve(pick.selectedItems[0]); pick.hide(); });
+        pick.onDidHide(() => { resolve(undefined); pick.dispose(); });
+        pick.show();
+      });
+      if (!chosen) return;
+      await resumeById(chosen.sessionId);
     } catch (error) {
       void vscode.window.showErrorMessage(`Shiro: could not resume: ${errorReason(error)}`);
     }
+  }
+
+  async function resumeById(id: string): Promise<void> {
+    const result = await srv.sendRequest<ResumeResult>(Method.sessionResume, { id });
+    ctl.loadResumed(result);
+    ctl.model.addNotice(`Resumed ${result.session.id.slice(0, 8)} (${result.session.messageCount} messages): ${result.session.title}`);
+    await chatView.reveal();
   }
 
   async function newSession(): Promise<void> {
@@ -119,12 +279,36 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('shiro.compact', compact),
     vscode.workspace.registerTextDocumentContentProvider(MEMORY_SCHEME, memoryDocuments),
     vscode.commands.registerCommand('shiro.showMemory', () => showMemory(srv, memoryDocuments)),
+    vscode.commands.registerCommand('shiro.editMemory', () => editMemory(srv)),
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),
+    vscode.commands.registerCommand('shiro.diagnose', () => showDiagnostics(srv, context, () => ctl.model.state.entries
+      .filter(e => e.kind === 'notice' && e.level === 'error').slice(-10).map(e => (e.kind === 'notice' ? `chat: ${e.text}` : '')))),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),
-    vscode.commands.registerCommand('shiro.focusChat', () => chatView.reveal()),
+    vscode.commands.registerCommand('shiro.focusChat', async () => { await chatView.reveal(true); ctl.focusInput(); }),
+    vscode.commands.registerCommand('shiro.stop', () => ctl.cancel()),
+    vscode.commands.registerCommand('shiro.addSelection', async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) { void vscode.window.showWarningMessage('Shiro: open a file and select the code to add.'); return; }
+      const sel = editor.selection;
+      const whole = sel.isEmpty;
+      const text = editor.document.getText(whole ? undefined : sel);
+      const file = vscode.workspace.asRelativePath(editor.document.uri, false);
+      const label = whole ? file : selectionLabel(file, sel.start.line + 1, sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1));
+      await chatView.reveal(true);
+      ctl.addAttachment({ label, text });
+    }),
+    vscode.commands.registerCommand('shiro.pickModel', () => pickModel()),
+    vscode.commands.registerCommand('shiro.pickAgent', () => pickAgent()),
+    vscode.commands.registerCommand('shiro.setup', async () => { await chatView.reveal(); ctl.showSetup(); }),
+    vscode.commands.registerCommand('shiro.openSettings', () =>
+      vscode.commands.executeCommand('workbench.action.openSettings', '@ext:shiro.shiro')),
     vscode.commands.registerCommand('shiro.meterClicked', async () => {
       if (!srv.isRunning) { srv.log.show(true); return; }
+      if (ctl.session?.messageCount === 0) {
+        void vscode.window.showInformationMessage('Shiro: nothing to compact yet (no messages in this session).');
+        return;
+      }
       const choice = await vscode.window.showInformationMessage(
         lastMeter ? `Shiro context: ${Math.round(lastMeter.percent)}% of the threshold. Compact now?` : 'Compact the context now?',
         'Compact', 'Show log');
@@ -142,10 +326,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await srv.pushConfiguration();
       void vscode.window.showInformationMessage(key.trim() ? 'Shiro: API key saved.' : 'Shiro: API key cleared.');
     }),
-    context.secrets.onDidChange(e => { if (e.key === API_KEY_SECRET) void srv.pushConfiguration(); }),
+    context.secrets.onDidChange(e => { if (e.key === API_KEY_SECRET) { void srv.pushConfiguration(); void ctl.sendInfo(); } }),
     vscode.workspace.onDidChangeConfiguration(e => {
       if (e.affectsConfiguration('shiro.pythonPath')) void srv.start();
       else if (e.affectsConfiguration('shiro')) void srv.pushConfiguration();
+      if (e.affectsConfiguration('shiro')) void ctl.sendInfo();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void srv.start()),
   );

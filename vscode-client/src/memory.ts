@@ -2,9 +2,10 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import { Method, SERVER_REMEMBER_COMMAND } from './protocol';
-import type { MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from './protocol';
+import type { MemoryEntry, MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from './protocol';
 import type { ShiroServer } from './server';
 import { errorReason } from './errors';
+import { forgetImpact } from './memoryImpact';
 
 export const MEMORY_KINDS: { kind: MemoryKind; meaning: string }[] = [
   { kind: 'fact', meaning: 'how it is' },
@@ -83,5 +84,47 @@ export async function showMemory(server: ShiroServer, documents: MemoryDocuments
     await vscode.window.showTextDocument(doc, { preview: true });
   } catch (error) {
     void vscode.window.showErrorMessage(`Shiro could not read project memory: ${errorReason(error)}`);
+  }
+}
+
+/** "Shiro: Edit project memory": pick an entry, then change its text or delete it (with confirmation). */
+export async function editMemory(server: ShiroServer): Promise<void> {
+  try {
+    const { entries } = await server.sendRequest<MemoryListResult>(Method.memoryList, {});
+    if (!entries.length) { void vscode.window.showInformationMessage('Shiro: nothing remembered about this project yet.'); return; }
+    const editButton = { iconPath: new vscode.ThemeIcon('edit'), tooltip: 'Edit' };
+    const deleteButton = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete…' };
+    type Item = vscode.QuickPickItem & { entry: MemoryEntry };
+    const items: Item[] = entries.map(e => ({ label: e.text, description: e.kind, entry: e, buttons: [editButton, deleteButton] }));
+    const picked = await new Promise<{ entry: MemoryEntry; action: 'edit' | 'delete' } | undefined>(resolve => {
+      const pick = vscode.window.createQuickPick<Item>();
+      pick.title = 'Shiro: Edit project memory';
+      pick.placeholder = 'Pick an entry to edit (or use its trash button to delete it)';
+      pick.items = items;
+      pick.matchOnDescription = true;
+      pick.onDidTriggerItemButton(e => { resolve({ entry: e.item.entry, action: e.button === deleteButton ? 'delete' : 'edit' }); pick.hide(); });
+      pick.onDidAccept(() => { const item = pick.selectedItems[0]; resolve(item ? { entry: item.entry, action: 'edit' } : undefined); pick.hide(); });
+      pick.onDidHide(() => { resolve(undefined); pick.dispose(); });
+      pick.show();
+    });
+    if (!picked) return;
+    const { entry, action } = picked;
+    const impact = forgetImpact(entries, entry.text);
+    const others = impact.length > 1 ? ` (and ${impact.length - 1} other entr${impact.length === 2 ? 'y' : 'ies'} containing this text)` : '';
+    if (action === 'delete') {
+      const ok = await vscode.window.showWarningMessage(`Delete this memory${others}? "${entry.text}"`, { modal: true }, 'Delete');
+      if (ok !== 'Delete') return;
+      await server.sendRequest(Method.memoryForget, { text: entry.text });
+      void vscode.window.showInformationMessage('Shiro: memory deleted.');
+      return;
+    }
+    const text = await vscode.window.showInputBox({ title: `Shiro: Edit ${entry.kind}`, value: entry.text, prompt: others ? `Saving replaces this entry${others}.` : undefined, ignoreFocusOut: true });
+    if (text === undefined || !text.trim() || text.trim() === entry.text) return;
+    await server.sendRequest(Method.memoryForget, { text: entry.text });
+    const reply = await server.sendRequest<unknown>(ExecuteCommandRequest.method,
+      { command: SERVER_REMEMBER_COMMAND, arguments: [{ kind: entry.kind, text: text.trim() }] });
+    void vscode.window.showInformationMessage(`Shiro: ${replyText(reply)}`);
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Shiro could not change project memory: ${errorReason(error)}`);
   }
 }

@@ -42,7 +42,11 @@ export function costLabel(costUsd: number | null | undefined, local: boolean | u
 
 export interface MeterView { text: string; tooltip: string; background: string | undefined; level: MeterLevel }
 
-export function meterView(meter: ContextMeter, costUsd: number | null | undefined): MeterView {
+export function meterView(meter: ContextMeter, costUsd: number | null | undefined, messages?: number): MeterView {
+  if (messages === 0) {
+    // before the first message there is nothing to measure or compact (only the system prompt)
+    return { text: '$(pulse) Shiro', tooltip: 'Shiro: ready. The context meter starts with the first message.', background: undefined, level: 'ok' };
+  }
   const level = effectiveLevel(meter);
   const percent = Math.round(meter.percent);
   const icon = level === 'critical' ? '$(warning)' : '$(pulse)';

@@ -13,18 +13,21 @@ export const Method = {
   sessionSave: 'shiro/session/save',
   sessionClear: 'shiro/session/clear',
   sessionCompact: 'shiro/session/compact',
+  sessionDelete: 'shiro/session/delete',
   sessionChanged: 'shiro/session/changed',
   todos: 'shiro/todos',
   todosChanged: 'shiro/todos/changed',
   todosUpdate: 'shiro/todos/update',
   memoryRemember: 'shiro/memory/remember',
   memoryList: 'shiro/memory/list',
+  memoryForget: 'shiro/memory/forget',
   memoryCompact: 'shiro/memory/compact',
   notesRead: 'shiro/notes/read',
   notesAppend: 'shiro/notes/append',
   history: 'shiro/history',
   context: 'shiro/context',
   contextChanged: 'shiro/context/changed',
+  models: 'shiro/models',
   changes: 'shiro/changes',
   changesDiff: 'shiro/changes/diff',
   changesUndo: 'shiro/changes/undo',
@@ -33,6 +36,14 @@ export const Method = {
   checkpointList: 'shiro/checkpoint/list',
   checkpointRestore: 'shiro/checkpoint/restore',
 } as const;
+
+export const AGENTS = ['default', 'quick', 'deep', 'plan', 'review'] as const;
+export type Agent = typeof AGENTS[number];
+
+/** shiro/models: the models an endpoint serves (GET /v1/models), or why none could be listed. */
+export interface ModelsParams { baseUrl?: string }
+export interface ModelEntry { id: string; contextWindow?: number | null }
+export interface ModelsResult { baseUrl: string; preset?: string | null; models: ModelEntry[]; error?: string | null }
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
 export const SERVER_REMEMBER_COMMAND = 'shiro.remember';

@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 
-export interface PythonChoice { command: string; source: 'setting' | 'python-extension' | 'default' }
+export interface PythonChoice { command: string; source: 'setting' | 'python-extension' | 'default' | 'managed' }
 
 /** `${workspaceFolder}` and a leading `~` in the setting, as VS Code users expect from path settings. */
 export function expandPath(value: string, workspaceFolder: string | undefined, home: string): string {

@@ -6,10 +6,12 @@ import {
   CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, State,
 } from 'vscode-languageclient/node';
 import type { CloseHandlerResult, ErrorHandlerResult, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
-import { reportRestart, reportServerFailure } from './errors';
+import { errorReason, reportEnvFailure, reportRestart, reportServerFailure } from './errors';
 import { initializationOptions } from './options';
 import type { InitializationOptions } from './protocol';
 import { resolvePython } from './pythonPath';
+import type { PythonChoice } from './pythonPath';
+import { bundledWheel, ensureServerEnv, EnvSetupError } from './serverEnv';
 import { RestartPolicy } from './restartPolicy';
 
 export const API_KEY_SECRET = 'shiro.apiKey';
@@ -45,11 +47,52 @@ export class ShiroServer implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   private restarting = false;
   private python = 'python3';
+  private choice: PythonChoice | undefined;
+  /** The last errors shown or logged, for "Shiro: Diagnose" (newest last). */
+  readonly recentErrors: string[] = [];
   private readonly stateEmitter = new vscode.EventEmitter<'starting' | 'running' | 'stopped' | 'failed'>();
   readonly onDidChangeState = this.stateEmitter.event;
 
   constructor(private readonly context: vscode.ExtensionContext, private readonly wire: Wiring) {
     this.log = vscode.window.createOutputChannel('Shiro', { log: true });
+  }
+
+  recordError(message: string): void {
+    this.recentErrors.push(`${new Date().toISOString()} ${message}`);
+    if (this.recentErrors.length > 20) this.recentErrors.splice(0, this.recentErrors.length - 20);
+  }
+
+  private logError(message: string): void {
+    this.log.error(message);
+    this.recordError(message);
+  }
+
+  /** Which interpreter runs the server, and why that one. */
+  get interpreter(): PythonChoice | undefined { return this.choice; }
+
+  /** The server's name and version from its initialize answer. */
+  get serverInfo(): { name: string; version?: string } | undefined { return this.client?.initializeResult?.serverInfo; }
+
+  /** The settings' interpreter, else a packaged server's private environment (built on first start), else the default. */
+  private async interpreterChoice(): Promise<PythonChoice | undefined> {
+    const choice = await resolvePython();
+    if (choice.source === 'setting') return choice;
+    const wheel = await bundledWheel(this.context.extensionPath);
+    if (!wheel) return choice;
+    try {
+      const command = await ensureServerEnv({
+        storageDir: this.context.globalStorageUri.fsPath,
+        extensionVersion: String((this.context.extension.packageJSON as { version?: string }).version ?? '0'),
+        wheel, basePython: choice.command, log: this.log,
+      });
+      return { command, source: 'managed' };
+    } catch (error) {
+      const command = error instanceof EnvSetupError ? error.command : '';
+      this.logError(`Environment setup failed: ${errorReason(error)}${command ? `\nRun by hand: ${command}` : ''}`);
+      this.stateEmitter.fire('failed');
+      void reportEnvFailure(errorReason(error), command, this.log);
+      return undefined;
+    }
   }
 
   get isRunning(): boolean { return this.running && this.client?.state === State.Running; }
@@ -86,7 +129,9 @@ export class ShiroServer implements vscode.Disposable {
 
   async start(): Promise<void> {
     await this.stop();
-    const choice = await resolvePython();
+    const choice = await this.interpreterChoice();
+    if (!choice) return;
+    this.choice = choice;
     this.python = choice.command;
     this.log.info(`Starting ${this.python} -m shiro_lsp (interpreter from ${choice.source})`);
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -120,9 +165,9 @@ export class ShiroServer implements vscode.Disposable {
       if (this.client !== client) return;
       this.running = false;
       this.stateEmitter.fire('failed');
-      this.log.error(`Start failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.logError(`Start failed: ${error instanceof Error ? error.message : String(error)}`);
       const reason = await diagnose(this.python, cwd);
-      if (reason) this.log.error(`${this.python} -c "import shiro_lsp.__main__": ${reason}`);
+      if (reason) this.logError(`${this.python} -c "import shiro_lsp.__main__": ${reason}`);
       void reportServerFailure(this.python, reason ?? error, this.log);
     }
   }

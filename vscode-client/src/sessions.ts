@@ -18,26 +18,49 @@ export function formatAge(iso: string, now: Date = new Date()): string {
 
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-export interface SessionPickItem { label: string; description: string; detail: string; sessionId: string }
+export interface SessionPickItem { label: string; description: string; detail: string; sessionId: string; current: boolean }
 
-export function sessionPickItems(sessions: SessionInfo[], now: Date = new Date()): SessionPickItem[] {
+/**
+ * The shortest prefix (at least `min` characters) of each id that no other listed id shares. UUIDv7
+ * ids start with their timestamp, so sessions of the same minute need more than 8 characters.
+ */
+export function distinguishingIds(ids: readonly string[], min = 8): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const id of ids) {
+    let n = Math.min(min, id.length);
+    while (n < id.length && ids.some(other => other !== id && other.startsWith(id.slice(0, n)))) n++;
+    out.set(id, id.slice(0, n));
+  }
+  return out;
+}
+
+export function sessionPickItems(sessions: SessionInfo[], now: Date = new Date(), currentId?: string): SessionPickItem[] {
+  const shortIds = distinguishingIds(sessions.map(s => s.id));
   return [...sessions]
     .sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt))
     .map(s => ({
       label: s.title && s.title !== 'untitled' ? s.title : '(untitled)',
-      description: `${formatAge(s.updatedAt, now)} · ${plural(s.messageCount, 'message')}`,
-      detail: `${s.id.slice(0, 8)}${s.model ? ` · ${s.model}` : ''}`,
+      description: `${s.id === currentId ? 'current · ' : ''}${formatAge(s.updatedAt, now)} · ${plural(s.messageCount, 'message')}`,
+      detail: `${shortIds.get(s.id) ?? s.id}${s.model ? ` · ${s.model}` : ''}`,
       sessionId: s.id,
+      current: s.id === currentId,
     }));
 }
 
-/** The reference's line for /sessions: `${id8}  ${updatedAt 16 chars}  ${n}msg  ${title}`. */
-export function sessionLine(s: SessionInfo): string {
-  return `${s.id.slice(0, 8)}  ${s.updatedAt.slice(0, 16).replace('T', ' ')}  ${s.messageCount}msg  ${s.title}`;
+/** The reference's line for /sessions: `${id8}  ${updatedAt 16 chars}  ${n}msg  ${title}` (a longer id when 8 are ambiguous). */
+export function sessionLine(s: SessionInfo, shownId: string = s.id.slice(0, 8)): string {
+  return `${shownId}  ${s.updatedAt.slice(0, 16).replace('T', ' ')}  ${s.messageCount}msg  ${s.title}`;
 }
 
 export function savedPreviousMessage(previous: { id: string; title: string; messageCount: number } | undefined): string {
   if (!previous || previous.messageCount === 0) return 'Started a new session.';
   const title = previous.title && previous.title !== 'untitled' ? `: "${previous.title}"` : '';
   return `Saved ${plural(previous.messageCount, 'message')}${title} — resume it with Shiro: Resume session.`;
+}
+
+/** /sessions as buttons: title and distinguishing id; the current session is left out (it is open). */
+export function sessionLinks(sessions: SessionInfo[], currentId?: string, now: Date = new Date()): { id: string; label: string }[] {
+  return sessionPickItems(sessions, now, currentId)
+    .filter(i => !i.current)
+    .map(i => ({ id: i.sessionId, label: `${i.label} · ${i.detail.split(' · ')[0]} · ${i.description}` }));
 }

@@ -5,7 +5,7 @@ import type {
   SessionInfo, TodosPayload,
 } from './protocol';
 import { costLabel } from './meter';
-import { plural, savedPreviousMessage, sessionLine } from './sessions';
+import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from './sessions';
 
 export interface RequestStep { method: string; params: Record<string, unknown> }
 export type SlashAction =
@@ -107,7 +107,8 @@ export function formatSlashResult(command: string, results: unknown[]): string {
     case 'todos': return `**Task list**\n\n${todosMarkdown(results[0] as TodosPayload)}`;
     case 'sessions': {
       const sessions = (results[0] as { sessions: SessionInfo[] }).sessions;
-      return sessions.length ? fenced(sessions.map(sessionLine).join('\n')) : 'no saved sessions';
+      const ids = distinguishingIds(sessions.map(s => s.id));
+      return sessions.length ? fenced(sessions.map(s => sessionLine(s, ids.get(s.id))).join('\n')) : 'no saved sessions';
     }
     case 'resume': {
       const r = results[0] as ResumeResult;

@@ -43,3 +43,43 @@ test('every change is reported so the webview can redraw just that entry', () =>
   m.applyEvent('t', { type: 'text', text: 'b' });
   assert.deepEqual(changed, ['e0', 'e0']);
 });
+
+test('loading a transcript reports nothing entry by entry (the panel gets the whole state once)', () => {
+  const changed: string[] = [];
+  const m = new ChatModel(e => changed.push(e.id));
+  const messages = Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'assistant' as const : 'user' as const, content: `m${i}` }));
+  m.loadTranscript(messages);
+  assert.equal(m.state.entries.length, 300);
+  assert.deepEqual(changed, []);
+  m.addNotice('Resumed');
+  assert.equal(changed.length, 1, 'later changes are reported again');
+});
+
+test('"Thinking…" ends when the answer or a tool starts, not when the turn ends', () => {
+  const m = new ChatModel();
+  m.applyEvent('t', { type: 'reasoning', text: 'hmm' });
+  m.applyEvent('t', { type: 'text', text: 'answer' });
+  const [reasoning, answer] = m.state.entries;
+  assert.ok(reasoning.kind === 'reasoning' && !reasoning.streaming);
+  assert.ok(answer.kind === 'assistant' && answer.streaming);
+  m.applyEvent('t', { type: 'tool-start', id: 'c', name: 'bash' });
+  assert.ok(answer.kind === 'assistant' && !answer.streaming);
+});
+
+test('an approval for the tool call just shown goes inside that tool row, and settles there', () => {
+  const changed: string[] = [];
+  const m = new ChatModel(e => changed.push(e.id));
+  m.applyEvent('t', { type: 'tool-call', id: 'c1', name: 'write_file', input: { path: 'a.py' } });
+  const card = { title: 'Allow write_file?', input: '{"path": "a.py"}', buttons: [] };
+  const approval = m.addApproval(card, 'write_file');
+  assert.equal(m.state.entries.length, 1, 'no separate card entry');
+  const tool = m.state.entries[0];
+  assert.ok(tool.kind === 'tool' && tool.approval?.id === approval.id);
+  assert.ok(m.settleApproval(approval.id, 'once'));
+  assert.ok(tool.kind === 'tool' && tool.approval?.decision === 'once');
+  assert.equal(changed.at(-1), tool.id, 'the tool row is redrawn with the answer');
+  assert.equal(m.settleApproval(approval.id, 'deny'), undefined, 'answered once');
+  // a different tool (or no tool row) gets a card of its own
+  const other = m.addApproval(card, 'bash');
+  assert.equal(m.state.entries.at(-1)?.id, other.id);
+});

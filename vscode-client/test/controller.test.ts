@@ -161,3 +161,49 @@ test('prompt history: the server list once, then what was typed here (slash comm
   assert.deepEqual(state.history, ['old prompt', '/help']);
   assert.equal(posted.some(m => m.type === 'history'), false);
 });
+
+test('resuming a long session sends the transcript once, as one state (not one message per entry)', () => {
+  const { server } = fakeServer(() => ({}));
+  const ctl = new ChatController(server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  const transcript = Array.from({ length: 2400 }, (_, i) => ({ role: i % 2 ? 'assistant' as const : 'user' as const, content: `m${i}` }));
+  const session = { id: 's', title: 't', cwd: '/', createdAt: '', updatedAt: '', messageCount: 2400, model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null };
+  ctl.loadResumed({ session, transcript, todos: { todos: [], progress: { done: 0, total: 0, blocked: 0 }, rendered: '' } });
+  const states = posted.filter(m => m.type === 'state');
+  assert.equal(states.length, 1);
+  assert.equal(posted.filter(m => m.type === 'entry').length, 0);
+  assert.equal(states[0].type === 'state' && states[0].state.entries.length, 2400);
+});
+
+test('an error is shown once (event + result), the cut answer is marked incomplete, and Retry sends the prompt again', async () => {
+  let turns = 0;
+  const { server, calls } = fakeServer(c => {
+    if (c.method !== 'shiro/chat') return {};
+    turns++;
+    return { sessionId: 's', taskId: `t${turns}`, stopReason: turns === 1 ? 'error' : 'done', usage, ...(turns === 1 ? { error: 'HTTP 500: boom' } : {}) };
+  });
+  const ctl = new ChatController(server);
+  const first = ctl.submit('fix it');
+  ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 0, event: { type: 'text', text: 'Half an ans' } });
+  ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 1, event: { type: 'error', error: 'HTTP 500: boom' } });
+  await first;
+  const errors = ctl.model.state.entries.filter(e => e.kind === 'notice' && e.level === 'error');
+  assert.equal(errors.length, 1, 'the error appears once');
+  const answer = ctl.model.state.entries.find(e => e.kind === 'assistant');
+  assert.ok(answer?.kind === 'assistant' && answer.incomplete);
+  const notice = errors[0];
+  assert.ok(notice.kind === 'notice' && notice.retry === 'fix it');
+  await ctl.handleMessage({ type: 'retry', id: notice.id });
+  assert.deepEqual(calls.filter(c => c.method === 'shiro/chat').map(c => c.params), [{ text: 'fix it' }, { text: 'fix it' }]);
+  assert.ok(notice.kind === 'notice' && notice.retry === undefined, 'the Retry button goes away');
+});
+
+test('a request that fails outright shows its reason once, with Retry', async () => {
+  const { server } = fakeServer(c => { if (c.method === 'shiro/chat') throw new Error('No API key is set'); return {}; });
+  const ctl = new ChatController(server);
+  await ctl.submit('hello');
+  const errors = ctl.model.state.entries.filter(e => e.kind === 'notice' && e.level === 'error');
+  assert.equal(errors.length, 1);
+  assert.ok(errors[0].kind === 'notice' && /No API key/.test(errors[0].text) && errors[0].retry === 'hello');
+});

@@ -50,3 +50,10 @@ test('formatUsd follows the reference', () => {
   assert.equal(formatUsd(0.005), '$0.0050');
   assert.equal(formatUsd(1.2449), '$1.24');
 });
+
+test('before the first message the meter shows no percentage and offers no compaction', () => {
+  const v = meterView({ tokens: 2_000, threshold: 100_000, percent: 2, level: 'ok', estimated: true }, 0, 0);
+  assert.equal(v.text, '$(pulse) Shiro');
+  assert.doesNotMatch(v.tooltip, /compact/i);
+  assert.match(meterView({ tokens: 2_000, threshold: 100_000, percent: 2, level: 'ok', estimated: true }, 0, 3).text, /2%/);
+});

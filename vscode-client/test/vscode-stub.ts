@@ -7,7 +7,9 @@ export const stub = {
   executed: [] as { command: string; args: unknown[] }[],
   clipboard: '',
   config: {} as Record<string, unknown>,
+  progress: [] as string[],
   reset(): void {
+    this.progress = [];
     this.errorChoice = this.warningChoice = this.infoChoice = undefined;
     this.shown = []; this.executed = []; this.clipboard = ''; this.config = {};
   },
@@ -54,7 +56,13 @@ export const window = {
     return stub.infoChoice;
   },
   activeTextEditor: undefined,
+  async withProgress<T>(options: { title?: string }, task: (p: { report(v: { message?: string }): void }) => Promise<T>): Promise<T> {
+    stub.progress.push(options.title ?? '');
+    return task({ report: v => { stub.progress.push(v.message ?? ''); } });
+  },
 };
+
+export enum ProgressLocation { SourceControl = 1, Window = 10, Notification = 15 }
 
 export const commands = {
   async executeCommand(command: string, ...args: unknown[]): Promise<unknown> {

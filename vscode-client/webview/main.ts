@@ -1,11 +1,17 @@
 // The chat panel. It renders what the extension host sends (the host owns the state, so a re-created
 // webview is redrawn from the host) and posts the user's actions back.
-import type { ChatEntry, ChatState } from '../src/chatModel';
+import type { ApprovalEntry, ChatEntry, ChatState } from '../src/chatModel';
 import { PromptHistory } from '../src/history';
 import type { QueuedChat, TodosPayload } from '../src/protocol';
 import { queueView } from '../src/queue';
+import { TranscriptWindow } from '../src/transcriptWindow';
+import type { PanelInfo } from '../src/setup';
+import type { Attachment } from '../src/attachments';
+import { activeToken, applyPick, rankCandidates } from '../src/mentions';
+import type { ActiveToken, Candidate } from '../src/mentions';
+import { SLASH_COMMANDS } from '../src/slash';
 import type { HostMessage, WebviewMessage } from '../src/webviewProtocol';
-import { createSanitizer, renderMarkdown } from './markdown';
+import { codeLanguage, createSanitizer, highlightCode, isWorkspaceLink, renderMarkdown } from './markdown';
 import { decorateApproval, decorateTool, decorateUser, denyReason, renderChanges, renderRestored } from './changes';
 
 interface VsCodeApi { postMessage(m: WebviewMessage): void; getState(): unknown; setState(s: unknown): void }
@@ -23,6 +29,8 @@ const queuePanel = $<HTMLElement>('queue');
 const history = new PromptHistory();
 const nodes = new Map<string, HTMLElement>();
 const dirty = new Map<string, ChatEntry>();
+/** Tool rows the reader opened or closed by hand: redraws keep that. */
+const toggled = new Map<string, boolean>();
 let busy = false;
 
 const post = (m: WebviewMessage): void => vscode.postMessage(m);
@@ -34,19 +42,34 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   return e;
 }
 
+function codeButton(label: string, title: string, onClick: (button: HTMLButtonElement) => void): HTMLButtonElement {
+  const button = el('button', 'code-action', label);
+  button.type = 'button';
+  button.title = title;
+  button.addEventListener('click', () => onClick(button));
+  return button;
+}
+
+/** Model markdown, sanitized; each code block gets a head with its language and Copy / Insert / New file. */
 function markdownInto(target: HTMLElement, text: string): void {
   target.innerHTML = renderMarkdown(text, purify);
+  highlightCode(target);
   for (const pre of Array.from(target.querySelectorAll('pre'))) {
-    const button = el('button', 'copy', 'Copy');
-    button.type = 'button';
-    button.title = 'Copy code';
-    button.addEventListener('click', () => {
-      post({ type: 'copy', text: pre.querySelector('code')?.textContent ?? pre.textContent ?? '' });
+    const code = pre.querySelector('code');
+    const source = (): string => code?.textContent ?? pre.textContent ?? '';
+    const language = code ? codeLanguage(code) : '';
+    const block = el('div', 'code-block');
+    const head = el('div', 'code-head');
+    head.appendChild(el('span', 'code-lang', language || 'text'));
+    head.appendChild(codeButton('Copy', 'Copy code', button => {
+      post({ type: 'copy', text: source() });
       button.textContent = 'Copied';
       setTimeout(() => { button.textContent = 'Copy'; }, 1200);
-    });
-    pre.classList.add('has-copy');
-    pre.appendChild(button);
+    }));
+    head.appendChild(codeButton('Insert', 'Insert at the cursor in the editor', () => post({ type: 'insertCode', text: source() })));
+    head.appendChild(codeButton('New file', 'Open in a new untitled editor', () => post({ type: 'newFile', text: source(), language })));
+    pre.replaceWith(block);
+    block.append(head, pre);
   }
 }
 
@@ -55,12 +78,22 @@ function renderEntry(entry: ChatEntry): HTMLElement {
   root.dataset.id = entry.id;
   root.dataset.kind = entry.kind;
   switch (entry.kind) {
-    case 'user': root.appendChild(el('div', 'bubble', entry.text)); decorateUser(root, entry, post); break;
+    case 'user': {
+      if (entry.attachments?.length) {
+        const chips = el('div', 'chips sent');
+        for (const label of entry.attachments) chips.appendChild(el('span', 'chip', label));
+        root.appendChild(chips);
+      }
+      root.appendChild(el('div', 'bubble', entry.text));
+      decorateUser(root, entry, post);
+      break;
+    }
     case 'assistant': {
       const body = el('div', 'markdown');
       markdownInto(body, entry.text);
       root.appendChild(body);
       if (entry.streaming) root.classList.add('streaming');
+      if (entry.incomplete) root.appendChild(el('div', 'incomplete', 'Incomplete: the answer was cut off by an error.'));
       break;
     }
     case 'reasoning': {
@@ -71,14 +104,27 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       break;
     }
     case 'tool': {
+      const pending = entry.approval !== undefined && !entry.approval.decision;
+      if (entry.approval) root.appendChild(renderApproval(entry.approval, true));
       const details = el('details', `tool status-${entry.status}`);
       const summary = el('summary');
       summary.appendChild(el('span', 'tool-name', entry.name));
-      summary.appendChild(el('span', 'tool-status', entry.status));
+      summary.appendChild(el('span', 'tool-status', pending ? 'waiting for your answer' : entry.status));
       details.appendChild(summary);
-      if (entry.input) { details.appendChild(el('div', 'label', 'Input')); details.appendChild(el('pre', 'tool-input', entry.input)); }
-      if (entry.output) { details.appendChild(el('div', 'label', entry.status === 'error' ? 'Error' : 'Result')); details.appendChild(el('pre', 'tool-output', entry.output)); }
+      // the pending card already shows the input: once is enough
+      if (entry.input && !pending) { details.appendChild(el('div', 'label', 'Input')); details.appendChild(el('pre', 'tool-input', entry.input)); }
+      if (entry.output) {
+        const running = entry.status === 'running';
+        details.appendChild(el('div', 'label', entry.status === 'error' ? 'Error' : running ? 'Output (live)' : 'Result'));
+        details.appendChild(el('pre', `tool-output${running ? ' live' : ''}`, running ? tail(entry.output) : entry.output));
+      }
+      // live output is shown as it comes; a finished tool folds (unless the reader opened or closed it)
+      const auto = entry.status === 'running' && entry.output.length > 0;
+      details.open = toggled.get(entry.id) ?? auto;
       decorateTool(details, entry);
+      details.addEventListener('toggle', () => {
+        if (details.open === auto) toggled.delete(entry.id); else toggled.set(entry.id, details.open);
+      });
       root.appendChild(details);
       break;
     }
@@ -87,6 +133,24 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       const body = el('div', 'markdown');
       markdownInto(body, entry.text);
       root.appendChild(body);
+      if (entry.retry !== undefined) {
+        const retry = el('button', 'retry secondary', 'Retry');
+        retry.type = 'button';
+        retry.title = 'Send the same prompt again';
+        retry.addEventListener('click', () => post({ type: 'retry', id: entry.id }));
+        root.appendChild(retry);
+      }
+      if (entry.sessions?.length) {
+        const list = el('div', 'session-links');
+        for (const s of entry.sessions) {
+          const open = el('button', 'session-link secondary', s.label);
+          open.type = 'button';
+          open.title = 'Resume this session';
+          open.addEventListener('click', () => post({ type: 'resume', id: s.id }));
+          list.appendChild(open);
+        }
+        root.appendChild(list);
+      }
       break;
     }
     case 'approval': root.appendChild(renderApproval(entry)); break;
@@ -96,27 +160,41 @@ function renderEntry(entry: ChatEntry): HTMLElement {
   return root;
 }
 
-function renderApproval(entry: Extract<ChatEntry, { kind: 'approval' }>): HTMLElement {
-  const card = el('div', 'approval-card');
+/** The last lines of a running tool's output (a live view; the full text is there when it ends). */
+function tail(text: string, lines = 40): string {
+  const all = text.split('\n');
+  return all.length > lines ? `…\n${all.slice(-lines).join('\n')}` : text;
+}
+
+function renderApproval(entry: ApprovalEntry, inTool = false): HTMLElement {
+  const card = el('div', `approval-card${inTool ? ' in-tool' : ''}${entry.decision ? ' answered' : ''}`);
   card.appendChild(el('div', 'approval-title', entry.card.title));
-  if (entry.card.matched) card.appendChild(el('div', 'approval-matched', entry.card.matched));
-  if (entry.card.warning) card.appendChild(el('div', 'approval-warning', entry.card.warning));
-  card.appendChild(el('pre', 'approval-input', entry.card.input));
   if (entry.decision) {
+    // answered: one line (the input stays in the tool row below)
     const label = entry.expired ? 'Denied (no answer in time)'
       : entry.decision === 'deny' ? 'Denied' : entry.decision === 'always' ? 'Always allowed' : 'Allowed once';
     card.appendChild(el('div', `approval-decision decision-${entry.decision}`, label));
+    if (!inTool) {
+      const input = el('details', 'approval-input-folded');
+      input.appendChild(el('summary', undefined, 'Input'));
+      input.appendChild(el('pre', 'approval-input', entry.card.input));
+      card.appendChild(input);
+    }
     decorateApproval(card, entry, post);
     return card;
   }
+  if (entry.card.matched) card.appendChild(el('div', 'approval-matched', entry.card.matched));
+  if (entry.card.warning) card.appendChild(el('div', 'approval-warning', entry.card.warning));
+  card.appendChild(el('pre', 'approval-input', entry.card.input));
   const buttons = el('div', 'approval-buttons');
   entry.card.buttons.forEach((b, i) => {
     const button = el('button', i === 0 ? 'primary' : 'secondary', b.label);
     button.type = 'button';
     button.dataset.decision = b.decision;
-    button.addEventListener('click', () => post({
-      type: 'approve', id: entry.id, decision: b.decision, reason: b.decision === 'deny' ? denyReason(card) : undefined,
-    }));
+    button.addEventListener('click', () => {
+      post({ type: 'approve', id: entry.id, decision: b.decision, reason: b.decision === 'deny' ? denyReason(card) : undefined });
+      prompt.focus();  // answered: the keyboard goes back to the prompt (not to the body)
+    });
     buttons.appendChild(button);
   });
   card.appendChild(buttons);
@@ -128,29 +206,83 @@ function nearBottom(): boolean {
   return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 80;
 }
 
-function upsert(entry: ChatEntry): void {
-  const old = nodes.get(entry.id);
-  // follow the stream when the reader is at the bottom; always show a new prompt or an approval that needs an answer
-  const stick = nearBottom() || (!old && (entry.kind === 'user' || entry.kind === 'approval'));
-  const fresh = renderEntry(entry);
-  if (old) {
-    const openDetails = old.querySelector('details')?.open;
-    if (openDetails !== undefined) fresh.querySelector('details')?.toggleAttribute('open', openDetails);
-    old.replaceWith(fresh);
-  } else transcript.appendChild(fresh);
-  nodes.set(entry.id, fresh);
-  if (stick) transcript.scrollTop = transcript.scrollHeight;
+// Only the newest page of entries is in the DOM; older pages are drawn when the reader scrolls up.
+const window_ = new TranscriptWindow();
+const earlier = el('button', 'earlier secondary');
+earlier.type = 'button';
+earlier.id = 'earlier';
+earlier.addEventListener('click', () => showEarlier());
+
+function draw(entry: ChatEntry): HTMLElement {
+  const node = renderEntry(entry);
+  nodes.set(entry.id, node);
+  return node;
 }
+
+function updateEarlier(): void {
+  const n = window_.hidden;
+  earlier.hidden = n === 0;
+  earlier.textContent = `Show ${n} earlier ${n === 1 ? 'entry' : 'entries'}`;
+}
+
+function showEarlier(): void {
+  const page = window_.earlier();
+  if (!page.length) return;
+  const fragment = document.createDocumentFragment();
+  for (const entry of page) fragment.appendChild(draw(entry));
+  const before = transcript.scrollHeight;
+  earlier.after(fragment);
+  updateEarlier();
+  transcript.scrollTop += transcript.scrollHeight - before;  // keep what the reader was looking at in place
+}
+
+// scrolled to the top: draw the next older page (re-observing re-checks, in case the page did not fill the view)
+const topWatch = new IntersectionObserver(seen => {
+  if (!seen.some(s => s.isIntersecting) || window_.hidden === 0) return;
+  showEarlier();
+  topWatch.unobserve(earlier);
+  requestAnimationFrame(() => topWatch.observe(earlier));
+}, { root: transcript, rootMargin: '200px 0px 0px 0px' });
 
 let frame = 0;
 function schedule(entry: ChatEntry): void {
   dirty.set(entry.id, entry);
   if (!frame) frame = requestAnimationFrame(flush);
 }
+
+/** Apply every change of this frame: one layout read before the writes, one append, one scroll. */
 function flush(): void {
   frame = 0;
-  for (const e of dirty.values()) upsert(e);
+  let stick = nearBottom();
+  const fragment = document.createDocumentFragment();
+  for (const entry of dirty.values()) {
+    const change = window_.upsert(entry);
+    if (change.kind === 'append') {
+      fragment.appendChild(draw(entry));
+      // always show a new prompt or an approval that needs an answer
+      if (entry.kind === 'user' || entry.kind === 'approval') stick = true;
+    } else if (change.kind === 'update') {
+      const old = nodes.get(entry.id);
+      const fresh = draw(entry);
+      if (old) {
+        if (entry.kind !== 'tool') {
+          const openDetails = old.querySelector('details')?.open;
+          if (openDetails !== undefined) fresh.querySelector('details')?.toggleAttribute('open', openDetails);
+        }
+        old.replaceWith(fresh);
+      } else fragment.appendChild(fresh);
+      if (entry.kind === 'tool' && entry.approval && !entry.approval.decision) stick = true;  // a question to answer
+    }
+  }
   dirty.clear();
+  transcript.appendChild(fragment);
+  if (stick) stickToBottom();
+}
+
+/** Scroll to the end, and again next frame: off-screen entries only get their real height once drawn. */
+function stickToBottom(): void {
+  transcript.scrollTop = transcript.scrollHeight;
+  requestAnimationFrame(() => { transcript.scrollTop = transcript.scrollHeight; });
 }
 
 function setBusy(value: boolean): void {
@@ -210,11 +342,14 @@ function renderTodos(todos: TodosPayload | undefined): void {
 }
 
 function renderState(state: ChatState, prompts: string[]): void {
+  if (frame) { cancelAnimationFrame(frame); frame = 0; }
   nodes.clear();
   dirty.clear();
-  transcript.replaceChildren();
-  for (const entry of state.entries) upsert(entry);
-  transcript.scrollTop = transcript.scrollHeight;
+  const fragment = document.createDocumentFragment();
+  for (const entry of window_.reset(state.entries)) fragment.appendChild(draw(entry));
+  transcript.replaceChildren(earlier, fragment);
+  updateEarlier();
+  stickToBottom();
   setBusy(state.busy);
   renderQueue(state.queue);
   renderTodos(state.todos);
@@ -231,19 +366,149 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'todos': renderTodos(m.todos); break;
     case 'history': history.replace(m.prompts); break;
     case 'focus': prompt.focus(); break;
+    case 'attach': attach(m.attachment); break;
+    case 'mentionCandidates': if (mentionPool) { mentionPool = m.items; updateSuggest(); } break;
+    case 'info': renderInfo(m.info); break;
+    case 'showSetup': setupForced = true; welcome.hidden = false; $<HTMLInputElement>('setup-base-url').focus(); break;
+    case 'setupResult': {
+      const result = $<HTMLElement>('setup-result');
+      result.textContent = m.text;
+      result.className = `setup-result ${m.ok ? 'ok' : 'error'}`;
+      if (m.ok) setupForced = false;
+      break;
+    }
   }
 });
+
+// the model and agent variant, always visible; the welcome while nothing is configured
+const welcome = $<HTMLElement>('welcome');
+let setupForced = false;
+function renderInfo(info: PanelInfo): void {
+  $<HTMLButtonElement>('model').textContent = info.model;
+  $<HTMLButtonElement>('agent').textContent = info.agent;
+  welcome.hidden = !info.setup.show && !setupForced;
+  const base = $<HTMLInputElement>('setup-base-url');
+  const model = $<HTMLInputElement>('setup-model');
+  if (!base.value) base.value = info.setup.baseUrl;
+  if (!model.value) model.value = info.setup.model;
+  $<HTMLButtonElement>('setup-key').textContent = info.setup.hasKey ? 'Change API key…' : 'Set API key…';
+}
+$<HTMLButtonElement>('model').addEventListener('click', () => post({ type: 'pickModel' }));
+$<HTMLButtonElement>('agent').addEventListener('click', () => post({ type: 'pickAgent' }));
+$<HTMLButtonElement>('setup-key').addEventListener('click', () => post({ type: 'setApiKey' }));
+$<HTMLButtonElement>('setup-test').addEventListener('click', () => {
+  $<HTMLElement>('setup-result').textContent = 'Testing…';
+  post({ type: 'setup', baseUrl: $<HTMLInputElement>('setup-base-url').value.trim(), model: $<HTMLInputElement>('setup-model').value.trim() });
+});
+
+// context chips waiting in the composer (sent with the next prompt)
+const chipsBox = $<HTMLElement>('chips');
+let attachments: Attachment[] = [];
+function renderChips(): void {
+  chipsBox.replaceChildren();
+  chipsBox.hidden = attachments.length === 0;
+  attachments.forEach((a, i) => {
+    const chip = el('span', 'chip');
+    chip.title = a.text.length > 400 ? `${a.text.slice(0, 400)}…` : a.text;
+    chip.appendChild(el('span', 'chip-label', a.label));
+    const remove = el('button', 'chip-remove', '×');
+    remove.type = 'button';
+    remove.title = `Remove ${a.label}`;
+    remove.setAttribute('aria-label', `Remove ${a.label}`);
+    remove.addEventListener('click', () => { attachments.splice(i, 1); renderChips(); saveDraft(); prompt.focus(); });
+    chip.appendChild(remove);
+    chipsBox.appendChild(chip);
+  });
+}
+function attach(a: Attachment): void {
+  if (!attachments.some(x => x.label === a.label && x.text === a.text)) attachments.push(a);
+  renderChips();
+  saveDraft();
+}
+
+// `/` completion and `@` mentions: a list above the prompt; Up/Down move in it, Enter/Tab pick, Esc closes
+const suggestBox = $<HTMLElement>('suggest');
+const SLASH: Candidate[] = Object.entries(SLASH_COMMANDS).map(([name, help]) => ({ kind: 'command', value: name, label: `/${name}`, detail: help.replace(/`/g, '') }));
+let suggestToken: ActiveToken | undefined;
+let suggestItems: Candidate[] = [];
+let suggestActive = 0;
+let mentionPool: Candidate[] | undefined;
+
+function closeSuggest(): void {
+  suggestToken = undefined;
+  suggestItems = [];
+  suggestBox.hidden = true;
+  mentionPool = undefined;  // the next @ asks the host again (files change)
+}
+
+function updateSuggest(): void {
+  const token = prompt.selectionStart === prompt.selectionEnd ? activeToken(prompt.value, prompt.selectionStart) : undefined;
+  if (!token) { closeSuggest(); return; }
+  if (token.trigger === '@' && !mentionPool) { mentionPool = []; post({ type: 'mentions' }); }
+  suggestToken = token;
+  suggestItems = rankCandidates(token.query, token.trigger === '/' ? SLASH : mentionPool ?? []);
+  suggestActive = Math.min(suggestActive, Math.max(0, suggestItems.length - 1));
+  renderSuggest();
+}
+
+function renderSuggest(): void {
+  suggestBox.replaceChildren();
+  suggestBox.hidden = suggestItems.length === 0;
+  suggestItems.forEach((c, i) => {
+    const row = el('div', `suggest-item kind-${c.kind}${i === suggestActive ? ' active' : ''}`);
+    row.setAttribute('role', 'option');
+    row.setAttribute('aria-selected', String(i === suggestActive));
+    row.appendChild(el('span', 'suggest-label', c.label));
+    if (c.detail) row.appendChild(el('span', 'suggest-detail', c.detail));
+    row.addEventListener('mousedown', e => { e.preventDefault(); pickSuggestion(c); });
+    suggestBox.appendChild(row);
+  });
+}
+
+function pickSuggestion(c: Candidate): void {
+  if (!suggestToken) return;
+  const next = applyPick(prompt.value, suggestToken, c);
+  prompt.value = next.text;
+  prompt.setSelectionRange(next.caret, next.caret);
+  if (c.kind !== 'command') post({ type: 'mention', kind: c.kind, value: c.value });
+  closeSuggest();
+  saveDraft();
+  prompt.focus();
+}
+
+prompt.addEventListener('keydown', e => {
+  if (suggestBox.hidden || !suggestItems.length) return;
+  let handled = true;
+  if (e.key === 'ArrowDown') suggestActive = (suggestActive + 1) % suggestItems.length;
+  else if (e.key === 'ArrowUp') suggestActive = (suggestActive - 1 + suggestItems.length) % suggestItems.length;
+  else if ((e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey && !e.isComposing) {
+    const item = suggestItems[suggestActive];
+    // a command typed out in full: Enter sends it (Tab still completes)
+    if (e.key === 'Enter' && suggestToken?.trigger === '/' && item.value === suggestToken.query) { closeSuggest(); return; }
+    pickSuggestion(item);
+  }
+  else if (e.key === 'Escape') closeSuggest();
+  else handled = false;
+  if (!handled) return;
+  e.preventDefault();
+  e.stopImmediatePropagation();
+  if (!suggestBox.hidden) renderSuggest();
+}, { capture: true });
+prompt.addEventListener('input', () => { suggestActive = 0; updateSuggest(); });
+prompt.addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== prompt) closeSuggest(); }, 150));
 
 function send(): void {
   const text = prompt.value;
   if (!text.trim()) return;
   history.push(text);
-  post({ type: 'send', text });
+  post({ type: 'send', text, ...(attachments.length ? { attachments } : {}) });
   prompt.value = '';
+  attachments = [];
+  renderChips();
   saveDraft();
 }
 
-function saveDraft(): void { vscode.setState({ draft: prompt.value }); }
+function saveDraft(): void { vscode.setState({ draft: prompt.value, attachments }); }
 
 const caretOnFirstLine = (): boolean => !prompt.value.slice(0, prompt.selectionStart).includes('\n');
 const caretOnLastLine = (): boolean => !prompt.value.slice(prompt.selectionEnd).includes('\n');
@@ -264,7 +529,22 @@ document.addEventListener('keydown', e => {
 });
 $<HTMLFormElement>('composer').addEventListener('submit', e => { e.preventDefault(); send(); });
 stopButton.addEventListener('click', () => post({ type: 'cancel' }));
+// a relative link in an answer (`[src/calc.py](src/calc.py)`) opens that workspace file
+transcript.addEventListener('click', e => {
+  const link = (e.target as Element | null)?.closest?.('.markdown a[href]');
+  const href = link?.getAttribute('href') ?? '';
+  if (link && isWorkspaceLink(href)) { e.preventDefault(); post({ type: 'openFile', href }); }
+});
 
-const saved = vscode.getState() as { draft?: string } | undefined;
+// "Focus on Chat View" (or a click on the view's title) focuses the webview: the prompt takes the keys
+window.addEventListener('focus', () => {
+  if (document.activeElement === document.body || document.activeElement === null) prompt.focus();
+});
+
+const saved = vscode.getState() as { draft?: string; attachments?: Attachment[] } | undefined;
 if (saved?.draft) prompt.value = saved.draft;
+if (saved?.attachments?.length) { attachments = saved.attachments; renderChips(); }
+transcript.appendChild(earlier);
+updateEarlier();
+topWatch.observe(earlier);
 post({ type: 'ready' });

@@ -1,0 +1,34 @@
+// Labelled context attached to a prompt (a selection, a file, Problems…). Pure: no vscode import.
+//
+// The model gets the prompt followed by one `<context label="…">` block per attachment; the session
+// saves that text, so a resumed session shows the same chips (parsed back by splitAttachments).
+
+export interface Attachment { label: string; text: string }
+
+const BLOCK = /\n*<context label="([^"\n]*)">\n([\s\S]*?)\n<\/context>/g;
+
+export function withAttachments(prompt: string, attachments: readonly Attachment[]): string {
+  if (!attachments.length) return prompt;
+  const blocks = attachments.map(a => `<context label="${a.label.replace(/["\n]/g, "'")}">\n${a.text.replace(/\n?$/, '')}\n</context>`);
+  return `${prompt}\n\n${blocks.join('\n\n')}`;
+}
+
+/** The prompt as the user typed it, and the labels of the context blocks after it. */
+export function splitAttachments(text: string): { text: string; labels: string[] } {
+  const labels: string[] = [];
+  let end = text.length;
+  // only blocks that trail the prompt count (a user may paste the tag into the middle of a question)
+  const matches = [...text.matchAll(BLOCK)];
+  for (let i = matches.length - 1; i >= 0; i--) {
+    const m = matches[i];
+    if (m.index + m[0].length !== end) break;
+    labels.unshift(m[1]);
+    end = m.index;
+  }
+  return { text: text.slice(0, end), labels };
+}
+
+/** `src/calc.py:3-7` (1-based lines; one line: `src/calc.py:3`). */
+export function selectionLabel(path: string, startLine: number, endLine: number): string {
+  return startLine === endLine ? `${path}:${startLine}` : `${path}:${startLine}-${endLine}`;
+}

@@ -1,0 +1,43 @@
+// First run and the model picker: what the panel shows about the endpoint. Pure (no vscode import).
+import type { ModelsResult } from './protocol';
+
+export interface SetupInfo { show: boolean; baseUrl: string; model: string; hasKey: boolean }
+export interface PanelInfo { model: string; agent: string; setup: SetupInfo }
+
+/** Nothing to talk to yet: no key (SecretStorage or OPENAI_API_KEY) and no base URL (a local one needs no key). */
+export function needsSetup(o: { hasKey: boolean; envKey: boolean; baseUrl: string }): boolean {
+  return !o.hasKey && !o.envKey && !o.baseUrl.trim();
+}
+
+/** The model name the panel shows: the setting, else the session's, else the server's default. */
+export function shownModel(setting: string, sessionModel: string | undefined): string {
+  return setting.trim() || sessionModel?.trim() || 'default model';
+}
+
+/** What a connection test says, in words. */
+export function endpointReport(r: ModelsResult): { ok: boolean; text: string } {
+  if (r.error) return { ok: false, text: `${r.baseUrl}: ${r.error}` };
+  if (!r.models.length) return { ok: true, text: `${r.baseUrl} answered, but lists no models: type the model name.` };
+  const names = r.models.slice(0, 5).map(m => m.id).join(', ');
+  const more = r.models.length > 5 ? ` and ${r.models.length - 5} more` : '';
+  return { ok: true, text: `Connected to ${r.baseUrl}${r.preset ? ` (${r.preset})` : ''}: ${r.models.length} model${r.models.length === 1 ? '' : 's'} (${names}${more}).` };
+}
+
+export interface ModelItem { label: string; description?: string; model: string }
+
+/**
+ * The picker's rows: what the user typed (when it is not a listed model), then the endpoint's models,
+ * the current one first and marked. Typed text filters nothing away here: the QuickPick matches it.
+ */
+export function modelItems(models: readonly { id: string; contextWindow?: number | null }[], current: string, typed = ''): ModelItem[] {
+  const rows: ModelItem[] = [];
+  const t = typed.trim();
+  if (t && !models.some(m => m.id === t)) rows.push({ label: t, description: 'use this name', model: t });
+  const sorted = [...models].sort((a, b) => Number(b.id === current) - Number(a.id === current) || a.id.localeCompare(b.id));
+  for (const m of sorted) {
+    const parts = [m.id === current ? 'current' : '', m.contextWindow ? `${Math.round(m.contextWindow / 1024)}k context` : ''].filter(Boolean);
+    rows.push({ label: m.id, ...(parts.length ? { description: parts.join(' · ') } : {}), model: m.id });
+  }
+  if (!rows.length && current) rows.push({ label: current, description: 'current', model: current });
+  return rows;
+}

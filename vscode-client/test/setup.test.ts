@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { endpointReport, modelItems, needsSetup, shownModel } from '../src/setup';
+
+test('the welcome shows only when there is no key anywhere and no base URL', () => {
+  assert.equal(needsSetup({ hasKey: false, envKey: false, baseUrl: '' }), true);
+  assert.equal(needsSetup({ hasKey: true, envKey: false, baseUrl: '' }), false);
+  assert.equal(needsSetup({ hasKey: false, envKey: true, baseUrl: '' }), false);
+  assert.equal(needsSetup({ hasKey: false, envKey: false, baseUrl: 'http://127.0.0.1:11434/v1' }), false);
+});
+
+test('the shown model: the setting, else the session, else the server default', () => {
+  assert.equal(shownModel(' qwen3 ', 'gpt-5'), 'qwen3');
+  assert.equal(shownModel('', 'gpt-5'), 'gpt-5');
+  assert.equal(shownModel('', undefined), 'default model');
+});
+
+test('a connection test says what is wrong, or what it found', () => {
+  assert.deepEqual(endpointReport({ baseUrl: 'http://x/v1', models: [], error: 'nothing is listening there' }),
+    { ok: false, text: 'http://x/v1: nothing is listening there' });
+  const ok = endpointReport({ baseUrl: 'http://x/v1', preset: 'ollama', models: [{ id: 'a' }, { id: 'b' }] });
+  assert.equal(ok.ok, true);
+  assert.match(ok.text, /Connected to http:\/\/x\/v1 \(ollama\): 2 models \(a, b\)/);
+});
+
+test('the model picker: a typed name first, then the current model, then the rest by name', () => {
+  const models = [{ id: 'zeta' }, { id: 'alpha', contextWindow: 32768 }, { id: 'gpt-5' }];
+  assert.deepEqual(modelItems(models, 'gpt-5').map(i => [i.label, i.description]),
+    [['gpt-5', 'current'], ['alpha', '32k context'], ['zeta', undefined]]);
+  assert.deepEqual(modelItems(models, 'gpt-5', 'my-finetune').map(i => i.model), ['my-finetune', 'gpt-5', 'alpha', 'zeta']);
+  assert.deepEqual(modelItems(models, 'gpt-5', 'alpha').map(i => i.model), ['gpt-5', 'alpha', 'zeta'], 'a listed name is not added twice');
+  assert.deepEqual(modelItems([], 'typed-before').map(i => i.label), ['typed-before']);
+});

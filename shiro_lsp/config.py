@@ -17,6 +17,7 @@ Api = Literal["responses", "chat", "auto"]
 AgentName = Literal["default", "quick", "deep", "plan", "review"]
 Thinking = Literal["off", "low", "medium", "high", "max"]
 ToolCallFormat = Literal["native", "text", "auto"]
+BashSandbox = Literal["off", "auto", "required"]
 
 
 class Settings(BaseModel):
@@ -40,6 +41,9 @@ class Settings(BaseModel):
     tool_call_format: ToolCallFormat = "auto"
     # max_tokens of each agent step (less when the context window has less room left).
     max_output_tokens: int = Field(default=16_384, gt=0)
+    # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
+    bash_sandbox: BashSandbox = "off"
+    bash_sandbox_network: bool = False
     # Per-tool permission rules (spec §7.4): {"bash": {"git *": "allow", "rm *": "deny"}, "write_file": "ask"}.
     permissions: dict[str, str | dict[str, str]] = Field(default_factory=dict)
 
@@ -80,3 +84,14 @@ def load_settings(
             first = error.errors()[0]
             problems.append(f'Ignored the setting "{key}": {first["msg"]}.')
     return Settings.model_validate(current), problems
+
+
+def secret_values(settings: Settings, env: Mapping[str, str] | None = None) -> list[str]:
+    """The configured credentials: kept out of commands' environments and cut out of tool output."""
+    environ = os.environ if env is None else env
+    values = [settings.api_key, environ.get("OPENAI_API_KEY")]
+    for url in (settings.base_url, environ.get("OPENAI_BASE_URL")):
+        if url and "@" in url and "://" in url:
+            userinfo = url.split("://", 1)[1].split("@", 1)[0]
+            values += [userinfo, *userinfo.split(":", 1)]
+    return [v for v in values if v]

@@ -40,7 +40,8 @@ from shiro_lsp.agent.providers.types import (
     Usage,
 )
 from shiro_lsp.agent.text_tools import TextHold, ToolCallFormat, parse_text_tool_calls, text_call_notice
-from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments
+from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments, sandbox
+from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.messages import Message
 
@@ -99,6 +100,7 @@ class ApprovalRequest:
     matched_pattern: str | None
     suggested_pattern: str
     repeated: bool
+    warning: str | None = None
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Decision]]
@@ -156,6 +158,10 @@ class TurnSetup:
     workspace: Path
     approver: Approver = deny_all
     reservation: Reservation | None = None
+    redactor: Redactor = field(default_factory=Redactor)
+    """Cuts secrets (known key formats, the configured keys) out of every tool result."""
+    sandbox: str = "off"
+    sandbox_network: bool = False
     reminder: Callable[[], str] | None = None
     """The task list, sent after the conversation (not in the system prompt: see ``with_reminder``)."""
     can_ask: bool = True
@@ -163,6 +169,10 @@ class TurnSetup:
     tool_call_format: ToolCallFormat = "auto"
     context_window: int | None = None
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+
+    def bash_warning(self) -> str:
+        """What a bash approval card says about where the command runs (sandboxed or not)."""
+        return sandbox.warning(self.sandbox, self.sandbox_network)
 
 
 def with_reminder(messages: list[Message], reminder: str) -> list[Message]:
@@ -422,16 +432,22 @@ class Turn:
         if refusal is not None:
             self.refused.add(key)
             return _result_part(call, refusal, error=True)
+        redact = self.setup.redactor.redact
         ctx = ToolContext(
             workspace=self.setup.workspace,
-            on_output=lambda chunk: self.emit({"type": "tool-output", "id": call.call_id, "chunk": chunk}),
+            on_output=lambda chunk: self.emit(
+                {"type": "tool-output", "id": call.call_id, "chunk": redact(chunk)}
+            ),
             call_id=call.call_id,
+            redactor=self.setup.redactor,
+            sandbox=self.setup.sandbox,
+            sandbox_network=self.setup.sandbox_network,
         )
         try:
             async with self._reserve(call.name):
-                output = await registry.run(call.name, input, ctx)
+                output = redact(await registry.run(call.name, input, ctx))
         except ToolError as error:
-            return self._tool_error(call, error.message)
+            return self._tool_error(call, redact(error.message))
         self.emit({"type": "tool-result", "id": call.call_id, "name": call.name, "output": output})
         if count > 1:
             times = "once before" if count == 2 else f"{count - 1} times before"
@@ -472,15 +488,26 @@ class Turn:
             self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": reason})
             return reason
         request = ApprovalRequest(
-            call.name, input, verdict.matched_pattern, verdict.suggested_pattern, verdict.repeated
+            call.name,
+            input,
+            verdict.matched_pattern,
+            verdict.suggested_pattern,
+            verdict.repeated,
+            await self._warning(call.name, verdict.warning),
         )
         decision = await self._ask(request)
-        if decision == "always":
+        if decision == "always" and verdict.warning is None:
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
         if decision == "deny":
             self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": DENIED_OUTPUT})
             return DENIED_OUTPUT
         return None
+
+    async def _warning(self, tool_name: str, specific: str | None) -> str | None:
+        parts = [specific] if specific else []
+        if tool_name == "bash":  # the first call probes bubblewrap: off the loop
+            parts.append(await asyncio.to_thread(self.setup.bash_warning))
+        return " ".join(parts) or None
 
     async def _ask(self, request: ApprovalRequest) -> Decision:
         try:

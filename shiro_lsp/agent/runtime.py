@@ -41,8 +41,9 @@ from shiro_lsp.agent.providers.models import list_endpoint_models
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
 from shiro_lsp.agent.tools.git import GIT_TOOLS
+from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
-from shiro_lsp.config import Settings
+from shiro_lsp.config import Settings, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request, compacted_history
 from shiro_lsp.errors import ShiroError
@@ -304,6 +305,9 @@ class AgentRuntime:
             tool_call_format=s.tool_call_format,
             context_window=window,
             max_output_tokens=s.max_output_tokens,
+            redactor=Redactor.of(secret_values(s)),
+            sandbox=s.bash_sandbox,
+            sandbox_network=s.bash_sandbox_network,
         )
 
     def grants(self, session: LiveSessionLike) -> Grants:

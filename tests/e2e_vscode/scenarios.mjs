@@ -470,6 +470,11 @@ export const scenarios = [
       await page.keyboard.press('Control+Alt+I');
       for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
       assert.ok(await isFocused(prompt), 'Ctrl+Alt+I focuses the prompt');
+      // VS Code's own "Focus on Chat View" focuses the webview; the webview gives the keys to the prompt
+      await wb.openFile('hello.py');
+      await wb.runCommand('Focus on Chat View');
+      for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
+      assert.ok(await isFocused(prompt), '"Focus on Chat View" focuses the prompt');
       await wb.shot('panel-bar-and-focus');
     },
   },

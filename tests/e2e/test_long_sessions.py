@@ -126,7 +126,7 @@ async def test_a_300_step_session_keeps_its_goal_tasks_and_a_summary_under_the_t
     assert user_texts(last)[0] == GOAL  # the goal, then the note of what was pruned
     (note,) = summary_notes(last)
     assert user_texts(last)[1] == note and PLAIN_SUMMARY.splitlines()[0] in note
-    assert "[~] read every generated file" in last["instructions"]
+    assert "[~] read every generated file" in task_list_of(last)
 
     summaries = plain_bodies(fake)
     assert summaries and all(b["instructions"] == SPAN_SUMMARY_SYSTEM_PROMPT for b in summaries)

@@ -316,6 +316,7 @@ async def test_compact_of_a_history_too_big_for_one_request_is_pruned_to_fit(
     client: ShiroClient, fake: RoutedFake, home: Path, workspace: Path
 ) -> None:
     threshold = 6_000
+    (workspace / ".git").mkdir()  # a repository: the git tools count in what each request carries
     await use_threshold(client, threshold)
     await seeded(client, home, workspace, 8)
     assert (await client.call("shiro/context"))["tokens"] > threshold

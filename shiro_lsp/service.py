@@ -10,6 +10,7 @@ import asyncio
 import re
 from pathlib import Path
 
+from shiro_lsp.agent.mcp_client import McpManager
 from shiro_lsp.agent.providers.models import ModelListing, list_endpoint_models
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
 from shiro_lsp.config import Settings
@@ -48,6 +49,13 @@ class Shiro:
             reporter=reporter,
         )
         self._runtime: AgentRuntime | None = None
+        self.mcp = McpManager(
+            self.workspace_path,
+            self.paths.root,
+            trusted=lambda: self.settings.trusted,
+            timeout=lambda: self.settings.mcp_timeout_ms / 1000,
+            reporter=reporter,
+        )
         # Project and task notes; task scope without an id means the live session's latest task.
         self.notes = Notes(workspace, self.paths.root, current_session=lambda: self.sessions.current.id)
         self._notes_cache: tuple[tuple[object, ...], str] | None = None
@@ -66,6 +74,7 @@ class Shiro:
             context_blocks=self.notes_blocks,
             reservation=lambda: workspace_reservation(self.paths.root, self.workspace),
             turn_started=self.notes.register_task,
+            extra_tools=self.mcp.tools,
         )
         return self._runtime
 

@@ -26,6 +26,7 @@ from shiro_lsp.errors import INVALID_PARAMS, ShiroError, describe_problems
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.changes import register_changes
 from shiro_lsp.server.chat import LspFrontend, register_chat
+from shiro_lsp.server.mcp import register_mcp
 from shiro_lsp.server.models import register_models
 from shiro_lsp.server.notes import register_notes
 from shiro_lsp.server.sessions import register_sessions
@@ -180,6 +181,7 @@ def create_server() -> ShiroServer:
     register_chat(server)
     register_code_actions(server)
     register_notes(server)
+    register_mcp(server)
     register_changes(server)
     register_models(server)
     return server

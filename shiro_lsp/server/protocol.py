@@ -486,6 +486,34 @@ class NotesResult(Wire):
     )
 
 
+# --- MCP servers Shiro uses (design.md "Ecosystem (v2)") -------------------------------------------
+
+
+class McpServerInfo(Wire):
+    name: str
+    source: str = Field(description="The config file the entry came from.")
+    scope: Literal["project", "user"] = Field(description="Project servers run only once trusted.")
+    status: Literal["running", "stopped", "untrusted", "error"]
+    trusted: bool
+    tools: list[str] = Field(
+        description="The server's tool names as it lists them (offered as mcp__<server>__<tool>)."
+    )
+    command: str = Field(description="Exactly what runs: the command line (stdio) or the URL (http).")
+    error: str | None = None
+
+
+class McpListResult(Wire):
+    servers: list[McpServerInfo]
+    problems: list[str] = Field(
+        default_factory=list, description="Config files or entries that could not be used, in words."
+    )
+
+
+class McpTrustParams(Wire):
+    name: NonEmpty
+    trusted: bool
+
+
 # --- models (local model presets) ----------------------------------------------------------------
 
 
@@ -636,6 +664,13 @@ METHODS: tuple[Method, ...] = (
     _request("shiro/notes/replace", NotesReplaceParams, NotesResult, "Replace; needs the hash last read."),
     _request("shiro/history", Empty, HistoryResult, "Prompt history of this workspace, newest last."),
     _request("shiro/context", Empty, ContextMeter, "What the next request will carry."),
+    _request("shiro/mcp/list", Empty, McpListResult, "The configured MCP servers: status, tools, trust."),
+    _request(
+        "shiro/mcp/trust",
+        McpTrustParams,
+        McpListResult,
+        "Trust (pinned to the entry's SHA-256) or untrust a project MCP server; answers as list.",
+    ),
     _request(
         "shiro/models",
         ModelsParams,

@@ -61,6 +61,7 @@ def register_sessions(server: ShiroServer) -> None:
     async def on_shutdown(ls: ShiroServer, params: Any) -> None:
         if ls._shiro is not None:
             await ls.shiro.sessions.flush()
+            await ls.shiro.mcp.close()  # stdio MCP servers get EOF and exit; HTTP sessions end
 
     @server.feature(types.EXIT)
     def on_exit(ls: ShiroServer, params: Any) -> None:

@@ -27,6 +27,8 @@ export const Method = {
   history: 'shiro/history',
   context: 'shiro/context',
   contextChanged: 'shiro/context/changed',
+  mcpList: 'shiro/mcp/list',
+  mcpTrust: 'shiro/mcp/trust',
   models: 'shiro/models',
   changes: 'shiro/changes',
   changesDiff: 'shiro/changes/diff',
@@ -70,6 +72,8 @@ export interface EngineEvent {
   error?: unknown;
   before?: number; after?: number;
   inputTokens?: number; outputTokens?: number;
+  /** tool-result / tool-error of a call that changed files: its unified diff and the files (v2). */
+  diff?: string; files?: ChangedFile[];
 }
 export interface EventNotification { sessionId: string; taskId: string; seq: number; event: EngineEvent }
 
@@ -162,3 +166,10 @@ export interface RememberSelectionArgs {
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
 }
 export type MemoryKind = 'fact' | 'decision' | 'gotcha' | 'command';
+
+export interface McpServerInfo {
+  name: string; source: string; scope: 'project' | 'user';
+  status: 'running' | 'stopped' | 'untrusted' | 'error';
+  trusted: boolean; tools: string[]; command: string; error?: string | null;
+}
+export interface McpListResult { servers: McpServerInfo[]; problems: string[] }

@@ -5,9 +5,9 @@ the history (pruned to fit, §4.1), stream one model call, append what it said, 
 it made (asking the user where the policy says so), and go again until the model stops calling
 tools, the step limit is hit, an error ends it, or the user cancels.
 
-Events go to ``emit`` as plain dicts (`{"type": "text", "text": ...}` ...) in order; front ends
-(LSP, headless) only translate them. A turn ends with ``done`` or, on failure, with ``error``
-and no ``done``.
+Events go to ``emit`` as the typed events of ``agent/events.py``, in order; front ends (LSP,
+headless) only translate them. A turn ends with ``Done`` or, on failure, with ``Failed`` and no
+``Done``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
 from shiro_lsp.agent.context_window import ContextWindow, WireView
+from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.prompt import COMPACT_OMITTED, compact_spec
@@ -47,8 +49,7 @@ from shiro_lsp.messages import Message
 
 log = logging.getLogger(__name__)
 
-Event = dict[str, Any]
-Emit = Callable[[Event], None]
+__all__ = ["Emit", "Event"]  # re-exported: front ends took them from here
 Decision = Literal["once", "always", "deny"]
 
 STALE_NOTICE = (
@@ -235,7 +236,7 @@ class Turn:
             return await self._loop()
         except asyncio.CancelledError:
             self._close_open_calls()
-            self.emit({"type": "done", **self._usage_fields()})
+            self.emit(self._done())
             return self._outcome("cancelled")
 
     async def _loop(self) -> TurnOutcome:
@@ -243,22 +244,17 @@ class Turn:
             try:
                 step = await self._model_step()
             except ProviderError as error:
-                self.emit({"type": "error", "error": error.message})
+                self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
-                self.emit({"type": "done", **self._usage_fields()})
+                self.emit(self._done())
                 return self._outcome("done")
             await self._run_tools(step.calls)
             if self.stopped_by_repeat:
-                self.emit({"type": "done", **self._usage_fields()})
+                self.emit(self._done())
                 return self._outcome("done")
-        self.emit(
-            {
-                "type": "notice",
-                "text": f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)",
-            }
-        )
-        self.emit({"type": "done", **self._usage_fields()})
+        self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
+        self.emit(self._done())
         return self._outcome("done")
 
     # --- one model call ------------------------------------------------------------------------
@@ -272,7 +268,7 @@ class Turn:
             wire = await self.setup.window.prepare(self.history.messages, instructions + reminder, specs)
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
-                self.emit({"type": "compacted", "before": wire.before, "after": wire.after})
+                self.emit(ev.Compacted(wire.before, wire.after))
             request = ModelRequest(
                 model=self.setup.model,
                 instructions=instructions,
@@ -300,7 +296,7 @@ class Turn:
 
     def _show(self, text: str) -> None:
         if text:
-            self.emit({"type": "text", "text": text})
+            self.emit(ev.Text(text))
 
     async def _consume(
         self,
@@ -317,14 +313,14 @@ class Turn:
                 self._show(hold.feed(event.text))
             elif isinstance(event, ReasoningDelta):
                 step.delivered = True
-                self.emit({"type": "reasoning", "text": event.text})
+                self.emit(ev.Reasoning(event.text))
             elif isinstance(event, ToolInputStart):
                 step.delivered = True
-                self.emit({"type": "tool-start", "id": event.call_id, "name": event.name})
+                self.emit(ev.ToolStart(event.call_id, event.name))
             elif isinstance(event, ToolCallReady):
                 step.calls.append(event)
             elif isinstance(event, Notice):
-                self.emit({"type": "notice", "text": event.text})
+                self.emit(ev.Notice(event.text))
             elif isinstance(event, StepFinished):
                 message = event.message
                 if not step.calls and hold.enabled:
@@ -348,7 +344,7 @@ class Turn:
         if not calls:
             return message
         hold.held = ""  # the call is not shown as an answer
-        self.emit({"type": "notice", "text": text_call_notice(calls)})
+        self.emit(ev.Notice(text_call_notice(calls)))
         tool_parts: list[dict[str, Any]] = []
         for call in calls:
             call_id = f"call_text_{uuid.uuid4().hex[:16]}"
@@ -369,7 +365,7 @@ class Turn:
         """§5.6: rewrite the history inline (and save it), say so, and try once more."""
         self.stale_repaired = True
         self.history.replace(detach_provider_items(self.history.messages))
-        self.emit({"type": "notice", "text": STALE_NOTICE})
+        self.emit(ev.Notice(STALE_NOTICE))
 
     def _keep_partial(self, step: _StepResult) -> None:
         """A cancelled stream keeps what the user already saw."""
@@ -403,28 +399,21 @@ class Turn:
             tool = registry.get(call.name)
             if call.name in plan.hidden and not self.setup.can_ask:
                 input = parse_arguments(tool.spec, call.arguments)
-                self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
+                self.emit(ev.ToolCall(call.call_id, call.name, input))
                 hint = "" if self.setup.yolo else " (headless mode; run with --yolo to allow it)"
                 return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
             if call.name not in plan.tools:
                 raise ToolError(f"{call.name} is not available to the {plan.variant.name} agent.")
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
-            self.emit(
-                {
-                    "type": "tool-call",
-                    "id": call.call_id,
-                    "name": call.name,
-                    "input": _loose_json(call.arguments),
-                }
-            )
+            self.emit(ev.ToolCall(call.call_id, call.name, _loose_json(call.arguments)))
             return self._tool_error(call, error.message)
-        self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
+        self.emit(ev.ToolCall(call.call_id, call.name, input))
         key = RepeatGuard.key(call.name, input)
         count = self.repeats[key] = self.repeats.get(key, 0) + 1
         if count >= REPEAT_STOP_AT:
             self.stopped_by_repeat = True
-            self.emit({"type": "notice", "text": REPEAT_STOP_NOTICE.format(name=call.name, count=count)})
+            self.emit(ev.Notice(REPEAT_STOP_NOTICE.format(name=call.name, count=count)))
             return self._refuse(call, REPEAT_STOP_OUTPUT.format(count=count), notice=False)
         if key in self.refused:
             return self._refuse(call, ALREADY_REFUSED_OUTPUT.format(name=call.name, count=count))
@@ -435,9 +424,7 @@ class Turn:
         redact = self.setup.redactor.redact
         ctx = ToolContext(
             workspace=self.setup.workspace,
-            on_output=lambda chunk: self.emit(
-                {"type": "tool-output", "id": call.call_id, "chunk": redact(chunk)}
-            ),
+            on_output=lambda chunk: self.emit(ev.ToolOutput(call.call_id, redact(chunk))),
             call_id=call.call_id,
             redactor=self.setup.redactor,
             sandbox=self.setup.sandbox,
@@ -448,7 +435,7 @@ class Turn:
                 output = redact(await registry.run(call.name, input, ctx))
         except ToolError as error:
             return self._tool_error(call, redact(error.message))
-        self.emit({"type": "tool-result", "id": call.call_id, "name": call.name, "output": output})
+        self.emit(ev.ToolResult(call.call_id, call.name, output))
         if count > 1:
             times = "once before" if count == 2 else f"{count - 1} times before"
             return _result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)
@@ -456,11 +443,11 @@ class Turn:
 
     def _refuse(self, call: ToolCallReady, reason: str, *, notice: bool = True) -> dict[str, Any]:
         """A call that is not run: the event says why, and so does the result the model reads."""
-        self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": reason})
+        self.emit(ev.ToolDenied(call.call_id, call.name, reason))
         return _result_part(call, reason, error=True)
 
     def _tool_error(self, call: ToolCallReady, message: str) -> dict[str, Any]:
-        self.emit({"type": "tool-error", "id": call.call_id, "name": call.name, "error": message})
+        self.emit(ev.ToolFailed(call.call_id, call.name, message))
         return _result_part(call, message, error=True)
 
     def _reserve(self, tool_name: str) -> AbstractAsyncContextManager[Any]:
@@ -475,8 +462,8 @@ class Turn:
             return None
         if verdict.decision == "deny":
             reason = verdict.reason or f"Refused by the permission rules: {call.name} is denied."
-            self.emit({"type": "notice", "text": reason})
-            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": reason})
+            self.emit(ev.Notice(reason))
+            self.emit(ev.ToolDenied(call.call_id, call.name, reason))
             return reason
         if not self.setup.can_ask:
             if verdict.repeated:
@@ -485,7 +472,7 @@ class Turn:
             else:
                 hint = "" if self.setup.yolo else " (headless mode; run with --yolo to allow it)"
                 reason = NO_APPROVER_OUTPUT.format(name=call.name, hint=hint)
-            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": reason})
+            self.emit(ev.ToolDenied(call.call_id, call.name, reason))
             return reason
         request = ApprovalRequest(
             call.name,
@@ -499,7 +486,7 @@ class Turn:
         if decision == "always" and verdict.warning is None:
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
         if decision == "deny":
-            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name, "reason": DENIED_OUTPUT})
+            self.emit(ev.ToolDenied(call.call_id, call.name, DENIED_OUTPUT))
             return DENIED_OUTPUT
         return None
 
@@ -547,8 +534,8 @@ class Turn:
 
     # --- results -------------------------------------------------------------------------------
 
-    def _usage_fields(self) -> dict[str, Any]:
-        return {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "costUsd": self.cost}
+    def _done(self) -> ev.Done:
+        return ev.Done(self.input_tokens, self.output_tokens, self.cost)
 
     def _outcome(
         self, reason: Literal["done", "cancelled", "error"], error: str | None = None

@@ -28,6 +28,7 @@ from shiro_lsp.agent.engine import (
     TurnSetup,
     plan_turn,
 )
+from shiro_lsp.agent.events import Event, Failed, ToolCall
 from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import (
@@ -261,15 +262,15 @@ class AgentRuntime:
         send = self.frontend.emitter(session.id, ticket.task_id)
         instructions = ProjectInstructions(self.workspace)
 
-        def emit(event: dict[str, Any]) -> None:
-            if event.get("type") == "tool-call":  # nested AGENTS.md of the folders the turn works in
-                instructions.touch(event.get("input"))
+        def emit(event: Event) -> None:
+            if isinstance(event, ToolCall):  # nested AGENTS.md of the folders the turn works in
+                instructions.touch(event.input)
             send(event)
 
         try:
             setup = await self._setup(ticket, session, instructions)
         except ShiroError as error:
-            emit({"type": "error", "error": error.message})
+            emit(Failed(error.message))
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
         # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
         self._background(asyncio.to_thread(self.prompts.append, ticket.text))

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from shiro_lsp.agent.mcp_client import ServerStatus
 from shiro_lsp.server import protocol as p
-
-if TYPE_CHECKING:
-    from shiro_lsp.server.app import ShiroServer
+from shiro_lsp.server.rpc import ShiroServer, request
 
 
 def listing(servers: list[ServerStatus], problems: list[str]) -> p.McpListResult:
@@ -30,9 +26,7 @@ def listing(servers: list[ServerStatus], problems: list[str]) -> p.McpListResult
     )
 
 
-def register_mcp(server: ShiroServer) -> None:
-    from shiro_lsp.server.app import request
-
+def register(server: ShiroServer) -> None:
     @request(server, "shiro/mcp/list")
     async def mcp_list(ls: ShiroServer, params: p.Empty) -> p.McpListResult:
         return listing(*await ls.shiro.mcp.servers())

@@ -7,11 +7,14 @@ docs/protocol.md and docs/protocol.schema.json from ``METHODS``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 from pydantic.alias_generators import to_camel
+
+from shiro_lsp.agent import events
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 MemoryKind = Literal["fact", "decision", "gotcha", "command"]
@@ -167,31 +170,21 @@ class ChatResult(Wire):
     error: str | None = None
 
 
-class ChatEvent(Wire):
-    model_config = ConfigDict(extra="allow")
-    type: Literal[
-        "text",
-        "reasoning",
-        "tool-start",
-        "tool-call",
-        "tool-output",
-        "tool-result",
-        "tool-error",
-        "tool-denied",
-        "compacted",
-        "notice",
-        "error",
-        "done",
-    ]
-    diff: str | None = Field(
-        default=None,
-        description="tool-result of a tool that changed files: a short unified diff of the change "
-        "(capped), for the tool card.",
-    )
-    files: list[ChangedFile] | None = Field(
-        default=None, description="tool-result of a tool that changed files: each file it changed."
-    )
-    reason: str | None = Field(default=None, description="tool-denied: the reason the user gave, if any.")
+def _event_model(cls: type[events.Event]) -> type[Wire]:
+    """The wire model of one agent event: its ``type`` tag, then its fields (camelCase)."""
+    hints = get_type_hints(cls)
+    fields: dict[str, Any] = {"type": (Literal[cls.kind], ...)}
+    for f in dataclasses.fields(cls):
+        fields[f.name] = (hints[f.name], ...)
+    model: type[Wire] = create_model(f"{cls.__name__}Event", __base__=Wire, __doc__=cls.__doc__, **fields)
+    return model
+
+
+EVENT_MODELS: tuple[type[Wire], ...] = tuple(_event_model(cls) for cls in events.EVENT_TYPES)
+"""One wire model per ``agent.events`` class, derived from it (the fields live there)."""
+
+ChatEvent = Annotated[Union[EVENT_MODELS], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
+"""An engine event; ``type`` says which (see ``shiro_lsp/agent/events.py``)."""
 
 
 class EventNotification(Wire):

@@ -27,7 +27,10 @@ WIRE: list[tuple[ev.Event, dict[str, Any]]] = [
         ev.ToolFailed("c1", "bash", "boom"),
         {"type": "tool-error", "id": "c1", "name": "bash", "error": "boom"},
     ),
-    (ev.ToolDenied("c1", "bash"), {"type": "tool-denied", "id": "c1", "name": "bash"}),
+    (
+        ev.ToolDenied("c1", "bash", "User denied this tool call."),
+        {"type": "tool-denied", "id": "c1", "name": "bash", "reason": "User denied this tool call."},
+    ),
     (ev.Compacted(40, 12), {"type": "compacted", "before": 40, "after": 12}),
     (ev.Notice("careful"), {"type": "notice", "text": "careful"}),
     (ev.Failed("no key"), {"type": "error", "error": "no key"}),

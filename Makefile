@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv run serve stdio test test-py test-unit client-test e2e lint fix typecheck protocol bench clean
+.PHONY: help venv run serve stdio test test-py test-unit test-real client-test e2e lint fix typecheck protocol bench clean
 
 ## make help: this list
 help:
@@ -60,6 +60,14 @@ test-unit: $(STAMP)
 ## make test-py: every Python test (unit and end-to-end through the server)
 test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15
+
+## make test-real: the headless front door against a real local model server (not part of `make test`).
+## Start one first, e.g. llama.cpp's llama-server with Qwen2.5-Coder (recipe: shared/realmodel/setup.sh
+## and serve.sh, which listens on 127.0.0.1:8091), Ollama (http://127.0.0.1:11434/v1) or LM Studio, then
+##   make test-real SHIRO_REAL_MODEL_URL=http://127.0.0.1:8091/v1 [SHIRO_REAL_MODEL=qwen2.5-coder-1.5b-instruct]
+## Without SHIRO_REAL_MODEL_URL the tests are skipped and say why. On CPU a step can take minutes.
+test-real: $(STAMP)
+	SHIRO_REAL_MODEL_URL=$${SHIRO_REAL_MODEL_URL:-} $(PY) -m pytest -v -rs -p no:cacheprovider tests/real
 
 ## make client-test: the extension: npm ci, tsc --noEmit, node --test with a stubbed vscode
 client-test:

@@ -17,6 +17,7 @@ DEFAULT_MCP_TIMEOUT_MS = 120_000
 Api = Literal["responses", "chat", "auto"]
 AgentName = Literal["default", "quick", "deep", "plan", "review"]
 Thinking = Literal["off", "low", "medium", "high", "max"]
+ToolCallFormat = Literal["native", "text", "auto"]
 BashSandbox = Literal["off", "auto", "required"]
 
 
@@ -37,6 +38,12 @@ class Settings(BaseModel):
     # How long an MCP server may take to start or to answer one tool call.
     mcp_timeout_ms: int = Field(default=DEFAULT_MCP_TIMEOUT_MS, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
+    # The model's context window in tokens; None: from the server's model metadata where it reports one.
+    context_window: int | None = Field(default=None, gt=0)
+    # auto: tool calls a model writes as text are recognised and run; native: never; text: see text_tools.
+    tool_call_format: ToolCallFormat = "auto"
+    # max_tokens of each agent step (less when the context window has less room left).
+    max_output_tokens: int = Field(default=16_384, gt=0)
     # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
     bash_sandbox: BashSandbox = "off"
     bash_sandbox_network: bool = False
@@ -52,6 +59,8 @@ def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:
         values["base_url"] = env["OPENAI_BASE_URL"]
     if env.get("SHIRO_MODEL"):
         values["model"] = env["SHIRO_MODEL"]
+    if env.get("SHIRO_CONTEXT_WINDOW", "").isdigit():
+        values["context_window"] = int(env["SHIRO_CONTEXT_WINDOW"])
     return values
 
 

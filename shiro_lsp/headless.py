@@ -26,7 +26,7 @@ from shiro_lsp.service import Shiro
 
 HEADLESS_DENIAL = (
     f"shiro: headless denies {', '.join(name for name, spec in KNOWN_SPECS.items() if spec.asks)} "
-    "and mcp tools unless --yolo is passed"
+    "and mcp tools unless --yolo is passed (they are not offered to the model)"
 )
 """No one can answer an approval here, so every tool that would ask is denied."""
 
@@ -59,8 +59,8 @@ class HeadlessFrontend:
                 self.out.write("\n")
             case ev.ToolCall(name=name, input=input):
                 self._line(f"[tool] {name} {json.dumps(input, ensure_ascii=False)}")
-            case ev.ToolDenied(name=name):
-                self._line(f"[denied] {name} (run with --yolo to allow tool use in headless mode)")
+            case ev.ToolDenied(name=name, reason=reason):
+                self._line(f"[denied] {name}: {reason}" if reason else f"[denied] {name}")
             case ev.ToolFailed(name=name, error=error):
                 self._line(f"[tool-error] {name}: {error}")
             case ev.Notice(text=text):

@@ -42,3 +42,14 @@ def tool_names_of(body: dict[str, Any]) -> list[str]:
 
 def sent(fake: FakeOpenAI) -> str:
     return json.dumps(model_bodies(fake))
+
+
+def task_list_of(body: dict[str, Any]) -> str:
+    """The task list reminder that trails a request's conversation ('' when there is none)."""
+    items = body.get("messages") or body.get("input") or []
+    last = items[-1] if isinstance(items, list) and items else {}
+    if last.get("role") != "user":
+        return ""
+    content = last.get("content")
+    text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])
+    return text if text.startswith("Your task list") else ""

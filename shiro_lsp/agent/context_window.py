@@ -46,6 +46,8 @@ class Meter:
     percent: int
     level: Literal["ok", "warn", "critical"]
     estimated: bool
+    local: bool = False
+    cached_tokens: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,16 +56,20 @@ class Meter:
             "percent": self.percent,
             "level": self.level,
             "estimated": self.estimated,
+            "local": self.local,
+            "cachedTokens": self.cached_tokens,
         }
 
 
-def meter_for(tokens: int, threshold: int, estimated: bool) -> Meter:
+def meter_for(tokens: int, threshold: int, estimated: bool, cached_tokens: int | None = None) -> Meter:
     level: Literal["ok", "warn", "critical"] = "ok"
     if tokens >= CRITICAL_FRACTION * threshold:
         level = "critical"
     elif tokens >= WARN_FRACTION * threshold:
         level = "warn"
-    return Meter(tokens, threshold, round(tokens / threshold * 100), level, estimated)
+    return Meter(
+        tokens, threshold, round(tokens / threshold * 100), level, estimated, cached_tokens=cached_tokens
+    )
 
 
 def tools_tokens(tools: Sequence[ToolSpec]) -> int:
@@ -82,6 +88,7 @@ class ContextWindow:
         self.summaries = SpanSummaries()
         self._overhead = 0
         self._measured: tuple[int, int] | None = None  # (history length it describes, tokens)
+        self._cached: int | None = None  # prompt tokens the provider served from its cache, last request
         self._tools_key: tuple[str, ...] = ()
         self._tools_tokens = 0
 
@@ -90,6 +97,7 @@ class ContextWindow:
         self.estimator = TokenEstimator()
         self.summaries = SpanSummaries()
         self._measured = None
+        self._cached = None
 
     def overhead(self, instructions: str, tools: Sequence[ToolSpec]) -> int:
         key = tuple(t.name for t in tools)
@@ -143,8 +151,10 @@ class ContextWindow:
         """The provider's count for the request just sent, plus its answer, is what the next one carries."""
         if usage.input_tokens > 0:
             self._measured = (view.before + 1, usage.input_tokens + usage.output_tokens)
+            self._cached = usage.cached_input_tokens
 
     def meter(self, history: Sequence[Message]) -> Meter:
         if self._measured is not None and self._measured[0] == len(history):
-            return meter_for(self._measured[1], self.threshold, estimated=False)
-        return meter_for(self.view(history, self._overhead).tokens, self.threshold, estimated=True)
+            return meter_for(self._measured[1], self.threshold, estimated=False, cached_tokens=self._cached)
+        view = self.view(history, self._overhead)
+        return meter_for(view.tokens, self.threshold, estimated=True, cached_tokens=self._cached)

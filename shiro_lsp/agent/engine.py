@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
+from shiro_lsp.agent.prompt import COMPACT_OMITTED, compact_spec
 from shiro_lsp.agent.providers.types import (
     ModelClient,
     ModelRequest,
@@ -39,6 +41,7 @@ from shiro_lsp.agent.providers.types import (
     ToolInputStart,
     Usage,
 )
+from shiro_lsp.agent.text_tools import TextHold, ToolCallFormat, parse_text_tool_calls, text_call_notice
 from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments, sandbox
 from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.context.prune import detach_provider_items
@@ -54,6 +57,28 @@ STALE_NOTICE = (
 )
 DENIED_OUTPUT = "User denied this tool call."
 MAX_REASON = 2_000
+NO_APPROVER_OUTPUT = (
+    "Not run: {name} needs the user's approval, and no one can give it in this run{hint}. "
+    "Do not retry it: finish without it, or tell the user what to run."
+)
+REPEAT_UNAPPROVED_OUTPUT = (
+    "Not run: this is identical call number {count} to {name} in this turn, and a repeat needs the "
+    "user's approval, which no one can give in this run. Use the result you already have."
+)
+ALREADY_REFUSED_OUTPUT = (
+    "Not run: this exact {name} call was already refused earlier in this turn (this is identical call "
+    "number {count}). Do not repeat it: do something else, or answer the user."
+)
+REPEAT_NOTE = "[Note: you already made this exact {name} call {times} in this turn; the result is below.]\n"
+REPEAT_STOP_OUTPUT = "Not run: the turn was ended because this exact call was repeated {count} times."
+REPEAT_STOP_NOTICE = (
+    "Stopped: the model made the same {name} call {count} times with the same arguments, so the turn "
+    "was ended. Rephrase the request or give it more to go on."
+)
+REPEAT_STOP_AT = 5
+"""The identical call (same name and arguments, allowed or refused) that ends the turn."""
+DEFAULT_MAX_OUTPUT_TOKENS = 16_384
+MIN_OUTPUT_TOKENS = 256
 CANCELLED_OUTPUT = "The user cancelled the turn before this tool call finished, so its effects are unknown."
 
 
@@ -127,12 +152,27 @@ class TurnPlan:
     registry: ToolRegistry
     tools: tuple[str, ...]
     specs: tuple[ToolSpec, ...]
+    hidden: frozenset[str] = frozenset()
+    """Registered tools not offered (never approvable in this front door, or git outside a repository)."""
+    compact: bool = False
+    """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
 
 
-def plan_turn(variant: AgentVariant, registry: ToolRegistry) -> TurnPlan:
+def plan_turn(
+    variant: AgentVariant,
+    registry: ToolRegistry,
+    hidden: frozenset[str] = frozenset(),
+    *,
+    compact: bool = False,
+) -> TurnPlan:
     """The read-only variants are offered the plan-safe tools, the others every registered tool."""
-    tools = tuple(registry.read_only() if variant.read_only else registry.names())
-    return TurnPlan(variant, registry, tools, tuple(registry.specs(tools)))
+    offered = registry.read_only() if variant.read_only else registry.names()
+    left_out = hidden | COMPACT_OMITTED if compact else hidden
+    tools = tuple(name for name in offered if name not in left_out)
+    specs = registry.specs(tools)
+    if compact:
+        specs = [compact_spec(spec) for spec in specs]
+    return TurnPlan(variant, registry, tools, tuple(specs), hidden, compact)
 
 
 @dataclass
@@ -152,10 +192,37 @@ class TurnSetup:
     """Cuts secrets (known key formats, the configured keys) out of every tool result."""
     sandbox: str = "off"
     sandbox_network: bool = False
+    reminder: Callable[[], str] | None = None
+    """The task list, sent after the conversation (not in the system prompt: see ``with_reminder``)."""
+    can_ask: bool = True
+    yolo: bool = False
+    tool_call_format: ToolCallFormat = "auto"
+    context_window: int | None = None
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
 
     def bash_warning(self) -> str:
         """What a bash approval card says about where the command runs (sandboxed or not)."""
         return sandbox.warning(self.sandbox, self.sandbox_network)
+
+
+def with_reminder(messages: list[Message], reminder: str) -> list[Message]:
+    """The wire messages with the task list as a trailing user message.
+
+    The task list changes at every ``todo_write``; at the end of the system prompt it would come
+    before the tool schemas in most chat templates and void the provider's whole prompt cache. At
+    the tail, everything before it stays byte-identical from one step to the next.
+    """
+    if not reminder.strip():
+        return messages
+    return [*messages, {"role": "user", "content": reminder.strip()}]
+
+
+def output_budget(setup: TurnSetup, prompt_tokens: int) -> int:
+    """``max_tokens`` for a step: the configured cap, and no more than what the window has left."""
+    if setup.context_window is None:
+        return setup.max_output_tokens
+    room = setup.context_window - prompt_tokens - MIN_OUTPUT_TOKENS
+    return max(MIN_OUTPUT_TOKENS, min(setup.max_output_tokens, room))
 
 
 @dataclass
@@ -174,6 +241,7 @@ class _StepResult:
     calls: list[ToolCallReady] = field(default_factory=list)
     delivered: bool = False
     partial_text: str = ""
+    stop: bool = False
 
 
 class Turn:
@@ -182,6 +250,9 @@ class Turn:
         self.history = history
         self.emit = emit
         self.repeat_guard = RepeatGuard()
+        self.repeats: dict[str, int] = {}
+        self.refused: set[str] = set()
+        self.stopped_by_repeat = False
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost: float | None = 0.0
@@ -208,6 +279,9 @@ class Turn:
                 self.emit(self._done())
                 return self._outcome("done")
             await self._run_tools(step.calls)
+            if self.stopped_by_repeat:
+                self.emit(self._done())
+                return self._outcome("done")
         self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
         self.emit(self._done())
         return self._outcome("done")
@@ -219,38 +293,53 @@ class Turn:
         specs = list(plan.specs)
         while True:
             instructions = await self.setup.system_prompt()
-            wire = await self.setup.window.prepare(self.history.messages, instructions, specs)
+            reminder = self.setup.reminder() if self.setup.reminder is not None else ""
+            wire = await self.setup.window.prepare(self.history.messages, instructions + reminder, specs)
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
                 self.emit(ev.Compacted(wire.before, wire.after))
             request = ModelRequest(
                 model=self.setup.model,
                 instructions=instructions,
-                messages=wire.messages,
+                messages=with_reminder(wire.messages, reminder),
                 tools=specs,
                 reasoning_effort=plan.variant.reasoning_effort
                 if takes_reasoning_effort(self.setup.model)
                 else None,
+                max_output_tokens=output_budget(self.setup, wire.tokens),
             )
             step = _StepResult()
+            hold = TextHold(enabled=self.setup.tool_call_format != "native")
             try:
-                await self._consume(self.setup.client.stream(request), step, wire)
+                await self._consume(self.setup.client.stream(request), step, wire, hold, specs)
             except ProviderError as error:
                 if error.is_stale_item and not step.delivered and not self.stale_repaired:
                     self._repair_stale_items()
                     continue
                 raise
             except asyncio.CancelledError:
+                self._show(hold.release())
                 self._keep_partial(step)
                 raise
             return step
 
-    async def _consume(self, events: AsyncIterator[Any], step: _StepResult, wire: WireView) -> None:
+    def _show(self, text: str) -> None:
+        if text:
+            self.emit(ev.Text(text))
+
+    async def _consume(
+        self,
+        events: AsyncIterator[Any],
+        step: _StepResult,
+        wire: WireView,
+        hold: TextHold,
+        specs: list[ToolSpec],
+    ) -> None:
         async for event in events:
             if isinstance(event, TextDelta):
                 step.delivered = True
                 step.partial_text += event.text
-                self.emit(ev.Text(event.text))
+                self._show(hold.feed(event.text))
             elif isinstance(event, ReasoningDelta):
                 step.delivered = True
                 self.emit(ev.Reasoning(event.text))
@@ -262,11 +351,44 @@ class Turn:
             elif isinstance(event, Notice):
                 self.emit(ev.Notice(event.text))
             elif isinstance(event, StepFinished):
-                step.message, step.usage = event.message, event.usage
+                message = event.message
+                if not step.calls and hold.enabled:
+                    message = self._calls_from_text(message, step, hold, specs)
+                self._show(hold.release())
+                step.message, step.usage = message, event.usage
                 self._count(event.usage)
                 # before the append, so the meter it triggers already has the provider's count
                 self.setup.window.measured(event.usage, wire)
-                self.history.append(event.message)
+                self.history.append(message)
+
+    def _calls_from_text(
+        self, message: Message, step: _StepResult, hold: TextHold, specs: list[ToolSpec]
+    ) -> Message:
+        """A message that is wholly tool calls written as text becomes those calls (text_tools.py)."""
+        parts = message.get("content")
+        if not isinstance(parts, list):
+            return message
+        text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
+        calls = parse_text_tool_calls(text, {spec.name: spec for spec in specs})
+        if not calls:
+            return message
+        hold.held = ""  # the call is not shown as an answer
+        self.emit(ev.Notice(text_call_notice(calls)))
+        tool_parts: list[dict[str, Any]] = []
+        for call in calls:
+            call_id = f"call_text_{uuid.uuid4().hex[:16]}"
+            step.calls.append(ToolCallReady(call_id, call.name, json.dumps(call.input)))
+            tool_parts.append(
+                {
+                    "type": "tool-call",
+                    "toolCallId": call_id,
+                    "toolName": call.name,
+                    "input": call.input,
+                    "providerOptions": {"shiro": {"fromText": True}},
+                }
+            )
+        kept = [p for p in parts if p.get("type") != "text"]
+        return {**message, "content": kept + tool_parts}
 
     def _repair_stale_items(self) -> None:
         """§5.6: rewrite the history inline (and save it), say so, and try once more."""
@@ -304,6 +426,11 @@ class Turn:
         registry = plan.registry
         try:
             tool = registry.get(call.name)
+            if call.name in plan.hidden and not self.setup.can_ask:
+                input = parse_arguments(tool.spec, call.arguments)
+                self.emit(ev.ToolCall(call.call_id, call.name, input))
+                hint = "" if self.setup.yolo else " (headless mode; run with --yolo to allow it)"
+                return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
             if call.name not in plan.tools:
                 raise ToolError(f"{call.name} is not available to the {plan.variant.name} agent.")
             input = parse_arguments(tool.spec, call.arguments)
@@ -311,9 +438,18 @@ class Turn:
             self.emit(ev.ToolCall(call.call_id, call.name, _loose_json(call.arguments)))
             return self._tool_error(call, error.message)
         self.emit(ev.ToolCall(call.call_id, call.name, input))
-        refused = await self._permitted(call, input)
-        if refused is not None:
-            return _result_part(call, refused, error=True)
+        key = RepeatGuard.key(call.name, input)
+        count = self.repeats[key] = self.repeats.get(key, 0) + 1
+        if count >= REPEAT_STOP_AT:
+            self.stopped_by_repeat = True
+            self.emit(ev.Notice(REPEAT_STOP_NOTICE.format(name=call.name, count=count)))
+            return self._refuse(call, REPEAT_STOP_OUTPUT.format(count=count), notice=False)
+        if key in self.refused:
+            return self._refuse(call, ALREADY_REFUSED_OUTPUT.format(name=call.name, count=count))
+        refusal = await self._permitted(call, input)
+        if refusal is not None:
+            self.refused.add(key)
+            return _result_part(call, refusal, error=True)
         redact = self.setup.redactor.redact
         ctx = ToolContext(
             workspace=self.setup.workspace,
@@ -335,7 +471,15 @@ class Turn:
             return self._tool_error(call, redact(error.message), changed)
         diff, files = _change_fields(changed)
         self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
+        if count > 1:
+            times = "once before" if count == 2 else f"{count - 1} times before"
+            return _result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)
         return _result_part(call, output)
+
+    def _refuse(self, call: ToolCallReady, reason: str, *, notice: bool = True) -> dict[str, Any]:
+        """A call that is not run: the event says why, and so does the result the model reads."""
+        self.emit(ev.ToolDenied(call.call_id, call.name, reason))
+        return _result_part(call, reason, error=True)
 
     async def _watch(self, tool_name: str, input: dict[str, Any]) -> Any:
         """Before a call that may change files: record what it is about to change."""
@@ -373,15 +517,24 @@ class Turn:
         return nullcontext()
 
     async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> str | None:
-        """None when the call may run, else what the model reads instead of a result."""
+        """None when the call may run; else what the model is told (the event says the same)."""
         verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard)
         if verdict.decision == "allow":
             return None
         if verdict.decision == "deny":
-            if verdict.reason:
-                self.emit(ev.Notice(verdict.reason))
-            self.emit(ev.ToolDenied(call.call_id, call.name))
-            return verdict.reason or DENIED_OUTPUT
+            reason = verdict.reason or f"Refused by the permission rules: {call.name} is denied."
+            self.emit(ev.Notice(reason))
+            self.emit(ev.ToolDenied(call.call_id, call.name, reason))
+            return reason
+        if not self.setup.can_ask:
+            if verdict.repeated:
+                count = self.repeats.get(RepeatGuard.key(call.name, input), 0)
+                reason = REPEAT_UNAPPROVED_OUTPUT.format(name=call.name, count=count)
+            else:
+                hint = "" if self.setup.yolo else " (headless mode; run with --yolo to allow it)"
+                reason = NO_APPROVER_OUTPUT.format(name=call.name, hint=hint)
+            self.emit(ev.ToolDenied(call.call_id, call.name, reason))
+            return reason
         request = ApprovalRequest(
             call.name,
             input,
@@ -395,8 +548,9 @@ class Turn:
         if answer.decision == "always" and verdict.warning is None:
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
         if answer.decision == "deny":
-            self.emit(ev.ToolDenied(call.call_id, call.name, answer.reason or None))
-            return f"{DENIED_OUTPUT} Their reason: {answer.reason}" if answer.reason else DENIED_OUTPUT
+            told = f"{DENIED_OUTPUT} Their reason: {answer.reason}" if answer.reason else DENIED_OUTPUT
+            self.emit(ev.ToolDenied(call.call_id, call.name, told))
+            return told
         return None
 
     async def _warning(self, tool_name: str, specific: str | None) -> str | None:

@@ -93,7 +93,8 @@ class ToolDenied:
     kind: ClassVar[str] = "tool-denied"
     id: str
     name: str
-    reason: str | None = None  # the user's reason for a deny, which the model reads too
+    reason: str | None = None
+    """What the model was told: the rule's reason, the user's deny, headless, a repeat."""
 
 
 @dataclass(frozen=True)

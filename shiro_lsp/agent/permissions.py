@@ -276,6 +276,13 @@ class PermissionPolicy:
         spec = self.spec(tool_name)
         return spec.default_rule if spec is not None else "ask"
 
+    def never_runs_unasked(self, tool_name: str) -> bool:
+        """True when no call of the tool can run without a person's answer (its rule is a plain ask)."""
+        spec = self.spec(tool_name)
+        if self.yolo or (spec is not None and spec.auto_approved):
+            return False
+        return self.entry_for(tool_name) == "ask"
+
     def check(
         self,
         tool_name: str,

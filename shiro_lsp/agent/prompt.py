@@ -1,14 +1,17 @@
 """System prompt assembly (spec §7.7), rebuilt before every model step from live state.
 
 Order: identity, environment, tools, how to work, how to reply, then each starting with a blank
-line: project instructions, project memory, notes, agent appendix, and the task list last.
+line: project instructions, project memory, notes, agent appendix. The environment (the absolute
+workspace path) comes after the fixed sections, and the task list is not part of it at all: it
+goes after the conversation (``engine.with_reminder``), so a ``todo_write`` keeps the provider's
+cached prompt prefix valid.
 """
 
 from __future__ import annotations
 
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shiro_lsp.agent.tools.base import ToolSpec
@@ -81,22 +84,100 @@ HOW_TO_REPLY = [
 ]
 
 
-def build_system_prompt(parts: PromptParts) -> str:
-    lines = [
-        "You are Shiro, a coding agent working in the user's editor (VS Code).",
-        "",
+def environment(parts: PromptParts) -> list[str]:
+    """After the fixed sections: the absolute path differs per workspace, so it must not start the prompt
+    (a provider's prompt cache reuses the longest identical prefix)."""
+    return [
         "Environment:",
         f"- Workspace root: {parts.workspace}",
         f"- Platform: {platform.system().lower()}",
         "- Paths are resolved inside the workspace. Anything outside it is refused.",
+    ]
+
+
+def build_system_prompt(parts: PromptParts) -> str:
+    lines = [
+        "You are Shiro, a coding agent working in the user's editor (VS Code).",
         "",
         *tools_section(parts.tools),
         "",
         *how_to_work(parts.tools, parts.can_ask),
         "",
         *HOW_TO_REPLY,
+        "",
+        *environment(parts),
     ]
-    prompt = "\n".join(lines) + "\n"
+    return _with_blocks("\n".join(lines) + "\n", parts)
+
+
+# --- the compact variant, for models with a small context window -------------------------------
+
+COMPACT_OMITTED = frozenset({"read_many_files", "multi_edit", "git_log", "git_show", "git_blame", "forget"})
+"""Tools a small model is not offered: each has a simpler stand-in (read_file, edit_file, git_diff...)."""
+COMPACT_DESCRIPTIONS = {
+    "read_file": "Read a text file (numbered lines).",
+    "write_file": "Create or overwrite a whole file.",
+    "edit_file": "Replace an exact string (once) in a file.",
+    "list_dir": "List a folder's tree.",
+    "glob": "Find files by glob pattern.",
+    "grep": "Search file contents by regex.",
+    "bash": "Run a shell command in the workspace.",
+    "git_status": "Git status.",
+    "git_diff": "Git diff of uncommitted changes.",
+    "todo_write": "Replace your task list (send all tasks).",
+    "remember": "Save a lasting fact about this project.",
+    "recall": "Search saved project facts.",
+}
+_SCHEMA_KEYS = frozenset({"type", "properties", "required", "items", "enum"})
+
+
+def compact_schema(schema: object) -> object:
+    """A JSON Schema with only what a call needs to be valid: no descriptions, bounds or defaults."""
+    if isinstance(schema, list):
+        return [compact_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, object] = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_KEYS:
+            out[key] = compact_schema(value)
+    return out
+
+
+def compact_spec(spec: ToolSpec) -> ToolSpec:
+    """The same tool as a small model is offered it (the engine still checks input with the full spec)."""
+    description = COMPACT_DESCRIPTIONS.get(spec.name) or spec.description.split(". ")[0].rstrip(".") + "."
+    parameters = compact_schema(spec.parameters)
+    assert isinstance(parameters, dict)
+    return replace(spec, description=description, parameters=parameters, input_model=None)
+
+
+def build_compact_system_prompt(parts: PromptParts) -> str:
+    """The system prompt for small context windows: the rules that matter, in few words."""
+    names = {spec.name for spec in parts.tools}
+    asks = [spec.name for spec in parts.tools if spec.asks]
+    lines = [
+        "You are Shiro, a coding agent in the user's editor. Work in the workspace with your tools.",
+        "Rules:",
+        "- Call a tool to act; when you are done, answer in a few sentences, outcome first.",
+        "- Read a file before you edit it. Make the smallest change that works.",
+        "- A failed or refused call is an answer: never repeat the same call.",
+    ]
+    if asks:
+        lines.append(f"- {', '.join(asks)} may need the user's approval.")
+    if "bash" in names:
+        lines.append("- Verify changes with bash (run the tests).")
+    if "todo_write" in names:
+        lines.append("- For multi-step work keep a plan with todo_write.")
+    if not parts.can_ask:
+        lines.append("- No one can answer questions this run: decide and say what you assumed.")
+    lines += ["", f"Workspace root: {parts.workspace} (paths are relative to it; outside it is refused)."]
+    return _with_blocks("\n".join(lines) + "\n", parts)
+
+
+def _with_blocks(prompt: str, parts: PromptParts) -> str:
     for block in (
         parts.project_instructions,
         parts.memory_block,
@@ -107,3 +188,8 @@ def build_system_prompt(parts: PromptParts) -> str:
         if block:
             prompt += block if block.startswith("\n") else "\n" + block
     return prompt
+
+
+def is_git_workspace(workspace: Path) -> bool:
+    """Whether the workspace is inside a git repository (a ``.git`` here or in a parent)."""
+    return any((folder / ".git").exists() for folder in [workspace, *workspace.parents])

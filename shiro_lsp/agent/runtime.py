@@ -11,6 +11,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,10 +33,17 @@ from shiro_lsp.agent.engine import (
 from shiro_lsp.agent.events import Event, Failed, ToolCall
 from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.prompt import PromptParts, build_system_prompt
-from shiro_lsp.agent.providers.factory import make_client
+from shiro_lsp.agent.prompt import (
+    PromptParts,
+    build_compact_system_prompt,
+    build_system_prompt,
+    is_git_workspace,
+)
+from shiro_lsp.agent.providers.factory import is_local, is_official, make_client
+from shiro_lsp.agent.providers.models import list_endpoint_models
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import Tool, ToolRegistry, builtin_registry
+from shiro_lsp.agent.tools.git import GIT_TOOLS
 from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.config import Settings, secret_values
@@ -54,6 +62,11 @@ CHANGED_WHILE_COMPACTING = (
     "The session changed while it was being compacted, so nothing was replaced. Run /compact again."
 )
 COMPACT_FAILED = "Could not compact the session; it is unchanged."
+SMALL_CONTEXT_WINDOW = 16_384
+"""Below this window (tokens) the compact system prompt and tool descriptions are used."""
+WINDOW_FILL = 0.75
+"""Share of a known context window the history may fill before pruning (the rest: the answer)."""
+WINDOW_LOOKUP_TIMEOUT_S = 3.0
 
 
 class LiveSessionLike(History, Protocol):
@@ -116,6 +129,7 @@ class AgentRuntime:
         self._grants: tuple[LiveSessionLike, Grants] | None = None
         self._client: ModelClient | None = None
         self._client_key: tuple[str | None, str | None, str, int] | None = None
+        self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
 
     # --- model ---------------------------------------------------------------------------------
 
@@ -153,6 +167,48 @@ class AgentRuntime:
     async def _summarize_span(self, system: str, messages: list[Message]) -> str | None:
         return await self.generate(system, messages)
 
+    # --- the model's context window ------------------------------------------------------------
+
+    def context_window(self) -> int | None:
+        """The window in tokens: the setting, else what the server reported (once looked up)."""
+        s = self.settings()
+        if s.context_window is not None:
+            return s.context_window
+        return self._windows.get((s.base_url or "", s.model))
+
+    async def discover_context_window(self) -> int | None:
+        """Ask the endpoint once per model (``/v1/models``, llama.cpp ``/props``); never fails a turn."""
+        s = self.settings()
+        key = (s.base_url or "", s.model)
+        if s.context_window is not None or not s.base_url or is_official(s.base_url):
+            return self.context_window()
+        if key not in self._windows:
+            listing = await list_endpoint_models(s.base_url, s.api_key, timeout=WINDOW_LOOKUP_TIMEOUT_S)
+            window = listing.window_of(s.model)
+            if window is None and len(listing.models) == 1:
+                window = listing.models[0].context_window  # llama.cpp answers for any model name
+            self._windows[key] = window
+        return self._windows[key]
+
+    def compact_threshold(self) -> int:
+        """The configured threshold, lowered to fit a context window the model is known to have."""
+        configured = self.settings().compact_threshold
+        window = self.context_window()
+        return configured if window is None else min(configured, int(window * WINDOW_FILL))
+
+    def is_small_model(self) -> bool:
+        window = self.context_window()
+        return window is not None and window < SMALL_CONTEXT_WINDOW
+
+    def hidden_tools(self, registry: ToolRegistry, policy: PermissionPolicy) -> frozenset[str]:
+        """Tools not to offer: git outside a repository; headless without --yolo, those only a person could allow."""
+        hidden: set[str] = set()
+        if not is_git_workspace(self.workspace):
+            hidden.update(tool.spec.name for tool in GIT_TOOLS if tool.spec.name in registry)
+        if not self.can_ask and not self.yolo:
+            hidden.update(name for name in registry.names() if policy.never_runs_unasked(name))
+        return frozenset(hidden)
+
     # --- tools and prompt ----------------------------------------------------------------------
 
     def registry(self) -> ToolRegistry:
@@ -167,17 +223,26 @@ class AgentRuntime:
                 registry.register(tool)
         return registry
 
+    def policy(self, registry: ToolRegistry) -> PermissionPolicy:
+        s = self.settings()
+        return PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry)
+
     def plan(self, agent: str | None = None) -> TurnPlan:
         """The variant (``agent`` or the configured one) and the tools it is offered, from the settings now."""
         s = self.settings()
-        return plan_turn(variant(agent or s.agent, s.thinking), self.registry())
+        registry = self.registry()
+        hidden = self.hidden_tools(registry, self.policy(registry))
+        return plan_turn(
+            variant(agent or s.agent, s.thinking), registry, hidden, compact=self.is_small_model()
+        )
 
     def system_prompt(self, plan: TurnPlan, notes_block: str = "", instructions: str | None = None) -> str:
         """``instructions`` is the turn's project-instructions block; None reads it here (blocking)."""
         memory_block = self.memory.boot_block() if self.memory is not None else ""
         if instructions is None:
             instructions = build_block(self.workspace)
-        return build_system_prompt(
+        build = build_compact_system_prompt if plan.compact else build_system_prompt
+        return build(
             PromptParts(
                 workspace=self.workspace,
                 tools=plan.specs,
@@ -186,9 +251,12 @@ class AgentRuntime:
                 memory_block=memory_block,
                 notes_block=notes_block,
                 appendix=plan.variant.appendix,
-                task_block=self.session().tasks.prompt_block(),
             )
         )
+
+    def task_reminder(self) -> str:
+        """The live task list as the model reads it after the conversation ('' when empty)."""
+        return self.session().tasks.prompt_block()
 
     # --- chats ---------------------------------------------------------------------------------
 
@@ -248,6 +316,7 @@ class AgentRuntime:
         self, ticket: Ticket, session: LiveSessionLike, instructions: ProjectInstructions
     ) -> TurnSetup:
         s = self.settings()
+        window = await self.discover_context_window()
         if self.extra_tools is not None:
             self._extra = await self.extra_tools()
         plan = self.plan(ticket.agent)
@@ -271,13 +340,19 @@ class AgentRuntime:
             client=client,
             model=s.model,
             plan=plan,
-            policy=PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=plan.registry),
+            policy=self.policy(plan.registry),
             grants=self.grants(session),
             window=self.window,
             system_prompt=prompt,
+            reminder=self.task_reminder,
             workspace=self.workspace,
             approver=approve,
             reservation=self.reservation,
+            can_ask=self.can_ask,
+            yolo=self.yolo,
+            tool_call_format=s.tool_call_format,
+            context_window=window,
+            max_output_tokens=s.max_output_tokens,
             redactor=Redactor.of(secret_values(s)),
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,
@@ -303,10 +378,12 @@ class AgentRuntime:
     def meter(self) -> Meter:
         """What the next request carries, against the threshold configured now."""
         self._sync_window()
-        return self.window.meter(self.session().messages)
+        base_url = self.settings().base_url
+        meter = self.window.meter(self.session().messages)
+        return replace(meter, local=bool(base_url) and is_local(base_url or ""))
 
     def _sync_window(self) -> None:
-        self.window.threshold = self.settings().compact_threshold
+        self.window.threshold = self.compact_threshold()
         self.grants(self.session())  # a different session starts with a fresh window (and grants)
 
     async def current_meter(self) -> Meter:
@@ -317,7 +394,8 @@ class AgentRuntime:
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
         def overhead() -> int:
-            return self.window.overhead(self.system_prompt(plan, notes_block), list(plan.specs))
+            instructions = self.system_prompt(plan, notes_block) + self.task_reminder()
+            return self.window.overhead(instructions, list(plan.specs))
 
         await asyncio.to_thread(overhead)
         return self.meter()

@@ -156,6 +156,15 @@ class ContextMeter(Wire):
     percent: int
     level: Literal["ok", "warn", "critical"]
     estimated: bool = Field(description="true: the /4 estimate; false: measured by the provider.")
+    local: bool = Field(
+        default=False,
+        description="The model runs on a local endpoint (localhost): say 'local model', not 'unpriced'.",
+    )
+    cached_tokens: int | None = Field(
+        default=None,
+        description="Prompt tokens of the last request the provider served from its prompt cache "
+        "(usage.prompt_tokens_details.cached_tokens, Responses input_tokens_details); null before one.",
+    )
 
 
 # --- chat ----------------------------------------------------------------------------------------

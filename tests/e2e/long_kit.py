@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from chat_helpers import task_list_of
 from fakes.fake_openai import Entry, FakeOpenAI, Step, Text, Usage
 from lsp_client import ShiroClient
 from shiro_lsp.context.summary import PRUNED_SPAN_PREFIX
@@ -115,11 +116,13 @@ def wire_text(body: dict[str, Any]) -> str:
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:
-    """The user messages of a Responses request, in order."""
+    """The user messages of a Responses request, in order (not the trailing task list reminder)."""
     texts = []
     for item in body.get("input") or []:
         if item.get("type") == "message" and item.get("role") == "user":
             texts.append("".join(c.get("text", "") for c in item["content"]))
+    if texts and task_list_of(body) == texts[-1]:
+        texts.pop()
     return texts
 
 
@@ -158,7 +161,7 @@ def assert_sound(body: dict[str, Any], goal: str, todos: list[str]) -> None:
     assert orphan_outputs(body) == [], "a tool output went out without its call"
     assert goal in user_texts(body)[0], "the user's goal is not the first thing on the wire"
     for todo in todos:
-        assert todo in body["instructions"], f"the task list lost {todo!r}"
+        assert todo in task_list_of(body), f"the task list lost {todo!r}"
 
 
 def summary_notes(body: dict[str, Any]) -> list[str]:

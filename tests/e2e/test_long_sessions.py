@@ -36,6 +36,7 @@ from long_kit import (
 )
 from pygls.exceptions import JsonRpcException
 
+from chat_helpers import task_list_of
 from fakes.fake_openai import Gate, HttpError, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
 from lsp_client import ShiroClient
 from shiro_lsp.context.summary import (
@@ -125,7 +126,7 @@ async def test_a_300_step_session_keeps_its_goal_tasks_and_a_summary_under_the_t
     assert user_texts(last)[0] == GOAL  # the goal, then the note of what was pruned
     (note,) = summary_notes(last)
     assert user_texts(last)[1] == note and PLAIN_SUMMARY.splitlines()[0] in note
-    assert "[~] read every generated file" in last["instructions"]
+    assert "[~] read every generated file" in task_list_of(last)
 
     summaries = plain_bodies(fake)
     assert summaries and all(b["instructions"] == SPAN_SUMMARY_SYSTEM_PROMPT for b in summaries)
@@ -226,6 +227,8 @@ async def test_the_meter_shows_the_providers_count_when_it_has_one(
         "percent": 0,
         "level": "ok",
         "estimated": False,
+        "local": True,  # the scripted model listens on 127.0.0.1
+        "cachedTokens": 0,
     }
     assert await client.call("shiro/context") == meters(client)[-1]
     await client.call("shiro/chat", {"text": "again"})
@@ -280,7 +283,7 @@ async def test_compact_sends_the_exact_prompt_and_replaces_the_history_with_a_sa
     await client.call("shiro/chat", {"text": "what next?"})
     (next_turn,) = turn_bodies(fake)
     assert user_texts(next_turn) == [summary, "what next?"]
-    assert all(t in next_turn["instructions"] for t in TODO_TEXTS)  # the task list is unaffected
+    assert all(t in task_list_of(next_turn) for t in TODO_TEXTS)  # the task list is unaffected
 
 
 async def test_a_failed_compact_changes_nothing(
@@ -313,6 +316,7 @@ async def test_compact_of_a_history_too_big_for_one_request_is_pruned_to_fit(
     client: ShiroClient, fake: RoutedFake, home: Path, workspace: Path
 ) -> None:
     threshold = 6_000
+    (workspace / ".git").mkdir()  # a repository: the git tools count in what each request carries
     await use_threshold(client, threshold)
     await seeded(client, home, workspace, 8)
     assert (await client.call("shiro/context"))["tokens"] > threshold

@@ -9,7 +9,15 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from chat_helpers import eventually, model_bodies, sent, system_prompt_of, tool_names_of, types_of
+from chat_helpers import (
+    eventually,
+    model_bodies,
+    sent,
+    system_prompt_of,
+    task_list_of,
+    tool_names_of,
+    types_of,
+)
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from lsp_client import ShiroClient
 
@@ -91,7 +99,10 @@ async def test_switching_agent_changes_the_next_call(client: ShiroClient, fake: 
     assert [b["reasoning_effort"] for b in model_bodies(fake)] == ["medium", "xhigh"]
 
 
-async def test_plan_hides_the_tools_that_change_things(client: ShiroClient, fake: FakeOpenAI) -> None:
+async def test_plan_hides_the_tools_that_change_things(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / ".git").mkdir()  # git tools are offered in a repository only
     fake.script += [Step(Text("plan")), Step(Text("default"))]
     await chat(client, "plan it", agent="plan")
     await chat(client, "do it")
@@ -119,6 +130,7 @@ async def test_quick_stops_after_12_steps(client: ShiroClient, fake: FakeOpenAI)
 async def test_memory_and_git_tools_never_prompt(
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
+    (workspace / ".git").mkdir()  # git tools are offered in a repository only
     fake.script += [
         Step(ToolCall("remember", {"kind": "fact", "text": "the API lives in api/"})),
         Step(ToolCall("recall", {"query": "api"})),
@@ -152,7 +164,7 @@ async def test_todo_write_reaches_the_next_step_and_the_editor(client: ShiroClie
     todos = [{"content": "read", "status": "done"}, {"content": "fix", "status": "in_progress"}]
     fake.script += [Step(ToolCall("todo_write", {"todos": todos})), Step(Text("planned"))]
     await chat(client, "plan")
-    assert system_prompt_of(model_bodies(fake)[1]).endswith(
+    assert task_list_of(model_bodies(fake)[1]) == (
         "Your task list (1/2 done). Keep it current with todo_write:\n[x] read\n[~] fix"
     )
     changed = client.notifications["shiro/todos/changed"][-1]

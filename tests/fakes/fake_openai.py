@@ -211,7 +211,18 @@ class HttpError:
         return cls(400, message, code=code, param=param)
 
 
-Entry = Step | HttpError
+@dataclass
+class Recorded:
+    """A reply replayed verbatim: the raw SSE lines a real server sent (``data: …``, ``: keep-alive``).
+
+    Each line goes out as one SSE event (the line, then a blank line), with the recorded headers.
+    """
+
+    lines: list[str]
+    headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/event-stream"})
+
+
+Entry = Step | HttpError | Recorded
 
 BAD_JSON = (
     "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP "
@@ -385,7 +396,8 @@ class FakeOpenAI:
         self.models: list[str | dict[str, Any]] = ["gpt-5", "gpt-5-mini", "gpt-4o"]
         # other GET paths and their JSON answers, e.g. llama.cpp's "/props"
         self.get_routes: dict[str, Any] = {}
-        self.chat_dialect = "openai"  # or "ollama-legacy": no tool-call index, delta.reasoning
+        # or "ollama-legacy": no tool-call index, delta.reasoning; "llamacpp": llama-server's chunk shapes
+        self.chat_dialect = "openai"
         self.disconnects = 0  # streams the client closed before the end
         self._port = port
         self._lock = threading.Lock()
@@ -505,6 +517,10 @@ class FakeOpenAI:
         entry = problem or self._next(body)
         if isinstance(entry, HttpError):
             return _send_error(h, entry)
+        if isinstance(entry, Recorded):
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                _replay(h, entry)
+            return None
         try:
             if responses:
                 self._responses(h, body, entry)
@@ -807,22 +823,36 @@ def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step, dialect: 
 
     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
 
+    llamacpp = dialect == "llamacpp"
+    fingerprint = "b0-unknown" if llamacpp else "fp_fake"
+
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> None:
         if dialect == "ollama-legacy":
             delta = _ollama_legacy(delta)
+        choice: dict[str, Any] = {
+            "index": 0,
+            "delta": delta,
+            "logprobs": None,
+            "finish_reason": finish_reason,
+        }
+        if llamacpp:  # llama-server: no logprobs key, finish_reason first
+            choice = {"finish_reason": finish_reason, "index": 0, "delta": delta}
         data = {
             "id": chat_id,
             "object": "chat.completion.chunk",
             "created": created,
             "model": model,
-            "system_fingerprint": "fp_fake",
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+            "system_fingerprint": fingerprint,
+            "choices": [choice],
         }
-        if include_usage:  # OpenAI then sends "usage": null on every chunk before the last
+        if include_usage and not llamacpp:  # OpenAI then sends "usage": null on every chunk before the last
             data["usage"] = None
         w.event(None, data)
 
-    chunk({"role": "assistant", "content": "", "refusal": None})
+    if llamacpp:
+        chunk({"role": "assistant", "content": None})
+    else:
+        chunk({"role": "assistant", "content": "", "refusal": None})
     call_index = 0
     for item in step.items:
         for delta in _chat_deltas(item, call_index, call_ids):
@@ -842,20 +872,45 @@ def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step, dialect: 
             return
     chunk({}, finish)
     if include_usage:
-        w.event(
-            None,
-            {
-                "id": chat_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "system_fingerprint": "fp_fake",
-                "choices": [],
-                "usage": usage,
-            },
-        )
+        last: dict[str, Any] = {
+            "id": chat_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "system_fingerprint": fingerprint,
+            "choices": [],
+            "usage": usage,
+        }
+        if llamacpp:  # llama-server's own counters, and cached_tokens even when 0
+            cached = usage.get("prompt_tokens_details", {}).get("cached_tokens", 0)
+            prompt = usage.get("prompt_tokens", 0)
+            last["usage"] = {k: v for k, v in usage.items() if k != "completion_tokens_details"}
+            last["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+            last["timings"] = {
+                "cache_n": cached,
+                "prompt_n": prompt - cached,
+                "prompt_ms": 100.0,
+                "predicted_n": usage.get("completion_tokens", 0),
+                "predicted_ms": 100.0,
+            }
+        w.event(None, last)
     w.event(None, "[DONE]")
     w.finish()
+
+
+def _replay(h: BaseHTTPRequestHandler, entry: Recorded) -> None:
+    h.send_response(200)
+    for name, value in entry.headers.items():
+        if name.lower() not in ("transfer-encoding", "content-length", "keep-alive", "connection"):
+            h.send_header(name, value)
+    h.send_header("transfer-encoding", "chunked")
+    h.send_header("connection", "close")
+    h.end_headers()
+    h.close_connection = True
+    for line in entry.lines:
+        raw = (line + "\n\n").encode()
+        h.wfile.write(b"%x\r\n%s\r\n" % (len(raw), raw))
+    h.wfile.write(b"0\r\n\r\n")
 
 
 def _chat_deltas(item: Item, call_index: int, call_ids: list[str]) -> Iterator[dict[str, Any]]:

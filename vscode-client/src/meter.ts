@@ -34,6 +34,12 @@ export function formatUsd(usd: number): string {
 
 const grouped = (n: number): string => Math.round(n).toLocaleString('en-US');
 
+/** "local model" for a model on this machine, "unpriced model" for one with no known price. */
+export function costLabel(costUsd: number | null | undefined, local: boolean | undefined): string {
+  if (costUsd !== null && costUsd !== undefined && !(local && costUsd === 0)) return formatUsd(costUsd);
+  return local ? 'local model' : 'unpriced model';
+}
+
 export interface MeterView { text: string; tooltip: string; background: string | undefined; level: MeterLevel }
 
 export function meterView(meter: ContextMeter, costUsd: number | null | undefined, messages?: number): MeterView {
@@ -44,7 +50,7 @@ export function meterView(meter: ContextMeter, costUsd: number | null | undefine
   const level = effectiveLevel(meter);
   const percent = Math.round(meter.percent);
   const icon = level === 'critical' ? '$(warning)' : '$(pulse)';
-  const cost = costUsd === null || costUsd === undefined ? 'unpriced model' : formatUsd(costUsd);
+  const cost = costLabel(costUsd, meter.local);
   const tooltip = [
     `Shiro context: ${grouped(meter.tokens)} / ${grouped(meter.threshold)} tokens (${percent}%)`,
     meter.estimated ? 'Estimated (counted locally)' : 'Measured (reported by the provider)',

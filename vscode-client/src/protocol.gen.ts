@@ -310,10 +310,18 @@ export interface CompactedEvent {
 }
 export interface ContextMeter {
   /**
+   * Prompt tokens of the last request the provider served from its prompt cache (usage.prompt_tokens_details.cached_tokens, Responses input_tokens_details); null before one.
+   */
+  cachedTokens?: number | null;
+  /**
    * true: the /4 estimate; false: measured by the provider.
    */
   estimated: boolean;
   level: 'ok' | 'warn' | 'critical';
+  /**
+   * The model runs on a local endpoint (localhost): say 'local model', not 'unpriced'.
+   */
+  local?: boolean;
   percent: number;
   threshold: number;
   /**

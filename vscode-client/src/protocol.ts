@@ -147,7 +147,13 @@ export interface MemoryCompactResult { before: number; after: number; text: stri
 export interface NotesResult { project: string; task: string; projectHash: string; taskHash: string; taskId: string | null }
 
 export type MeterLevel = 'ok' | 'warn' | 'critical';
-export interface ContextMeter { tokens: number; threshold: number; percent: number; level: MeterLevel; estimated: boolean }
+export interface ContextMeter {
+  tokens: number; threshold: number; percent: number; level: MeterLevel; estimated: boolean;
+  /** The model runs on a local endpoint: there is no cost to count. */
+  local?: boolean;
+  /** Prompt tokens of the last request served from the provider's prompt cache. */
+  cachedTokens?: number | null;
+}
 
 export interface InitializationOptions {
   home?: string; model?: string; baseUrl?: string; apiKey?: string; api?: 'responses' | 'chat' | 'auto';

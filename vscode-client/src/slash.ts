@@ -4,7 +4,7 @@ import type {
   ContextMeter, MemoryCompactResult, MemoryListResult, NewSessionResult, NotesResult, ResumeResult, SaveResult,
   SessionInfo, TodosPayload,
 } from './protocol';
-import { formatUsd } from './meter';
+import { costLabel } from './meter';
 import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from './sessions';
 
 export interface RequestStep { method: string; params: Record<string, unknown> }
@@ -127,8 +127,9 @@ export function formatSlashResult(command: string, results: unknown[]): string {
       const c = results[1] as ContextMeter;
       return ['**Cost**', '', `- model: \`${s.model || 'default'}\``,
         `- billed: ${s.inputTokens} in / ${s.outputTokens} out`,
-        `- spend: ${s.costUsd === null || s.costUsd === undefined ? 'unpriced model' : formatUsd(s.costUsd)}`,
+        `- spend: ${costLabel(s.costUsd, c.local)}`,
         `- context: ${c.estimated ? '~' : ''}${c.tokens} tokens (${Math.round(c.percent)}% of ${c.threshold})`,
+        ...(typeof c.cachedTokens === 'number' ? [`- cached: ${c.cachedTokens} prompt tokens of the last request`] : []),
         `- session: ${s.id.slice(0, 8)}`].join('\n');
     }
     default: return fenced(JSON.stringify(results, null, 2));

@@ -39,6 +39,12 @@ test('tooltip has tokens, threshold, estimate or measured, and session cost', ()
   assert.match(meterView(meter(1, 100), null).tooltip, /Session cost: unpriced model/);
 });
 
+test('a model on a local endpoint is a local model, not an unpriced one', () => {
+  assert.match(meterView(meter(1, 100, { local: true }), null).tooltip, /Session cost: local model/);
+  assert.match(meterView(meter(1, 100, { local: true }), 0).tooltip, /Session cost: local model/);
+  assert.match(meterView(meter(1, 100, { local: false }), null).tooltip, /Session cost: unpriced model/);
+});
+
 test('formatUsd follows the reference', () => {
   assert.equal(formatUsd(0), '$0.00');
   assert.equal(formatUsd(0.005), '$0.0050');

@@ -54,6 +54,12 @@ test('results are formatted for the chat', () => {
     { tokens: 5000, threshold: 100000, percent: 5, level: 'ok', estimated: true }]);
   assert.match(cost, /billed: 1200 in \/ 300 out/);
   assert.match(cost, /spend: \$0\.0045/);
+  assert.doesNotMatch(cost, /cached:/);
+  const local = formatSlashResult('cost', [
+    { id: '0193ab2c-1', model: 'qwen2.5-coder', inputTokens: 3300, outputTokens: 40, costUsd: null },
+    { tokens: 3340, threshold: 6144, percent: 54, level: 'ok', estimated: false, local: true, cachedTokens: 3245 }]);
+  assert.match(local, /spend: local model/);
+  assert.match(local, /cached: 3245 prompt tokens of the last request/);
 });
 
 test('todos render as the reference markdown list', () => {

@@ -27,10 +27,9 @@ WIRE: list[tuple[ev.Event, dict[str, Any]]] = [
         ev.ToolFailed("c1", "bash", "boom"),
         {"type": "tool-error", "id": "c1", "name": "bash", "error": "boom"},
     ),
-    (ev.ToolDenied("c1", "bash"), {"type": "tool-denied", "id": "c1", "name": "bash"}),
     (
-        ev.ToolDenied("c2", "write_file", "wrong file"),
-        {"type": "tool-denied", "id": "c2", "name": "write_file", "reason": "wrong file"},
+        ev.ToolDenied("c1", "bash", "User denied this tool call."),
+        {"type": "tool-denied", "id": "c1", "name": "bash", "reason": "User denied this tool call."},
     ),
     (ev.Compacted(40, 12), {"type": "compacted", "before": 40, "after": 12}),
     (ev.Notice("careful"), {"type": "notice", "text": "careful"}),

@@ -1,0 +1,56 @@
+"""Prompt size: what every request carries before the conversation (system prompt + tool schemas).
+
+Estimated tokens (the meter's ``len / 4``) of the full and the compact prompt with every tool,
+as a ratio to the reference's: the prompt recorded against a real llama.cpp server
+(tests/fixtures/realmodel, ~3,260 prompt tokens for a one-word question).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from bench.common import Result
+from shiro_lsp.agent.agents import variant
+from shiro_lsp.agent.context_window import tools_tokens
+from shiro_lsp.agent.engine import plan_turn
+from shiro_lsp.agent.prompt import PromptParts, build_compact_system_prompt, build_system_prompt
+from shiro_lsp.agent.tools import builtin_registry
+from shiro_lsp.agent.tools.session import memory_tools, todo_tool
+from shiro_lsp.context.estimate import estimate_text
+from shiro_lsp.state.memory import ProjectMemory
+from shiro_lsp.state.todos import TaskList
+
+RECORDING = (
+    Path(__file__).resolve().parent.parent
+    / "tests/fixtures/realmodel/qwen2.5-coder-1.5b-instruct-q4_k_m.wire.jsonl"
+)
+WORKSPACE = Path("/home/user/project")
+
+
+def reference_tokens() -> int:
+    body = json.loads(RECORDING.read_text(encoding="utf-8").splitlines()[0])["body"]
+    tools = [t["function"] for t in body["tools"]]
+    return estimate_text(body["messages"][0]["content"]) + estimate_text(json.dumps(tools))
+
+
+def prompt_tokens(compact: bool) -> int:
+    registry = builtin_registry()
+    registry.register(todo_tool(TaskList, lambda: None))
+    with tempfile.TemporaryDirectory() as folder:
+        for tool in memory_tools(ProjectMemory(Path(folder) / "memory.json")):
+            registry.register(tool)
+    plan = plan_turn(variant("default", None), registry, compact=compact)
+    build = build_compact_system_prompt if compact else build_system_prompt
+    prompt = build(PromptParts(workspace=WORKSPACE, tools=plan.specs, can_ask=False))
+    return estimate_text(prompt) + tools_tokens(list(plan.specs))
+
+
+def run() -> list[Result]:
+    reference = reference_tokens()
+    full, compact = prompt_tokens(False), prompt_tokens(True)
+    return [
+        Result(f"full prompt, {full} est. tokens vs the reference's {reference}", full / reference, "x", "<= 1.05x", full <= reference * 1.05),
+        Result(f"compact prompt, {compact} est. tokens vs the reference's {reference}", compact / reference, "x", "<= 0.40x", compact <= reference * 0.40),
+    ]  # fmt: skip

@@ -1,0 +1,184 @@
+"""Tool calls a model wrote as text instead of native ``tool_calls``.
+
+Small and mid-size local models, when their chat template's tool format is not followed, answer
+with the call itself as their whole message::
+
+    {"name": "read_file", "arguments": {"path": "notes.txt"}}
+    ```json
+    {"name": "read_file", "arguments": {"path": "notes.txt"}}
+    ```
+    <tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>
+    [{"name": ...}, {"name": ...}]
+
+``parse_text_tool_calls`` recognises those and nothing else: the WHOLE message must be calls, every
+name must be a tool offered this step, and every input must pass that tool's schema, or at least
+name exactly its fields (then the tool's own check tells the model which value is wrong). Prose, a
+code block among prose, JSON whose shape is anything else, or an unknown tool name stays text.
+
+``TextHold`` decides while the text streams: text that cannot be a call goes out at once; text that
+may still become one is held back until the step ends, so the user never sees a call as an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from shiro_lsp.agent.tools.base import JsonObject, ToolError, ToolSpec, validate_input
+from shiro_lsp.config import ToolCallFormat as ToolCallFormat
+
+CALL_KEYS = frozenset({"name", "arguments", "parameters", "id", "type", "function"})
+_FENCE = re.compile(
+    r"^```[ \t]*(?:json|tool_call|tool_code|javascript|js)?[ \t]*\n(?P<body>.*?)\n?```$", re.S
+)
+_HERMES = re.compile(r"<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>|$)", re.S)
+# What a call can start like: an optional fence or <tool_call> tag, then `{` or `[{`, then a call key.
+_MAY_BE_CALL = re.compile(
+    r'^(?:```[ \t]*[a-z_]*[ \t]*\n\s*|<tool_call>\s*)?\[?\s*\{\s*"(?:name|type|function)"\s*:', re.S
+)
+_DECIDE_AFTER = 64  # characters of a message after which a non-matching start is surely text
+
+
+@dataclass(frozen=True)
+class TextCall:
+    name: str
+    input: JsonObject
+
+
+def parse_text_tool_calls(text: str, tools: Mapping[str, ToolSpec]) -> list[TextCall] | None:
+    """The tool calls ``text`` consists of, or None when it is anything else."""
+    stripped = text.strip()
+    if not stripped or not tools:
+        return None
+    payloads = _payloads(stripped)
+    if payloads is None:
+        return None
+    calls: list[TextCall] = []
+    for payload in payloads:
+        try:
+            value = json.loads(payload)
+        except json.JSONDecodeError:
+            return None
+        for item in value if isinstance(value, list) else [value]:
+            call = _call_of(item, tools)
+            if call is None:
+                return None
+            calls.append(call)
+    return calls or None
+
+
+def _payloads(text: str) -> list[str] | None:
+    if text.startswith("<tool_call>"):
+        bodies = [m.group("body") for m in _HERMES.finditer(text)]
+        leftover = _HERMES.sub("", text).strip()
+        return bodies if bodies and not leftover else None
+    fenced = _FENCE.match(text)
+    if fenced:
+        inner = fenced.group("body").strip()
+        return [inner] if "```" not in inner else None
+    if text[0] in "[{":
+        return [text]
+    return None
+
+
+def _call_of(item: Any, tools: Mapping[str, ToolSpec]) -> TextCall | None:
+    if not isinstance(item, dict) or not set(item) <= CALL_KEYS:
+        return None
+    if isinstance(item.get("function"), dict):  # OpenAI's own shape: {"type": "function", "function": {...}}
+        item = item["function"]
+        if not set(item) <= CALL_KEYS:
+            return None
+    name = item.get("name")
+    spec = tools.get(name) if isinstance(name, str) else None
+    if spec is None:
+        return None
+    arguments = item.get("arguments", item.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            return None
+    fitting: TextCall | None = None
+    for candidate in _candidates(arguments, spec):
+        try:
+            return TextCall(spec.name, validate_input(spec, candidate))
+        except ToolError:
+            if fitting is None and _fits(spec, candidate):
+                fitting = TextCall(spec.name, candidate)
+    # The right fields with a wrong value (offset 0) is still a call: the tool says what is wrong.
+    return fitting
+
+
+def _fits(spec: ToolSpec, arguments: Any) -> bool:
+    """The arguments name only the tool's fields and all its required ones (values unchecked)."""
+    if not isinstance(arguments, dict):
+        return False
+    properties = spec.parameters.get("properties") or {}
+    required = spec.parameters.get("required") or []
+    return set(arguments) <= set(properties) and set(required) <= set(arguments)
+
+
+def _candidates(arguments: Any, spec: ToolSpec) -> list[Any]:
+    """The arguments, and the one repair small models need: a bare list for a tool's one array field."""
+    candidates = [arguments]
+    if isinstance(arguments, list):
+        properties = spec.parameters.get("properties") or {}
+        arrays = [k for k, v in properties.items() if isinstance(v, dict) and v.get("type") == "array"]
+        required = spec.parameters.get("required") or []
+        if len(arrays) == 1 and set(required) <= set(arrays):
+            candidates.append({arrays[0]: arguments})
+    return candidates
+
+
+class TextHold:
+    """Streams a step's text, holding it back while it may still turn out to be a tool call."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.held = ""
+        self.released = not enabled
+
+    def feed(self, delta: str) -> str:
+        """What to show now."""
+        if self.released:
+            return delta
+        self.held += delta
+        start = self.held.lstrip()
+        if not start:
+            return ""
+        if may_be_call(start):
+            return ""
+        return self.release()
+
+    def release(self) -> str:
+        """Give up holding: everything held, to show now."""
+        self.released = True
+        out, self.held = self.held, ""
+        return out
+
+
+_OPENINGS = ('{"name":', '[{"name":', '{"type":', '{"function":', '[{"type":', '[{"function":')
+_FENCED = tuple(
+    f"```{lang}{opening}" for lang in ("", "json", "tool_call", "tool_code") for opening in _OPENINGS
+)
+_TAGGED = tuple(f"<tool_call>{opening}" for opening in _OPENINGS)
+_PREFIXES = (*_TAGGED, *_FENCED, *_OPENINGS)
+
+
+def may_be_call(start: str) -> bool:
+    """Whether a message beginning with ``start`` (no leading blanks) can still be a tool call."""
+    if _MAY_BE_CALL.match(start):
+        return True
+    if len(start) > _DECIDE_AFTER:
+        return False
+    compact = re.sub(r"\s+", "", start)
+    return any(prefix.startswith(compact) for prefix in _PREFIXES)
+
+
+def text_call_notice(calls: list[TextCall]) -> str:
+    names = ", ".join(dict.fromkeys(c.name for c in calls))
+    plural = "s" if len(calls) != 1 else ""
+    return f"The model wrote its tool call{plural} as text ({names}); Shiro recognised and ran {'them' if plural else 'it'}."

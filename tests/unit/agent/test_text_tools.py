@@ -1,0 +1,148 @@
+"""Tool calls written as text: recognised only when the whole message is calls to offered tools."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakes.recorded import exchange
+from shiro_lsp.agent.text_tools import TextHold, parse_text_tool_calls
+from shiro_lsp.agent.tools import builtin_registry
+from shiro_lsp.agent.tools.session import todo_tool
+from shiro_lsp.state.todos import TaskList
+
+REGISTRY = builtin_registry()
+REGISTRY.register(todo_tool(TaskList, lambda: None))
+TOOLS = {spec.name: spec for spec in REGISTRY.specs()}
+
+
+def names(text: str) -> list[str] | None:
+    calls = parse_text_tool_calls(text, TOOLS)
+    return None if calls is None else [c.name for c in calls]
+
+
+@pytest.mark.parametrize(
+    ("model", "n", "tool"),
+    [
+        ("0.5b", 2, "read_file"),  # bare JSON
+        ("0.5b", 3, "todo_write"),  # pretty-printed bare JSON
+        ("1.5b", 2, "read_file"),  # ```json fence
+        ("1.5b", 3, "todo_write"),  # arguments as a bare list: the todos field
+        ("1.5b", 4, "write_file"),
+    ],
+)
+def test_the_recorded_text_calls_are_recognised(model: str, n: int, tool: str) -> None:
+    calls = parse_text_tool_calls(exchange(model, n).text, TOOLS)
+    assert calls is not None and [c.name for c in calls] == [tool]
+
+
+def test_a_list_for_the_one_array_field_is_repaired() -> None:
+    (call,) = parse_text_tool_calls(exchange("1.5b", 3).text, TOOLS) or []
+    assert [t["content"] for t in call.input["todos"]] == [
+        "parse a --verbose flag in cli.py",
+        "print debug output when it is set",
+        "add a test",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("model", "n"),
+    [
+        ("0.5b", 1),  # "Paris"
+        ("0.5b", 4),  # an ```xml block echoing the tool schema
+        ("0.5b", 5),  # a call to "read_notes.txt", which is no tool
+        ("1.5b", 6),  # empty fences
+    ],
+)
+def test_the_recorded_answers_that_are_not_calls_stay_text(model: str, n: int) -> None:
+    assert parse_text_tool_calls(exchange(model, n).text, TOOLS) is None
+
+
+def test_hermes_tags_arrays_and_string_arguments() -> None:
+    call = {"name": "read_file", "arguments": json.dumps({"path": "a.py"})}
+    assert names(f"<tool_call>\n{json.dumps(call)}\n</tool_call>") == ["read_file"]
+    two = f"<tool_call>{json.dumps(call)}</tool_call>\n<tool_call>{json.dumps(call)}</tool_call>"
+    assert names(two) == ["read_file", "read_file"]
+    assert names(json.dumps([call, {"name": "glob", "arguments": {"pattern": "*.py"}}])) == [
+        "read_file",
+        "glob",
+    ]
+    openai_shape = {"type": "function", "function": {"name": "list_dir", "arguments": "{}"}}
+    assert names(json.dumps(openai_shape)) == ["list_dir"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # JSON the user asked for: another shape
+        '```json\n{"name": "Alice", "age": 30}\n```',
+        '{"name": "shiro", "version": "0.1.0", "dependencies": {}}',
+        # a call among prose is an explanation, not a call
+        'To read it I would call:\n```json\n{"name": "read_file", "arguments": {"path": "a"}}\n```',
+        '{"name": "read_file", "arguments": {"path": "a"}} is how you call it.',
+        # a known name with input that fails the schema
+        '{"name": "read_file", "arguments": {"file": "a"}}',
+        # an unknown tool
+        '{"name": "delete_everything", "arguments": {}}',
+        # extra keys: some other JSON document
+        '{"name": "read_file", "arguments": {"path": "a"}, "description": "reads"}',
+        # two fenced blocks with prose between
+        '```json\n{"name": "glob", "arguments": {"pattern": "*"}}\n```\nand\n```json\n{}\n```',
+        "plain prose",
+        "",
+    ],
+)
+def test_anything_else_stays_text(text: str) -> None:
+    assert names(text) is None
+
+
+def test_only_offered_tools_count() -> None:
+    call = '{"name": "bash", "arguments": {"command": "ls"}}'
+    assert names(call) == ["bash"]
+    assert parse_text_tool_calls(call, {k: v for k, v in TOOLS.items() if k != "bash"}) is None
+
+
+def feed_all(hold: TextHold, pieces: list[str]) -> str:
+    return "".join(hold.feed(p) for p in pieces)
+
+
+def test_prose_streams_at_once() -> None:
+    hold = TextHold(enabled=True)
+    assert hold.feed("Paris") == "Paris"
+    assert hold.feed(" is the capital.") == " is the capital."
+
+
+def test_a_code_block_in_another_language_streams_at_once() -> None:
+    hold = TextHold(enabled=True)
+    assert feed_all(hold, ["```", "python\n", "print(1)"]) == "```python\nprint(1)"
+
+
+def test_what_may_be_a_call_is_held_until_the_step_ends() -> None:
+    hold = TextHold(enabled=True)
+    recorded = exchange("1.5b", 2)
+    pieces = [
+        json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
+        for line in recorded.lines
+        if line.startswith("data: {") and json.loads(line[6:])["choices"]
+    ]
+    assert feed_all(hold, pieces) == ""
+    assert hold.release() == recorded.text
+
+
+def test_json_of_another_shape_is_released_once_it_shows() -> None:
+    hold = TextHold(enabled=True)
+    shown = feed_all(hold, ["```json\n", '{"na', 'me": "Alice", "age": 30}'])
+    assert shown == ""  # '{"name":' may still be a call
+    hold2 = TextHold(enabled=True)
+    assert feed_all(hold2, ["```json\n", '{"users": [1, 2]}']) == '```json\n{"users": [1, 2]}'
+
+
+def test_native_mode_holds_nothing() -> None:
+    hold = TextHold(enabled=False)
+    assert hold.feed('{"name": "read_file"') == '{"name": "read_file"'
+
+
+def test_a_hermes_call_is_held_from_its_first_characters() -> None:
+    hold = TextHold(enabled=True)
+    assert feed_all(hold, ["<tool", "_call>\n{", '\n  "na', 'me": "glob"']) == ""

@@ -284,7 +284,7 @@ async def test_a_deny_reason_reaches_the_model(
     (approval,) = client.approvals
     assert approval["preview"]["before"] == "mine\n" and approval["preview"]["after"] is None
     (denied,) = tool_events(client, result["taskId"], "tool-denied")
-    assert denied["reason"] == "use tabs, not spaces"
+    assert denied["reason"] == "User denied this tool call. Their reason: use tabs, not spaces"
     assert "use tabs, not spaces" in json.dumps(model_bodies(fake)[1])
     assert (workspace / "keep.txt").read_text() == "mine\n"
 

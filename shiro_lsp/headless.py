@@ -64,6 +64,11 @@ class HeadlessFrontend:
             self._line(f"[tool-error] {event['name']}: {event['error']}")
         elif kind == "notice":
             self._line(f"[notice] {event['text']}")
+        elif kind == "retry":
+            self._line(
+                f"[retry] in {event['delaySeconds']:g} s (attempt {event['attempt']} of "
+                f"{event['maxAttempts']}): {event['reason']}"
+            )
         elif kind == "compacted":
             self._line(f"[compacted] {event['before']} messages pruned to {event['after']}")
         elif kind == "error":

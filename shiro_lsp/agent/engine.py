@@ -29,6 +29,7 @@ from shiro_lsp.agent.providers.types import (
     ModelClient,
     ModelRequest,
     Notice,
+    Retrying,
     ProviderError,
     ReasoningDelta,
     StepFinished,
@@ -226,6 +227,16 @@ class Turn:
                 step.calls.append(event)
             elif isinstance(event, Notice):
                 self.emit({"type": "notice", "text": event.text})
+            elif isinstance(event, Retrying):
+                self.emit(
+                    {
+                        "type": "retry",
+                        "attempt": event.attempt,
+                        "maxAttempts": event.max_attempts,
+                        "delaySeconds": event.delay_seconds,
+                        "reason": event.reason,
+                    }
+                )
             elif isinstance(event, StepFinished):
                 step.message, step.usage = event.message, event.usage
                 self._count(event.usage)

@@ -171,6 +171,7 @@ class ChatEvent(Wire):
         "tool-denied",
         "compacted",
         "notice",
+        "retry",
         "error",
         "done",
     ]
@@ -182,7 +183,17 @@ class ChatEvent(Wire):
     files: list[ChangedFile] | None = Field(
         default=None, description="tool-result of a tool that changed files: each file it changed."
     )
-    reason: str | None = Field(default=None, description="tool-denied: the reason the user gave, if any.")
+    reason: str | None = Field(
+        default=None,
+        description="tool-denied: the reason the user gave, if any. retry: the error that is retried, in words.",
+    )
+    attempt: int | None = Field(
+        default=None, description="retry: the attempt about to be made after the wait (2 = the first retry)."
+    )
+    max_attempts: int | None = Field(default=None, description="retry: the attempts allowed (maxRetries + 1).")
+    delay_seconds: float | None = Field(
+        default=None, description="retry: how long Shiro waits before that attempt (retry-after or backoff)."
+    )
 
 
 class EventNotification(Wire):

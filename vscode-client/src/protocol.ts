@@ -60,8 +60,10 @@ export interface ChatResult { sessionId: string; taskId: string; stopReason: Sto
 /** Engine events (spec §7.5). Tool ids/names arrive as `id`/`name` (reference) or `toolCallId`/`toolName`. */
 export interface EngineEvent {
   type: 'text' | 'reasoning' | 'tool-start' | 'tool-call' | 'tool-output' | 'tool-result' | 'tool-error'
-    | 'tool-denied' | 'compacted' | 'notice' | 'error' | 'done' | string;
+    | 'tool-denied' | 'compacted' | 'notice' | 'retry' | 'error' | 'done' | string;
   text?: string;
+  /** retry: the attempt after the wait (2 = the first retry), of maxAttempts; the wait; the error in words. */
+  attempt?: number; maxAttempts?: number; delaySeconds?: number; reason?: string;
   id?: string; toolCallId?: string;
   name?: string; toolName?: string;
   input?: unknown;

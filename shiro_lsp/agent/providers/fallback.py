@@ -16,6 +16,7 @@ from shiro_lsp.agent.providers.types import (
     ModelEvent,
     ModelRequest,
     Notice,
+    Retrying,
     ProviderError,
 )
 
@@ -69,7 +70,7 @@ class FallbackClient:
             delivered = False
             try:
                 async for event in client.stream(request):
-                    delivered = True
+                    delivered = delivered or not isinstance(event, Retrying)
                     yield event
                 return
             except ProviderError as error:

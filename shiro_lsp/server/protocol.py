@@ -190,7 +190,9 @@ class ChatEvent(Wire):
     attempt: int | None = Field(
         default=None, description="retry: the attempt about to be made after the wait (2 = the first retry)."
     )
-    max_attempts: int | None = Field(default=None, description="retry: the attempts allowed (maxRetries + 1).")
+    max_attempts: int | None = Field(
+        default=None, description="retry: the attempts allowed (maxRetries + 1)."
+    )
     delay_seconds: float | None = Field(
         default=None, description="retry: how long Shiro waits before that attempt (retry-after or backoff)."
     )

@@ -46,7 +46,10 @@ async def test_a_rate_limit_and_a_server_error_are_retried_with_an_event_each(
     assert result["stopReason"] == "done" and result["error"] is None
     events = client.events(result["taskId"])
     retries = [e for e in events if e["type"] == "retry"]
-    assert [(e["attempt"], e["maxAttempts"], e["delaySeconds"]) for e in retries] == [(2, 4, 0.05), (3, 4, 0.02)]
+    assert [(e["attempt"], e["maxAttempts"], e["delaySeconds"]) for e in retries] == [
+        (2, 4, 0.05),
+        (3, 4, 0.02),
+    ]
     assert "429" in retries[0]["reason"] and "503" in retries[1]["reason"]
     assert types_of(events)[:2] == ["retry", "retry"] and text_of(events) == "ok"
     assert len(fake.requests) == 3

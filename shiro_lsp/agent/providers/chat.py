@@ -56,9 +56,7 @@ _FINISH: dict[str, FinishReason] = {
 class ChatClient:
     """A ``ModelClient`` on ``client.chat.completions``."""
 
-    def __init__(
-        self, client: openai.AsyncOpenAI, *, official: bool = False, max_retries: int = 0
-    ) -> None:
+    def __init__(self, client: openai.AsyncOpenAI, *, official: bool = False, max_retries: int = 0) -> None:
         self._client = client
         self._official = official
         self.max_retries = max_retries

@@ -16,8 +16,8 @@ from shiro_lsp.agent.providers.types import (
     ModelEvent,
     ModelRequest,
     Notice,
-    Retrying,
     ProviderError,
+    Retrying,
 )
 
 FALLBACK_STATUSES = frozenset({400, 404, 405, 415, 422, 501})

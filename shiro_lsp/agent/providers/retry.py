@@ -9,6 +9,7 @@ Only opening the call is retried: a stream that breaks after it started is not (
 from __future__ import annotations
 
 import random
+
 from shiro_lsp.agent.providers.errors import provider_error, retry_after_header
 from shiro_lsp.agent.providers.types import ProviderError, Retrying
 

@@ -95,9 +95,7 @@ class StepFinished:
     finish_reason: FinishReason
 
 
-ModelEvent = (
-    TextDelta | ReasoningDelta | ToolInputStart | ToolCallReady | Notice | Retrying | StepFinished
-)
+ModelEvent = TextDelta | ReasoningDelta | ToolInputStart | ToolCallReady | Notice | Retrying | StepFinished
 
 
 @dataclass(frozen=True)

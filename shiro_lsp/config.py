@@ -16,6 +16,7 @@ DEFAULT_APPROVAL_TIMEOUT_MS = 300_000
 Api = Literal["responses", "chat", "auto"]
 AgentName = Literal["default", "quick", "deep", "plan", "review"]
 Thinking = Literal["off", "low", "medium", "high", "max"]
+BashSandbox = Literal["off", "auto", "required"]
 
 
 class Settings(BaseModel):
@@ -33,6 +34,9 @@ class Settings(BaseModel):
     approval_timeout_ms: int = Field(default=DEFAULT_APPROVAL_TIMEOUT_MS, gt=0)
     trusted: bool = True
     max_retries: int = Field(default=3, ge=0, le=10)
+    # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
+    bash_sandbox: BashSandbox = "off"
+    bash_sandbox_network: bool = False
     # Per-tool permission rules (spec §7.4): {"bash": {"git *": "allow", "rm *": "deny"}, "write_file": "ask"}.
     permissions: dict[str, str | dict[str, str]] = Field(default_factory=dict)
 
@@ -71,3 +75,14 @@ def load_settings(
             first = error.errors()[0]
             problems.append(f'Ignored the setting "{key}": {first["msg"]}.')
     return Settings.model_validate(current), problems
+
+
+def secret_values(settings: Settings, env: Mapping[str, str] | None = None) -> list[str]:
+    """The configured credentials: kept out of commands' environments and cut out of tool output."""
+    environ = os.environ if env is None else env
+    values = [settings.api_key, environ.get("OPENAI_API_KEY")]
+    for url in (settings.base_url, environ.get("OPENAI_BASE_URL")):
+        if url and "@" in url and "://" in url:
+            userinfo = url.split("://", 1)[1].split("@", 1)[0]
+            values += [userinfo, *userinfo.split(":", 1)]
+    return [v for v in values if v]

@@ -38,7 +38,8 @@ from shiro_lsp.agent.providers.types import (
     ToolInputStart,
     Usage,
 )
-from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments
+from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments, sandbox
+from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.messages import Message
 
@@ -75,6 +76,7 @@ class ApprovalRequest:
     matched_pattern: str | None
     suggested_pattern: str
     repeated: bool
+    warning: str | None = None
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Decision]]
@@ -117,6 +119,14 @@ class TurnSetup:
     workspace: Path
     approver: Approver = deny_all
     reservation: Reservation | None = None
+    redactor: Redactor = field(default_factory=Redactor)
+    """Cuts secrets (known key formats, the configured keys) out of every tool result."""
+    sandbox: str = "off"
+    sandbox_network: bool = False
+
+    def bash_warning(self) -> str:
+        """What a bash approval card says about where the command runs (sandboxed or not)."""
+        return sandbox.warning(self.sandbox, self.sandbox_network)
 
 
 @dataclass
@@ -294,18 +304,25 @@ class Turn:
             )
             return self._tool_error(call, error.message)
         self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
-        if not await self._permitted(call, input):
-            return _result_part(call, DENIED_OUTPUT, error=True)
+        refused = await self._permitted(call, input)
+        if refused is not None:
+            return _result_part(call, refused, error=True)
+        redact = self.setup.redactor.redact
         ctx = ToolContext(
             workspace=self.setup.workspace,
-            on_output=lambda chunk: self.emit({"type": "tool-output", "id": call.call_id, "chunk": chunk}),
+            on_output=lambda chunk: self.emit(
+                {"type": "tool-output", "id": call.call_id, "chunk": redact(chunk)}
+            ),
             call_id=call.call_id,
+            redactor=self.setup.redactor,
+            sandbox=self.setup.sandbox,
+            sandbox_network=self.setup.sandbox_network,
         )
         try:
             async with self._reserve(call.name):
-                output = await registry.run(call.name, input, ctx)
+                output = redact(await registry.run(call.name, input, ctx))
         except ToolError as error:
-            return self._tool_error(call, error.message)
+            return self._tool_error(call, redact(error.message))
         self.emit({"type": "tool-result", "id": call.call_id, "name": call.name, "output": output})
         return _result_part(call, output)
 
@@ -318,25 +335,37 @@ class Turn:
             return self.setup.reservation()
         return nullcontext()
 
-    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> bool:
+    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> str | None:
+        """None when the call may run, else what the model reads instead of a result."""
         verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard)
         if verdict.decision == "allow":
-            return True
+            return None
         if verdict.decision == "deny":
             if verdict.reason:
                 self.emit({"type": "notice", "text": verdict.reason})
             self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
-            return False
+            return verdict.reason or DENIED_OUTPUT
         request = ApprovalRequest(
-            call.name, input, verdict.matched_pattern, verdict.suggested_pattern, verdict.repeated
+            call.name,
+            input,
+            verdict.matched_pattern,
+            verdict.suggested_pattern,
+            verdict.repeated,
+            await self._warning(call.name, verdict.warning),
         )
         decision = await self._ask(request)
-        if decision == "always":
+        if decision == "always" and verdict.warning is None:
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
         if decision == "deny":
             self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
-            return False
-        return True
+            return DENIED_OUTPUT
+        return None
+
+    async def _warning(self, tool_name: str, specific: str | None) -> str | None:
+        parts = [specific] if specific else []
+        if tool_name == "bash":  # the first call probes bubblewrap: off the loop
+            parts.append(await asyncio.to_thread(self.setup.bash_warning))
+        return " ".join(parts) or None
 
     async def _ask(self, request: ApprovalRequest) -> Decision:
         try:

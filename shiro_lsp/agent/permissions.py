@@ -31,6 +31,8 @@ from typing import TypeGuard
 
 from shiro_lsp.agent.tools import KNOWN_SPECS, builtin_registry
 from shiro_lsp.agent.tools.base import JsonObject, RuleDecision, RuleEntry, ToolRegistry, ToolRules, ToolSpec
+from shiro_lsp.agent.tools.secrets import command_reads_secrets, is_secret_path, secrets_warning
+from shiro_lsp.agent.tools.secrets import refusal as secrets_refusal
 
 Decision = RuleDecision
 Rules = dict[str, RuleEntry]
@@ -44,6 +46,9 @@ AUTO_APPROVED: frozenset[str] = frozenset(name for name, spec in KNOWN_SPECS.ite
 
 DEFAULT_RULES: Rules = {name: spec.default_rule for name, spec in KNOWN_SPECS.items()}
 """The rule for each of Shiro's own tools when the config says nothing about it."""
+
+PATH_READERS: frozenset[str] = frozenset({"read_file", "read_many_files"})
+"""Tools whose refusal of a secrets file is explained to the model as such."""
 
 
 def is_decision(value: object) -> TypeGuard[Decision]:
@@ -217,6 +222,8 @@ class Verdict:
     suggested_pattern: str = "*"
     """What ``always`` would grant: ``<first word> *`` for bash, else ``*``."""
     repeated: bool = False
+    warning: str | None = None
+    """What the approval card must say besides the call (a command that reads a secrets file)."""
 
 
 def _default_subjects(input: JsonObject) -> list[str]:
@@ -295,6 +302,9 @@ class PermissionPolicy:
                 reason = f'Refused by the permission rule {tool_name}: "{resolved.pattern}" = deny.'
             else:
                 reason = f"Refused by the permission rules: {tool_name} is denied."
+            secret = next((s for s in subjects if tool_name in PATH_READERS and is_secret_path(s)), None)
+            if secret is not None:
+                reason = f"{secrets_refusal(secret)} ({reason})"
             return Verdict("deny", reason, resolved.pattern, suggested)
 
         decision, pattern = resolved.decision, resolved.pattern
@@ -311,4 +321,17 @@ class PermissionPolicy:
             seen = repeat_guard.count(tool_name, input)
             if decision == "allow" and seen >= REPEAT_LIMIT:
                 return Verdict("ask", None, pattern, suggested, repeated=True)
+        warning = secrets_reading_warning(tool_name, input)
+        if warning is not None:
+            # Whatever a rule, a grant or yolo said: a command that names a secrets file asks.
+            return Verdict("ask", None, pattern, suggested, warning=warning)
         return Verdict(decision, None, pattern, suggested)
+
+
+def secrets_reading_warning(tool_name: str, input: JsonObject) -> str | None:
+    """For bash: the warning for a command that visibly reads a secrets file, else None."""
+    command = input.get("command")
+    if tool_name != "bash" or not isinstance(command, str):
+        return None
+    files = command_reads_secrets(command)
+    return secrets_warning(files) if files else None

@@ -32,8 +32,9 @@ from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_ins
 from shiro_lsp.agent.providers.factory import make_client
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
+from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
-from shiro_lsp.config import Settings
+from shiro_lsp.config import Settings, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request, compacted_history
 from shiro_lsp.errors import ShiroError
@@ -228,6 +229,9 @@ class AgentRuntime:
             workspace=self.workspace,
             approver=approve,
             reservation=self.reservation,
+            redactor=Redactor.of(secret_values(s)),
+            sandbox=s.bash_sandbox,
+            sandbox_network=s.bash_sandbox_network,
         )
 
     def grants(self, session: LiveSessionLike) -> Grants:

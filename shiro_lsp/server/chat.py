@@ -96,6 +96,7 @@ class LspFrontend:
             matched_pattern=request.matched_pattern,
             suggested_pattern=request.suggested_pattern,
             repeated=request.repeated,
+            warning=request.warning,
         )
         timeout = self.server.shiro.settings.approval_timeout_ms / 1000
         try:

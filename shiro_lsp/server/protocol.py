@@ -240,6 +240,14 @@ class ApproveParams(Wire):
     matched_pattern: str | None = None
     suggested_pattern: str
     repeated: bool
+    warning: str | None = Field(
+        default=None,
+        description=(
+            "Shown on the approval card: for bash, whether it runs sandboxed or with the user's full "
+            "access (secrets and files outside the workspace included), and a warning when the "
+            "command reads a secrets file."
+        ),
+    )
     preview: FilePreview | None = Field(
         default=None, description="File tools (write_file, edit_file, multi_edit, move_file, delete_file)."
     )

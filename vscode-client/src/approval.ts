@@ -20,7 +20,7 @@ export function approvalCard(p: ApproveParams): ApprovalCard {
     title: `Allow ${p.toolName}?`,
     input: describeInput(p.input),
     matched: p.matchedPattern ? `matched ${p.toolName}: "${p.matchedPattern}"` : undefined,
-    warning: p.repeated ? 'This is a repeated identical call in this turn.' : undefined,
+    warning: cardWarning(p),
     preview: approvalPreview(p),
     buttons: [
       { label: 'Allow once', decision: 'once' },
@@ -28,6 +28,13 @@ export function approvalCard(p: ApproveParams): ApprovalCard {
       { label: 'Deny', decision: 'deny' },
     ],
   };
+}
+
+/** The server's warning (bash: sandboxed or not, secrets files) and the repeat note, as one line each. */
+export function cardWarning(p: ApproveParams): string | undefined {
+  const lines = [p.warning, p.repeated ? 'This is a repeated identical call in this turn.' : undefined];
+  const text = lines.filter((l): l is string => typeof l === 'string' && l.length > 0).join('\n');
+  return text || undefined;
 }
 
 /** Whatever the webview sends, only an exact known decision allows anything: approvals fail closed. */

@@ -16,6 +16,9 @@ export function initializationOptions(
   if (typeof threshold === 'number' && threshold > 0) options.compactThreshold = threshold;
   const memory = cfg.get<boolean>('memory'); if (typeof memory === 'boolean') options.memory = memory;
   const timeout = cfg.get<number>('approvalTimeoutMs'); if (typeof timeout === 'number' && timeout > 0) options.approvalTimeoutMs = timeout;
+  const sandbox = text('bashSandbox');
+  if (sandbox === 'off' || sandbox === 'auto' || sandbox === 'required') options.bashSandbox = sandbox;
+  const network = cfg.get<boolean>('bashSandboxNetwork'); if (typeof network === 'boolean') options.bashSandboxNetwork = network;
   if (apiKey) options.apiKey = apiKey;
   return options;
 }

@@ -82,6 +82,8 @@ export type Decision = 'once' | 'always' | 'deny';
 export interface ApproveParams {
   taskId: string; toolName: string; input: unknown;
   matchedPattern?: string; suggestedPattern: string; repeated: boolean;
+  /** bash: whether it runs sandboxed or with full access; a command that reads a secrets file. */
+  warning?: string | null;
   /** File tools: what the call would do to the file (v2). */
   preview?: FilePreview | null;
   /** Multi-file calls (apply_patch): every file; `preview` is the first. */
@@ -146,6 +148,8 @@ export interface InitializationOptions {
   home?: string; model?: string; baseUrl?: string; apiKey?: string; api?: 'responses' | 'chat' | 'auto';
   agent?: string; thinking?: string; compactThreshold?: number; memory?: boolean; approvalTimeoutMs?: number;
   trusted?: boolean;
+  /** bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or not at all). */
+  bashSandbox?: 'off' | 'auto' | 'required'; bashSandboxNetwork?: boolean;
 }
 
 /** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. */

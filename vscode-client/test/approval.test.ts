@@ -21,6 +21,14 @@ test('the card names the tool, shows the input and offers Allow once / Always / 
   assert.match(card.warning ?? '', /repeated/);
 });
 
+test('the server\'s warning (unsandboxed bash, secrets files) is on the card, with the repeat note', () => {
+  const warning = 'bash runs unsandboxed: the command has your full access to every file you can read or change';
+  const card = approvalCard({ ...params, warning });
+  assert.match(card.warning ?? '', /^bash runs unsandboxed: the command has your full access/);
+  assert.match(card.warning ?? '', /repeated identical call/);
+  assert.equal(approvalCard({ ...params, repeated: false, warning: null }).warning, undefined);
+});
+
 test('only an exact known decision allows; anything else denies (fail closed)', () => {
   assert.equal(toDecision('once'), 'once');
   assert.equal(toDecision('always'), 'always');

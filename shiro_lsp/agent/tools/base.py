@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
+from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.errors import describe_problem, describe_problems
 
 if TYPE_CHECKING:
@@ -187,6 +188,11 @@ class ToolContext:
     on_output: Callable[[str], None] = field(default=lambda _chunk: None)
     interrupt: asyncio.Event = field(default_factory=asyncio.Event)
     call_id: str = ""
+    redactor: Redactor = field(default_factory=Redactor)
+    """The secrets policy's redactor: its ``values`` are the configured keys (kept out of bash's env)."""
+    sandbox: str = "off"
+    """How bash runs: ``off`` (unsandboxed), ``auto`` (bubblewrap when it works), ``required``."""
+    sandbox_network: bool = False
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[str]]

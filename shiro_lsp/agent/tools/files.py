@@ -7,7 +7,8 @@ Reads never hold more than about one result's worth of text, however large the f
 from __future__ import annotations
 
 import asyncio
-import os
+import contextlib
+import io
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Annotated
@@ -25,8 +26,13 @@ from shiro_lsp.agent.tools.base import (
     field_subject,
     typed_tool,
 )
-from shiro_lsp.agent.tools.ignore import SECRET_FILE_EXCEPTIONS, SECRET_FILE_PATTERNS
-from shiro_lsp.agent.tools.jail import resolve_in_workspace
+from shiro_lsp.agent.tools.jail import Roots, locate, reading, relative_posix, write_atomic
+from shiro_lsp.agent.tools.secrets import (
+    SECRET_FILE_EXCEPTIONS,
+    SECRET_FILE_PATTERNS,
+    is_secret_path,
+    refusal,
+)
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -42,15 +48,23 @@ def is_binary(path: Path) -> bool:
         return b"\x00" in f.read(SNIFF_BYTES)
 
 
-def _existing_text_file(workspace: Path, path: str) -> Path:
-    resolved = resolve_in_workspace(workspace, path)
-    if resolved.is_dir():
-        raise ToolError(f"{path} is a directory, not a file. Use list_dir to see what is in it.")
-    if not resolved.is_file():
-        raise ToolError(f"No such file: {path}")
-    if is_binary(resolved):
-        raise ToolError(f"{path} is a binary file, not text. Use bash if you need to inspect it.")
-    return resolved
+def refuse_secrets(workspace: Roots, path: str) -> None:
+    """The one check every reading tool makes: the given path and the resolved one."""
+    root, resolved = locate(workspace, path)
+    if is_secret_path(path, relative_posix(root, resolved)):
+        raise ToolError(refusal(path))
+
+
+@contextlib.contextmanager
+def open_text(workspace: Roots, path: str, *, newline: str | None = None) -> Iterator[IO[str]]:
+    """An existing text file opened through the jail for the model to read (secrets refused)."""
+    refuse_secrets(workspace, path)
+    with reading(workspace, path) as (_, handle):
+        if b"\x00" in handle.read(SNIFF_BYTES):
+            raise ToolError(f"{path} is a binary file, not text. Use bash if you need to inspect it.")
+        handle.seek(0)
+        with io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline=newline) as text:
+            yield text
 
 
 def _bounded_lines(f: IO[str]) -> Iterator[tuple[str, bool]]:
@@ -75,11 +89,10 @@ def _bounded_lines(f: IO[str]) -> Iterator[tuple[str, bool]]:
 
 def read_numbered(workspace: Path, path: str, offset: int = 1, limit: int = DEFAULT_LIMIT) -> str:
     """Lines ``offset..offset+limit-1`` numbered like ``cat -n``: 6-column number, a tab, the line."""
-    resolved = _existing_text_file(workspace, path)
     out: list[str] = []
     used = 0
     number = 0
-    with resolved.open("r", encoding="utf-8", errors="replace") as f:
+    with open_text(workspace, path) as f:
         lines = _bounded_lines(f)
         for number, (text, cut) in enumerate(lines, start=1):
             if number < offset:
@@ -158,20 +171,13 @@ async def read_many_files(input: ReadManyFilesInput, ctx: ToolContext) -> str:
     return "\n\n".join(blocks)
 
 
-def _write_text(target: Path, content: str) -> None:
-    """Write in place without following a symlink at the final component."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(target, flags, 0o666)
-    except OSError as exc:
-        raise ToolError(f"Cannot write {target.name}: {exc.strerror}") from exc
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(content)
+def _write_text(workspace: Roots, path: str, content: str) -> None:
+    """Replace the file whole through the jail (temp file + rename inside the opened parent)."""
+    write_atomic(workspace, path, content.encode("utf-8"))
 
 
-def _read_exact(path: Path) -> str:
-    with path.open("r", encoding="utf-8", errors="replace", newline="") as f:
+def _read_exact(workspace: Roots, path: str) -> str:
+    with open_text(workspace, path, newline="") as f:
         return f.read()
 
 
@@ -184,11 +190,16 @@ def _collapsed(before: str, after: str) -> bool:
 
 
 def write_sync(workspace: Path, path: str, content: str) -> str:
-    target = resolve_in_workspace(workspace, path)
+    target = locate(workspace, path)[1]
     if target.is_dir():
         raise ToolError(f"{path} is a directory; give a file path.")
-    before = _read_exact(target) if target.is_file() and not is_binary(target) else None
-    _write_text(target, content)
+    before: str | None = None
+    if target.is_file():
+        try:
+            before = _read_exact(workspace, path)
+        except ToolError:
+            before = None  # binary, or a secrets file: overwriting it is the user's call (approval)
+    _write_text(workspace, path, content)
     message = f"Wrote {len(content)} chars to {path}"
     if before is not None and _collapsed(before, content):
         old_lines, new_lines = before.count("\n") + 1, content.count("\n") + 1
@@ -229,8 +240,7 @@ def _apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) ->
 
 
 def edit_sync(workspace: Path, path: str, edits: Sequence[Edit | EditFileInput], *, batch: bool) -> str:
-    target = _existing_text_file(workspace, path)
-    original = _read_exact(target)
+    original = _read_exact(workspace, path)
     text = original
     counts: list[int] = []
     for index, edit in enumerate(edits, start=1):
@@ -243,7 +253,7 @@ def edit_sync(workspace: Path, path: str, edits: Sequence[Edit | EditFileInput],
         counts.append(count)
     if text == original:
         raise ToolError(f"No change to {path}: the edits cancel out.")
-    _write_text(target, text)
+    _write_text(workspace, path, text)
     if batch:
         return f"Applied {len(edits)} edit(s) to {path} ({', '.join(f'{c}x' for c in counts)})"
     return f"Replaced {counts[0]} occurrence(s) in {path}"

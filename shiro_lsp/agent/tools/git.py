@@ -26,7 +26,9 @@ from shiro_lsp.agent.tools.base import (
     field_subject,
     no_subject,
 )
+from shiro_lsp.agent.tools.environment import command_env
 from shiro_lsp.agent.tools.jail import relative_posix, resolve_in_workspace, workspace_root
+from shiro_lsp.agent.tools.secrets import git_exclusions, is_secret_path, refusal
 from shiro_lsp.agent.tools.shell import BoundedText
 
 GIT_TIMEOUT_S = 30.0
@@ -49,9 +51,8 @@ STATUS_LABEL = {
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
-    return env
+    extra = {"GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    return command_env(os.environ, (), extra)
 
 
 async def run_git(workspace: Path, args: list[str]) -> str:
@@ -110,6 +111,14 @@ def _jailed(workspace: Path, path: str) -> str:
 
 async def _path_arg(workspace: Path, path: str) -> str:
     return await asyncio.to_thread(_jailed, workspace, path)
+
+
+async def _content_path(workspace: Path, path: str) -> str:
+    """A path whose file contents the tool prints: secrets files are refused (the one policy)."""
+    rel = await _path_arg(workspace, path)
+    if is_secret_path(path, rel):
+        raise ToolError(refusal(path))
+    return rel
 
 
 def check_ref(ref: str) -> str:
@@ -175,8 +184,8 @@ async def git_diff(input: GitDiffInput, ctx: ToolContext) -> str:
     args = ["diff", "--no-color"]
     if input.staged:
         args.append("--staged")
-    if input.path:
-        args += ["--", await _path_arg(ctx.workspace, input.path)]
+    scope = await _content_path(ctx.workspace, input.path) if input.path else "."
+    args += ["--", scope, *git_exclusions()]
     text = (await run_git(ctx.workspace, args)).strip()
     return text or ("Nothing staged." if input.staged else "No uncommitted changes.")
 
@@ -195,14 +204,22 @@ async def git_log(input: GitLogInput, ctx: ToolContext) -> str:
 
 
 async def git_show(input: GitShowInput, ctx: ToolContext) -> str:
-    args = ["show", "--no-color", "--date=short", "--end-of-options", check_ref(input.ref)]
-    if input.path:
-        args += ["--", await _path_arg(ctx.workspace, input.path)]
-    return (await run_git(ctx.workspace, args)).strip() or "Nothing to show."
+    ref = check_ref(input.ref)
+    if ":" in ref and is_secret_path(ref.split(":", 1)[1]):
+        raise ToolError(refusal(ref.split(":", 1)[1]))
+    head = ["show", "--no-color", "--date=short", "--end-of-options", ref]
+    scope = await _content_path(ctx.workspace, input.path) if input.path else "."
+    shown = (await run_git(ctx.workspace, [*head, "--", scope, *git_exclusions()])).strip()
+    if shown or ":" in ref:
+        return shown or "Nothing to show."
+    header = (await run_git(ctx.workspace, [*head[:-2], "--no-patch", "--end-of-options", ref])).strip()
+    if not header:
+        return "Nothing to show."
+    return f"{header}\n\n(its changes here are only to secrets files, which Shiro leaves out)"
 
 
 async def git_blame(input: GitBlameInput, ctx: ToolContext) -> str:
-    path = await _path_arg(ctx.workspace, input.path)
+    path = await _content_path(ctx.workspace, input.path)
     start, end = input.start_line, input.end_line
     args = ["blame", "--date=short", "-w"]
     if start is not None or end is not None:

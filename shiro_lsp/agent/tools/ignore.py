@@ -11,7 +11,6 @@ target lies outside the workspace.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,35 +152,3 @@ class Walker:
             return Entry(rel, path, item.is_dir())
         except OSError:
             return None
-
-
-SECRET_FILE_PATTERNS: tuple[str, ...] = (
-    "*.env",
-    "*.env.*",
-    "*.pem",
-    "*.key",
-    "*id_rsa",
-    "*id_dsa",
-    "*id_ecdsa",
-    "*id_ed25519",
-)
-"""Files whose content never enters the model's context by default (reads are denied by the rules)."""
-
-SECRET_FILE_EXCEPTIONS: tuple[str, ...] = ("*.env.example",)
-
-
-def _glob_to_regex(pattern: str) -> re.Pattern[str]:
-    body = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
-    return re.compile(f"^{body}$", re.DOTALL)
-
-
-_SECRET = [_glob_to_regex(p) for p in SECRET_FILE_PATTERNS]
-_NOT_SECRET = [_glob_to_regex(p) for p in SECRET_FILE_EXCEPTIONS]
-
-
-def is_secret_file(rel: str) -> bool:
-    """True for ``.env``, ``*.env.*`` (but not ``*.env.example``), ``*.pem``, ``*.key``, ssh private keys."""
-    name = rel.rsplit("/", 1)[-1]
-    if any(p.match(name) for p in _NOT_SECRET):
-        return False
-    return any(p.match(name) for p in _SECRET)

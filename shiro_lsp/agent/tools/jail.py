@@ -1,17 +1,52 @@
-"""The workspace jail: every path a tool touches resolves inside the workspace.
+"""The workspace jail: every path a tool touches resolves inside a workspace root, and stays there.
 
 A path is resolved the way the kernel would follow it: symlinks in any component are followed
 (``os.path.realpath``), ``..`` is applied after the link it follows, and for a file that does not
-exist yet the nearest existing parent decides. Whatever lands outside the workspace root is
-refused with ``Path escapes workspace: <p>``, so a symlink can never carry a read or a write out.
+exist yet the nearest existing parent decides. Whatever lands outside every workspace root is
+refused with ``Path escapes workspace: <p>``.
+
+Resolving is only the check. The use (:func:`open_regular`, :func:`write_atomic`) then walks the
+resolved path down from the root's directory fd one component at a time with ``O_NOFOLLOW``
+(``os.open(name, ..., dir_fd=parent)``), so a directory swapped for a symlink between the check
+and the use makes the open fail instead of following it out. Hard-linked regular files
+(``st_nlink > 1``) are refused: another link to the same bytes can lie outside the workspace.
+Writes create their temp file inside the already-opened parent directory and rename it there
+(``src_dir_fd``/``dst_dir_fd``), so the rename cannot be redirected either.
+
+The API takes one workspace or a sequence of roots (multi-root workspaces); a relative path is
+relative to the first root.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import secrets as _random
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from shiro_lsp.agent.tools.base import ToolError
+
+Roots = Path | Sequence[Path]
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
 
 
 class PathEscapes(ToolError):
@@ -19,29 +54,207 @@ class PathEscapes(ToolError):
         super().__init__(f"Path escapes workspace: {path}")
 
 
-def workspace_root(workspace: Path) -> Path:
-    return Path(os.path.realpath(workspace))
+class PathChanged(ToolError):
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"{path} changed while it was being opened (a symlink appeared on the way); "
+            "refusing so nothing outside the workspace is touched. Try again."
+        )
+
+
+class HardLinked(ToolError):
+    def __init__(self, path: str, links: int) -> None:
+        super().__init__(
+            f"{path} is a hard-linked file ({links} links to the same data); Shiro does not read or "
+            "write hard-linked files, because another link can lie outside the workspace. "
+            "Make an ordinary copy (for example `cp --remove-destination`) if you need it."
+        )
+
+
+def roots_of(workspace: Roots) -> tuple[Path, ...]:
+    """The real paths of the workspace roots (first one first)."""
+    given = [workspace] if isinstance(workspace, Path) else list(workspace)
+    if not given:
+        raise ToolError("No workspace folder is open.")
+    return tuple(Path(os.path.realpath(r)) for r in given)
+
+
+def workspace_root(workspace: Roots) -> Path:
+    """The first (primary) root: the working directory of commands."""
+    return roots_of(workspace)[0]
 
 
 def inside(root: Path, resolved: Path) -> bool:
     return resolved == root or resolved.is_relative_to(root)
 
 
-def resolve_in_workspace(workspace: Path, path: str) -> Path:
-    """The real absolute path of ``path`` (relative to the workspace, or absolute inside it)."""
+def locate(workspace: Roots, path: str) -> tuple[Path, Path]:
+    """``(root, resolved)``: the real absolute path of ``path`` and the root that holds it."""
     if "\x00" in path:
         raise ToolError(f"Invalid path (contains a NUL byte): {path!r}")
-    root = workspace_root(workspace)
+    roots = roots_of(workspace)
     given = Path(path)
-    candidate = given if given.is_absolute() else root / given
+    candidate = given if given.is_absolute() else roots[0] / given
     resolved = Path(os.path.realpath(candidate))
-    if not inside(root, resolved):
-        raise PathEscapes(path)
+    for root in roots:
+        if inside(root, resolved):
+            return root, resolved
+    raise PathEscapes(path)
+
+
+def resolve_in_workspace(workspace: Roots, path: str) -> Path:
+    """The real absolute path of ``path`` (relative to the workspace, or absolute inside it)."""
+    return locate(workspace, path)[1]
+
+
+def relative_posix(workspace: Roots, resolved: Path) -> str:
+    """A resolved path as the model should see it: posix, relative to the root that holds it."""
+    for root in roots_of(workspace):
+        if inside(root, resolved):
+            rel = resolved.relative_to(root)
+            return str(PurePosixPath(*rel.parts)) if rel.parts else "."
+    raise PathEscapes(str(resolved))
+
+
+# --- use: openat walks ---------------------------------------------------------------------------
+
+
+def _walk_dirs(root: Path, parts: Sequence[str], shown: str, *, create: bool) -> int:
+    """An fd for ``root/parts...``, each component opened with O_NOFOLLOW below its parent."""
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
+    try:
+        for part in parts:
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                child = _open_dir_component(part, fd, shown)
+            except OSError as error:
+                raise _component_error(error, shown, part, fd) from error
+            os.close(fd)
+            fd = child
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_dir_component(part: str, parent: int, shown: str) -> int:
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=parent)
+    except OSError as error:
+        raise _component_error(error, shown, part, parent) from error
+
+
+def _component_error(error: OSError, shown: str, part: str, parent: int) -> Exception:
+    """A symlink where the check saw none is a swap (refused); anything else is the OS's answer."""
+    if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        try:
+            swapped = stat.S_ISLNK(os.stat(part, dir_fd=parent, follow_symlinks=False).st_mode)
+        except OSError:
+            swapped = False
+        if swapped or error.errno != errno.ENOTDIR:
+            return PathChanged(shown)
+    return error
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A regular file opened inside the jail. The caller owns ``fd``."""
+
+    fd: int
+    root: Path
+    resolved: Path
+    size: int
+
+
+def open_regular(workspace: Roots, path: str) -> Opened:
+    """Open an existing regular file for reading, refusing links, swaps and special files."""
+    root, resolved = locate(workspace, path)
+    parts = resolved.relative_to(root).parts
+    if not parts:
+        raise ToolError(f"{path} is a directory, not a file. Use list_dir to see what is in it.")
+    try:
+        parent = _walk_dirs(root, parts[:-1], path, create=False)
+    except FileNotFoundError:
+        raise ToolError(f"No such file: {path}") from None
+    try:
+        try:
+            fd = os.open(parts[-1], _READ_FLAGS, dir_fd=parent)
+        except FileNotFoundError:
+            raise ToolError(f"No such file: {path}") from None
+        except OSError as error:
+            raise _component_error(error, path, parts[-1], parent) from error
+    finally:
+        os.close(parent)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{path} is a directory, not a file. Use list_dir to see what is in it.")
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{path} is not a regular file (a device, FIFO or socket); it is not read.")
+        if info.st_nlink > 1:
+            raise HardLinked(path, info.st_nlink)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return Opened(fd, root, resolved, info.st_size)
+
+
+def write_atomic(workspace: Roots, path: str, data: bytes) -> Path:
+    """Replace (or create) ``path`` with ``data``; parents are created. Returns the resolved path.
+
+    The temp file is made in the opened parent directory and renamed over the target there, so a
+    reader sees the old or the new content and a swapped directory cannot redirect the write. An
+    existing file keeps its permission bits.
+    """
+    root, resolved = locate(workspace, path)
+    parts = resolved.relative_to(root).parts
+    if not parts:
+        raise ToolError(f"{path} is a directory; give a file path.")
+    parent = _walk_dirs(root, parts[:-1], path, create=True)
+    name = parts[-1]
+    try:
+        mode = _target_mode(parent, name, path)
+        temp = f".{name[:100]}.{_random.token_hex(6)}.shiro.tmp"
+        fd = os.open(temp, _TEMP_FLAGS, 0o600, dir_fd=parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                os.fchmod(handle.fileno(), mode)
+            os.rename(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=parent)
+            raise
+    finally:
+        os.close(parent)
     return resolved
 
 
-def relative_posix(workspace: Path, resolved: Path) -> str:
-    """A resolved path as the model should see it: posix, relative to the workspace root."""
-    rel = resolved.relative_to(workspace_root(workspace))
-    text = str(PurePosixPath(*rel.parts)) if rel.parts else "."
-    return text
+def _target_mode(parent: int, name: str, shown: str) -> int:
+    try:
+        info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return 0o666 & ~_UMASK
+    if stat.S_ISLNK(info.st_mode):
+        raise PathChanged(shown)
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"{shown} is a directory; give a file path.")
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket); it is not written.")
+    if info.st_nlink > 1:
+        raise HardLinked(shown, info.st_nlink)
+    return stat.S_IMODE(info.st_mode)
+
+
+@contextlib.contextmanager
+def reading(workspace: Roots, path: str) -> Iterator[tuple[Opened, BinaryIO]]:
+    """``open_regular`` with the fd wrapped as a binary file, closed on exit."""
+    opened = open_regular(workspace, path)
+    with os.fdopen(opened.fd, "rb") as handle:
+        yield opened, handle

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import re
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +14,10 @@ import pathspec
 from pydantic import Field
 
 from shiro_lsp.agent.tools.base import ToolContext, ToolError, ToolInput, ToolSpec, field_subject, typed_tool
-from shiro_lsp.agent.tools.files import is_binary
-from shiro_lsp.agent.tools.ignore import Walker, is_secret_file
-from shiro_lsp.agent.tools.jail import resolve_in_workspace, workspace_root
+from shiro_lsp.agent.tools.files import SNIFF_BYTES
+from shiro_lsp.agent.tools.ignore import Walker
+from shiro_lsp.agent.tools.jail import HardLinked, reading, resolve_in_workspace, workspace_root
+from shiro_lsp.agent.tools.secrets import flag, is_secret_path, skipped_note
 
 MAX_TREE_ENTRIES = 300
 DEFAULT_GLOB_LIMIT = 200
@@ -187,7 +189,7 @@ def glob_sync(workspace: Path, pattern: str, limit: int, include_ignored: bool) 
         if entry.is_dir or not matcher.match(entry.rel):
             continue
         if len(hits) < limit:
-            hits.append(entry.rel)
+            hits.append(flag(entry.rel) if is_secret_path(entry.rel) else entry.rel)
         else:
             more += 1
             if more >= COUNT_CEILING:
@@ -213,20 +215,38 @@ def _hit(rel: str, number: int | str, text: str) -> str:
     return f"{rel}:{number}: {text.rstrip(chr(13) + chr(10))[:MAX_HIT_CHARS]}"
 
 
-def _finish(hits: list[str], limited: bool) -> str:
-    if not hits:
-        return "No matches."
-    tail = f"\n... [hit limit {MAX_GREP_HITS}]" if limited else ""
-    return "\n".join(hits) + tail
+@dataclass
+class _Skipped:
+    """Files grep did not search, and why: secrets files and hard-linked files."""
+
+    secrets: list[str] = field(default_factory=list)
+    hardlinked: list[str] = field(default_factory=list)
+
+    def notes(self) -> list[str]:
+        notes = [skipped_note(self.secrets)] if self.secrets else []
+        if self.hardlinked:
+            shown = ", ".join(self.hardlinked[:5])
+            notes.append(
+                f"[{len(self.hardlinked)} hard-linked file(s) skipped ({shown}): another link can lie "
+                "outside the workspace]"
+            )
+        return notes
+
+
+def _finish(hits: list[str], limited: bool, skipped: _Skipped | None = None) -> str:
+    body = "\n".join(hits) if hits else "No matches."
+    tail = f"\n... [hit limit {MAX_GREP_HITS}]" if hits and limited else ""
+    notes = skipped.notes() if skipped else []
+    return body + tail + "".join(f"\n{n}" for n in notes)
 
 
 def _include_spec(include: str | None) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines([include]) if include else None
 
 
-def _searchable(rel: str, only: pathspec.GitIgnoreSpec | None) -> bool:
-    """Secrets files are never searched; ``include`` narrows with gitignore-style matching."""
-    return not is_secret_file(rel) and (only is None or only.match_file(rel))
+def _included(rel: str, only: pathspec.GitIgnoreSpec | None) -> bool:
+    """``include`` narrows with gitignore-style matching."""
+    return only is None or only.match_file(rel)
 
 
 def grep_python(
@@ -240,21 +260,29 @@ def grep_python(
     only = _include_spec(include)
     walker = Walker(workspace, include_ignored=include_ignored)
     hits: list[str] = []
+    skipped = _Skipped()
     for entry in walker.walk(walker.root):
-        if entry.is_dir or not _searchable(entry.rel, only):
+        if entry.is_dir or not _included(entry.rel, only):
+            continue
+        if is_secret_path(entry.rel):
+            skipped.secrets.append(entry.rel)
             continue
         try:
-            if is_binary(entry.path):
-                continue
-            with entry.path.open("r", encoding="utf-8", errors="replace") as f:
-                for number, line in enumerate(f, start=1):
+            with reading(walker.root, entry.rel) as (_, handle):
+                if b"\x00" in handle.read(SNIFF_BYTES):
+                    continue
+                handle.seek(0)
+                for number, raw in enumerate(handle, start=1):
+                    line = raw.decode("utf-8", "replace")
                     if regex.search(line):
                         if len(hits) >= MAX_GREP_HITS:
-                            return _finish(hits, True)
+                            return _finish(hits, True, skipped)
                         hits.append(_hit(entry.rel, number, line))
-        except OSError:
+        except HardLinked:
+            skipped.hardlinked.append(entry.rel)
+        except (ToolError, OSError):
             continue
-    return _finish(hits, False)
+    return _finish(hits, False, skipped)
 
 
 def _rg_args(root: Path, pattern: str, ignore_case: bool, include_ignored: bool) -> list[str]:
@@ -265,11 +293,14 @@ def _rg_args(root: Path, pattern: str, ignore_case: bool, include_ignored: bool)
         "--max-columns-preview",
         "--sort",
         "path",
-        "--glob",
-        "!.git",
     ]
     if ignore_case:
         args.append("--ignore-case")
+    return [*args, *_rg_scope(root, include_ignored), "--regexp", pattern, "--", "."]
+
+
+def _rg_scope(root: Path, include_ignored: bool) -> list[str]:
+    args = ["--glob", "!.git"]
     if include_ignored:
         args.append("--no-ignore")
     else:
@@ -277,7 +308,47 @@ def _rg_args(root: Path, pattern: str, ignore_case: bool, include_ignored: bool)
         shiroignore = root / ".shiroignore"
         if shiroignore.is_file():
             args += ["--ignore-file", str(shiroignore)]
-    return [*args, "--regexp", pattern, "--", "."]
+    return args
+
+
+async def _rg_secrets_in_scope(
+    rg: str, root: Path, include_ignored: bool, only: pathspec.GitIgnoreSpec | None
+) -> list[str]:
+    """The secrets files a search would have covered (names only: rg lists, never reads, them)."""
+    scope = await asyncio.to_thread(_rg_scope, root, include_ignored)
+    proc = await asyncio.create_subprocess_exec(
+        rg,
+        "--files",
+        "--hidden",
+        "--no-require-git",
+        "--null",
+        "--sort",
+        "path",
+        *scope,
+        "--",
+        ".",
+        cwd=root,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        async with asyncio.timeout(RG_TIMEOUT_S):
+            out, _ = await proc.communicate()
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+        return []
+    names = [n.decode("utf-8", "replace").removeprefix("./") for n in out.split(b"\x00") if n]
+    return [n for n in names if is_secret_path(n) and _included(n, only)]
+
+
+def _hardlinked(root: Path, rel: str) -> bool:
+    try:
+        return (root / rel).lstat().st_nlink > 1
+    except OSError:
+        return True
 
 
 async def grep_ripgrep(
@@ -286,6 +357,8 @@ async def grep_ripgrep(
     """ripgrep: faster, same output shape. Reads hit by hit and stops rg once the hit limit is reached."""
     root = await asyncio.to_thread(workspace_root, workspace)
     args = await asyncio.to_thread(_rg_args, root, pattern, ignore_case, include_ignored)
+    only = _include_spec(include)
+    secrets_listing = asyncio.ensure_future(_rg_secrets_in_scope(rg, root, include_ignored, only))
     proc = await asyncio.create_subprocess_exec(
         rg,
         *args,
@@ -296,17 +369,24 @@ async def grep_ripgrep(
         limit=1 << 20,
     )
     assert proc.stdout is not None and proc.stderr is not None
-    only = _include_spec(include)
     hits: list[str] = []
+    skipped = _Skipped()
+    linked: dict[str, bool] = {}
     limited = False
     try:
         async with asyncio.timeout(RG_TIMEOUT_S):
             while line := await proc.stdout.readline():
                 path_bytes, _, rest = line.partition(b"\x00")
                 rel = path_bytes.decode("utf-8", "replace").removeprefix("./")
-                number, _, text = rest.decode("utf-8", "replace").partition(":")
-                if not _searchable(rel, only):
+                if is_secret_path(rel) or not _included(rel, only):
                     continue
+                if rel not in linked:
+                    linked[rel] = await asyncio.to_thread(_hardlinked, root, rel)
+                    if linked[rel]:
+                        skipped.hardlinked.append(rel)
+                if linked[rel]:
+                    continue
+                number, _, text = rest.decode("utf-8", "replace").partition(":")
                 if len(hits) >= MAX_GREP_HITS:
                     limited = True
                     break
@@ -323,9 +403,10 @@ async def grep_ripgrep(
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         await proc.wait()
+        skipped.secrets = await secrets_listing
     if proc.returncode == 2 and not hits and "regex" in stderr.lower():
         raise ToolError(f"Invalid regex: {stderr.strip()}")
-    return _finish(hits, limited)
+    return _finish(hits, limited, skipped)
 
 
 def find_ripgrep() -> str | None:
@@ -379,8 +460,9 @@ GREP = typed_tool(
     ToolSpec(
         name="grep",
         description=(
-            "Search file contents with a regular expression. Skips binaries, secrets files and anything "
-            "`.gitignore` excludes. Returns `path:line: text` hits, at most 200."
+            "Search file contents with a regular expression. Skips binaries, secrets files (named in a "
+            "closing note), hard-linked files and anything `.gitignore` excludes. "
+            "Returns `path:line: text` hits, at most 200."
         ),
         input_model=GrepInput,
         subject=field_subject("pattern"),

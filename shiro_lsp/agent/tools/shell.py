@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from shiro_lsp.agent.tools import sandbox
 from shiro_lsp.agent.tools.base import (
     MAX_OUTPUT,
     ToolContext,
@@ -32,7 +33,8 @@ from shiro_lsp.agent.tools.base import (
     field_subject,
     typed_tool,
 )
-from shiro_lsp.agent.tools.jail import workspace_root
+from shiro_lsp.agent.tools.environment import command_env
+from shiro_lsp.agent.tools.jail import roots_of, workspace_root
 
 DEFAULT_TIMEOUT_MS = 120_000
 MIN_TIMEOUT_MS = 1_000
@@ -158,10 +160,10 @@ async def _supervise(proc: asyncio.subprocess.Process, timeout_s: float, interru
     return "interrupted" if stop in done else "timeout"
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
-    return env
+def _env(ctx: ToolContext) -> dict[str, str]:
+    """The server's environment without the provider's keys (see ``environment.py``)."""
+    extra = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+    return command_env(os.environ, ctx.redactor.values, extra)
 
 
 def _streams(out: str, err: str) -> str:
@@ -193,17 +195,25 @@ def _fit(report: str) -> str:
     return f"{report[:head]}\n... [truncated {dropped} chars]\n{report[-tail:]}"
 
 
+async def _argv(command: str, ctx: ToolContext) -> list[str]:
+    argv = ["bash", "-c", command]
+    chosen = await asyncio.to_thread(sandbox.plan, ctx.sandbox)
+    if not chosen.sandboxed:
+        return argv
+    roots = await asyncio.to_thread(roots_of, ctx.workspace)
+    return sandbox.wrap(argv, roots, network=ctx.sandbox_network)
+
+
 async def run_command(command: str, ctx: ToolContext, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
+    argv = await _argv(command, ctx)
     proc = await asyncio.create_subprocess_exec(
-        "bash",
-        "-c",
-        command,
+        *argv,
         cwd=await asyncio.to_thread(workspace_root, ctx.workspace),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
-        env=_env(),
+        env=_env(ctx),
     )
     assert proc.stdout is not None and proc.stderr is not None
     out, err = BoundedText(), BoundedText()

@@ -120,15 +120,19 @@ def test_defaults() -> None:
         ("home/.ssh/id_rsa", "deny"),
         ("id_ed25519", "deny"),
         ("environment.py", "allow"),
-        ("src/.envrc", "allow"),
+        ("src/.envrc", "deny"),
+        (".aws/credentials", "deny"),
+        ("environment.md", "allow"),
     ],
 )
 def test_secrets_files_are_denied_by_default(path: str, decision: str) -> None:
     verdict = PermissionPolicy(yolo=True).check("read_file", {"path": path})
     assert verdict.decision == decision
     if decision == "deny":
-        assert (
-            verdict.reason == f'Refused by the permission rule read_file: "{verdict.matched_pattern}" = deny.'
+        assert verdict.reason == (
+            f"{path} is a secrets file; Shiro never sends its contents to the model. Ask the user for the "
+            "specific value you need (or for a redacted example) instead. "
+            f'(Refused by the permission rule read_file: "{verdict.matched_pattern}" = deny.)'
         )
 
 

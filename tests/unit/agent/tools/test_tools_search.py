@@ -140,6 +140,8 @@ async def test_grep_respects_ignores_binaries_and_secrets(backend: Grep, project
         "README.md:2: TODO: write docs",
         "keep.log:1: TODO kept",
         "src/app.py:4:     # TODO: fix",
+        "[1 secrets file was skipped (.env): Shiro never searches or sends the contents of secrets "
+        "files to the model]",
     ]
 
 
@@ -154,7 +156,10 @@ async def test_grep_options(backend: Grep, project: Path) -> None:
     assert "node_modules/pkg/index.js:1: // TODO vendored" in with_ignored
     assert "src/gen/model.gen.py:1: TODO = 'generated'" in with_ignored
     assert ".env:" not in with_ignored
-    assert await backend(project, "no-such-text-anywhere", None, False, False) == "No matches."
+    assert (await backend(project, "no-such-text-anywhere", None, False, False)).startswith(
+        "No matches.\n[1 secrets file was skipped (.env)"
+    )
+    assert await backend(project, "no-such-text-anywhere", "*.py", False, False) == "No matches."
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

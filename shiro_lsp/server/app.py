@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 
 from shiro_lsp import __version__
 from shiro_lsp.config import Settings, load_settings
-from shiro_lsp.errors import INVALID_PARAMS, ShiroError, describe_problems
+from shiro_lsp.errors import INVALID_PARAMS, BadParams, ShiroError, describe_problems
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.changes import register_changes
 from shiro_lsp.server.chat import LspFrontend, register_chat
@@ -203,7 +203,15 @@ def register_memory(server: ShiroServer) -> None:
     @request(server, "shiro/memory/forget")
     async def forget(ls: ShiroServer, params: p.ForgetParams) -> p.ForgetResult:
         ls.shiro.require_writable()
-        result = await asyncio.to_thread(ls.shiro.require_memory().forget, params.text)
+        memory = ls.shiro.require_memory()
+        if params.id is not None:
+            result = await asyncio.to_thread(memory.forget_id, params.id)
+        elif params.text is not None:
+            result = await asyncio.to_thread(memory.forget, params.text)
+        else:
+            raise BadParams(
+                "shiro/memory/forget needs `id` (one entry) or `text` (every entry containing it)."
+            )
         return p.ForgetResult(removed=result.removed, text=result.text)
 
     @request(server, "shiro/memory/list")

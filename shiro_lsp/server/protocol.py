@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import InitErrorDetails
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 MemoryKind = Literal["fact", "decision", "gotcha", "command"]
@@ -89,7 +90,23 @@ class EntriesResult(Wire):
 
 
 class ForgetParams(Wire):
-    text: NonEmpty
+    text: NonEmpty | None = Field(
+        default=None, description="Remove every memory containing this text (case-insensitive)."
+    )
+    id: NonEmpty | None = Field(
+        default=None,
+        description="Extension: remove exactly the memory with this id (from shiro/memory/list); "
+        "`text` is then ignored. One of `id` or `text` is required.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _id_or_text(cls, data: Any) -> Any:
+        """Without ``id``, ``text`` is required (reported like any missing field)."""
+        if isinstance(data, dict) and data.get("id") is None and data.get("text") is None:
+            missing = InitErrorDetails(type="missing", loc=("text",), input=data)
+            raise ValidationError.from_exception_data(cls.__name__, [missing])
+        return data
 
 
 class ForgetResult(Wire):
@@ -630,7 +647,12 @@ METHODS: tuple[Method, ...] = (
     ),
     _request("shiro/memory/remember", RememberParams, RememberResult, "Store a project memory."),
     _request("shiro/memory/recall", RecallParams, EntriesResult, "Every term must match; newest 15 matches."),
-    _request("shiro/memory/forget", ForgetParams, ForgetResult, "Remove every memory containing the text."),
+    _request(
+        "shiro/memory/forget",
+        ForgetParams,
+        ForgetResult,
+        "Remove every memory containing the text, or exactly the one with `id`.",
+    ),
     _request("shiro/memory/list", Empty, EntriesResult, "/notes: every memory, newest first."),
     _request(
         "shiro/memory/compact", Empty, MemoryCompactResult, "/memory: merge unused memories with the model."

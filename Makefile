@@ -5,7 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve stdio test test-py client-test e2e lint typecheck protocol bench clean
+.PHONY: help venv run serve stdio test test-py test-unit client-test e2e lint fix typecheck protocol bench clean
+
+## make help: this list
+help:
+	@grep -E '^## ' Makefile | sed 's/^## //'
+
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,33 +32,50 @@ stdio: $(STAMP)
 serve: $(STAMP)
 	$(PY) -m shiro_lsp --tcp $${PORT:-2087}
 
+## make lint: ruff (check + format check) and the layer rules (import-linter contracts in pyproject.toml)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check shiro_lsp tests bench
 	$(VENV)/bin/ruff format --check shiro_lsp tests bench
+	$(VENV)/bin/lint-imports
 
+## make fix: ruff's fixes and formatting applied
+fix: $(STAMP)
+	$(VENV)/bin/ruff check --fix shiro_lsp tests bench
+	$(VENV)/bin/ruff format shiro_lsp tests bench
+
+## make typecheck: mypy --strict over shiro_lsp
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-## regenerate docs/protocol.md and docs/protocol.schema.json from the wire types
+## make protocol: regenerate docs/protocol.md, docs/protocol.schema.json and vscode-client/src/protocol.gen.ts from the wire types
 protocol: $(STAMP)
 	$(PY) -m shiro_lsp.server.protocol_docs --write
+	test -d vscode-client/node_modules || (cd vscode-client && npm ci --no-audit --no-fund)
+	cd vscode-client && node scripts/gen-protocol.mjs
 
+## make test-unit: the Python unit tests only (one layer at a time, no server process)
+test-unit: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit
+
+## make test-py: every Python test (unit and end-to-end through the server)
 test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15
 
-## the extension: npm ci, tsc --noEmit, node --test with a stubbed vscode
+## make client-test: the extension: npm ci, tsc --noEmit, node --test with a stubbed vscode
 client-test:
 	bash scripts/client-test.sh
 
-## the extension in a real VS Code (code-server + headless chromium), against the real server
+## make e2e: the extension in a real VS Code (code-server + headless chromium), against the real server
 e2e: $(STAMP)
 	bash scripts/e2e.sh; a=$$?; SHIRO_E2E_PROFILE=selfsetup SHIRO_E2E_SKIP_BUILD=1 bash scripts/e2e.sh; b=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ]
 
 ## make test: everything CI runs
 test: lint typecheck test-py client-test e2e
 
+## make bench: the benchmarks, as ratios against baselines measured in the same run
 bench: $(STAMP)
 	$(PY) -m bench
 
+## make clean: remove the venv and caches
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

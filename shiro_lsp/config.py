@@ -12,6 +12,7 @@ from pydantic.alias_generators import to_camel, to_snake
 DEFAULT_MODEL = "gpt-5"
 DEFAULT_COMPACT_THRESHOLD = 120_000
 DEFAULT_APPROVAL_TIMEOUT_MS = 300_000
+DEFAULT_MCP_TIMEOUT_MS = 120_000
 
 Api = Literal["responses", "chat", "auto"]
 AgentName = Literal["default", "quick", "deep", "plan", "review"]
@@ -33,6 +34,8 @@ class Settings(BaseModel):
     memory: bool = True
     approval_timeout_ms: int = Field(default=DEFAULT_APPROVAL_TIMEOUT_MS, gt=0)
     trusted: bool = True
+    # How long an MCP server may take to start or to answer one tool call.
+    mcp_timeout_ms: int = Field(default=DEFAULT_MCP_TIMEOUT_MS, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
     # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
     bash_sandbox: BashSandbox = "off"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -50,8 +50,13 @@ class TooLarge(ShiroError):
 
 
 # --- validation problems -----------------------------------------------------------------------
-# One wording for every pydantic validation error a person or the model reads: the server's
-# -32602 "Invalid params" and a tool's "Invalid input" both go through ``describe_problems``.
+# Every pydantic validation error a person or the model reads goes through ``describe_problems``:
+# the server's -32602 "Invalid params" and a tool's "Invalid input" alike. Both name every problem,
+# in order, at its dotted location. Two styles, because each audience's wording is a contract:
+# clients of the server read pydantic's own message (``text: Field required``); the model reads a
+# sentence (``'text' is required``, ``'limit' must be at most 40``), also for JSON Schema tools.
+
+Style = Literal["sentence", "pydantic"]
 
 _TYPE_NAMES: dict[str, str] = {
     "int_type": "integer",
@@ -72,9 +77,11 @@ _TYPE_NAMES: dict[str, str] = {
 }
 
 
-def describe_problem(error: ErrorDetails, whole: str = "the input") -> str:
+def describe_problem(error: ErrorDetails, whole: str = "the input", style: Style = "sentence") -> str:
     """One problem in words, naming its place (``'edits.0.newString' is required``)."""
     where = ".".join(str(part) for part in error["loc"])
+    if style == "pydantic":
+        return f"{where or whole}: {error['msg']}"
     named = f"'{where}'" if where else whole
     kind = error["type"]
     ctx: dict[str, Any] = dict(error.get("ctx") or {})
@@ -106,6 +113,6 @@ def describe_problem(error: ErrorDetails, whole: str = "the input") -> str:
     return f"{named}: {message}"
 
 
-def describe_problems(error: ValidationError, whole: str = "the input") -> str:
+def describe_problems(error: ValidationError, whole: str = "the input", style: Style = "sentence") -> str:
     """Every problem of a validation error, in order, joined with ``; ``."""
-    return "; ".join(describe_problem(e, whole) for e in error.errors())
+    return "; ".join(describe_problem(e, whole, style) for e in error.errors())

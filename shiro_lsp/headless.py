@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.context_window import Meter
-from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
+from shiro_lsp.agent.engine import ApprovalRequest, Decision
+from shiro_lsp.agent.events import Emit, Event, event_json
 from shiro_lsp.agent.tools import KNOWN_SPECS
 from shiro_lsp.config import load_settings
 from shiro_lsp.errors import ShiroError
@@ -34,45 +36,42 @@ class HeadlessFrontend:
         self.out = out
         self.err = err
         self.failed = False
-        self._names: dict[str, str] = {}
 
     def emitter(self, session_id: str, task_id: str) -> Emit:
         return self.emit
 
     def emit(self, event: Event) -> None:
-        if event["type"] == "error":
+        if isinstance(event, ev.Failed):
             self.failed = True
         if self.json_mode:
-            self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+            self.out.write(json.dumps(event_json(event), ensure_ascii=False) + "\n")
             self.out.flush()
             return
         self._text(event)
 
     def _text(self, event: Event) -> None:
-        kind = event["type"]
-        if kind == "text":
-            self.out.write(event["text"])
-            self.out.flush()
-        elif kind == "done":
-            self.out.write("\n")
-        elif kind == "tool-call":
-            self._names[event["id"]] = event["name"]
-            self._line(f"[tool] {event['name']} {json.dumps(event['input'], ensure_ascii=False)}")
-        elif kind == "tool-denied":
-            self._line(f"[denied] {event['name']} (run with --yolo to allow tool use in headless mode)")
-        elif kind == "tool-error":
-            self._line(f"[tool-error] {event['name']}: {event['error']}")
-        elif kind == "notice":
-            self._line(f"[notice] {event['text']}")
-        elif kind == "retry":
-            self._line(
-                f"[retry] in {event['delaySeconds']:g} s (attempt {event['attempt']} of "
-                f"{event['maxAttempts']}): {event['reason']}"
-            )
-        elif kind == "compacted":
-            self._line(f"[compacted] {event['before']} messages pruned to {event['after']}")
-        elif kind == "error":
-            self._line(f"[error] {event['error']}")
+        match event:
+            case ev.Text(text=text):
+                self.out.write(text)
+                self.out.flush()
+            case ev.Done():
+                self.out.write("\n")
+            case ev.ToolCall(name=name, input=input):
+                self._line(f"[tool] {name} {json.dumps(input, ensure_ascii=False)}")
+            case ev.ToolDenied(name=name):
+                self._line(f"[denied] {name} (run with --yolo to allow tool use in headless mode)")
+            case ev.ToolFailed(name=name, error=error):
+                self._line(f"[tool-error] {name}: {error}")
+            case ev.Notice(text=text):
+                self._line(f"[notice] {text}")
+            case ev.Retry(attempt=attempt, max_attempts=most, delay_seconds=delay, reason=reason):
+                self._line(f"[retry] in {delay:g} s (attempt {attempt} of {most}): {reason}")
+            case ev.Compacted(before=before, after=after):
+                self._line(f"[compacted] {before} messages pruned to {after}")
+            case ev.Failed(error=error):
+                self._line(f"[error] {error}")
+            case _:
+                pass
 
     def _line(self, text: str) -> None:
         self.err.write(text + "\n")

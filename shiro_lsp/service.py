@@ -1,7 +1,8 @@
 """One workspace's Shiro: settings, stores and the live session. Every front door drives this.
 
-Methods here are synchronous and may block on file I/O and cross-process locks; async callers
-run them with ``asyncio.to_thread``.
+The synchronous methods may block on file I/O and cross-process locks; async callers run them
+with ``asyncio.to_thread``. The async ones (notes blocks, session switches, export, branch,
+delete, models) do their blocking work in threads themselves.
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from typing import Any
 
+from shiro_lsp.agent.mcp_client import McpManager
 from shiro_lsp.agent.providers.models import ModelListing, list_endpoint_models
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
-from shiro_lsp.config import Settings
+from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import ReadOnly, ShiroError
 from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
@@ -20,7 +23,15 @@ from shiro_lsp.state.memory import DISABLED_TEXT, ProjectMemory, RememberResult,
 from shiro_lsp.state.notes import Notes
 from shiro_lsp.state.paths import StatePaths, project_key, state_root
 from shiro_lsp.state.reservation import workspace_reservation
-from shiro_lsp.state.sessions import ExportFormat, SessionManager, SessionStore, SessionSummary, export_text
+from shiro_lsp.state.sessions import (
+    ExportFormat,
+    LiveSession,
+    NewOutcome,
+    SessionManager,
+    SessionStore,
+    SessionSummary,
+    export_text,
+)
 from shiro_lsp.state.todos import TaskList, Todo
 
 PROVIDER = "openai"
@@ -48,6 +59,13 @@ class Shiro:
             reporter=reporter,
         )
         self._runtime: AgentRuntime | None = None
+        self.mcp = McpManager(
+            self.workspace_path,
+            self.paths.root,
+            trusted=lambda: self.settings.trusted,
+            timeout=lambda: self.settings.mcp_timeout_ms / 1000,
+            reporter=reporter,
+        )
         # Project and task notes; task scope without an id means the live session's latest task.
         self.notes = Notes(workspace, self.paths.root, current_session=lambda: self.sessions.current.id)
         self._notes_cache: tuple[tuple[object, ...], str] | None = None
@@ -66,6 +84,7 @@ class Shiro:
             context_blocks=self.notes_blocks,
             reservation=lambda: workspace_reservation(self.paths.root, self.workspace),
             turn_started=self.notes.register_task,
+            extra_tools=self.mcp.tools,
         )
         return self._runtime
 
@@ -94,6 +113,39 @@ class Shiro:
         return "".join(
             block if block.startswith("\n") else "\n" + block for block in (project, tasks) if block
         )
+
+    # --- settings --------------------------------------------------------------------------------
+
+    def configure(self, raw: dict[str, Any]) -> list[str]:
+        """Apply changed settings over the current ones; returns the problems (bad keys are dropped).
+
+        A new compaction threshold changes what the meter means, so the front end hears of it.
+        """
+        updated, problems = load_settings(raw, base=self.settings)
+        threshold_changed = updated.compact_threshold != self.settings.compact_threshold
+        self.settings = updated
+        if threshold_changed and self._runtime is not None:
+            self._runtime.frontend.context_changed(self._runtime.meter())
+        return problems
+
+    # --- switching sessions ----------------------------------------------------------------------
+
+    async def resume_session(self, reference: str | None, *, latest: bool = False) -> LiveSession:
+        session = await self.sessions.resume(reference, latest=latest)
+        await self._session_switched()
+        return session
+
+    async def new_session(self) -> NewOutcome:
+        """A fresh session (also ``/clear``): the old one is saved and stays on disk."""
+        outcome = await self.sessions.new()
+        await self._session_switched()
+        return outcome
+
+    async def _session_switched(self) -> None:
+        """The front end hears of the new session's task list and context meter (once per switch)."""
+        if self._runtime is not None:
+            self._runtime.frontend.todos_changed()
+            await self._runtime.announce_context()
 
     # --- sessions with their notes ---------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Chats: the FIFO queue of turns, task ids, and the wiring of one turn from the workspace's state.
+"""Chats: the FIFO queue of turns and their task ids (the runtime builds each turn: ``runtime.py``).
 
 A chat sent while a turn runs waits its turn (strict order). Cancelling the running chat aborts
 its turn (the partial answer stays in history); cancelling a queued one just removes it;

@@ -5,9 +5,9 @@ the history (pruned to fit, §4.1), stream one model call, append what it said, 
 it made (asking the user where the policy says so), and go again until the model stops calling
 tools, the step limit is hit, an error ends it, or the user cancels.
 
-Events go to ``emit`` as plain dicts (`{"type": "text", "text": ...}` ...) in order; front ends
-(LSP, headless) only translate them. A turn ends with ``done`` or, on failure, with ``error``
-and no ``done``.
+Events go to ``emit`` as the typed events of ``agent/events.py``, in order; front ends (LSP,
+headless) only translate them. A turn ends with ``Done`` or, on failure, with ``Failed`` and no
+``Done``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
 from shiro_lsp.agent.context_window import ContextWindow, WireView
+from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.providers.types import (
@@ -45,8 +47,7 @@ from shiro_lsp.messages import Message
 
 log = logging.getLogger(__name__)
 
-Event = dict[str, Any]
-Emit = Callable[[Event], None]
+__all__ = ["Emit", "Event"]  # re-exported: front ends took them from here
 Decision = Literal["once", "always", "deny"]
 
 STALE_NOTICE = (
@@ -165,7 +166,7 @@ class Turn:
             return await self._loop()
         except asyncio.CancelledError:
             self._close_open_calls()
-            self.emit({"type": "done", **self._usage_fields()})
+            self.emit(self._done())
             return self._outcome("cancelled")
 
     async def _loop(self) -> TurnOutcome:
@@ -173,19 +174,14 @@ class Turn:
             try:
                 step = await self._model_step()
             except ProviderError as error:
-                self.emit({"type": "error", "error": error.message})
+                self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
-                self.emit({"type": "done", **self._usage_fields()})
+                self.emit(self._done())
                 return self._outcome("done")
             await self._run_tools(step.calls)
-        self.emit(
-            {
-                "type": "notice",
-                "text": f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)",
-            }
-        )
-        self.emit({"type": "done", **self._usage_fields()})
+        self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
+        self.emit(self._done())
         return self._outcome("done")
 
     # --- one model call ------------------------------------------------------------------------
@@ -198,7 +194,7 @@ class Turn:
             wire = await self.setup.window.prepare(self.history.messages, instructions, specs)
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
-                self.emit({"type": "compacted", "before": wire.before, "after": wire.after})
+                self.emit(ev.Compacted(wire.before, wire.after))
             request = ModelRequest(
                 model=self.setup.model,
                 instructions=instructions,
@@ -226,27 +222,19 @@ class Turn:
             if isinstance(event, TextDelta):
                 step.delivered = True
                 step.partial_text += event.text
-                self.emit({"type": "text", "text": event.text})
+                self.emit(ev.Text(event.text))
             elif isinstance(event, ReasoningDelta):
                 step.delivered = True
-                self.emit({"type": "reasoning", "text": event.text})
+                self.emit(ev.Reasoning(event.text))
             elif isinstance(event, ToolInputStart):
                 step.delivered = True
-                self.emit({"type": "tool-start", "id": event.call_id, "name": event.name})
+                self.emit(ev.ToolStart(event.call_id, event.name))
             elif isinstance(event, ToolCallReady):
                 step.calls.append(event)
             elif isinstance(event, Notice):
-                self.emit({"type": "notice", "text": event.text})
+                self.emit(ev.Notice(event.text))
             elif isinstance(event, Retrying):
-                self.emit(
-                    {
-                        "type": "retry",
-                        "attempt": event.attempt,
-                        "maxAttempts": event.max_attempts,
-                        "delaySeconds": event.delay_seconds,
-                        "reason": event.reason,
-                    }
-                )
+                self.emit(ev.Retry(event.attempt, event.max_attempts, event.delay_seconds, event.reason))
             elif isinstance(event, StepFinished):
                 step.message, step.usage = event.message, event.usage
                 self._count(event.usage)
@@ -258,7 +246,7 @@ class Turn:
         """§5.6: rewrite the history inline (and save it), say so, and try once more."""
         self.stale_repaired = True
         self.history.replace(detach_provider_items(self.history.messages))
-        self.emit({"type": "notice", "text": STALE_NOTICE})
+        self.emit(ev.Notice(STALE_NOTICE))
 
     def _keep_partial(self, step: _StepResult) -> None:
         """A cancelled stream keeps what the user already saw."""
@@ -294,25 +282,16 @@ class Turn:
                 raise ToolError(f"{call.name} is not available to the {plan.variant.name} agent.")
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
-            self.emit(
-                {
-                    "type": "tool-call",
-                    "id": call.call_id,
-                    "name": call.name,
-                    "input": _loose_json(call.arguments),
-                }
-            )
+            self.emit(ev.ToolCall(call.call_id, call.name, _loose_json(call.arguments)))
             return self._tool_error(call, error.message)
-        self.emit({"type": "tool-call", "id": call.call_id, "name": call.name, "input": input})
+        self.emit(ev.ToolCall(call.call_id, call.name, input))
         refused = await self._permitted(call, input)
         if refused is not None:
             return _result_part(call, refused, error=True)
         redact = self.setup.redactor.redact
         ctx = ToolContext(
             workspace=self.setup.workspace,
-            on_output=lambda chunk: self.emit(
-                {"type": "tool-output", "id": call.call_id, "chunk": redact(chunk)}
-            ),
+            on_output=lambda chunk: self.emit(ev.ToolOutput(call.call_id, redact(chunk))),
             call_id=call.call_id,
             redactor=self.setup.redactor,
             sandbox=self.setup.sandbox,
@@ -323,11 +302,11 @@ class Turn:
                 output = redact(await registry.run(call.name, input, ctx))
         except ToolError as error:
             return self._tool_error(call, redact(error.message))
-        self.emit({"type": "tool-result", "id": call.call_id, "name": call.name, "output": output})
+        self.emit(ev.ToolResult(call.call_id, call.name, output))
         return _result_part(call, output)
 
     def _tool_error(self, call: ToolCallReady, message: str) -> dict[str, Any]:
-        self.emit({"type": "tool-error", "id": call.call_id, "name": call.name, "error": message})
+        self.emit(ev.ToolFailed(call.call_id, call.name, message))
         return _result_part(call, message, error=True)
 
     def _reserve(self, tool_name: str) -> AbstractAsyncContextManager[Any]:
@@ -342,8 +321,8 @@ class Turn:
             return None
         if verdict.decision == "deny":
             if verdict.reason:
-                self.emit({"type": "notice", "text": verdict.reason})
-            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
+                self.emit(ev.Notice(verdict.reason))
+            self.emit(ev.ToolDenied(call.call_id, call.name))
             return verdict.reason or DENIED_OUTPUT
         request = ApprovalRequest(
             call.name,
@@ -357,7 +336,7 @@ class Turn:
         if decision == "always" and verdict.warning is None:
             self.setup.grants.grant(call.name, verdict.suggested_pattern)
         if decision == "deny":
-            self.emit({"type": "tool-denied", "id": call.call_id, "name": call.name})
+            self.emit(ev.ToolDenied(call.call_id, call.name))
             return DENIED_OUTPUT
         return None
 
@@ -405,8 +384,8 @@ class Turn:
 
     # --- results -------------------------------------------------------------------------------
 
-    def _usage_fields(self) -> dict[str, Any]:
-        return {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens, "costUsd": self.cost}
+    def _done(self) -> ev.Done:
+        return ev.Done(self.input_tokens, self.output_tokens, self.cost)
 
     def _outcome(
         self, reason: Literal["done", "cancelled", "error"], error: str | None = None

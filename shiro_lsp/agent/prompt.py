@@ -13,13 +13,6 @@ from pathlib import Path
 
 from shiro_lsp.agent.tools.base import ToolSpec
 
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".shiro.md")
-INSTRUCTION_CAP = 12_000
-INSTRUCTIONS_HEADER = (
-    "Project instructions (from the files below). Treat these as standing orders from the user; they "
-    "override your defaults but never your safety rules."
-)
-
 
 @dataclass(frozen=True)
 class PromptParts:
@@ -114,27 +107,3 @@ def build_system_prompt(parts: PromptParts) -> str:
         if block:
             prompt += block if block.startswith("\n") else "\n" + block
     return prompt
-
-
-def project_instructions(workspace: Path) -> str:
-    """AGENTS.md, CLAUDE.md and .shiro.md from the git root down to the workspace, outermost first."""
-    root = workspace
-    for candidate in [workspace, *workspace.parents]:
-        if (candidate / ".git").exists():
-            root = candidate
-            break
-    rel = workspace.relative_to(root)
-    folders = [root] + [root.joinpath(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
-    blocks = []
-    for folder in folders:
-        for name in INSTRUCTION_FILES:
-            path = folder / name
-            if path.is_file() and not path.is_symlink():
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")[:INSTRUCTION_CAP]
-                except OSError:
-                    continue
-                blocks.append(f"--- {path.relative_to(root)} ---\n{text.rstrip()}")
-    if not blocks:
-        return ""
-    return "\n" + INSTRUCTIONS_HEADER + "\n" + "\n".join(blocks)

@@ -27,11 +27,13 @@ from shiro_lsp.agent.engine import (
     TurnSetup,
     plan_turn,
 )
+from shiro_lsp.agent.events import Event, Failed, ToolCall
+from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.prompt import PromptParts, build_system_prompt, project_instructions
+from shiro_lsp.agent.prompt import PromptParts, build_system_prompt
 from shiro_lsp.agent.providers.factory import make_client
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
-from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
+from shiro_lsp.agent.tools import Tool, ToolRegistry, builtin_registry
 from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.config import Settings, secret_values
@@ -85,6 +87,7 @@ class AgentRuntime:
         context_blocks: Callable[[], Awaitable[str]] | None = None,
         reservation: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
         turn_started: Callable[[str, str, str], object] | None = None,
+        extra_tools: Callable[[], Awaitable[list[Tool]]] | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -97,6 +100,8 @@ class AgentRuntime:
         self.context_blocks = context_blocks
         self.reservation = reservation
         self.turn_started = turn_started
+        self.extra_tools = extra_tools
+        self._extra: list[Tool] = []  # the last turn's extra (MCP) tools, for the meter between turns
         self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -150,6 +155,9 @@ class AgentRuntime:
         if self.memory is not None:
             for tool in memory_tools(self.memory):
                 registry.register(tool)
+        for tool in self._extra:
+            if tool.name not in registry:
+                registry.register(tool)
         return registry
 
     def plan(self, agent: str | None = None) -> TurnPlan:
@@ -157,14 +165,17 @@ class AgentRuntime:
         s = self.settings()
         return plan_turn(variant(agent or s.agent, s.thinking), self.registry())
 
-    def system_prompt(self, plan: TurnPlan, notes_block: str = "") -> str:
+    def system_prompt(self, plan: TurnPlan, notes_block: str = "", instructions: str | None = None) -> str:
+        """``instructions`` is the turn's project-instructions block; None reads it here (blocking)."""
         memory_block = self.memory.boot_block() if self.memory is not None else ""
+        if instructions is None:
+            instructions = build_block(self.workspace)
         return build_system_prompt(
             PromptParts(
                 workspace=self.workspace,
                 tools=plan.specs,
                 can_ask=self.can_ask,
-                project_instructions=project_instructions(self.workspace),
+                project_instructions=instructions,
                 memory_block=memory_block,
                 notes_block=notes_block,
                 appendix=plan.variant.appendix,
@@ -175,16 +186,23 @@ class AgentRuntime:
     # --- chats ---------------------------------------------------------------------------------
 
     def submit(self, text: str, agent: str | None = None) -> Ticket:
-        return self.queue.submit(text, agent)
+        return self.queue.submit(expand_command(text), agent)
 
     async def _run_ticket(self, ticket: Ticket) -> ChatOutcome:
         async with self._compaction():  # a chat sent during /compact waits for it
             session = self.session()
-        emit = self.frontend.emitter(session.id, ticket.task_id)
+        send = self.frontend.emitter(session.id, ticket.task_id)
+        instructions = ProjectInstructions(self.workspace)
+
+        def emit(event: Event) -> None:
+            if isinstance(event, ToolCall):  # nested AGENTS.md of the folders the turn works in
+                instructions.touch(event.input)
+            send(event)
+
         try:
-            setup = await self._setup(ticket, session)
+            setup = await self._setup(ticket, session, instructions)
         except ShiroError as error:
-            emit({"type": "error", "error": error.message})
+            emit(Failed(error.message))
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
         # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
         self._background(asyncio.to_thread(self.prompts.append, ticket.text))
@@ -200,14 +218,19 @@ class AgentRuntime:
         self.frontend.context_changed(self.meter())
         return chat_outcome(session.id, ticket.task_id, outcome)
 
-    async def _setup(self, ticket: Ticket, session: LiveSessionLike) -> TurnSetup:
+    async def _setup(
+        self, ticket: Ticket, session: LiveSessionLike, instructions: ProjectInstructions
+    ) -> TurnSetup:
         s = self.settings()
+        if self.extra_tools is not None:
+            self._extra = await self.extra_tools()
         plan = self.plan(ticket.agent)
         self._sync_window()
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
         async def prompt() -> str:
-            return await asyncio.to_thread(self.system_prompt, plan, notes_block)
+            block = await instructions.refresh()  # nested AGENTS.md of the folders touched so far
+            return await asyncio.to_thread(self.system_prompt, plan, notes_block, block)
 
         async def approve(request: ApprovalRequest) -> Decision:
             if not self.can_ask:

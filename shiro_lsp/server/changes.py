@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.server import protocol as p
-
-if TYPE_CHECKING:
-    from shiro_lsp.server.app import ShiroServer
+from shiro_lsp.server.rpc import ShiroServer, request
 
 
 def _not_yet(method: str) -> ShiroError:
     return ShiroError(f"{method} is not implemented yet in this server build.")
 
 
-def register_changes(server: ShiroServer) -> None:
-    from shiro_lsp.server.app import request
-
+def register(server: ShiroServer) -> None:
     @request(server, "shiro/changes")
     async def changes(ls: ShiroServer, params: p.ChangesParams) -> p.ChangesResult:
         raise _not_yet("shiro/changes")

@@ -6,22 +6,30 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from shiro_lsp.agent.chat import ChatOutcome
 from shiro_lsp.agent.context_window import Meter
-from shiro_lsp.agent.engine import ApprovalRequest, Decision, Emit, Event
+from shiro_lsp.agent.engine import ApprovalRequest, Decision
+from shiro_lsp.agent.events import (
+    Delta,
+    Emit,
+    Event,
+    Reasoning,
+    Text,
+    ToolOutput,
+    event_json,
+    joined,
+    same_stream,
+)
 from shiro_lsp.server import protocol as p
-
-if TYPE_CHECKING:
-    from shiro_lsp.server.app import ShiroServer
+from shiro_lsp.server.rpc import ShiroServer, request, todos_wire
 
 log = logging.getLogger(__name__)
 
 COALESCE_SECONDS = 0.03
-COALESCED = frozenset({"text", "reasoning", "tool-output"})
 
 
 class EventNotifier:
@@ -37,22 +45,18 @@ class EventNotifier:
         self._session_id = session_id
         self._task_id = task_id
         self._seq = 0
-        self._pending: Event | None = None
+        self._pending: Delta | None = None
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
 
     def __call__(self, event: Event) -> None:
-        if event["type"] not in COALESCED:
+        if not isinstance(event, Text | Reasoning | ToolOutput):
             self.flush()
             self._deliver(event)
             return
-        if self._pending is not None and not _same_stream(self._pending, event):
+        if self._pending is not None and not same_stream(self._pending, event):
             self.flush()
-        if self._pending is None:
-            self._pending = dict(event)
-        else:
-            field = "chunk" if event["type"] == "tool-output" else "text"
-            self._pending[field] += event[field]
+        self._pending = event if self._pending is None else joined(self._pending, event)
         wait = self._last_flush + COALESCE_SECONDS - time.monotonic()
         if wait <= 0:
             self.flush()
@@ -69,12 +73,15 @@ class EventNotifier:
         self._last_flush = time.monotonic()
 
     def _deliver(self, event: Event) -> None:
-        self._send({"sessionId": self._session_id, "taskId": self._task_id, "seq": self._seq, "event": event})
+        self._send(
+            {
+                "sessionId": self._session_id,
+                "taskId": self._task_id,
+                "seq": self._seq,
+                "event": event_json(event),
+            }
+        )
         self._seq += 1
-
-
-def _same_stream(a: Event, b: Event) -> bool:
-    return a["type"] == b["type"] and a.get("id") == b.get("id")
 
 
 class LspFrontend:
@@ -117,8 +124,6 @@ class LspFrontend:
             return "deny"
 
     def todos_changed(self) -> None:
-        from shiro_lsp.server.app import todos_wire
-
         self.server.notify("shiro/todos/changed", todos_wire(self.server.shiro.tasks))
 
     def context_changed(self, meter: Meter) -> None:
@@ -137,9 +142,7 @@ def chat_result(outcome: ChatOutcome) -> p.ChatResult:
     )
 
 
-def register_chat(server: ShiroServer) -> None:
-    from shiro_lsp.server.app import request
-
+def register(server: ShiroServer) -> None:
     @request(server, "shiro/chat")
     async def chat(ls: ShiroServer, params: p.ChatParams) -> p.ChatResult:
         runtime = ls.shiro.runtime

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from shiro_lsp.agent.providers.models import ModelListing, detect_local
 from shiro_lsp.server import protocol as p
-
-if TYPE_CHECKING:
-    from shiro_lsp.server.app import ShiroServer
+from shiro_lsp.server.rpc import ShiroServer, request
 
 
 def listing_wire(listing: ModelListing) -> p.ModelsResult:
@@ -20,9 +16,7 @@ def listing_wire(listing: ModelListing) -> p.ModelsResult:
     )
 
 
-def register_models(server: ShiroServer) -> None:
-    from shiro_lsp.server.app import request
-
+def register(server: ShiroServer) -> None:
     @request(server, "shiro/models")
     async def models(ls: ShiroServer, params: p.ModelsParams) -> p.ModelsResult:
         return listing_wire(await ls.shiro.list_models(params.base_url))

@@ -8,13 +8,10 @@ restricted (untrusted) workspace; reads always work.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from shiro_lsp.server import protocol as p
+from shiro_lsp.server.rpc import ShiroServer, request
 from shiro_lsp.state.notes import NotesView
-
-if TYPE_CHECKING:
-    from shiro_lsp.server.app import ShiroServer
 
 
 def notes_wire(view: NotesView) -> p.NotesResult:
@@ -28,9 +25,7 @@ def notes_wire(view: NotesView) -> p.NotesResult:
     )
 
 
-def register_notes(server: ShiroServer) -> None:
-    from shiro_lsp.server.app import request  # app imports this module
-
+def register(server: ShiroServer) -> None:
     @request(server, "shiro/notes/read")
     async def read(ls: ShiroServer, params: p.NotesReadParams) -> p.NotesResult:
         return notes_wire(await asyncio.to_thread(ls.shiro.notes.read, params.task_id))

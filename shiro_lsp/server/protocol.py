@@ -7,12 +7,23 @@ docs/protocol.md and docs/protocol.schema.json from ``METHODS``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails
+
+from shiro_lsp.agent import events
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 MemoryKind = Literal["fact", "decision", "gotcha", "command"]
@@ -175,44 +186,21 @@ class ChatResult(Wire):
     error: str | None = None
 
 
-class ChatEvent(Wire):
-    model_config = ConfigDict(extra="allow")
-    type: Literal[
-        "text",
-        "reasoning",
-        "tool-start",
-        "tool-call",
-        "tool-output",
-        "tool-result",
-        "tool-error",
-        "tool-denied",
-        "compacted",
-        "notice",
-        "retry",
-        "error",
-        "done",
-    ]
-    diff: str | None = Field(
-        default=None,
-        description="tool-result of a tool that changed files: a short unified diff of the change "
-        "(capped), for the tool card.",
-    )
-    files: list[ChangedFile] | None = Field(
-        default=None, description="tool-result of a tool that changed files: each file it changed."
-    )
-    reason: str | None = Field(
-        default=None,
-        description="tool-denied: the reason the user gave, if any. retry: the error that is retried, in words.",
-    )
-    attempt: int | None = Field(
-        default=None, description="retry: the attempt about to be made after the wait (2 = the first retry)."
-    )
-    max_attempts: int | None = Field(
-        default=None, description="retry: the attempts allowed (maxRetries + 1)."
-    )
-    delay_seconds: float | None = Field(
-        default=None, description="retry: how long Shiro waits before that attempt (retry-after or backoff)."
-    )
+def _event_model(cls: type[events.Event]) -> type[Wire]:
+    """The wire model of one agent event: its ``type`` tag, then its fields (camelCase)."""
+    hints = get_type_hints(cls)
+    fields: dict[str, Any] = {"type": (Literal[cls.kind], ...)}
+    for f in dataclasses.fields(cls):
+        fields[f.name] = (hints[f.name], ...)
+    model: type[Wire] = create_model(f"{cls.__name__}Event", __base__=Wire, __doc__=cls.__doc__, **fields)
+    return model
+
+
+EVENT_MODELS: tuple[type[Wire], ...] = tuple(_event_model(cls) for cls in events.EVENT_TYPES)
+"""One wire model per ``agent.events`` class, derived from it (the fields live there)."""
+
+ChatEvent = Annotated[Union[EVENT_MODELS], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
+"""An engine event; ``type`` says which (see ``shiro_lsp/agent/events.py``)."""
 
 
 class EventNotification(Wire):
@@ -507,6 +495,34 @@ class NotesResult(Wire):
     )
 
 
+# --- MCP servers Shiro uses (design.md "Ecosystem (v2)") -------------------------------------------
+
+
+class McpServerInfo(Wire):
+    name: str
+    source: str = Field(description="The config file the entry came from.")
+    scope: Literal["project", "user"] = Field(description="Project servers run only once trusted.")
+    status: Literal["running", "stopped", "untrusted", "error"]
+    trusted: bool
+    tools: list[str] = Field(
+        description="The server's tool names as it lists them (offered as mcp__<server>__<tool>)."
+    )
+    command: str = Field(description="Exactly what runs: the command line (stdio) or the URL (http).")
+    error: str | None = None
+
+
+class McpListResult(Wire):
+    servers: list[McpServerInfo]
+    problems: list[str] = Field(
+        default_factory=list, description="Config files or entries that could not be used, in words."
+    )
+
+
+class McpTrustParams(Wire):
+    name: NonEmpty
+    trusted: bool
+
+
 # --- models (local model presets) ----------------------------------------------------------------
 
 
@@ -662,6 +678,13 @@ METHODS: tuple[Method, ...] = (
     _request("shiro/notes/replace", NotesReplaceParams, NotesResult, "Replace; needs the hash last read."),
     _request("shiro/history", Empty, HistoryResult, "Prompt history of this workspace, newest last."),
     _request("shiro/context", Empty, ContextMeter, "What the next request will carry."),
+    _request("shiro/mcp/list", Empty, McpListResult, "The configured MCP servers: status, tools, trust."),
+    _request(
+        "shiro/mcp/trust",
+        McpTrustParams,
+        McpListResult,
+        "Trust (pinned to the entry's SHA-256) or untrust a project MCP server; answers as list.",
+    ),
     _request(
         "shiro/models",
         ModelsParams,

@@ -8,12 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import types
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic.json_schema import models_json_schema
+from pydantic_core import PydanticUndefined
 
-from shiro_lsp.server.protocol import METHODS, Wire
+from shiro_lsp.server.protocol import EVENT_MODELS, METHODS, Wire
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 MARKDOWN = DOCS / "protocol.md"
@@ -26,6 +28,8 @@ def _models() -> list[type[Wire]]:
         for model in (method.params, method.result):
             if model is not None:
                 seen.setdefault(model.__name__, model)
+    for model in EVENT_MODELS:
+        seen.setdefault(model.__name__, model)
     return list(seen.values())
 
 
@@ -51,12 +55,44 @@ def schema() -> dict[str, Any]:
     }
 
 
+def type_name(annotation: Any) -> str:
+    """A field's type as a reader writes it: ``str | null``, ``list[TodoItem]``, ``"once" | "deny"``."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return type_name(args[0])
+    if origin in (Union, types.UnionType):
+        return " | ".join(type_name(arg) for arg in args)
+    if origin is Literal:
+        return " | ".join(json.dumps(arg) for arg in args)
+    if origin is not None:
+        return f"{getattr(origin, '__name__', str(origin))}[{', '.join(type_name(arg) for arg in args)}]"
+    if annotation is type(None):
+        return "null"
+    if annotation is Any:
+        return "any"
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def _default(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except TypeError:
+        return repr(value)
+
+
 def _fields(model: type[Wire]) -> str:
     rows = []
     for name, field in model.model_fields.items():
         alias = field.alias or name
-        annotation = str(field.annotation).replace("typing.", "").replace("shiro_lsp.server.protocol.", "")
-        required = "yes" if field.is_required() else f"no (default `{field.default!r}`)"
+        annotation = type_name(field.annotation).replace("|", "\\|")
+        if field.is_required():
+            required = "yes"
+        elif field.default is PydanticUndefined:
+            required = "no"
+        else:
+            required = f"no (default `{_default(field.default)}`)"
         rows.append(f"| `{alias}` | `{annotation}` | {required} | {field.description or ''} |")
     if not rows:
         return "`{}`\n"
@@ -82,6 +118,16 @@ def markdown() -> str:
         out += [f"## `{m.name}`", "", m.doc, "", f"Params `{m.params.__name__}`:", "", _fields(m.params)]
         if m.result:
             out += [f"Result `{m.result.__name__}`:", "", _fields(m.result)]
+    out += [
+        "## Events",
+        "",
+        "The `event` of a `shiro/event` notification (and one line of `shiro-lsp run --json`):",
+        "an object whose `type` says which of these it is. Defined in `shiro_lsp/agent/events.py`.",
+        "",
+    ]
+    for model in EVENT_MODELS:
+        tag = type_name(model.model_fields["type"].annotation)
+        out += [f"### {tag} (`{model.__name__}`)", "", (model.__doc__ or "").strip(), "", _fields(model)]
     return "\n".join(out)
 
 

@@ -1,18 +1,12 @@
-"""`shiro/session/*`: thin handlers over ``Shiro.sessions`` plus the final save on shutdown and exit."""
+"""`shiro/session/*`: thin handlers over ``Shiro.sessions`` (a switch announces itself in the service)."""
 
 from __future__ import annotations
 
-import atexit
 import logging
-from typing import TYPE_CHECKING, Any
-
-from lsprotocol import types
 
 from shiro_lsp.server import protocol as p
-from shiro_lsp.state.sessions import LiveSession, NewOutcome, SessionSummary
-
-if TYPE_CHECKING:
-    from shiro_lsp.server.app import ShiroServer
+from shiro_lsp.server.rpc import ShiroServer, request, todos_wire
+from shiro_lsp.state.sessions import NewOutcome, SessionSummary
 
 log = logging.getLogger(__name__)
 
@@ -42,32 +36,7 @@ def new_wire(outcome: NewOutcome) -> p.SessionNewResult:
     )
 
 
-def register_sessions(server: ShiroServer) -> None:
-    from shiro_lsp.server.app import request, todos_wire
-
-    def announce(ls: ShiroServer, session: LiveSession) -> None:
-        ls.notify("shiro/session/changed", session_wire(session.summary()))
-
-    def announce_todos(ls: ShiroServer) -> None:
-        ls.notify("shiro/todos/changed", todos_wire(ls.shiro.tasks))
-
-    @server.feature(types.INITIALIZED)
-    def on_initialized(ls: ShiroServer, params: types.InitializedParams) -> None:
-        # Autosaves finish outside any request; this is how the client hears about them.
-        ls.shiro.sessions.on_changed = lambda session: announce(ls, session)
-        atexit.register(ls.shiro.sessions.flush_sync)
-
-    @server.feature(types.SHUTDOWN)
-    async def on_shutdown(ls: ShiroServer, params: Any) -> None:
-        if ls._shiro is not None:
-            await ls.shiro.sessions.flush()
-
-    @server.feature(types.EXIT)
-    def on_exit(ls: ShiroServer, params: Any) -> None:
-        if ls._shiro is not None:
-            ls.shiro.sessions.on_changed = None
-            ls.shiro.sessions.flush_sync()
-
+def register(server: ShiroServer) -> None:
     @request(server, "shiro/session/current")
     async def current(ls: ShiroServer, params: p.Empty) -> p.SessionInfo:
         return session_wire(ls.shiro.sessions.info())
@@ -79,9 +48,7 @@ def register_sessions(server: ShiroServer) -> None:
 
     @request(server, "shiro/session/resume")
     async def resume(ls: ShiroServer, params: p.SessionResumeParams) -> p.SessionResumeResult:
-        session = await ls.shiro.sessions.resume(params.id, latest=bool(params.latest))
-        announce_todos(ls)
-        await ls.shiro.runtime.announce_context()
+        session = await ls.shiro.resume_session(params.id, latest=bool(params.latest))
         return p.SessionResumeResult(
             session=session_wire(session.summary()),
             transcript=list(session.messages),
@@ -90,17 +57,11 @@ def register_sessions(server: ShiroServer) -> None:
 
     @request(server, "shiro/session/new")
     async def new(ls: ShiroServer, params: p.Empty) -> p.SessionNewResult:
-        outcome = await ls.shiro.sessions.new()
-        announce_todos(ls)
-        await ls.shiro.runtime.announce_context()
-        return new_wire(outcome)
+        return new_wire(await ls.shiro.new_session())
 
     @request(server, "shiro/session/clear")
     async def clear(ls: ShiroServer, params: p.Empty) -> p.SessionNewResult:
-        outcome = await ls.shiro.sessions.clear()
-        announce_todos(ls)
-        await ls.shiro.runtime.announce_context()
-        return new_wire(outcome)
+        return new_wire(await ls.shiro.new_session())
 
     @request(server, "shiro/session/compact")
     async def compact(ls: ShiroServer, params: p.Empty) -> p.SessionCompactResult:

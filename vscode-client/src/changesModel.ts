@@ -146,7 +146,7 @@ export function diffResultHunks(r: { before: string | null; after: string | null
 
 // --- tool cards ---
 
-export interface ToolDiffView { counts?: string; lines: { kind: DiffLineKind; text: string }[]; source: 'output' | 'input' }
+export interface ToolDiffView { counts?: string; lines: { kind: DiffLineKind; text: string }[]; source: 'diff' | 'output' | 'input' }
 
 function str(v: unknown): string | undefined { return typeof v === 'string' ? v : undefined; }
 
@@ -156,7 +156,8 @@ function editLines(oldText: string, newText: string): { kind: DiffLineKind; text
   const a = oldText.split('\n');
   const b = newText.split('\n');
   for (const h of diffHunks(oldText, newText)) {
-    out.push({ kind: 'hunk', text: h.header });
+    // line numbers of a snippet would mislead: a neutral separator between its changed regions
+    if (out.length) out.push({ kind: 'hunk', text: '\u22ef' });
     const oldFrom = h.oldLines ? h.oldStart - 1 : h.oldStart;
     const newFrom = h.newLines ? h.newStart - 1 : h.newStart;
     for (let i = 0; i < h.oldLines; i++) out.push({ kind: 'del', text: `-${a[oldFrom + i] ?? ''}` });
@@ -169,7 +170,9 @@ function editLines(oldText: string, newText: string): { kind: DiffLineKind; text
  * The diff a file tool's card shows: the unified diff in its result when the server sent one, else the
  * change its input asked for (edit_file / multi_edit old → new, apply_patch's patch). Undefined otherwise.
  */
-export function toolDiff(name: string, input: unknown, output: string): ToolDiffView | undefined {
+export function toolDiff(name: string, input: unknown, output: string, diff?: string): ToolDiffView | undefined {
+  const fromDiff = diff ? countUnified(diff) : undefined;
+  if (diff && fromDiff) return { counts: formatCounts(fromDiff), lines: classifyDiffLines(diff), source: 'diff' };
   if (!FILE_TOOLS.has(name)) return undefined;
   const fromOutput = countUnified(output);
   if (fromOutput) return { counts: formatCounts(fromOutput), lines: classifyDiffLines(output), source: 'output' };
@@ -180,10 +183,11 @@ export function toolDiff(name: string, input: unknown, output: string): ToolDiff
     return patch && c ? { counts: formatCounts(c), lines: classifyDiffLines(patch), source: 'input' } : undefined;
   }
   const edits = name === 'edit_file' ? [args] : name === 'multi_edit' && Array.isArray(args.edits) ? args.edits as Record<string, unknown>[] : [];
-  const lines = edits.flatMap(e => {
+  const lines = edits.flatMap((e, i) => {
     const o = str(e.oldString);
     const n = str(e.newString);
-    return o !== undefined && n !== undefined ? editLines(o, n) : [];
+    const part = o !== undefined && n !== undefined ? editLines(o, n) : [];
+    return i > 0 && part.length ? [{ kind: 'hunk' as const, text: '\u22ef' }, ...part] : part;
   });
   if (!lines.length) return undefined;
   const additions = lines.filter(l => l.kind === 'add').length;

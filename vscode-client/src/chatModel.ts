@@ -13,7 +13,9 @@ export type ChatEntry =
   | { id: string; kind: 'user'; text: string; attachments?: string[]; taskId?: string; checkpointId?: string }
   | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
-  | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry }
+  | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry;
+      /** What the call changed in the workspace, as a unified diff (file tools and bash; v2). */
+      diff?: string }
   | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[]; wait?: RetryWait }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
   | ChangesEntry | RestoredEntry;
@@ -187,6 +189,7 @@ export class ChatModel {
         const t = this.tool(id, name, taskId);
         t.output = outputText(event.output);
         t.status = 'done';
+        if (event.diff) t.diff = event.diff;
         this.changed(t);
         break;
       }
@@ -194,6 +197,7 @@ export class ChatModel {
         const t = this.tool(id, name, taskId);
         t.output = errorText(event.error);
         t.status = 'error';
+        if (event.diff) t.diff = event.diff;
         this.changed(t);
         break;
       }

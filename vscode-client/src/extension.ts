@@ -4,6 +4,7 @@ import { ReviewController } from './changes';
 import { showDiagnostics } from './diagnose';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
+import { showMcpServers } from './mcp';
 import { MEMORY_SCHEME, MemoryDocuments, editMemory, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
 import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
@@ -282,6 +283,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('shiro.editMemory', () => editMemory(srv)),
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),
+    vscode.commands.registerCommand('shiro.mcpServers', () => showMcpServers(srv)),
     vscode.commands.registerCommand('shiro.diagnose', () => showDiagnostics(srv, context, () => ctl.model.state.entries
       .filter(e => e.kind === 'notice' && e.level === 'error').slice(-10).map(e => (e.kind === 'notice' ? `chat: ${e.text}` : '')))),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),

@@ -1,4 +1,14 @@
-// The wire contract v1 (shared/design.md): method names and shapes. Names here are a contract; keep them exact.
+// The wire contract v1 (docs/protocol.md): method names and shapes. Names here are a contract; keep them exact.
+// The shapes come from protocol.gen.ts, generated from docs/protocol.schema.json (`make protocol`); the
+// hand-written ones below are being replaced by it one by one (a generated type is the one to trust).
+import type * as gen from './protocol.gen';
+
+/** Every event the server sends in `shiro/event` (a union on `type`). */
+export type WireEvent = gen.EventNotification['event'];
+export type EventNotification = gen.EventNotification;
+export type QueuedChat = gen.QueuedChat;
+export type QueueResult = gen.QueueResult;
+export type SessionInfo = gen.SessionInfo;
 
 export const Method = {
   chat: 'shiro/chat',
@@ -27,6 +37,8 @@ export const Method = {
   history: 'shiro/history',
   context: 'shiro/context',
   contextChanged: 'shiro/context/changed',
+  mcpList: 'shiro/mcp/list',
+  mcpTrust: 'shiro/mcp/trust',
   models: 'shiro/models',
   changes: 'shiro/changes',
   changesDiff: 'shiro/changes/diff',
@@ -57,7 +69,7 @@ export interface Usage { inputTokens: number; outputTokens: number; costUsd: num
 export interface ChatParams { text: string; agent?: string }
 export interface ChatResult { sessionId: string; taskId: string; stopReason: StopReason; usage: Usage; error?: string }
 
-/** Engine events (spec §7.5). Tool ids/names arrive as `id`/`name` (reference) or `toolCallId`/`toolName`. */
+/** An engine event read loosely (every field optional); every `WireEvent` is one (tsc checks it). */
 export interface EngineEvent {
   type: 'text' | 'reasoning' | 'tool-start' | 'tool-call' | 'tool-output' | 'tool-result' | 'tool-error'
     | 'tool-denied' | 'compacted' | 'notice' | 'retry' | 'error' | 'done' | string;
@@ -72,11 +84,10 @@ export interface EngineEvent {
   error?: unknown;
   before?: number; after?: number;
   inputTokens?: number; outputTokens?: number;
+  /** tool-result / tool-error of a call that changed files: its unified diff and the files (v2). */
+  diff?: string; files?: ChangedFile[];
 }
-export interface EventNotification { sessionId: string; taskId: string; seq: number; event: EngineEvent }
 
-export interface QueuedChat { taskId: string; text: string }
-export interface QueueResult { queued: QueuedChat[] }
 
 export type Decision = 'once' | 'always' | 'deny';
 export interface ApproveParams {
@@ -113,10 +124,6 @@ export interface CheckpointListResult { checkpoints: CheckpointInfo[] }
 export type RestoreMode = 'code' | 'chat' | 'both';
 export interface CheckpointRestoreResult { restored: string[]; conflicts: string[]; redoId: string | null; messagesRemoved?: number }
 
-export interface SessionInfo {
-  id: string; title: string; cwd: string; createdAt: string; updatedAt: string; messageCount: number;
-  model: string; inputTokens: number; outputTokens: number; costUsd: number | null;
-}
 
 /** The message model (spec §5.1): Vercel AI SDK ModelMessage shapes. */
 export interface MessagePart {
@@ -158,3 +165,10 @@ export interface RememberSelectionArgs {
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
 }
 export type MemoryKind = 'fact' | 'decision' | 'gotcha' | 'command';
+
+export interface McpServerInfo {
+  name: string; source: string; scope: 'project' | 'user';
+  status: 'running' | 'stopped' | 'untrusted' | 'error';
+  trusted: boolean; tools: string[]; command: string; error?: string | null;
+}
+export interface McpListResult { servers: McpServerInfo[]; problems: string[] }

@@ -25,6 +25,7 @@ export const SLASH_COMMANDS: Record<string, string> = {
   save: 'save this session now',
   clear: 'start over (the old session stays on disk)',
   cost: 'tokens and spend of this session',
+  init: 'learn this repository and write an AGENTS.md for agents (asks before writing)',
   help: 'this list',
 };
 
@@ -46,6 +47,7 @@ export function parseSlash(text: string): SlashAction | undefined {
   const command = match[1].toLowerCase() === '?' ? 'help' : match[1].toLowerCase();
   const args = (match[2] ?? '').trim();
   if (command === 'help') return { kind: 'help', command };
+  if (command === 'init') return undefined; // a normal turn: the server expands /init into its prompt
   if (command === 'resume') {
     return args
       ? { kind: 'requests', command, steps: [{ method: Method.sessionResume, params: { id: args } }] }

@@ -85,3 +85,13 @@ test('review messages are told apart from the chat messages', () => {
   assert.ok(!isReviewMessage({ type: 'approve' }));
   assert.ok(!isReviewMessage({ type: 'send' }));
 });
+
+test("the diff the server sent with a result wins, for any tool that changed files (bash's sed -i too)", () => {
+  const diff = '--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-old\n+new';
+  const view = toolDiff('bash', { command: "sed -i 's/old/new/' x.txt" }, '', diff)!;
+  assert.equal(view.source, 'diff');
+  assert.equal(view.counts, '+1 \u22121');
+  assert.equal(toolDiff('bash', { command: 'ls' }, 'a\nb', undefined), undefined);
+  const edits = toolDiff('multi_edit', { edits: [{ oldString: 'a', newString: 'b' }, { oldString: 'c', newString: 'd' }] }, 'ok')!;
+  assert.deepEqual(edits.lines.map(l => l.text), ['-a', '+b', '\u22ef', '-c', '+d']);
+});

@@ -83,3 +83,11 @@ test('an approval for the tool call just shown goes inside that tool row, and se
   const other = m.addApproval(card, 'bash');
   assert.equal(m.state.entries.at(-1)?.id, other.id);
 });
+
+test('a tool result that changed files keeps its diff for the card', () => {
+  const m = new ChatModel();
+  m.applyEvent('t', { type: 'tool-call', id: 'c1', name: 'bash', input: { command: 'rm x' } });
+  m.applyEvent('t', { type: 'tool-result', id: 'c1', name: 'bash', output: { type: 'text', value: '' }, diff: '@@ -1 +0,0 @@\n-x' });
+  const t = m.state.entries[0];
+  assert.ok(t.kind === 'tool' && t.diff === '@@ -1 +0,0 @@\n-x');
+});

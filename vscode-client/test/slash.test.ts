@@ -61,3 +61,8 @@ test('todos render as the reference markdown list', () => {
   assert.equal(todosMarkdown({ todos: [{ content: 'a', status: 'done' }, { content: 'b', status: 'blocked', note: 'needs key' }],
     progress: { done: 1, total: 2, blocked: 1 }, rendered: '' }), '- [x] a\n- [!] b (needs key)');
 });
+
+test('/init goes to the server as a normal turn (it expands it into the AGENTS.md prompt)', () => {
+  assert.equal(parseSlash('/init'), undefined);
+  assert.equal(parseSlash('/init focus on the tests'), undefined);
+});

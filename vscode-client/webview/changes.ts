@@ -143,13 +143,13 @@ export function renderRestored(entry: RestoredEntry, post: Post): HTMLElement {
 export function decorateTool(details: HTMLElement, entry: ToolEntry): void {
   let input: unknown = entry.input;
   try { input = JSON.parse(entry.input); } catch { /* shown as text */ }
-  const view = toolDiff(entry.name, input, entry.output);
+  const view = toolDiff(entry.name, input, entry.output, entry.diff);
   if (!view) return;
   if (view.counts) details.querySelector('summary')?.appendChild(counts(view.counts));
   const pre = el('pre', 'tool-diff');
   for (const line of view.lines) pre.appendChild(el('span', `diff-line diff-${line.kind}`, `${line.text}\n`));
   const output = details.querySelector('.tool-output');
   if (view.source === 'output' && output) { output.replaceWith(pre); return; }  // the result is the diff: colour it
-  details.appendChild(el('div', 'label', entry.status === 'running' ? 'Requested change' : 'Change'));
+  details.appendChild(el('div', 'label', view.source === 'diff' ? 'Diff' : entry.status === 'running' ? 'Requested change' : 'Change'));
   details.appendChild(pre);
 }

@@ -216,7 +216,7 @@ async def test_dynamic_and_typed_tools_word_a_bad_input_alike(
         assert typed_error.value.message == dynamic_error.value.message.replace("dyn", "typed", 1)
 
 
-def test_the_server_and_the_tools_word_validation_problems_alike() -> None:
+def test_the_server_keeps_pydantic_wording_through_the_same_formatter() -> None:
     from pygls.exceptions import JsonRpcException
 
     from shiro_lsp.server.app import parse
@@ -226,10 +226,15 @@ def test_the_server_and_the_tools_word_validation_problems_alike() -> None:
 
     with pytest.raises(JsonRpcException) as missing:
         parse(Params, {}, "shiro/x")
-    assert missing.value.message == "Invalid params for shiro/x: 'limit' is required"
+    assert missing.value.message == "Invalid params for shiro/x: limit: Field required"
     with pytest.raises(JsonRpcException) as small:
         parse(Params, {"limit": 0}, "shiro/x")
-    assert small.value.message == "Invalid params for shiro/x: 'limit' must be at least 1"
+    assert (
+        small.value.message == "Invalid params for shiro/x: limit: Input should be greater than or equal to 1"
+    )
+    with pytest.raises(JsonRpcException) as whole:
+        parse(Params, [1], "shiro/x")
+    assert whole.value.message.startswith("Invalid params for shiro/x: params: Input should be")
 
 
 def test_the_headless_denial_names_every_tool_that_would_ask() -> None:

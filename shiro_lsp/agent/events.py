@@ -1,0 +1,197 @@
+"""The events of a turn: what the engine tells a front end, in order (spec §7.5).
+
+One frozen dataclass per kind; ``Event`` is their union and ``Emit`` what a front end gives the
+engine. Fields are snake_case here; :func:`event_json` is the one place that turns an event into
+its wire JSON (``{"type": "done", "inputTokens": ...}``), for ``shiro/event`` and the headless
+``--json`` lines alike. ``server/protocol.py`` derives the documented wire union from
+:data:`EVENT_TYPES`, so a new event is one class here plus its entry in that tuple.
+
+A turn ends with ``Done`` or, on failure, with ``Failed`` and no ``Done``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar
+
+from pydantic.alias_generators import to_camel
+
+
+@dataclass(frozen=True)
+class Text:
+    """A delta of the answer's text."""
+
+    kind: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    """A delta of the model's visible reasoning."""
+
+    kind: ClassVar[str] = "reasoning"
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolStart:
+    """The model began writing a tool call (its input is still streaming)."""
+
+    kind: ClassVar[str] = "tool-start"
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A complete tool call; ``input`` is the checked input, or the raw text when it was not JSON."""
+
+    kind: ClassVar[str] = "tool-call"
+    id: str
+    name: str
+    input: Any
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """Live output of a running tool (bash stdout/stderr)."""
+
+    kind: ClassVar[str] = "tool-output"
+    id: str
+    chunk: str
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's result, as the model reads it."""
+
+    kind: ClassVar[str] = "tool-result"
+    id: str
+    name: str
+    output: str
+
+
+@dataclass(frozen=True)
+class ToolFailed:
+    """A tool call that failed (bad input, an error the model reads); the turn goes on."""
+
+    kind: ClassVar[str] = "tool-error"
+    id: str
+    name: str
+    error: str
+
+
+@dataclass(frozen=True)
+class ToolDenied:
+    """A tool call refused by the rules or by the user."""
+
+    kind: ClassVar[str] = "tool-denied"
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The history sent was pruned to fit: ``before`` messages became ``after``."""
+
+    kind: ClassVar[str] = "compacted"
+    before: int
+    after: int
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know that is not an error (a refusal's reason, the step limit)."""
+
+    kind: ClassVar[str] = "notice"
+    text: str
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A model call failed and is tried again after ``delay_seconds``: ``attempt`` (2 = the first retry)
+    of ``max_attempts`` (maxRetries + 1); ``reason`` is the error, in words. The panel counts it down."""
+
+    kind: ClassVar[str] = "retry"
+    attempt: int
+    max_attempts: int
+    delay_seconds: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The turn failed; no ``done`` follows."""
+
+    kind: ClassVar[str] = "error"
+    error: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """The turn ended (also after a cancel); the turn's token counts and cost (None when unknown)."""
+
+    kind: ClassVar[str] = "done"
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
+Event = (
+    Text
+    | Reasoning
+    | ToolStart
+    | ToolCall
+    | ToolOutput
+    | ToolResult
+    | ToolFailed
+    | ToolDenied
+    | Compacted
+    | Notice
+    | Retry
+    | Failed
+    | Done
+)
+Emit = Callable[[Event], None]
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    Text,
+    Reasoning,
+    ToolStart,
+    ToolCall,
+    ToolOutput,
+    ToolResult,
+    ToolFailed,
+    ToolDenied,
+    Compacted,
+    Notice,
+    Retry,
+    Failed,
+    Done,
+)
+
+Delta = Text | Reasoning | ToolOutput
+"""The events a front end may join with the next one of the same stream (see :func:`joined`)."""
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """The wire form: ``type`` first, then the fields in camelCase."""
+    out: dict[str, Any] = {"type": event.kind}
+    for f in fields(event):
+        out[to_camel(f.name)] = getattr(event, f.name)
+    return out
+
+
+def same_stream(a: Event, b: Event) -> bool:
+    """Two deltas of the same text, reasoning or tool output (so they can be joined)."""
+    return type(a) is type(b) and getattr(a, "id", None) == getattr(b, "id", None)
+
+
+def joined(a: Delta, b: Delta) -> Delta:
+    """``a`` followed by ``b`` (same stream) as one delta."""
+    if isinstance(a, ToolOutput) and isinstance(b, ToolOutput):
+        return replace(a, chunk=a.chunk + b.chunk)
+    if isinstance(a, Text | Reasoning) and isinstance(b, Text | Reasoning):
+        return replace(a, text=a.text + b.text)
+    raise ValueError(f"cannot join {a.kind} and {b.kind}")

@@ -1,0 +1,140 @@
+"""The server and what every feature module uses: the pygls server class, request registration with
+validation and error mapping, notifications checked against the contract, the shared wire mappers.
+
+Feature modules (``chat``, ``sessions``, ``notes``, ...) import this module and ``protocol`` only;
+``app`` composes them. Nothing here imports a feature module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
+)
+
+from shiro_lsp import __version__
+from shiro_lsp.config import Settings
+from shiro_lsp.errors import INVALID_PARAMS, ShiroError, describe_problems
+from shiro_lsp.server import protocol as p
+from shiro_lsp.server.transport import ThreadedWriterProtocol
+from shiro_lsp.service import Shiro
+from shiro_lsp.state.memory import Entry
+from shiro_lsp.state.todos import TaskList
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=BaseModel)
+Handler = Callable[["ShiroServer", Any], Awaitable[BaseModel | dict[str, Any]]]
+
+
+def plain_dict_converter() -> Any:
+    """pygls' converter, but custom-method params and results stay plain dicts (libraries.md §1.2)."""
+    converter = default_converter()  # type: ignore[no-untyped-call]
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+    return converter
+
+
+class ShiroServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "shiro-lsp",
+            __version__,
+            protocol_cls=ThreadedWriterProtocol,
+            converter_factory=plain_dict_converter,
+        )
+        self._shiro: Shiro | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether ``initialize`` has made the workspace's service."""
+        return self._shiro is not None
+
+    @property
+    def shiro(self) -> Shiro:
+        if self._shiro is None:
+            raise ShiroError("The server is not initialized yet.")
+        return self._shiro
+
+    def start_workspace(self, workspace: str, settings: Settings) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._shiro = Shiro(workspace, settings, reporter=self.report)
+
+    def report(self, message: str) -> None:
+        """Tell the user about something that went wrong with their state (safe from any thread)."""
+        log.warning("%s", message)
+        params = types.ShowMessageParams(type=types.MessageType.Warning, message=f"Shiro: {message}")
+        if self.loop is None:
+            return
+        self.loop.call_soon_threadsafe(self.window_show_message, params)
+
+    def notify(self, method: str, payload: BaseModel) -> None:
+        """Send a contract notification; its name and payload type must be the contract's."""
+        contract = p.METHODS_BY_NAME.get(method)
+        if contract is None or contract.kind != "notification" or not isinstance(payload, contract.params):
+            raise ValueError(f"{method} with {type(payload).__name__} is not a notification of the contract")
+        self.protocol.notify(method, dump(payload))
+
+
+def dump(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    return value
+
+
+def parse(model: type[P], params: Any, method: str) -> P:
+    """Validate params; a bad one is -32602 with a message naming each problem."""
+    try:
+        return model.model_validate({} if params is None else params)
+    except ValidationError as error:
+        raise JsonRpcException(
+            message=f"Invalid params for {method}: {describe_problems(error, 'params', style='pydantic')}",
+            code=INVALID_PARAMS,
+        ) from None
+
+
+def as_rpc_error(error: ShiroError) -> JsonRpcException:
+    return JsonRpcException(message=error.message, code=error.code, data=error.data)
+
+
+def request(server: ShiroServer, name: str) -> Callable[[Handler], Handler]:
+    """Register ``fn(ls, params)`` for the contract method ``name`` with validation and error mapping."""
+    method = p.METHODS_BY_NAME[name]
+
+    def decorate(fn: Handler) -> Handler:
+        @server.feature(name)
+        async def handler(ls: ShiroServer, params: Any) -> dict[str, Any]:
+            parsed = parse(method.params, params, name)
+            try:
+                return dump(await fn(ls, parsed))
+            except ShiroError as error:
+                raise as_rpc_error(error) from None
+
+        return fn
+
+    return decorate
+
+
+def entry_wire(entry: Entry) -> p.MemoryEntry:
+    return p.MemoryEntry.model_validate(entry.to_json())
+
+
+def todos_wire(tasks: TaskList) -> p.TodosPayload:
+    progress = tasks.progress()
+    return p.TodosPayload(
+        todos=[p.TodoItem(content=t.content, status=t.status, note=t.note) for t in tasks.todos],  # type: ignore[arg-type]
+        progress=p.TodoProgress(**progress.to_json()),
+        rendered=tasks.rendered(),
+    )

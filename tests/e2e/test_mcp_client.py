@@ -1,0 +1,340 @@
+"""Shiro as an MCP client, through the real server over stdio, against real MCP servers (the SDK's MCPServer).
+
+The stdio server is ``tests/fakes/mcp_servers.py stdio`` (it appends a line to a marker file each
+time it starts, so "never started" and "restarted" are visible); the HTTP one is the same server
+over streamable HTTP on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+
+from chat_helpers import eventually, model_bodies, tool_names_of
+from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from lsp_client import ShiroClient
+
+pytest_plugins = ["fakes.fixtures"]
+
+SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_servers.py"
+
+
+@pytest.fixture
+def marker(tmp_path: Path) -> Path:
+    return tmp_path / "testkit.starts"
+
+
+def stdio_entry(marker: Path, *extra: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(SERVER), "stdio", "--marker", str(marker), *extra]}
+
+
+def write_mcp_json(workspace: Path, servers: dict[str, Any]) -> None:
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+@pytest.fixture
+def timeout_ms() -> int:
+    return 20_000
+
+
+@pytest.fixture
+def trusted() -> bool:
+    return True
+
+
+@pytest.fixture
+def init_options(
+    home: Path, fake: FakeOpenAI, workspace: Path, marker: Path, timeout_ms: int, trusted: bool
+) -> dict[str, object]:
+    write_mcp_json(workspace, {"testkit": stdio_entry(marker)})
+    return {
+        "home": str(home),
+        "apiKey": "sk-test",
+        "baseUrl": fake.base_url,
+        "api": "chat",
+        "model": "gpt-5",
+        "maxRetries": 0,
+        "approvalTimeoutMs": 5000,
+        "mcpTimeoutMs": timeout_ms,
+        "trusted": trusted,
+    }
+
+
+def starts(marker: Path) -> int:
+    return len(marker.read_text().splitlines()) if marker.exists() else 0
+
+
+def server_named(listing: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in listing["servers"] if s["name"] == name)
+
+
+def tool_results(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m.get("role") == "tool"]
+
+
+async def trust(client: ShiroClient, name: str = "testkit") -> dict[str, Any]:
+    result: dict[str, Any] = await client.call("shiro/mcp/trust", {"name": name, "trusted": True})
+    return result
+
+
+async def test_an_untrusted_project_server_is_never_started(
+    client: ShiroClient, fake: FakeOpenAI, marker: Path
+) -> None:
+    listing = await client.call("shiro/mcp/list")
+    testkit = server_named(listing, "testkit")
+    assert testkit["status"] == "untrusted" and testkit["trusted"] is False
+    assert testkit["scope"] == "project" and testkit["source"] == ".mcp.json"
+    assert str(SERVER) in testkit["command"] and testkit["command"].startswith(sys.executable)
+    fake.script.append(Step(Text("no tools from it")))
+    result = await client.call("shiro/chat", {"text": "hello"})
+    assert result["stopReason"] == "done"
+    assert not any(n.startswith("mcp__") for n in tool_names_of(model_bodies(fake)[0]))
+    assert starts(marker) == 0
+
+
+async def test_a_trusted_server_offers_its_tools_and_an_approved_call_reaches_the_model(
+    client: ShiroClient, fake: FakeOpenAI, marker: Path
+) -> None:
+    listing = await trust(client)
+    assert server_named(listing, "testkit")["trusted"] is True
+    assert starts(marker) == 0  # lazy: trusting does not start it
+    fake.script += [
+        Step(ToolCall("mcp__testkit__echo", {"text": "hi there"}, call_id="call_1")),
+        Step(Text("done")),
+    ]
+    client.decisions = ["once"]
+    result = await client.call("shiro/chat", {"text": "echo it"})
+    assert result["stopReason"] == "done"
+    first, second = model_bodies(fake)
+    offered = {t["function"]["name"]: t["function"] for t in first["tools"]}
+    assert "mcp__testkit__echo" in offered and "mcp__testkit__add" in offered
+    assert offered["mcp__testkit__echo"]["parameters"]["required"] == ["text"]
+    assert "Echo the text back" in offered["mcp__testkit__echo"]["description"]
+    assert [a["toolName"] for a in client.approvals] == ["mcp__testkit__echo"]
+    assert tool_results(second) == ["HI THERE"]
+    listing = await client.call("shiro/mcp/list")
+    testkit = server_named(listing, "testkit")
+    assert testkit["status"] == "running" and "echo" in testkit["tools"]
+    assert starts(marker) == 1
+
+
+async def test_a_denied_call_never_reaches_the_server(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    await trust(client)
+    target = workspace / "never.txt"
+    fake.script += [
+        Step(ToolCall("mcp__testkit__echo", {"text": "secret plan"}, call_id="call_1")),
+        Step(Text("ok")),
+    ]
+    client.decisions = ["deny"]
+    result = await client.call("shiro/chat", {"text": "echo it"})
+    events = client.events(result["taskId"])
+    assert any(e["type"] == "tool-denied" for e in events)
+    assert not any(e["type"] == "tool-result" for e in events)
+    assert tool_results(model_bodies(fake)[1]) == ["User denied this tool call."]
+    assert not target.exists()
+
+
+async def test_always_covers_that_tool_for_the_session_and_rules_match_by_name(
+    client: ShiroClient, fake: FakeOpenAI
+) -> None:
+    await trust(client)
+    fake.script += [
+        Step(ToolCall("mcp__testkit__echo", {"text": "one"}, call_id="c1")),
+        Step(ToolCall("mcp__testkit__echo", {"text": "two"}, call_id="c2")),
+        Step(ToolCall("mcp__testkit__add", {"a": 2, "b": 3}, call_id="c3")),
+        Step(Text("done")),
+    ]
+    client.decisions = ["always", "once"]
+    await client.call("shiro/chat", {"text": "go"})
+    assert [a["toolName"] for a in client.approvals] == ["mcp__testkit__echo", "mcp__testkit__add"]
+    last = tool_results(model_bodies(fake)[-1])
+    assert last[:2] == ["ONE", "TWO"] and json.loads(last[2]) == {"sum": 5}
+    # a permissions pattern on the tool name denies without asking
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"shiro": {"permissions": {"mcp__testkit__*": "deny"}}})
+    )
+    fake.script += [Step(ToolCall("mcp__testkit__add", {"a": 1, "b": 1}, call_id="c4")), Step(Text("ok"))]
+    await client.call("shiro/chat", {"text": "again"})
+    assert len(client.approvals) == 2
+    assert (
+        tool_results(model_bodies(fake)[-1])[-1]
+        == "Refused by the permission rules: mcp__testkit__add is denied."
+    )
+
+
+async def test_an_edited_entry_asks_for_trust_again(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, marker: Path
+) -> None:
+    await trust(client)
+    fake.script += [Step(Text("one"))]
+    await client.call("shiro/chat", {"text": "start it"})
+    assert starts(marker) == 1
+    write_mcp_json(workspace, {"testkit": stdio_entry(marker, "--extra")})
+    listing = await client.call("shiro/mcp/list")
+    assert server_named(listing, "testkit")["status"] == "untrusted"
+    assert "--extra" in server_named(listing, "testkit")["command"]
+    fake.script += [Step(Text("two"))]
+    await client.call("shiro/chat", {"text": "after the edit"})
+    assert not any(n.startswith("mcp__") for n in tool_names_of(model_bodies(fake)[-1]))
+    assert starts(marker) == 1
+    await trust(client)
+    fake.script += [Step(Text("three"))]
+    await client.call("shiro/chat", {"text": "trusted again"})
+    assert "mcp__testkit__echo" in tool_names_of(model_bodies(fake)[-1])
+    assert starts(marker) == 2
+
+
+async def test_a_server_crashing_mid_call_is_reported_and_restarted_on_the_next_call(
+    client: ShiroClient, fake: FakeOpenAI, marker: Path
+) -> None:
+    await trust(client)
+    fake.script += [
+        Step(ToolCall("mcp__testkit__crash", {}, call_id="c1")),
+        Step(ToolCall("mcp__testkit__echo", {"text": "back"}, call_id="c2")),
+        Step(Text("done")),
+    ]
+    client.decisions = ["always", "always"]
+    result = await client.call("shiro/chat", {"text": "crash it"})
+    assert result["stopReason"] == "done"
+    errors = [e["error"] for e in client.events(result["taskId"]) if e["type"] == "tool-error"]
+    assert len(errors) == 1 and "stopped while running crash" in errors[0]
+    assert tool_results(model_bodies(fake)[-1])[-1] == "BACK"
+    assert starts(marker) == 2
+    assert any("stopped during crash" in m.message for m in client.messages)
+
+
+@pytest.mark.parametrize("timeout_ms", [1500])
+async def test_a_hung_call_is_cancelled_by_the_timeout(
+    client: ShiroClient, fake: FakeOpenAI, timeout_ms: int
+) -> None:
+    await trust(client)
+    fake.script += [
+        Step(ToolCall("mcp__testkit__hang", {}, call_id="c1")),
+        Step(ToolCall("mcp__testkit__echo", {"text": "still here"}, call_id="c2")),
+        Step(Text("done")),
+    ]
+    client.decisions = ["always", "always"]
+    result = await client.call("shiro/chat", {"text": "hang"})
+    errors = [e["error"] for e in client.events(result["taskId"]) if e["type"] == "tool-error"]
+    assert errors and "did not answer hang within 1.5 s" in errors[0]
+    assert tool_results(model_bodies(fake)[-1])[-1] == "STILL HERE"
+
+
+async def test_a_hung_call_is_cancelled_by_cancel_request(client: ShiroClient, fake: FakeOpenAI) -> None:
+    await trust(client)
+    fake.script += [Step(Text("warm"))]
+    await client.call("shiro/chat", {"text": "start the server"})  # its tools are listed: it runs
+    fake.script += [Step(ToolCall("mcp__testkit__hang", {}, call_id="c1"))]
+    client.decisions = ["always"]
+    future = client.protocol.send_request("shiro/chat", {"text": "hang"}, msg_id="chat-hang")
+    await eventually(lambda: len(client.approvals) == 1 and not client.answering, timeout=60)
+    await asyncio.sleep(0.3)  # the call is out at the server
+    client.cancel_request(types.CancelParams(id="chat-hang"))
+    result = await asyncio.wait_for(asyncio.wrap_future(future), 10)
+    assert result["stopReason"] == "cancelled"
+    fake.script += [Step(ToolCall("mcp__testkit__echo", {"text": "next"}, call_id="c2")), Step(Text("ok"))]
+    client.decisions = ["once"]
+    await client.call("shiro/chat", {"text": "next"})
+    assert tool_results(model_bodies(fake)[-1])[-1] == "NEXT"
+
+
+async def test_a_huge_result_is_capped_and_images_are_a_note(client: ShiroClient, fake: FakeOpenAI) -> None:
+    await trust(client)
+    fake.script += [
+        Step(ToolCall("mcp__testkit__huge", {"size": 200_000}, call_id="c1")),
+        Step(ToolCall("mcp__testkit__picture", {}, call_id="c2")),
+        Step(Text("done")),
+    ]
+    client.decisions = ["always", "always"]
+    await client.call("shiro/chat", {"text": "big"})
+    huge, picture = tool_results(model_bodies(fake)[-1])
+    assert len(huge) < 31_000 and huge.endswith("[truncated 170000 chars]")
+    assert picture.startswith("[image returned by the tool (image/png,") and "not shown" in picture
+
+
+@pytest.mark.parametrize("trusted", [False])
+async def test_restricted_mode_starts_no_server(
+    client: ShiroClient, fake: FakeOpenAI, marker: Path, trusted: bool
+) -> None:
+    listing = await trust(client)
+    assert server_named(listing, "testkit")["status"] == "stopped"
+    assert "restricted mode" in server_named(listing, "testkit")["error"]
+    fake.script.append(Step(Text("nothing")))
+    await client.call("shiro/chat", {"text": "hello"})
+    assert not any(n.startswith("mcp__") for n in tool_names_of(model_bodies(fake)[0]))
+    assert starts(marker) == 0
+
+
+async def test_bad_config_files_are_reported_in_words_and_the_rest_still_works(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / ".vscode").mkdir()
+    (workspace / ".vscode" / "mcp.json").write_text('{"servers": {"broken": ')
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "legacy": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+                    "nocommand": {"args": ["x"]},
+                }
+            }
+        )
+    )
+    listing = await trust(client)
+    problems = " | ".join(listing["problems"])
+    assert ".vscode/mcp.json is not valid JSON" in problems
+    assert 'MCP server "legacy"' in problems and 'unknown type "sse"' in problems
+    assert 'MCP server "nocommand"' in problems and 'no "command"' in problems
+    assert [s["name"] for s in listing["servers"]] == ["testkit"]
+    fake.script += [Step(ToolCall("mcp__testkit__echo", {"text": "works"}, call_id="c1")), Step(Text("ok"))]
+    client.decisions = ["once"]
+    await client.call("shiro/chat", {"text": "go"})
+    assert tool_results(model_bodies(fake)[-1]) == ["WORKS"]
+    await eventually(lambda: any("not valid JSON" in m.message for m in client.messages))
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    port_file = tmp_path / "port"
+    process = subprocess.Popen([sys.executable, str(SERVER), "http", str(port_file)])
+    try:
+        for _ in range(600):
+            if port_file.exists() and port_file.read_text():
+                break
+            if process.poll() is not None:
+                raise RuntimeError("the HTTP MCP server exited")
+            import time
+
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port_file.read_text()}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_a_user_scope_http_server_is_used_without_a_trust_prompt(
+    http_server: str, client: ShiroClient, fake: FakeOpenAI, home: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"remote": {"type": "http", "url": http_server}}})
+    )
+    listing = await client.call("shiro/mcp/list")
+    remote = server_named(listing, "remote")
+    assert remote["scope"] == "user" and remote["trusted"] is True and remote["command"] == http_server
+    fake.script += [Step(ToolCall("mcp__remote__add", {"a": 40, "b": 2}, call_id="c1")), Step(Text("ok"))]
+    client.decisions = ["once"]
+    await client.call("shiro/chat", {"text": "add"})
+    assert json.loads(tool_results(model_bodies(fake)[-1])[0]) == {"sum": 42}
+    assert not any(n.startswith("mcp__testkit") for n in tool_names_of(model_bodies(fake)[0]))

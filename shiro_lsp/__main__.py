@@ -47,6 +47,8 @@ def _serve(args: argparse.Namespace) -> int:
         server.start_tcp("127.0.0.1", args.tcp)
     else:
         server.start_io()
+        if server.stop_reason is not None:
+            return 1  # the reason is logged; the client sees the exit and restarts the server
     return 0
 
 

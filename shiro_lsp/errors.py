@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -14,6 +16,7 @@ CONFLICT = -32002
 READ_ONLY = -32003
 TOO_LARGE = -32004
 MODEL_ERROR = -32005
+STATE_UNAVAILABLE = -32006
 
 
 class ShiroError(Exception):
@@ -47,6 +50,64 @@ class ReadOnly(ShiroError):
 
 class TooLarge(ShiroError):
     code = TOO_LARGE
+
+
+class StateUnavailable(ShiroError):
+    """The state on disk cannot be written (or read): full disk, read-only, permissions, not a folder."""
+
+    code = STATE_UNAVAILABLE
+
+
+_OS_ADVICE: dict[int, str] = {
+    errno.ENOSPC: "No space left on the device holding {path} — free some space and try again",
+    errno.EDQUOT: "The disk quota is used up for {path} — free some space and try again",
+    errno.EROFS: "{path} is on a read-only file system — make it writable or set shiro.home elsewhere",
+    errno.EACCES: "Permission denied for {path} — check its owner and permissions",
+    errno.EPERM: "Permission denied for {path} — check its owner and permissions",
+    errno.ENOTDIR: "{path} is in the way: a file stands where Shiro needs a folder — move it",
+    errno.EISDIR: "{path} is a folder where Shiro needs a file — move it",
+    errno.EEXIST: "{path} is in the way — move it",
+    errno.EMFILE: "Too many open files — close some and try again",
+    errno.ENFILE: "Too many open files — close some and try again",
+}
+
+
+def from_os_error(error: OSError, *, changed: bool = False) -> ShiroError:
+    """A message a person can act on, for a failed file operation (no Python text)."""
+    path = error.filename if isinstance(error.filename, str | bytes) else None
+    shown = os.fsdecode(path) if path is not None else "Shiro's state folder"
+    if len(shown) > 200:
+        shown = "…" + shown[-200:]
+    advice = _OS_ADVICE.get(error.errno or 0)
+    if advice is None:
+        reason = os.strerror(error.errno) if error.errno else "an I/O error"
+        advice = f"Could not use {{path}} ({reason})"
+    outcome = "" if changed else "; nothing was changed"
+    return StateUnavailable(
+        advice.format(path=shown) + outcome + ".",
+        data={"errno": errno.errorcode.get(error.errno or 0, "EIO")},
+    )
+
+
+def from_sqlite_error(error: Exception) -> ShiroError:
+    """The same kind of message for a failed write to ``shiro.db`` (no SQLite text on the wire)."""
+    text = str(error).lower()
+    if "full" in text:
+        message = "No space left for Shiro's database (shiro.db) — free some space and try again"
+        code = "ENOSPC"
+    elif "readonly" in text or "read-only" in text:
+        message = "Shiro's database (shiro.db) is on a read-only file system — make it writable"
+        code = "EROFS"
+    elif "locked" in text or "busy" in text:
+        message = "Shiro's database (shiro.db) is busy (another Shiro window?) — try again in a moment"
+        code = "EBUSY"
+    elif "unable to open" in text:
+        message = "Shiro's database (shiro.db) cannot be opened — check the state folder's permissions"
+        code = "EACCES"
+    else:
+        message = "Shiro's database (shiro.db) could not be written"
+        code = "EIO"
+    return StateUnavailable(message + "; nothing was changed.", data={"errno": code})
 
 
 # --- validation problems -----------------------------------------------------------------------

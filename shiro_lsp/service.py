@@ -17,8 +17,10 @@ from shiro_lsp.agent.providers.models import ModelListing, list_endpoint_models
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import ReadOnly, ShiroError
+from shiro_lsp.state.atomic import clean_stale_temp_files
 from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
+from shiro_lsp.state.live_lock import LiveSessionLock
 from shiro_lsp.state.memory import DISABLED_TEXT, ProjectMemory, RememberResult, Summarizer
 from shiro_lsp.state.notes import Notes
 from shiro_lsp.state.paths import StatePaths, project_key, state_root
@@ -57,6 +59,7 @@ class Shiro:
             provider=PROVIDER,
             model=lambda: self.settings.model,
             reporter=reporter,
+            live_lock=LiveSessionLock(self.paths.root),
         )
         self._runtime: AgentRuntime | None = None
         self.mcp = McpManager(
@@ -197,6 +200,13 @@ class Shiro:
     @property
     def workspace_path(self) -> Path:
         return Path(self.workspace)
+
+    def clean_stale_temp_files(self) -> list[Path]:
+        """Temp files that interrupted writes (a kill, a power cut) left in Shiro's folders."""
+        root = self.paths.root
+        folders = [root, root / "memory", root / "history", self.paths.sessions_dir, self.paths.tasks_dir]
+        folders.append(self.notes.project_file.path.parent)
+        return clean_stale_temp_files(folders)
 
     def require_memory(self) -> ProjectMemory:
         if self.memory is None:

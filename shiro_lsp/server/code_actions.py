@@ -10,6 +10,7 @@ from pygls.exceptions import JsonRpcException
 
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError
 from shiro_lsp.server import protocol as p
+from shiro_lsp.server.documents import text_document
 from shiro_lsp.server.rpc import ShiroServer, as_rpc_error, dump, parse
 
 REMEMBER_COMMAND = "shiro.remember"
@@ -21,9 +22,9 @@ def register(server: ShiroServer) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.Empty], resolve_provider=False),
     )
-    def code_actions(ls: ShiroServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        text = selected_text(ls, params)
-        if not text.strip():
+    async def code_actions(ls: ShiroServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        text = await selected_text(ls, params)
+        if not text or not text.strip():
             return None
         argument = p.RememberSelectionArgs(
             text=text, uri=params.text_document.uri, range=range_json(params.range)
@@ -50,8 +51,11 @@ def register(server: ShiroServer) -> None:
         return result.text
 
 
-def selected_text(ls: ShiroServer, params: types.CodeActionParams) -> str:
-    document = ls.workspace.get_text_document(params.text_document.uri)
+async def selected_text(ls: ShiroServer, params: types.CodeActionParams) -> str | None:
+    """The selected text, from the open buffer or a regular file (never a folder, FIFO or huge file)."""
+    document = await text_document(ls.workspace, params.text_document.uri)
+    if document is None:
+        return None
     start = document.offset_at_position(params.range.start)
     end = document.offset_at_position(params.range.end)
     return str(document.source[start:end])

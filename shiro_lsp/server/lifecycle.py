@@ -33,6 +33,7 @@ def register(server: ShiroServer) -> None:
         settings, problems = load_settings(options)
         ls.start_workspace(workspace_of(params), settings)
         runtime = ls.shiro.start_agent(LspFrontend(ls))
+        ls.background(asyncio.to_thread(ls.shiro.clean_stale_temp_files))
         # After the initialize reply is out: the import would otherwise compete with it for the GIL.
         asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, runtime.warm_up)
         for problem in problems:

@@ -25,7 +25,26 @@ from pydantic_core import InitErrorDetails
 
 from shiro_lsp.agent import events
 
+# Size limits on what a client may send (a bigger value is -32602 naming the field and the limit).
+MAX_PROMPT_CHARS = 256 * 1024
+MAX_TODO_CHARS = 2_000
+MAX_TODOS = 200
+MAX_MEMORY_CHARS = 1024 * 1024  # the store cuts an entry to 400 characters and says so
+MAX_QUERY_CHARS = 4_000
+MAX_ID_CHARS = 200
+MAX_NOTE_CHARS = 16_000  # the notes store's byte limit (task_notes.NOTE_CAP_BYTES) is checked again there
+
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+
+
+Prompt = Annotated[str, StringConstraints(min_length=1, max_length=MAX_PROMPT_CHARS)]
+TodoText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TODO_CHARS)]
+TodoNote = Annotated[str, StringConstraints(max_length=MAX_TODO_CHARS)]
+MemoryText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MEMORY_CHARS)]
+Query = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
+Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
+NoteText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NOTE_CHARS)]
+NoteTextOrEmpty = Annotated[str, StringConstraints(max_length=MAX_NOTE_CHARS)]
 MemoryKind = Literal["fact", "decision", "gotcha", "command"]
 TodoStatus = Literal["pending", "in_progress", "done", "blocked"]
 
@@ -47,9 +66,9 @@ class Empty(Wire):
 
 
 class TodoItem(Wire):
-    content: NonEmpty
+    content: TodoText
     status: TodoStatus
-    note: str | None = None
+    note: TodoNote | None = None
 
 
 class TodoProgress(Wire):
@@ -66,7 +85,7 @@ class TodosPayload(Wire):
 
 
 class TodosUpdateParams(Wire):
-    todos: list[TodoItem]
+    todos: list[TodoItem] = Field(max_length=MAX_TODOS)
 
 
 # --- project memory ------------------------------------------------------------------------------
@@ -82,7 +101,7 @@ class MemoryEntry(Wire):
 
 class RememberParams(Wire):
     kind: MemoryKind
-    text: NonEmpty
+    text: MemoryText
 
 
 class RememberResult(Wire):
@@ -92,7 +111,7 @@ class RememberResult(Wire):
 
 
 class RecallParams(Wire):
-    query: NonEmpty
+    query: Query
 
 
 class EntriesResult(Wire):
@@ -101,7 +120,7 @@ class EntriesResult(Wire):
 
 
 class ForgetParams(Wire):
-    text: NonEmpty | None = Field(
+    text: Query | None = Field(
         default=None, description="Remove every memory containing this text (case-insensitive)."
     )
     id: NonEmpty | None = Field(
@@ -135,7 +154,7 @@ class RememberCommandArgs(Wire):
     """`workspace/executeCommand` `shiro.remember` argument."""
 
     kind: MemoryKind
-    text: NonEmpty
+    text: MemoryText
 
 
 class RememberSelectionArgs(Wire):
@@ -168,7 +187,7 @@ class ContextMeter(Wire):
 
 
 class ChatParams(Wire):
-    text: NonEmpty
+    text: Prompt
     agent: Literal["default", "quick", "deep", "plan", "review"] | None = None
 
 
@@ -403,7 +422,7 @@ class SessionListResult(Wire):
 
 
 class SessionResumeParams(Wire):
-    id: NonEmpty | None = Field(default=None, description="Full id or a unique prefix.")
+    id: Id | None = Field(default=None, description="Full id or a unique prefix.")
     latest: bool | None = None
 
 
@@ -436,9 +455,7 @@ class SessionCompactResult(Wire):
 
 
 class SessionExportParams(Wire):
-    id: NonEmpty | None = Field(
-        default=None, description="Full id or a unique prefix; default the live session."
-    )
+    id: Id | None = Field(default=None, description="Full id or a unique prefix; default the live session.")
     format: Literal["json", "markdown"]
 
 
@@ -447,16 +464,14 @@ class SessionExportResult(Wire):
 
 
 class SessionBranchParams(Wire):
-    id: NonEmpty | None = Field(
-        default=None, description="Full id or a unique prefix; default the live session."
-    )
+    id: Id | None = Field(default=None, description="Full id or a unique prefix; default the live session.")
     at_message: int | None = Field(
         default=None, ge=0, description="Index of the last message the branch keeps (0-based); default all."
     )
 
 
 class SessionDeleteParams(Wire):
-    id: NonEmpty
+    id: Id
 
 
 class SessionDeleteResult(Wire):
@@ -468,7 +483,7 @@ class SessionDeleteResult(Wire):
 
 class NotesReadParams(Wire):
     scope: Literal["project", "task"] = "project"
-    task_id: NonEmpty | None = Field(
+    task_id: Id | None = Field(
         default=None,
         description="Default: the current conversation's latest task (none before its first turn; "
         "then task writes need a taskId).",
@@ -476,12 +491,12 @@ class NotesReadParams(Wire):
 
 
 class NotesAppendParams(NotesReadParams):
-    note: NonEmpty
+    note: NoteText
 
 
 class NotesReplaceParams(NotesReadParams):
-    note: str = Field(description="The new text; an empty string clears.")
-    expected_hash: NonEmpty
+    note: NoteTextOrEmpty = Field(description="The new text; an empty string clears.")
+    expected_hash: Id
 
 
 class NotesResult(Wire):

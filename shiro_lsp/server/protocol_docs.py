@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic.json_schema import models_json_schema
 from pydantic_core import PydanticUndefined
 
+from shiro_lsp.server import protocol as p
+from shiro_lsp.server.edge import MAX_DEPTH, MAX_NUMBER_CHARS
 from shiro_lsp.server.protocol import EVENT_MODELS, METHODS, Wire
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -106,6 +108,20 @@ def markdown() -> str:
         "Generated from `shiro_lsp/server/protocol.py` by `make protocol`; do not edit by hand.",
         "The JSON Schema of every shape is `docs/protocol.schema.json`.",
         "Bad params get JSON-RPC error -32602 with a message a person can act on.",
+        "",
+        "Every request is answered (shiro_lsp/server/rpc.py): a body that is not JSON is -32700; a",
+        "message that is not a JSON-RPC 2.0 object, an id that is not an integer or string, or a method",
+        "that is not a string is -32600 (id null when the id is unusable); params that are not an",
+        f"object/array, nested more than {MAX_DEPTH} levels, holding a number longer than {MAX_NUMBER_CHARS}",
+        "characters, or not matching the method's type are -32602. A frame that is not",
+        "`Content-Length: N\\r\\n…\\r\\n` ends the server with a logged reason (exit 1; the client",
+        "restarts it). Errors a person reads: -32000 Shiro, -32001 not found, -32002 conflict (also: a",
+        "session live in another window), -32003 read-only workspace, -32004 too large, -32005 model,",
+        "-32006 state unavailable (full disk, read-only or missing state folder, permissions;",
+        "`data.errno` names it). -32603 means a bug; its details are only in the server log.",
+        f"Size limits: chat text {p.MAX_PROMPT_CHARS:,} characters, a todo {p.MAX_TODO_CHARS:,} and at most",
+        f"{p.MAX_TODOS} todos, a memory text {p.MAX_MEMORY_CHARS:,} (stored cut to 400), a query",
+        f"{p.MAX_QUERY_CHARS:,}, a note {p.MAX_NOTE_CHARS:,}, an id {p.MAX_ID_CHARS}.",
         "",
         "| method | kind | direction | params | result |",
         "|---|---|---|---|---|",

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -27,7 +30,7 @@ from shiro_lsp import __version__
 from shiro_lsp.config import Settings
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError, describe_problems
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.transport import ThreadedWriterProtocol
+from shiro_lsp.server.edge import FrameReader, ShiroProtocol, excerpt, serve
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.memory import Entry
 from shiro_lsp.state.todos import TaskList
@@ -51,11 +54,46 @@ class ShiroServer(LanguageServer):
         super().__init__(
             "shiro-lsp",
             __version__,
-            protocol_cls=ThreadedWriterProtocol,
+            protocol_cls=ShiroProtocol,
             converter_factory=plain_dict_converter,
         )
         self._shiro: Shiro | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.stop_reason: str | None = None
+        self._background: set[asyncio.Future[None]] = set()
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """stdio with Shiro's frame reader (edge.py); ``stop_reason`` says why it ended, if it broke."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = FrameReader((stdin or sys.stdin.buffer).fileno())
+        protocol = self.protocol
+        assert isinstance(protocol, ShiroProtocol)
+        try:
+            self.stop_reason = asyncio.run(serve(reader, protocol, self._stop_event))
+        except BrokenPipeError:
+            log.error("The connection to the client is lost; stopping.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    def background(self, work: Awaitable[Any]) -> None:
+        """Run ``work`` without waiting for it; a failure is logged, never raised into the loop."""
+
+        async def run() -> None:
+            try:
+                await work
+            except Exception:
+                log.exception("background work failed")
+
+        task = asyncio.ensure_future(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls would pop an "Error in server" toast for each dropped message: a log line is enough."""
+        log.warning("Server error (%s): %s", getattr(source, "__name__", source), excerpt(str(error), 200))
 
     @property
     def started(self) -> bool:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
+import re
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,19 +21,87 @@ from typing import Any
 
 from filelock import FileLock
 
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; only old temp files count as stale there
+    fcntl = None  # type: ignore[assignment]
+
 LOCK_TIMEOUT_S = 30.0
+# tempfile.mkstemp(prefix=".NAME.", suffix=".tmp"): a dot, the name, a dot, 8 random characters.
+TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+STALE_TEMP_S = 5.0 if fcntl is not None else 24 * 3600.0
+
+log = logging.getLogger(__name__)
+
+
+def mark_in_use(fd: int) -> None:
+    """Hold a lock on a temp file while it is written: the start-up cleanup leaves it alone.
+
+    The lock dies with the process, so a temp file nobody holds is one an interrupted write left.
+    """
+    if fcntl is not None:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def clean_stale_temp_files(directories: list[Path], *, stale_after: float = STALE_TEMP_S) -> list[Path]:
+    """Remove the temp files that interrupted atomic writes left in ``directories``.
+
+    Only files named like ours (``.NAME.xxxxxxxx.tmp``), regular, not links, older than
+    ``stale_after`` seconds and not locked by a live writer. Returns what was removed.
+    """
+    removed: list[Path] = []
+    now = time.time()
+    for directory in directories:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not TEMP_NAME.match(entry.name):
+                continue
+            try:
+                if (
+                    not entry.is_file(follow_symlinks=False)
+                    or now - entry.stat(follow_symlinks=False).st_mtime < stale_after
+                ):
+                    continue
+                if _unlink_if_unheld(Path(entry.path)):
+                    removed.append(Path(entry.path))
+            except OSError as error:
+                log.info("could not clean %s: %s", entry.path, error)
+    if removed:
+        log.info("removed %d temp file(s) left by interrupted writes", len(removed))
+    return removed
+
+
+def _unlink_if_unheld(path: Path) -> bool:
+    if fcntl is None:
+        path.unlink()
+        return True
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a live writer holds it
+        path.unlink()
+        return True
+    finally:
+        os.close(fd)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    mark_in_use(fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)  # still open: the cleanup at start sees a live writer
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -93,6 +93,29 @@ def connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
+def connect_for_reading(path: Path) -> sqlite3.Connection:
+    """For reads only: the database as usual if it opens; else opened read-only (a read-only or
+    full disk); else an empty in-memory one (no database can exist there: nothing to read)."""
+    try:
+        return connect(path)
+    except (OSError, sqlite3.Error, ShiroError) as error:
+        log.info("%s cannot be opened for writing (%s); reading it read-only", path, error)
+    try:
+        if path.is_file():
+            for mode in ("mode=ro", "immutable=1"):
+                try:
+                    connection = sqlite3.connect(f"{path.absolute().as_uri()}?{mode}", uri=True, timeout=30)
+                    connection.row_factory = sqlite3.Row
+                    if schema_version(connection) >= SCHEMA_VERSION:
+                        return connection
+                    connection.close()
+                except sqlite3.Error:
+                    continue
+    except OSError:
+        pass
+    return connect(Path(":memory:"))
+
+
 def schema_version(connection: sqlite3.Connection) -> int:
     return int(connection.execute("PRAGMA user_version").fetchone()[0])
 

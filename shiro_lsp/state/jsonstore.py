@@ -1,11 +1,13 @@
 """A JSON array in a file, read and written whole under the file's cross-process lock.
 
-A file that cannot be read is never silently replaced: it is set aside as
-``NAME.corrupt-<timestamp>`` and reported, then the store starts empty.
+A corrupt file is never silently replaced: it is set aside as ``NAME.corrupt-<timestamp>`` and
+reported, then the store starts empty. A file the process may not read (permissions) is not
+corrupt: it is left in place and every use of the store, read or write, says so (``Unreadable``).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -13,9 +15,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from shiro_lsp.errors import StateUnavailable
 from shiro_lsp.state.atomic import copy_aside, locked, set_aside, write_json_atomic
 
 log = logging.getLogger(__name__)
+
+
+class Unreadable(StateUnavailable):
+    """The store's file exists but this process cannot read it: left in place, reads and writes refused."""
+
 
 Reporter = Callable[[str], None]
 
@@ -52,7 +60,7 @@ class JsonArrayFile:
         """
         try:
             stat = self.path.stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # a file above it: the store cannot exist
             return []
         if not self.path.is_file():
             return self._set_aside("it is not a regular file")
@@ -69,7 +77,11 @@ class JsonArrayFile:
         except UnicodeDecodeError:
             return self._set_aside("it is not valid UTF-8")
         except OSError as error:
-            return self._set_aside(f"it could not be read: {error.strerror}")
+            raise Unreadable(
+                f"{self.label}: {self.path} cannot be read ({error.strerror or 'I/O error'}). It was left "
+                "as it is; fix its permissions (for example chmod u+rw) and try again. Nothing was changed.",
+                data={"errno": errno.errorcode.get(error.errno or 0, "EIO"), "path": str(self.path)},
+            ) from None
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:

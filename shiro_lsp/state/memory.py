@@ -296,8 +296,12 @@ class ProjectMemory:
         return ForgetResult(removed, "Forgot 1 memory.")
 
     def boot_block(self, limit: int = BOOT_ENTRIES) -> str:
-        """The system-prompt block (§1.6): top entries by hits, then recency; '' when empty."""
-        entries = self.entries()
+        """The system-prompt block (§1.6): top entries by hits, then recency; '' when empty or unreadable."""
+        try:
+            entries = self.entries()
+        except ShiroError as error:  # a turn goes on without memory; memory requests say why
+            log.warning("%s", error.message)
+            return ""
         if not entries:
             return ""
         ranked = sorted(entries, key=lambda e: (e.hits, e.createdAt), reverse=True)[:limit]

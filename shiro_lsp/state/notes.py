@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from shiro_lsp.errors import BadParams, Conflict
+from shiro_lsp.state.atomic import mark_in_use
 from shiro_lsp.state.confined import ConfinedRead, read_confined
 from shiro_lsp.state.notes_context import render_project_block, render_task_block
 from shiro_lsp.state.reservation import reserve_workspace
@@ -74,22 +75,30 @@ class ProjectNotesFile:
             )
         return found.text or ""
 
-    def write(self, text: str, observed: str) -> None:
-        """Atomically replace the file with ``text`` if it still holds ``observed``."""
+    def write(self, text: str, observed: str, before_replace: Callable[[], None] | None = None) -> None:
+        """Atomically replace the file with ``text`` if it still holds ``observed``.
+
+        ``before_replace`` (the audit row) runs once the new text is safely on disk beside the
+        file and before it takes the file's place: if it fails (a full disk), the file is left as
+        it was, so the write and its audit succeed or fail together and a retry cannot duplicate.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.current()  # the folders were just created: re-check none of them is a link
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".project.md.", suffix=".tmp")
+        mark_in_use(fd)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))
                 handle.flush()
                 os.fsync(handle.fileno())
-            if note_hash(self.current()) != note_hash(observed):
-                raise Conflict(
-                    f"{self.path} was changed on disk (in an editor?) while Shiro was writing it. "
-                    "Nothing was changed; read the notes again and retry."
-                )
-            os.replace(tmp, self.path)
+                if note_hash(self.current()) != note_hash(observed):
+                    raise Conflict(
+                        f"{self.path} was changed on disk (in an editor?) while Shiro was writing it. "
+                        "Nothing was changed; read the notes again and retry."
+                    )
+                if before_replace is not None:
+                    before_replace()
+                os.replace(tmp, self.path)  # still open: the cleanup at start sees a live writer
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
@@ -168,8 +177,11 @@ class Notes:
             current = self.project_file.current()
             text = merge(current, note)
             check_size(text, "The project notes")
-            self.project_file.write(text, current)
-        self.store.audit(self.workspace, "project", None, "append", text, self.actor)
+            self.project_file.write(
+                text,
+                current,
+                lambda: self.store.audit(self.workspace, "project", None, "append", text, self.actor),
+            )
         return self.read(task_id)
 
     def replace(
@@ -185,8 +197,12 @@ class Notes:
             current = self.project_file.current()
             check_expected(current, expected_hash, "The project notes")
             check_size(note, "The project notes")
-            self.project_file.write(note, current)
-        self.store.audit(self.workspace, "project", None, "replace" if note else "clear", note, self.actor)
+            action = "replace" if note else "clear"
+            self.project_file.write(
+                note,
+                current,
+                lambda: self.store.audit(self.workspace, "project", None, action, note, self.actor),
+            )
         return self.read(task_id)
 
     # --- prompt blocks ---------------------------------------------------------------------------

@@ -37,8 +37,10 @@ import uuid6
 from shiro_lsp.errors import BadParams, NotFound, ShiroError
 from shiro_lsp.messages import Message, title_of
 from shiro_lsp.state import db
+from shiro_lsp.state.atomic import mark_in_use
 from shiro_lsp.state.autosave import Autosave
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
+from shiro_lsp.state.live_lock import LiveSessionLock
 from shiro_lsp.state.paths import StatePaths
 from shiro_lsp.state.todos import TaskList, Todo, restore_todos
 
@@ -323,6 +325,7 @@ def write_chunks_durable(path: Path, chunks: Iterable[bytes]) -> FileSignature:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    mark_in_use(fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             batch: list[bytes] = []
@@ -337,7 +340,7 @@ def write_chunks_durable(path: Path, chunks: Iterable[bytes]) -> FileSignature:
             handle.flush()
             os.fsync(handle.fileno())
             written = os.fstat(handle.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)  # still open: the cleanup at start sees a live writer
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -497,7 +500,7 @@ class SessionStore:
         """(inode:mtime, settled) of the sessions directory; None if it does not exist yet."""
         try:
             info = self.dir.stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no folder (or a file above it): no sessions
             return None
         except OSError as error:
             raise self._dir_error(error.strerror or str(error)) from None
@@ -538,7 +541,7 @@ class SessionStore:
         found: dict[str, FileSignature] = {}
         try:
             entries = os.scandir(self.dir)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return found
         except OSError as error:
             raise self._dir_error(error.strerror or str(error)) from None
@@ -593,10 +596,16 @@ class SessionStore:
     def _connect(self) -> sqlite3.Connection:
         try:
             return db.connect(self.database)
-        except (sqlite3.DatabaseError, ShiroError) as error:
+        except (sqlite3.DatabaseError, ShiroError, OSError) as error:
             if not self._database_reported:
                 self._database_reported = True
-                reason = error.message if isinstance(error, ShiroError) else str(error)
+                reason = (
+                    error.message
+                    if isinstance(error, ShiroError)
+                    else (error.strerror or str(error))
+                    if isinstance(error, OSError)
+                    else str(error)
+                )
                 self.reporter(
                     f"The session index {self.database} could not be opened ({reason}). It was left as it "
                     "is; sessions are listed from their files instead, which is slower."
@@ -750,8 +759,10 @@ class SessionManager:
         model: Callable[[], str],
         reporter: Reporter = log_reporter,
         autosave_delay: float = AUTOSAVE_DELAY_S,
+        live_lock: LiveSessionLock | None = None,
     ) -> None:
         self.store = store
+        self.live_lock = live_lock
         self.cwd = cwd
         self.provider = provider
         self.model = model
@@ -762,11 +773,24 @@ class SessionManager:
         self._switching = asyncio.Lock()
         self.current = self._attach(LiveSession.fresh(cwd=cwd, provider=provider, model=model()))
 
+    def _hold(self, session_id: str) -> None:
+        """Hold the live session's lock (live_lock.py): Conflict if another process works on it.
+
+        Taken on resume and before a fresh session's first save (no other window can know it sooner),
+        so a lock file exists only for sessions that exist on disk.
+        """
+        if self.live_lock is not None:
+            self.live_lock.take(session_id)
+
+    def _held_only(self, session_id: str) -> None:
+        if self.live_lock is not None:
+            self.live_lock.release_others(session_id)
+
     def _attach(self, session: LiveSession) -> LiveSession:
         cache = MessageCache()
         autosave: Autosave[SessionRecord] = Autosave(
             snapshot=lambda: session.to_record() if session.messages else None,
-            write=lambda record: self.store.save(record, cache),
+            write=lambda record: self._save_live(record, cache),
             on_saved=lambda saved: self._saved(session, saved),
             on_error=self._autosave_failed,
             delay=self.autosave_delay,
@@ -774,6 +798,10 @@ class SessionManager:
         session.on_change = autosave.poke
         self._autosave = autosave
         return session
+
+    def _save_live(self, record: SessionRecord, cache: MessageCache) -> SessionRecord:
+        self._hold(record.id)
+        return self.store.save(record, cache)
 
     def _saved(self, session: LiveSession, saved: SessionRecord) -> None:
         session.updated_at = saved.updated_at
@@ -815,9 +843,9 @@ class SessionManager:
         """Save the live session if it has messages, then start a fresh one (new id, empty list)."""
         async with self._switching:
             previous = await self._close_current()
-            self.current = self._attach(
-                LiveSession.fresh(cwd=self.cwd, provider=self.provider, model=self.model())
-            )
+            fresh = LiveSession.fresh(cwd=self.cwd, provider=self.provider, model=self.model())
+            self.current = self._attach(fresh)
+            await asyncio.to_thread(self._held_only, fresh.id)
         self._notify()
         return NewOutcome(self.info(), previous)
 
@@ -828,11 +856,18 @@ class SessionManager:
     async def resume(self, reference: str | None = None, *, latest: bool = False) -> LiveSession:
         async with self._switching:
             session_id = await asyncio.to_thread(self._resolve_for_resume, reference, latest)
-            await self._close_current()
-            record = await asyncio.to_thread(self.store.load, session_id)
+            await asyncio.to_thread(self._hold, session_id)  # another window's session: refused here
+            try:
+                await self._close_current()
+                record = await asyncio.to_thread(self.store.load, session_id)
+            except BaseException:
+                if session_id != self.current.id and self.live_lock is not None:
+                    await asyncio.to_thread(self.live_lock.release, session_id)
+                raise
             self.current = self._attach(
                 LiveSession.from_record(record, provider=self.provider, model=self.model())
             )
+            await asyncio.to_thread(self._held_only, session_id)
         self._notify()
         return self.current
 

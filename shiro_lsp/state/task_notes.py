@@ -188,6 +188,15 @@ class TaskNotesStore:
         finally:
             connection.close()
 
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection for reads: works on a read-only or full disk, or with no state root at all."""
+        connection = db.connect_for_reading(self.database)
+        try:
+            yield connection
+        finally:
+            connection.close()
+
     # --- tasks -----------------------------------------------------------------------------------
 
     def register_task(self, task_id: str, session_id: str, workspace: str, prompt: str) -> TaskRecord:
@@ -208,20 +217,20 @@ class TaskNotesStore:
         return record
 
     def task(self, task_id: str) -> TaskRecord | None:
-        with self.connection() as connection:
+        with self.reading() as connection:
             row = connection.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
         return _task(row) if row else None
 
     def tasks_for_session(self, session_id: str) -> list[TaskRecord]:
         """Oldest first."""
-        with self.connection() as connection:
+        with self.reading() as connection:
             rows = connection.execute(
                 "SELECT * FROM tasks WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
             ).fetchall()
         return [_task(row) for row in rows]
 
     def latest_task(self, session_id: str) -> TaskRecord | None:
-        with self.connection() as connection:
+        with self.reading() as connection:
             row = connection.execute(
                 "SELECT * FROM tasks WHERE session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
                 (session_id,),
@@ -252,7 +261,7 @@ class TaskNotesStore:
         return TaskNoteText(found.text, "legacy")
 
     def read_note(self, task_id: str) -> TaskNoteText:
-        with self.connection() as connection:
+        with self.reading() as connection:
             return self._read_note(connection, task_id)
 
     def _read_note(self, connection: sqlite3.Connection, task_id: str) -> TaskNoteText:
@@ -321,14 +330,14 @@ class TaskNotesStore:
         )
 
     def events(self) -> list[dict[str, Any]]:
-        with self.connection() as connection:
+        with self.reading() as connection:
             return [dict(row) for row in connection.execute("SELECT * FROM note_events ORDER BY id")]
 
     # --- sessions: branch, export, delete --------------------------------------------------------
 
     def inherited_notes(self, session_id: str) -> list[ArchivedNote]:
         """Notes a branch carries from its source, oldest first."""
-        with self.connection() as connection:
+        with self.reading() as connection:
             return self._inherited(connection, session_id)
 
     @staticmethod
@@ -391,7 +400,7 @@ class TaskNotesStore:
         return len(archive)
 
     def notes_for_export(self, session_id: str) -> SessionNotes:
-        with self.connection() as connection:
+        with self.reading() as connection:
             current, problems = self._current_notes(connection, session_id)
             notes = SessionNotes(current, self._inherited(connection, session_id), problems)
         if notes.size > EXPORT_MAX_BYTES:

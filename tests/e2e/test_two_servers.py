@@ -47,3 +47,58 @@ async def test_two_servers_writing_memory_to_one_project_lose_nothing(tmp_path: 
     assert {f"left note {i}" for i in range(PER_SERVER)} <= texts
     assert {f"right note {i}" for i in range(PER_SERVER)} <= texts
     assert len(listing["entries"]) == 2 * PER_SERVER
+
+
+SHARED = "0193bb11-5555-7000-8000-00000000cafe"
+
+
+def seed_session(home: Path, workspace: Path) -> Path:
+    record = {
+        "id": SHARED,
+        "createdAt": "2026-01-01T00:00:00.000Z",
+        "updatedAt": "2026-01-01T00:00:00.000Z",
+        "cwd": str(workspace),
+        "provider": "openai",
+        "model": "gpt-5-mini",
+        "title": "shared",
+        "inputTokens": 0,
+        "outputTokens": 0,
+        "costUsd": 0,
+        "notebook": {"todos": []},
+        "messages": [
+            {"role": "user", "content": "first question"},
+            {"role": "assistant", "content": [{"type": "text", "text": "first answer"}]},
+        ],
+    }
+    path = home / "sessions" / f"{SHARED}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))
+    return path
+
+
+async def test_a_session_live_in_one_window_is_refused_in_another_and_nothing_is_lost(tmp_path: Path) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    workspace, home = tmp_path / "ws", tmp_path / "state"
+    workspace.mkdir()
+    path = seed_session(home, workspace)
+    first, second = await start(workspace, home), await start(workspace, home)
+    try:
+        await first.call("shiro/session/resume", {"id": SHARED})
+        await first.call("shiro/todos/update", {"todos": [{"content": "left's task", "status": "pending"}]})
+        try:
+            await second.call("shiro/session/resume", {"id": SHARED})
+            raise AssertionError("the second window resumed a session live in the first")
+        except JsonRpcException as error:
+            assert error.code == -32002 and "open in another Shiro window" in str(error)
+        current = await second.call("shiro/session/current")
+        assert current["id"] != SHARED  # the second window kept its own session
+        # The first window moves on: the session is free, and the second may take it.
+        await first.call("shiro/session/new")
+        resumed = await second.call("shiro/session/resume", {"id": SHARED})
+        assert [m["role"] for m in resumed["transcript"]] == ["user", "assistant"]
+        assert "first answer" in path.read_text()
+    finally:
+        for client in (first, second):
+            await client.shutdown_session()
+            await client.stop()

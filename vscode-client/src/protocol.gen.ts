@@ -720,5 +720,8 @@ export interface SessionSaveResult {
   saved: boolean;
 }
 export interface TodosUpdateParams {
+  /**
+   * @maxItems 200
+   */
   todos: TodoItem[];
 }

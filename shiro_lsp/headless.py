@@ -65,6 +65,8 @@ class HeadlessFrontend:
                 self._line(f"[tool-error] {name}: {error}")
             case ev.Notice(text=text):
                 self._line(f"[notice] {text}")
+            case ev.Retry(attempt=attempt, max_attempts=most, delay_seconds=delay, reason=reason):
+                self._line(f"[retry] in {delay:g} s (attempt {attempt} of {most}): {reason}")
             case ev.Compacted(before=before, after=after):
                 self._line(f"[compacted] {before} messages pruned to {after}")
             case ev.Failed(error=error):

@@ -35,6 +35,7 @@ from shiro_lsp.agent.providers.types import (
     Notice,
     ProviderError,
     ReasoningDelta,
+    Retrying,
     StepFinished,
     TextDelta,
     ToolCallReady,
@@ -350,6 +351,8 @@ class Turn:
                 step.calls.append(event)
             elif isinstance(event, Notice):
                 self.emit(ev.Notice(event.text))
+            elif isinstance(event, Retrying):
+                self.emit(ev.Retry(event.attempt, event.max_attempts, event.delay_seconds, event.reason))
             elif isinstance(event, StepFinished):
                 message = event.message
                 if not step.calls and hold.enabled:

@@ -115,6 +115,18 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class Retry:
+    """A model call failed and is tried again after ``delay_seconds``: ``attempt`` (2 = the first retry)
+    of ``max_attempts`` (maxRetries + 1); ``reason`` is the error, in words. The panel counts it down."""
+
+    kind: ClassVar[str] = "retry"
+    attempt: int
+    max_attempts: int
+    delay_seconds: float
+    reason: str
+
+
+@dataclass(frozen=True)
 class Failed:
     """The turn failed; no ``done`` follows."""
 
@@ -143,6 +155,7 @@ Event = (
     | ToolDenied
     | Compacted
     | Notice
+    | Retry
     | Failed
     | Done
 )
@@ -159,6 +172,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ToolDenied,
     Compacted,
     Notice,
+    Retry,
     Failed,
     Done,
 )

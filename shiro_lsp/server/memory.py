@@ -26,7 +26,12 @@ def register(server: ShiroServer) -> None:
     @request(server, "shiro/memory/forget")
     async def forget(ls: ShiroServer, params: p.ForgetParams) -> p.ForgetResult:
         ls.shiro.require_writable()
-        result = await asyncio.to_thread(ls.shiro.require_memory().forget, params.text)
+        memory = ls.shiro.require_memory()
+        if params.id is not None:
+            result = await asyncio.to_thread(memory.forget_id, params.id)
+        else:
+            assert params.text is not None  # ForgetParams requires one of them
+            result = await asyncio.to_thread(memory.forget, params.text)
         return p.ForgetResult(removed=result.removed, text=result.text)
 
     @request(server, "shiro/memory/list")

@@ -11,8 +11,17 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
+from pydantic_core import InitErrorDetails
 
 from shiro_lsp.agent import events
 
@@ -111,7 +120,23 @@ class EntriesResult(Wire):
 
 
 class ForgetParams(Wire):
-    text: Query
+    text: Query | None = Field(
+        default=None, description="Remove every memory containing this text (case-insensitive)."
+    )
+    id: NonEmpty | None = Field(
+        default=None,
+        description="Extension: remove exactly the memory with this id (from shiro/memory/list); "
+        "`text` is then ignored. One of `id` or `text` is required.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _id_or_text(cls, data: Any) -> Any:
+        """Without ``id``, ``text`` is required (reported like any missing field)."""
+        if isinstance(data, dict) and data.get("id") is None and data.get("text") is None:
+            missing = InitErrorDetails(type="missing", loc=("text",), input=data)
+            raise ValidationError.from_exception_data(cls.__name__, [missing])
+        return data
 
 
 class ForgetResult(Wire):
@@ -663,7 +688,12 @@ METHODS: tuple[Method, ...] = (
     ),
     _request("shiro/memory/remember", RememberParams, RememberResult, "Store a project memory."),
     _request("shiro/memory/recall", RecallParams, EntriesResult, "Every term must match; newest 15 matches."),
-    _request("shiro/memory/forget", ForgetParams, ForgetResult, "Remove every memory containing the text."),
+    _request(
+        "shiro/memory/forget",
+        ForgetParams,
+        ForgetResult,
+        "Remove every memory containing the text, or exactly the one with `id`.",
+    ),
     _request("shiro/memory/list", Empty, EntriesResult, "/notes: every memory, newest first."),
     _request(
         "shiro/memory/compact", Empty, MemoryCompactResult, "/memory: merge unused memories with the model."

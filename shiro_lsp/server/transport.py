@@ -13,10 +13,14 @@ import json
 import logging
 import queue
 import threading
+from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote
 
+from lsprotocol import types
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +57,18 @@ def encode_json(value: Any, default: Any = None) -> str:
 
 
 class ThreadedWriterProtocol(LanguageServerProtocol):
-    """pygls' LSP protocol whose ``_send_data`` hands the message to a writer thread."""
+    """pygls' LSP protocol whose ``_send_data`` hands the message to a writer thread.
+
+    It also ignores ``didChange`` for a document it was never given (pygls raises ``KeyError`` there,
+    which the client shows as "Error in server: KeyError: 'untitled:Untitled-1'").
+    """
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Iterator[Any]:
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            log.debug("didChange for a document that is not open: %s", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -283,6 +283,18 @@ class ProjectMemory:
             return ForgetResult(0, f'No memory matches "{text}".')
         return ForgetResult(removed, f"Forgot {removed} {'memory' if removed == 1 else 'memories'}.")
 
+    def forget_id(self, entry_id: str) -> ForgetResult:
+        """Remove exactly the entry with this id (an editor's delete: no other entry goes with it)."""
+        with self.file.locked_items() as entries:
+            kept = [e for e in entries if e["id"] != entry_id]
+            removed = len(entries) - len(kept)
+            if removed:
+                self._hits.take_into(kept)
+                self.file.save(kept)
+        if removed == 0:
+            return ForgetResult(0, f'No memory has the id "{entry_id}".')
+        return ForgetResult(removed, "Forgot 1 memory.")
+
     def boot_block(self, limit: int = BOOT_ENTRIES) -> str:
         """The system-prompt block (§1.6): top entries by hits, then recency; '' when empty or unreadable."""
         try:

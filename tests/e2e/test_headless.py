@@ -65,7 +65,9 @@ async def test_json_mode_prints_one_event_per_line(fake: FakeOpenAI, workspace: 
 async def test_a_model_error_is_flattened_and_exits_1(fake: FakeOpenAI, workspace: Path, home: Path) -> None:
     fake.script.append(HttpError.server_error())
     code, out, _ = await run(fake, workspace, home, "--json", "-p", "q")
-    (event,) = [json.loads(line) for line in out.splitlines()]
+    events = [json.loads(line) for line in out.splitlines()]
+    *retries, event = events
+    assert all(e["type"] == "retry" for e in retries)  # maxRetries 3: each wait is a line too
     assert code == 1 and event["type"] == "error" and isinstance(event["error"], str)
 
 

@@ -67,6 +67,22 @@ async def test_bad_params_are_invalid_params_errors_and_the_server_keeps_serving
     assert (await client.call("shiro/memory/list"))["entries"] == []
 
 
+async def test_forget_by_id_removes_exactly_that_entry(client: ShiroClient) -> None:
+    await client.call("shiro/memory/remember", {"kind": "command", "text": "use pytest"})
+    await client.call(
+        "shiro/memory/remember", {"kind": "command", "text": "use pytest -q for the unit tests"}
+    )
+    entries = (await client.call("shiro/memory/list"))["entries"]
+    short = next(e for e in entries if e["text"] == "use pytest")
+    forgot = await client.call("shiro/memory/forget", {"id": short["id"]})
+    assert forgot == {"removed": 1, "text": "Forgot 1 memory."}
+    left = (await client.call("shiro/memory/list"))["entries"]
+    assert [e["text"] for e in left] == ["use pytest -q for the unit tests"]
+    again = await client.call("shiro/memory/forget", {"id": short["id"]})
+    assert again["removed"] == 0 and short["id"] in again["text"]
+    assert len((await client.call("shiro/memory/list"))["entries"]) == 1
+
+
 async def test_empty_forget_is_refused_not_a_wipe(client: ShiroClient) -> None:
     await client.call("shiro/memory/remember", {"kind": "fact", "text": "precious"})
     with pytest.raises(JsonRpcException) as caught:

@@ -4,6 +4,8 @@ import type { ApprovalCard } from './approval';
 import { describeInput } from './approval';
 import { splitAttachments } from './attachments';
 import type { ChangesEntry, RestoredEntry } from './changesModel';
+import type { RetryWait } from './retryCountdown';
+import { retryWait } from './retryCountdown';
 import type { EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from './protocol';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
@@ -14,7 +16,7 @@ export type ChatEntry =
   | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry;
       /** What the call changed in the workspace, as a unified diff (file tools and bash; v2). */
       diff?: string }
-  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[] }
+  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[]; wait?: RetryWait }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
   | ChangesEntry | RestoredEntry;
 
@@ -58,7 +60,13 @@ export class ChatModel {
   /** While a transcript loads, nothing is reported entry by entry: the caller sends the whole state once. */
   private quiet = false;
 
-  constructor(private readonly onChange: (entry: ChatEntry) => void = () => {}) {}
+  /** The retry notice a turn is counting down on (one per turn, updated by each `retry` event). */
+  private readonly retryByTask = new Map<string, Extract<ChatEntry, { kind: 'notice' }>>();
+
+  constructor(
+    private readonly onChange: (entry: ChatEntry) => void = () => {},
+    private readonly now: () => number = Date.now,
+  ) {}
 
   private add(entry: NewEntry): ChatEntry {
     const full = { ...entry, id: `e${this.nextId++}` } as ChatEntry;
@@ -77,6 +85,7 @@ export class ChatModel {
     this.state.entries = [];
     this.lastByTask.clear();
     this.toolsById.clear();
+    this.retryByTask.clear();
   }
 
   /** A prompt as sent (context blocks included): shown as the typed text plus one chip per attachment. */
@@ -156,6 +165,8 @@ export class ChatModel {
   }
 
   applyEvent(taskId: string, event: EngineEvent): void {
+    if (event.type === 'retry') { this.retrying(taskId, event); return; }
+    this.settleRetry(taskId);
     const id = event.id ?? event.toolCallId ?? '';
     const name = event.name ?? event.toolName ?? 'tool';
     switch (event.type) {
@@ -211,6 +222,24 @@ export class ChatModel {
       case 'done': this.endTask(taskId); break;
       default: break;
     }
+  }
+
+  private retrying(taskId: string, event: EngineEvent): void {
+    const wait = retryWait(event, this.now());
+    const text = event.reason ?? 'The model call failed.';
+    const shown = this.retryByTask.get(taskId);
+    if (shown) { shown.wait = wait; shown.text = text; this.changed(shown); return; }
+    const entry = this.add({ kind: 'notice', level: 'warn', text, wait });
+    if (entry.kind === 'notice') this.retryByTask.set(taskId, entry);
+    this.lastByTask.delete(taskId);
+  }
+
+  private settleRetry(taskId: string): void {
+    const shown = this.retryByTask.get(taskId);
+    if (!shown?.wait) return;
+    this.retryByTask.delete(taskId);
+    shown.wait.settled = true;
+    this.changed(shown);
   }
 
   hadError(taskId: string): boolean { return this.failedTasks.has(taskId); }

@@ -5,7 +5,6 @@ import { Method, SERVER_REMEMBER_COMMAND } from './protocol';
 import type { MemoryEntry, MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from './protocol';
 import type { ShiroServer } from './server';
 import { errorReason } from './errors';
-import { forgetImpact } from './memoryImpact';
 
 export const MEMORY_KINDS: { kind: MemoryKind; meaning: string }[] = [
   { kind: 'fact', meaning: 'how it is' },
@@ -109,18 +108,17 @@ export async function editMemory(server: ShiroServer): Promise<void> {
     });
     if (!picked) return;
     const { entry, action } = picked;
-    const impact = forgetImpact(entries, entry.text);
-    const others = impact.length > 1 ? ` (and ${impact.length - 1} other entr${impact.length === 2 ? 'y' : 'ies'} containing this text)` : '';
+    // forget by id: exactly this entry ("use pytest" no longer takes "use pytest -q" with it)
     if (action === 'delete') {
-      const ok = await vscode.window.showWarningMessage(`Delete this memory${others}? "${entry.text}"`, { modal: true }, 'Delete');
+      const ok = await vscode.window.showWarningMessage(`Delete this memory? "${entry.text}"`, { modal: true }, 'Delete');
       if (ok !== 'Delete') return;
-      await server.sendRequest(Method.memoryForget, { text: entry.text });
+      await server.sendRequest(Method.memoryForget, { id: entry.id });
       void vscode.window.showInformationMessage('Shiro: memory deleted.');
       return;
     }
-    const text = await vscode.window.showInputBox({ title: `Shiro: Edit ${entry.kind}`, value: entry.text, prompt: others ? `Saving replaces this entry${others}.` : undefined, ignoreFocusOut: true });
+    const text = await vscode.window.showInputBox({ title: `Shiro: Edit ${entry.kind}`, value: entry.text, ignoreFocusOut: true });
     if (text === undefined || !text.trim() || text.trim() === entry.text) return;
-    await server.sendRequest(Method.memoryForget, { text: entry.text });
+    await server.sendRequest(Method.memoryForget, { id: entry.id });
     const reply = await server.sendRequest<unknown>(ExecuteCommandRequest.method,
       { command: SERVER_REMEMBER_COMMAND, arguments: [{ kind: entry.kind, text: text.trim() }] });
     void vscode.window.showInformationMessage(`Shiro: ${replyText(reply)}`);

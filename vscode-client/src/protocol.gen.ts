@@ -57,6 +57,7 @@ export interface ShiroProtocol {
   RecallParams?: RecallParams;
   RememberParams?: RememberParams;
   RememberResult?: RememberResult;
+  RetryEvent?: RetryEvent;
   SessionBranchParams?: SessionBranchParams;
   SessionCompactResult?: SessionCompactResult;
   SessionDeleteParams?: SessionDeleteParams;
@@ -362,6 +363,7 @@ export interface EventNotification {
     | ToolDeniedEvent
     | CompactedEvent
     | NoticeEvent
+    | RetryEvent
     | FailedEvent
     | DoneEvent;
   /**
@@ -457,6 +459,17 @@ export interface NoticeEvent {
   type: 'notice';
 }
 /**
+ * A model call failed and is tried again after ``delay_seconds``: ``attempt`` (2 = the first retry)
+ * of ``max_attempts`` (maxRetries + 1); ``reason`` is the error, in words. The panel counts it down.
+ */
+export interface RetryEvent {
+  attempt: number;
+  delaySeconds: number;
+  maxAttempts: number;
+  reason: string;
+  type: 'retry';
+}
+/**
  * The turn failed; no ``done`` follows.
  */
 export interface FailedEvent {
@@ -464,7 +477,14 @@ export interface FailedEvent {
   type: 'error';
 }
 export interface ForgetParams {
-  text: string;
+  /**
+   * Extension: remove exactly the memory with this id (from shiro/memory/list); `text` is then ignored. One of `id` or `text` is required.
+   */
+  id?: string | null;
+  /**
+   * Remove every memory containing this text (case-insensitive).
+   */
+  text?: string | null;
 }
 export interface ForgetResult {
   removed: number;

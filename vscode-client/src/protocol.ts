@@ -72,8 +72,10 @@ export interface ChatResult { sessionId: string; taskId: string; stopReason: Sto
 /** An engine event read loosely (every field optional); every `WireEvent` is one (tsc checks it). */
 export interface EngineEvent {
   type: 'text' | 'reasoning' | 'tool-start' | 'tool-call' | 'tool-output' | 'tool-result' | 'tool-error'
-    | 'tool-denied' | 'compacted' | 'notice' | 'error' | 'done' | string;
+    | 'tool-denied' | 'compacted' | 'notice' | 'retry' | 'error' | 'done' | string;
   text?: string;
+  /** retry: the attempt after the wait (2 = the first retry), of maxAttempts; the wait; the error in words. */
+  attempt?: number; maxAttempts?: number; delaySeconds?: number; reason?: string;
   id?: string; toolCallId?: string;
   name?: string; toolName?: string;
   input?: unknown;

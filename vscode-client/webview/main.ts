@@ -10,6 +10,8 @@ import type { Attachment } from '../src/attachments';
 import { activeToken, applyPick, rankCandidates } from '../src/mentions';
 import type { ActiveToken, Candidate } from '../src/mentions';
 import { SLASH_COMMANDS } from '../src/slash';
+import { nextTick, retryLabel } from '../src/retryCountdown';
+import type { RetryWait } from '../src/retryCountdown';
 import type { HostMessage, WebviewMessage } from '../src/webviewProtocol';
 import { codeLanguage, createSanitizer, highlightCode, isWorkspaceLink, renderMarkdown } from './markdown';
 import { decorateApproval, decorateTool, decorateUser, denyReason, renderChanges, renderRestored } from './changes';
@@ -73,6 +75,20 @@ function markdownInto(target: HTMLElement, text: string): void {
   }
 }
 
+/** "Retrying in 3 s… (attempt 2 of 4)", redrawn each second until the wait is over. */
+function countdown(wait: RetryWait): HTMLElement {
+  const line = el('div', 'retry-countdown', retryLabel(wait, Date.now()));
+  line.setAttribute('role', 'status');
+  const tick = (): void => {
+    line.textContent = retryLabel(wait, Date.now());
+    const next = nextTick(wait, Date.now());
+    if (next !== undefined && (line.isConnected || Date.now() < wait.until)) setTimeout(tick, next);
+  };
+  const first = nextTick(wait, Date.now());
+  if (first !== undefined) setTimeout(tick, first);
+  return line;
+}
+
 function renderEntry(entry: ChatEntry): HTMLElement {
   const root = el('div', `entry ${entry.kind}`);
   root.dataset.id = entry.id;
@@ -130,6 +146,7 @@ function renderEntry(entry: ChatEntry): HTMLElement {
     }
     case 'notice': {
       root.classList.add(`level-${entry.level}`);
+      if (entry.wait) root.appendChild(countdown(entry.wait));
       const body = el('div', 'markdown');
       markdownInto(body, entry.text);
       root.appendChild(body);

@@ -8,12 +8,14 @@ session recorded on the Responses API continues here. Streamed reasoning that lo
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shiro_lsp.agent.providers.errors import cut_stream, provider_error
+from shiro_lsp.agent.providers.retry import Retries
 from shiro_lsp.agent.providers.types import (
     FinishReason,
     GenerateResult,
@@ -54,9 +56,10 @@ _FINISH: dict[str, FinishReason] = {
 class ChatClient:
     """A ``ModelClient`` on ``client.chat.completions``."""
 
-    def __init__(self, client: openai.AsyncOpenAI, *, official: bool = False) -> None:
+    def __init__(self, client: openai.AsyncOpenAI, *, official: bool = False, max_retries: int = 0) -> None:
         self._client = client
         self._official = official
+        self.max_retries = max_retries
 
     @property
     def api_name(self) -> str:
@@ -71,10 +74,18 @@ class ChatClient:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         state = _StreamState()
+        retries = Retries(self.max_retries, self.base_url)
+        while True:
+            try:
+                stream = await self._client.chat.completions.create(
+                    **self.params(request), stream=True, stream_options={"include_usage": True}
+                )
+                break
+            except Exception as exc:
+                wait = retries.after(exc)
+            yield wait
+            await asyncio.sleep(wait.delay_seconds)
         try:
-            stream = await self._client.chat.completions.create(
-                **self.params(request), stream=True, stream_options={"include_usage": True}
-            )
             async with stream:
                 async for chunk in stream:
                     for event in state.feed(chunk):
@@ -89,10 +100,14 @@ class ChatClient:
     async def generate(self, request: ModelRequest) -> GenerateResult:
         params = self.params(request)
         params.pop("tools", None)
-        try:
-            completion = await self._client.chat.completions.create(**params, stream=False)
-        except Exception as exc:
-            raise provider_error(exc, self.base_url) from exc
+        retries = Retries(self.max_retries, self.base_url)
+        while True:
+            try:
+                completion = await self._client.chat.completions.create(**params, stream=False)
+                break
+            except Exception as exc:
+                wait = retries.after(exc)
+            await asyncio.sleep(wait.delay_seconds)
         text = completion.choices[0].message.content or "" if completion.choices else ""
         return GenerateResult(text, _usage(completion.usage))
 

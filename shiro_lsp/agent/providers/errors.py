@@ -65,7 +65,7 @@ def _status_error(exc: Any, base_url: str) -> ProviderError:
     elif status == 404 and _is_model_not_found(code, detail):
         kind, message = "model_not_found", f'The model "{_model_of(exc)}" was not found at {base_url} (404).'
     elif status == 429:
-        kind, retry_after = "rate_limit", _retry_after(exc)
+        kind, retry_after = "rate_limit", retry_after_header(exc.response.headers)
         wait = f"; retry after {_seconds(retry_after)}" if retry_after is not None else ""
         quota = f": {detail}" if code == "insufficient_quota" else ""
         message = f"Rate limited by the provider (429){wait}.{quota}"
@@ -118,8 +118,8 @@ def _model_of(exc: Any) -> str:
     return str(body.get("model", "?")) if isinstance(body, dict) else "?"
 
 
-def _retry_after(exc: Any) -> float | None:
-    headers = exc.response.headers
+def retry_after_header(headers: Any) -> float | None:
+    """The wait a ``retry-after-ms`` or ``retry-after`` (seconds) header asks for, if any."""
     for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         value = headers.get(header)
         if value is None:

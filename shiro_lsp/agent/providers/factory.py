@@ -78,11 +78,13 @@ def make_client(
     sdk = openai.AsyncOpenAI(
         base_url=url,
         api_key=key,
-        max_retries=max_retries,
+        max_retries=0,  # Shiro retries itself (providers/retry.py), so each wait is shown
         timeout=openai.Timeout(timeout, connect=connect_timeout),
     )
-    responses = ResponsesClient(sdk, store=store, reasoning_summary=reasoning_summary)
-    chat = ChatClient(sdk, official=official)
+    responses = ResponsesClient(
+        sdk, store=store, reasoning_summary=reasoning_summary, max_retries=max_retries
+    )
+    chat = ChatClient(sdk, official=official, max_retries=max_retries)
     if api == "responses":
         return responses
     if api == "chat" or not official:

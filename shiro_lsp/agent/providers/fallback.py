@@ -17,6 +17,7 @@ from shiro_lsp.agent.providers.types import (
     ModelRequest,
     Notice,
     ProviderError,
+    Retrying,
 )
 
 FALLBACK_STATUSES = frozenset({400, 404, 405, 415, 422, 501})
@@ -69,7 +70,7 @@ class FallbackClient:
             delivered = False
             try:
                 async for event in client.stream(request):
-                    delivered = True
+                    delivered = delivered or not isinstance(event, Retrying)
                     yield event
                 return
             except ProviderError as error:

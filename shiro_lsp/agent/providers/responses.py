@@ -19,10 +19,12 @@ so a session recorded on Chat Completions (no itemIds, no usable reasoning) cont
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from shiro_lsp.agent.providers.errors import cut_stream, provider_error, stream_error
+from shiro_lsp.agent.providers.retry import Retries
 from shiro_lsp.agent.providers.types import (
     FinishReason,
     GenerateResult,
@@ -58,9 +60,15 @@ class ResponsesClient:
     """A ``ModelClient`` on ``client.responses``."""
 
     def __init__(
-        self, client: openai.AsyncOpenAI, *, store: bool = False, reasoning_summary: str | None = "auto"
+        self,
+        client: openai.AsyncOpenAI,
+        *,
+        store: bool = False,
+        reasoning_summary: str | None = "auto",
+        max_retries: int = 0,
     ) -> None:
         self._client = client
+        self.max_retries = max_retries
         self.store = store
         self.reasoning_summary = reasoning_summary
 
@@ -76,8 +84,16 @@ class ResponsesClient:
         await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        retries = Retries(self.max_retries, self.base_url)
+        while True:
+            try:
+                stream = await self._client.responses.create(**self.params(request), stream=True)
+                break
+            except Exception as exc:
+                wait = retries.after(exc)
+            yield wait
+            await asyncio.sleep(wait.delay_seconds)
         try:
-            stream = await self._client.responses.create(**self.params(request), stream=True)
             async with stream:
                 parser = _StreamParser(self.base_url)
                 async for event in stream:
@@ -92,10 +108,14 @@ class ResponsesClient:
     async def generate(self, request: ModelRequest) -> GenerateResult:
         params = self.params(request)
         params.pop("tools", None)
-        try:
-            response = await self._client.responses.create(**params, stream=False)
-        except Exception as exc:
-            raise provider_error(exc, self.base_url) from exc
+        retries = Retries(self.max_retries, self.base_url)
+        while True:
+            try:
+                response = await self._client.responses.create(**params, stream=False)
+                break
+            except Exception as exc:
+                wait = retries.after(exc)
+            await asyncio.sleep(wait.delay_seconds)
         if response.status == "failed" and response.error is not None:
             raise stream_error(response.error.message, response.error.code, self.base_url)
         return GenerateResult(response.output_text, _usage(response.usage))

@@ -77,6 +77,16 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class Retrying:
+    """A model call failed and will be tried again after ``delay_seconds``: ``attempt`` of ``max_attempts``."""
+
+    attempt: int
+    max_attempts: int
+    delay_seconds: float
+    reason: str  # the error, in words
+
+
+@dataclass(frozen=True)
 class StepFinished:
     """The end of one model call: the assistant message (spec §5.1) to append, usage, why it stopped."""
 
@@ -85,7 +95,7 @@ class StepFinished:
     finish_reason: FinishReason
 
 
-ModelEvent = TextDelta | ReasoningDelta | ToolInputStart | ToolCallReady | Notice | StepFinished
+ModelEvent = TextDelta | ReasoningDelta | ToolInputStart | ToolCallReady | Notice | Retrying | StepFinished
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,16 @@ WIRE: list[tuple[ev.Event, dict[str, Any]]] = [
     ),
     (ev.Compacted(40, 12), {"type": "compacted", "before": 40, "after": 12}),
     (ev.Notice("careful"), {"type": "notice", "text": "careful"}),
+    (
+        ev.Retry(2, 4, 3.0, "Rate limited by the provider (429); retry after 3 s."),
+        {
+            "type": "retry",
+            "attempt": 2,
+            "maxAttempts": 4,
+            "delaySeconds": 3.0,
+            "reason": "Rate limited by the provider (429); retry after 3 s.",
+        },
+    ),
     (ev.Failed("no key"), {"type": "error", "error": "no key"}),
     (
         ev.Done(9, 4, None),

@@ -30,6 +30,7 @@ from shiro_lsp import diffs
 from shiro_lsp.agent.scan import Snapshot, WorkspaceScanner
 from shiro_lsp.agent.tools.base import JsonObject, ToolError
 from shiro_lsp.agent.tools.edits import PLANNERS, FileChange
+from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.jail import resolve_in_workspace
 from shiro_lsp.agent.tools.secrets import is_secret_path as is_secret_file
 from shiro_lsp.errors import BadParams, NotFound, ShiroError
@@ -373,10 +374,11 @@ class Checkpoints:
         return None if state is None else self.store.blobs.get(state.sha)
 
     def read_now(self, path: str) -> bytes | None:
-        resolved = self.resolve(path)
         try:
-            return resolved.read_bytes() if resolved.is_file() else None
-        except OSError:
+            with jail.reading(self.workspace, path) as (_, handle):
+                data: bytes = handle.read()
+                return data
+        except (OSError, ToolError):  # absent, or nothing the jail lets Shiro read
             return None
 
     def preview_of(self, change: FileChange) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shiro_lsp.agent.tools import jail
+from shiro_lsp.agent.tools.base import ToolError
 from shiro_lsp.agent.tools.ignore import _is_ignored, _Rules, _rules_in
 from shiro_lsp.agent.tools.secrets import is_secret_path
 from shiro_lsp.state.atomic import write_json_atomic
@@ -297,9 +299,12 @@ class WorkspaceScanner:
         return Snapshot(started, files, shas, not_covered, skipped, truncated, git)
 
     def _store(self, rel: str) -> str | None:
+        """The file's bytes into the blob store, read through the jail: a symlink swapped in, a
+        special file or a hard link (whose data may live outside the workspace) is not recorded."""
         try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
+            with jail.reading(self.root, rel) as (_, handle):
+                data = handle.read()
+        except (OSError, ToolError):
             return None
         return self.blobs.put(data)
 

@@ -15,13 +15,13 @@ import contextlib
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field
 
+from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.base import JsonObject, ToolContext, ToolError, ToolInput, ToolSpec, typed_tool
 from shiro_lsp.agent.tools.files import _apply_edit, refuse_secrets
 from shiro_lsp.agent.tools.jail import relative_posix, resolve_in_workspace
@@ -52,36 +52,25 @@ def _resolve(workspace: Path, path: str) -> tuple[Path, str]:
     return resolved, relative_posix(workspace, resolved)
 
 
-def _read(resolved: Path, shown: str) -> bytes | None:
+def _read(workspace: Path, rel: str) -> bytes | None:
+    """The file's bytes through the jail (no links followed, hard links and special files refused);
+    ``None`` when it does not exist."""
     try:
-        st = os.lstat(resolved)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISDIR(st.st_mode):
-        raise ToolError(f"{shown} is a directory, not a file.")
-    return resolved.read_bytes()
-
-
-def write_whole(resolved: Path, data: bytes, mode: int | None = None) -> None:
-    """Replace the file whole (temp file + rename in its directory), keeping its mode."""
-    resolved.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(os.stat(resolved).st_mode)
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=resolved.parent, prefix=f".{resolved.name}.", suffix=".shiro-tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, resolved)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        with jail.reading(workspace, rel) as (_, handle):
+            data: bytes = handle.read()
+            return data
+    except ToolError as error:
+        if str(error).startswith("No such file"):
+            return None
         raise
+
+
+def write_whole(workspace: Path, rel: str, data: bytes, mode: int | None = None) -> None:
+    """Replace the file whole through the jail (temp file + rename in the opened parent); a
+    restored file gets its recorded ``mode`` back."""
+    written = jail.write_atomic(workspace, rel, data)
+    if mode is not None:
+        os.chmod(written, mode)
 
 
 def _decode(data: bytes, shown: str) -> str:
@@ -98,13 +87,13 @@ def _encode(text: str) -> bytes:
 
 
 def plan_write(workspace: Path, input: JsonObject) -> list[FileChange]:
-    resolved, rel = _resolve(workspace, str(input["path"]))
-    return [FileChange(rel, _read(resolved, rel), _encode(str(input["content"])))]
+    _resolved, rel = _resolve(workspace, str(input["path"]))
+    return [FileChange(rel, _read(workspace, rel), _encode(str(input["content"])))]
 
 
 def plan_edits(workspace: Path, path: str, edits: list[JsonObject]) -> list[FileChange]:
-    resolved, rel = _resolve(workspace, path)
-    data = _read(resolved, rel)
+    _resolved, rel = _resolve(workspace, path)
+    data = _read(workspace, rel)
     if data is None:
         raise ToolError(f"No such file: {path}")
     text = _decode(data, rel)
@@ -276,12 +265,12 @@ def plan_patch(workspace: Path, input: JsonObject) -> list[FileChange]:
             raise ToolError("apply_patch: a file header has /dev/null on both sides.")
         target_name = patch.new if patch.new is not None else patch.old
         assert target_name is not None
-        resolved, rel = _resolve(workspace, target_name)
+        _resolved, rel = _resolve(workspace, target_name)
         if patch.old is not None and patch.new is not None and patch.old != patch.new:
             raise ToolError(
                 f"apply_patch: {patch.old} → {patch.new} is a rename; use move_file for that, then patch."
             )
-        current = changes[rel].after if rel in changes else _read(resolved, rel)
+        current = changes[rel].after if rel in changes else _read(workspace, rel)
         original = changes[rel].before if rel in changes else current
         if patch.old is None:  # a new file
             if current is not None:
@@ -317,7 +306,7 @@ def carry_out(workspace: Path, changes: list[FileChange]) -> None:
             elif change.after is None:
                 resolved.unlink()
             else:
-                write_whole(resolved, change.after, change.mode)
+                write_whole(workspace, change.path, change.after, change.mode)
             done.append(change)
     except BaseException:
         for change in reversed(done):
@@ -328,7 +317,7 @@ def carry_out(workspace: Path, changes: list[FileChange]) -> None:
                 elif change.before is None:
                     resolved.unlink()
                 else:
-                    write_whole(resolved, change.before)
+                    write_whole(workspace, change.path, change.before)
         raise
 
 
@@ -365,7 +354,7 @@ def apply_patch_sync(workspace: Path, input: JsonObject) -> str:
 def plan_move(workspace: Path, input: JsonObject) -> list[FileChange]:
     source, source_rel = _resolve(workspace, str(input["from"]))
     target, target_rel = _resolve(workspace, str(input["to"]))
-    data = _read(source, source_rel)
+    data = _read(workspace, source_rel)
     if data is None:
         raise ToolError(f"No such file: {input['from']}")
     if source_rel == target_rel:
@@ -384,8 +373,8 @@ def move_sync(workspace: Path, input: JsonObject) -> str:
 
 
 def plan_delete(workspace: Path, input: JsonObject) -> list[FileChange]:
-    resolved, rel = _resolve(workspace, str(input["path"]))
-    data = _read(resolved, rel)
+    _resolved, rel = _resolve(workspace, str(input["path"]))
+    data = _read(workspace, rel)
     if data is None:
         raise ToolError(f"No such file: {input['path']}")
     return [FileChange(rel, data, None)]

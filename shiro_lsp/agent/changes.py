@@ -28,9 +28,9 @@ import uuid6
 
 from shiro_lsp import diffs
 from shiro_lsp.agent.scan import Snapshot, WorkspaceScanner
+from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.base import JsonObject, ToolError
 from shiro_lsp.agent.tools.edits import PLANNERS, FileChange
-from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.jail import resolve_in_workspace
 from shiro_lsp.agent.tools.secrets import is_secret_path as is_secret_file
 from shiro_lsp.errors import BadParams, NotFound, ShiroError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chat_helpers import text_of, types_of
+from chat_helpers import model_bodies, text_of, types_of
 from fakes.fake_openai import FakeOpenAI, HttpError, Step, Text
 from lsp_client import ShiroClient
 
@@ -52,7 +52,7 @@ async def test_a_rate_limit_and_a_server_error_are_retried_with_an_event_each(
     ]
     assert "429" in retries[0]["reason"] and "503" in retries[1]["reason"]
     assert types_of(events)[:2] == ["retry", "retry"] and text_of(events) == "ok"
-    assert len(fake.requests) == 3
+    assert len(model_bodies(fake)) == 3
 
 
 async def test_retry_after_in_seconds_is_honoured(client: ShiroClient, fake: FakeOpenAI) -> None:
@@ -71,11 +71,11 @@ async def test_after_the_last_attempt_the_turn_fails_once_with_the_error(
     events = client.events(result["taskId"])
     assert types_of(events) == ["retry", "retry", "retry", "error"]
     assert [e["attempt"] for e in events[:3]] == [2, 3, 4]
-    assert len(fake.requests) == 4
+    assert len(model_bodies(fake)) == 4
 
 
 async def test_a_rejected_request_is_not_retried(client: ShiroClient, fake: FakeOpenAI) -> None:
     fake.script.append(HttpError.invalid_api_key())
     result = await client.call("shiro/chat", {"text": "hi"})
     assert types_of(client.events(result["taskId"])) == ["error"]
-    assert len(fake.requests) == 1
+    assert len(model_bodies(fake)) == 1

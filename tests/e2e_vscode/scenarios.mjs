@@ -6,13 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { step, text, toolCall, usage } from './workbench.mjs';
 
-const NEEDS_CHECKPOINTS = 'needs the checkpoints server (issue 11: approve preview, shiro/changes*, shiro/checkpoint/*)';
-export const PENDING = {
-  'review-approval-diff': NEEDS_CHECKPOINTS,
-  'review-changed-files': NEEDS_CHECKPOINTS,
-  'review-deny-with-reason': NEEDS_CHECKPOINTS,
-  'review-restore-checkpoint': NEEDS_CHECKPOINTS,
-};
+export const PENDING = {};
 
 const PROMPT_1 = 'Say something about this project';
 

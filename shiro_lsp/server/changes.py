@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from shiro_lsp.agent.changes import ChangedFile, TurnChangesView
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.rpc import ShiroServer, request
+from shiro_lsp.server.rpc import ShiroServer, changes_wire, request
 
 BUSY = "A chat is running or waiting; {what} once it has finished (or stop it first)."
-
-
-def file_wire(row: ChangedFile) -> p.ChangedFile:
-    return p.ChangedFile.model_validate(row.to_json())
-
-
-def changes_wire(view: TurnChangesView) -> p.ChangesResult:
-    return p.ChangesResult(
-        task_id=view.task_id, checkpoint_id=view.checkpoint_id, files=[file_wire(f) for f in view.files]
-    )
 
 
 def _idle(ls: ShiroServer, what: str) -> None:

@@ -26,7 +26,7 @@ from shiro_lsp.agent.events import (
     same_stream,
 )
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.rpc import ShiroServer, request, todos_wire
+from shiro_lsp.server.rpc import ShiroServer, changes_wire, request, todos_wire
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +135,6 @@ class LspFrontend:
         self.server.notify("shiro/context/changed", p.ContextMeter.model_validate(meter.to_json()))
 
     def changes_changed(self, view: TurnChangesView) -> None:
-        from shiro_lsp.server.changes import changes_wire
-
         self.server.notify("shiro/changes/changed", changes_wire(view))
 
 

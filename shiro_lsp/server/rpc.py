@@ -27,6 +27,7 @@ from pygls.protocol import (
 )
 
 from shiro_lsp import __version__
+from shiro_lsp.agent.changes import TurnChangesView
 from shiro_lsp.config import Settings
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError, describe_problems
 from shiro_lsp.server import protocol as p
@@ -167,6 +168,15 @@ def request(server: ShiroServer, name: str) -> Callable[[Handler], Handler]:
 
 def entry_wire(entry: Entry) -> p.MemoryEntry:
     return p.MemoryEntry.model_validate(entry.to_json())
+
+
+def changes_wire(view: TurnChangesView) -> p.ChangesResult:
+    """What a turn changed (``shiro/changes`` and the ``shiro/changes/changed`` notification)."""
+    return p.ChangesResult(
+        task_id=view.task_id,
+        checkpoint_id=view.checkpoint_id,
+        files=[p.ChangedFile.model_validate(f.to_json()) for f in view.files],
+    )
 
 
 def todos_wire(tasks: TaskList) -> p.TodosPayload:

@@ -67,3 +67,4 @@ def register(server: ShiroServer) -> None:
         if ls.started:
             ls.shiro.sessions.on_changed = None
             ls.shiro.sessions.flush_sync()
+        ls.flush_outbox()  # pygls closes stdout next: the answers still queued go first

@@ -119,6 +119,11 @@ class ShiroServer(LanguageServer):
             return
         self.loop.call_soon_threadsafe(self.window_show_message, params)
 
+    def flush_outbox(self) -> None:
+        """Write every queued outgoing message now (pygls closes stdout right after ``exit``)."""
+        if isinstance(self.protocol, ShiroProtocol):
+            self.protocol.flush_outbox()
+
     def notify(self, method: str, payload: BaseModel) -> None:
         """Send a contract notification; its name and payload type must be the contract's."""
         contract = p.METHODS_BY_NAME.get(method)

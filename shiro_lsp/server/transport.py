@@ -9,6 +9,7 @@ it (large strings in slices, so the GIL passes back to the loop between them) an
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import logging
 import queue
@@ -76,6 +77,8 @@ class ThreadedWriterProtocol(LanguageServerProtocol):
         self._writer_thread: threading.Thread | None = None
         self._writer_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        # An `exit` right behind `shutdown` must not lose the answers still queued.
+        atexit.register(self.flush_outbox)
 
     def _send_data(self, data: Any) -> None:
         if not data:

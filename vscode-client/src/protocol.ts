@@ -75,7 +75,7 @@ export interface EngineEvent {
     | 'tool-denied' | 'compacted' | 'notice' | 'retry' | 'error' | 'done' | string;
   text?: string;
   /** retry: the attempt after the wait (2 = the first retry), of maxAttempts; the wait; the error in words. */
-  attempt?: number; maxAttempts?: number; delaySeconds?: number; reason?: string;
+  attempt?: number; maxAttempts?: number; delaySeconds?: number; reason?: string | null;
   id?: string; toolCallId?: string;
   name?: string; toolName?: string;
   input?: unknown;
@@ -85,7 +85,7 @@ export interface EngineEvent {
   before?: number; after?: number;
   inputTokens?: number; outputTokens?: number;
   /** tool-result / tool-error of a call that changed files: its unified diff and the files (v2). */
-  diff?: string; files?: ChangedFile[];
+  diff?: string | null; files?: unknown[] | null;
 }
 
 

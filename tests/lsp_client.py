@@ -90,3 +90,11 @@ async def initialize(client: LanguageClient, workspace: Path, **options: Any) ->
             initialization_options=options,
         )
     )
+
+
+async def start_server(workspace: Path, **options: Any) -> ShiroClient:
+    """A server process of its own (for tests that restart, kill or run two servers), initialized."""
+    client = make_client()
+    await client.start_io(*SERVER_COMMAND)
+    await initialize(client, workspace, **options)
+    return client

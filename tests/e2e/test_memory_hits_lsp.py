@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chat_helpers import eventually
-from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
+from lsp_client import ShiroClient, start_server
 from shiro_lsp.state.paths import project_key
 
 
@@ -18,10 +18,7 @@ def stored_hits(home: Path, workspace: Path) -> dict[str, int]:
 
 
 async def start(workspace: Path, home: Path) -> ShiroClient:
-    client = make_client()
-    await client.start_io(*SERVER_COMMAND)
-    await initialize(client, workspace, home=str(home))
-    return client
+    return await start_server(workspace, home=str(home))
 
 
 async def test_hits_recalled_just_before_a_clean_exit_are_all_on_disk(tmp_path: Path) -> None:

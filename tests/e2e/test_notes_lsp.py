@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
+from lsp_client import ShiroClient, start_server
 from shiro_lsp.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, READ_ONLY, TOO_LARGE
 from shiro_lsp.service import RESTRICTED_TEXT
 from shiro_lsp.state.notes import Notes
@@ -215,10 +215,7 @@ async def test_an_edit_on_disk_between_read_and_replace_wins(client: ShiroClient
 
 
 async def start(workspace: Path, home: Path) -> ShiroClient:
-    client = make_client()
-    await client.start_io(*SERVER_COMMAND)
-    await initialize(client, workspace, home=str(home))
-    return client
+    return await start_server(workspace, home=str(home))
 
 
 @pytest.mark.parametrize("scope", ["project", "task"])

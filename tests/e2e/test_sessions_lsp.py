@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
+from lsp_client import ShiroClient, start_server
 
 OTHER_WORKSPACE = "/somewhere/else"
 TARGET = "0193bb11-5555-7000-8000-00000000beef"
@@ -315,10 +315,7 @@ async def test_delete_removes_file_and_listing_and_refuses_unknown_and_live(
 
 
 async def start(workspace: Path, home: Path) -> ShiroClient:
-    client = make_client()
-    await client.start_io(*SERVER_COMMAND)
-    await initialize(client, workspace, home=str(home))
-    return client
+    return await start_server(workspace, home=str(home))
 
 
 async def test_shutdown_saves_what_the_debounce_had_not_written_yet(tmp_path: Path) -> None:

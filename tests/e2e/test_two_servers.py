@@ -6,17 +6,14 @@ import asyncio
 import json
 from pathlib import Path
 
-from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
+from lsp_client import ShiroClient, start_server
 from shiro_lsp.state.paths import project_key
 
 PER_SERVER = 150  # 2 x 150 fills the store to its 300-entry cap exactly
 
 
 async def start(workspace: Path, home: Path) -> ShiroClient:
-    client = make_client()
-    await client.start_io(*SERVER_COMMAND)
-    await initialize(client, workspace, home=str(home))
-    return client
+    return await start_server(workspace, home=str(home))
 
 
 async def remember_many(client: ShiroClient, tag: str) -> None:

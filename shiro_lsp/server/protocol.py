@@ -563,7 +563,14 @@ class ModelsParams(Wire):
 class ModelEntry(Wire):
     id: str
     context_window: int | None = Field(
-        default=None, description="Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio)."
+        default=None,
+        description="Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio). Ollama: the "
+        "loaded model's window (/api/ps), else its num_ctx, else Ollama's default of 4,096.",
+    )
+    native_tools: bool | None = Field(
+        default=None,
+        description="false: the server takes no native tool calls for this model (Ollama's capabilities), "
+        'so Shiro uses toolCallFormat "text" with it; null: not known.',
     )
 
 

@@ -533,10 +533,14 @@ export interface MemoryCompactResult {
 }
 export interface ModelEntry {
   /**
-   * Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio).
+   * Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio). Ollama: the loaded model's window (/api/ps), else its num_ctx, else Ollama's default of 4,096.
    */
   contextWindow?: number | null;
   id: string;
+  /**
+   * false: the server takes no native tool calls for this model (Ollama's capabilities), so Shiro uses toolCallFormat "text" with it; null: not known.
+   */
+  nativeTools?: boolean | null;
 }
 export interface ModelsDetectParams {
   /**

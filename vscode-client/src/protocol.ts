@@ -54,7 +54,7 @@ export type Agent = typeof AGENTS[number];
 
 /** shiro/models: the models an endpoint serves (GET /v1/models), or why none could be listed. */
 export interface ModelsParams { baseUrl?: string }
-export interface ModelEntry { id: string; contextWindow?: number | null }
+export interface ModelEntry { id: string; contextWindow?: number | null; nativeTools?: boolean | null }
 export interface ModelsResult { baseUrl: string; preset?: string | null; models: ModelEntry[]; error?: string | null }
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
@@ -163,7 +163,10 @@ export interface InitializationOptions {
   trusted?: boolean;
   /** bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or not at all). */
   bashSandbox?: 'off' | 'auto' | 'required'; bashSandboxNetwork?: boolean;
+  contextWindow?: number; maxOutputTokens?: number; maxRetries?: number;
+  toolCallFormat?: ToolCallFormat | Record<string, ToolCallFormat>;
 }
+export type ToolCallFormat = 'auto' | 'native' | 'text';
 
 /** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. */
 export interface RememberSelectionArgs {

@@ -105,7 +105,9 @@ class History(Protocol):
 
     def replace(self, messages: list[Message]) -> None: ...
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None: ...
+    def add_usage(
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -245,6 +247,7 @@ class TurnOutcome:
     output_tokens: int = 0
     cost_usd: float | None = None
     error: str | None = None
+    cached_input_tokens: int = 0
 
 
 @dataclass
@@ -268,6 +271,7 @@ class Turn:
         self.stopped_by_repeat = False
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cached_input_tokens = 0
         self.cost: float | None = 0.0
         self.compacted_reported = False
         self.stale_repaired = False
@@ -431,11 +435,12 @@ class Turn:
             )
 
     def _count(self, usage: Usage) -> None:
-        cost = cost_of(self.setup.model, usage.input_tokens, usage.output_tokens)
+        cost = cost_of(self.setup.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
+        self.cached_input_tokens += usage.cached_input_tokens
         self.cost = None if cost is None or self.cost is None else self.cost + cost
-        self.history.add_usage(usage.input_tokens, usage.output_tokens, cost)
+        self.history.add_usage(usage.input_tokens, usage.output_tokens, cost, usage.cached_input_tokens)
 
     # --- tool calls ----------------------------------------------------------------------------
 
@@ -644,7 +649,9 @@ class Turn:
     def _outcome(
         self, reason: Literal["done", "cancelled", "error"], error: str | None = None
     ) -> TurnOutcome:
-        return TurnOutcome(reason, self.input_tokens, self.output_tokens, self.cost, error)
+        return TurnOutcome(
+            reason, self.input_tokens, self.output_tokens, self.cost, error, self.cached_input_tokens
+        )
 
 
 def _change_fields(changed: ToolChangesLike | None) -> tuple[str | None, list[dict[str, Any]] | None]:

@@ -482,5 +482,7 @@ class _MeteredHistory:
     def replace(self, messages: list[Message]) -> None:
         self._session.replace(messages)
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
-        self._session.add_usage(input_tokens, output_tokens, cost_usd)
+    def add_usage(
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
+    ) -> None:
+        self._session.add_usage(input_tokens, output_tokens, cost_usd, cached_input_tokens)

@@ -204,6 +204,9 @@ class ChatUsage(Wire):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    cached_tokens: int = Field(
+        default=0, description="Of input_tokens, those the provider served from its prompt cache (this turn)."
+    )
 
 
 class ChatResult(Wire):
@@ -420,6 +423,11 @@ class SessionInfo(Wire):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    cached_tokens: int | None = Field(
+        default=None,
+        description="Of input_tokens, those the provider served from its prompt cache, over the whole "
+        "session; null in listings (shiro/session/list), which come from the index.",
+    )
 
 
 class SessionListParams(Wire):

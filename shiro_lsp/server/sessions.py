@@ -23,6 +23,7 @@ def session_wire(summary: SessionSummary) -> p.SessionInfo:
         input_tokens=summary.input_tokens,
         output_tokens=summary.output_tokens,
         cost_usd=summary.cost_usd,
+        cached_tokens=summary.cached_input_tokens,
     )
 
 

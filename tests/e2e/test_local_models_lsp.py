@@ -342,3 +342,30 @@ async def test_ollama_says_which_models_cannot_take_tools_before_any_request_fai
         assert meter["threshold"] == 6144  # 3/4 of the num_ctx 8192 its Modelfile sets
     finally:
         await ollama.shutdown_session()
+
+
+async def test_cached_prompt_tokens_add_up_over_the_session_and_survive_a_resume(
+    init_options: dict[str, object], fake: FakeOpenAI, workspace: Path
+) -> None:
+    fake.script += [
+        Step(ToolCall("list_dir", {"path": "."}, call_id="c1"), usage=Usage(3000, 20, cached_tokens=2800)),
+        Step(Text("Two files."), usage=Usage(3100, 5, cached_tokens=3000)),
+    ]
+    first = await start_server(workspace, **init_options)
+    try:
+        first.decisions = ["once"]
+        result = await first.call("shiro/chat", {"text": "what is here?"})
+        assert result["usage"]["cachedTokens"] == 5800  # both steps, not only the last request
+        current = await first.call("shiro/session/current", {})
+        assert (current["inputTokens"], current["cachedTokens"]) == (6100, 5800)
+        listed = await first.call("shiro/session/list", {})
+        assert listed["sessions"][0]["id"] == current["id"]
+        assert listed["sessions"][0].get("cachedTokens") is None  # listings come from the index
+    finally:
+        await first.shutdown_session()
+    again = await start_server(workspace, **init_options)
+    try:
+        resumed = await again.call("shiro/session/resume", {"id": current["id"]})
+        assert resumed["session"]["cachedTokens"] == 5800
+    finally:
+        await again.shutdown_session()

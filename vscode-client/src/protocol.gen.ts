@@ -251,6 +251,10 @@ export interface ChatResult {
   usage: ChatUsage;
 }
 export interface ChatUsage {
+  /**
+   * Of input_tokens, those the provider served from its prompt cache (this turn).
+   */
+  cachedTokens?: number;
   costUsd: number | null;
   inputTokens: number;
   outputTokens: number;
@@ -681,6 +685,10 @@ export interface SessionExportResult {
   content: string;
 }
 export interface SessionInfo {
+  /**
+   * Of input_tokens, those the provider served from its prompt cache, over the whole session; null in listings (shiro/session/list), which come from the index.
+   */
+  cachedTokens?: number | null;
   costUsd: number | null;
   createdAt: string;
   cwd: string;

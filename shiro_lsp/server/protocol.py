@@ -425,8 +425,9 @@ class SessionInfo(Wire):
     cost_usd: float | None
     cached_tokens: int | None = Field(
         default=None,
+        exclude_if=lambda value: value is None,
         description="Of input_tokens, those the provider served from its prompt cache, over the whole "
-        "session; null in listings (shiro/session/list), which come from the index.",
+        "session; left out of listings (shiro/session/list), which come from the index.",
     )
 
 

@@ -77,7 +77,7 @@ export class ChatController implements vscode.Disposable {
   /** What the panel's bar and welcome show (settings, SecretStorage): set by the extension. */
   infoSource: () => Promise<PanelInfo | undefined> = async () => undefined;
   /** Panel actions that need the workbench (pickers, settings, SecretStorage): set by the extension. */
-  onAction: (m: Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'setup' }>) => Promise<void> = async () => {};
+  onAction: (m: Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'detectLocal' | 'setup' }>) => Promise<void> = async () => {};
 
   constructor(private readonly server: ShiroServer) {
     this.model = new ChatModel(entry => this.post({ type: 'entry', entry }));
@@ -171,7 +171,7 @@ export class ChatController implements vscode.Disposable {
         void this.sendInfo();
         void this.refreshFromServer();
         break;
-      case 'pickModel': case 'pickAgent': case 'setApiKey': case 'setup': await this.onAction(m); break;
+      case 'pickModel': case 'pickAgent': case 'setApiKey': case 'detectLocal': case 'setup': await this.onAction(m); break;
       case 'send': await this.submit(m.text, m.attachments ?? []); break;
       case 'cancel': this.cancel(); break;
       case 'clearQueue': await this.clearQueue(); break;

@@ -686,7 +686,7 @@ export interface SessionExportResult {
 }
 export interface SessionInfo {
   /**
-   * Of input_tokens, those the provider served from its prompt cache, over the whole session; null in listings (shiro/session/list), which come from the index.
+   * Of input_tokens, those the provider served from its prompt cache, over the whole session; left out of listings (shiro/session/list), which come from the index.
    */
   cachedTokens?: number | null;
   costUsd: number | null;

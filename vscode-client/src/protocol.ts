@@ -40,6 +40,7 @@ export const Method = {
   mcpList: 'shiro/mcp/list',
   mcpTrust: 'shiro/mcp/trust',
   models: 'shiro/models',
+  modelsDetect: 'shiro/models/detect',
   changes: 'shiro/changes',
   changesDiff: 'shiro/changes/diff',
   changesUndo: 'shiro/changes/undo',
@@ -56,6 +57,8 @@ export type Agent = typeof AGENTS[number];
 export interface ModelsParams { baseUrl?: string }
 export interface ModelEntry { id: string; contextWindow?: number | null; nativeTools?: boolean | null }
 export interface ModelsResult { baseUrl: string; preset?: string | null; models: ModelEntry[]; error?: string | null }
+/** shiro/models/detect: the local presets (or the given URLs) that answered, and what was found in words. */
+export type ModelsDetectResult = gen.ModelsDetectResult;
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
 export const SERVER_REMEMBER_COMMAND = 'shiro.remember';

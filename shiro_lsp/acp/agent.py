@@ -181,7 +181,7 @@ class AcpFrontend:
         pass  # each call's diff is already on its tool call
 
 
-@dataclass
+@dataclass(eq=False)
 class AcpSession:
     shiro: Shiro
     runtime: AgentRuntime

@@ -31,7 +31,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from chat_helpers import eventually, model_bodies, sent
+from chat_helpers import eventually, model_bodies, sent, tool_names_of
 from fakes.fake_openai import FakeOpenAI, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
 from lsp_client import start_server
 from shiro_lsp.errors import NOT_FOUND
@@ -163,6 +163,8 @@ async def test_a_prompt_streams_thoughts_and_text_then_ends_the_turn(
     assert "".join(u.content.text for u in editor.of(AgentThoughtChunk)) == "thinking it over"
     assert {s for s, _ in editor.updates} == {session_id}
     assert "say hello" in sent(fake)
+    # someone can answer approvals here, so the tools that ask are offered (headless hides them)
+    assert {"write_file", "bash"} <= set(tool_names_of(model_bodies(fake)[0]))
 
 
 async def test_a_read_file_call_reports_pending_in_progress_and_completed(

@@ -32,9 +32,9 @@ from acp.schema import (
 )
 
 from chat_helpers import eventually, model_bodies, sent, tool_names_of
-from fakes.fake_openai import FakeOpenAI, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
+from fakes.fake_openai import FakeOpenAI, HttpError, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
 from lsp_client import start_server
-from shiro_lsp.errors import NOT_FOUND
+from shiro_lsp.errors import CONFLICT, MODEL_ERROR, NOT_FOUND
 
 pytest_plugins = ["fakes.fixtures"]
 
@@ -376,3 +376,38 @@ async def test_unknown_sessions_and_bad_folders_get_clear_errors(
     assert editor.text() == "still here"
     assert fake.requests  # the model was reached only by the good prompt
     assert len(model_bodies(fake)) == 1
+
+
+async def test_a_failed_turn_is_the_prompts_error_in_words(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script.append(HttpError.invalid_api_key())
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        with pytest.raises(RequestError) as failed:
+            await conn.prompt(session_id=session_id, prompt=[text_block("hi")])
+        assert failed.value.code == MODEL_ERROR and "API key" in str(failed.value)
+        fake.script.append(Step(Text("fine now")))
+        assert await prompt(conn, session_id, "again") == "end_turn"  # the session goes on
+    assert editor.text() == "fine now"
+
+
+async def test_a_session_still_open_in_vs_code_is_refused_and_left_alone(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script.append(Step(Text("hello from VS Code")))
+    lsp = await start_server(
+        workspace, home=str(home), apiKey="sk-test", baseUrl=fake.base_url, model="gpt-5"
+    )
+    try:
+        result = await lsp.call("shiro/chat", {"text": "first"})
+        await lsp.call("shiro/session/save")
+        saved = (home / "sessions" / f"{result['sessionId']}.json").read_bytes()
+        async with acp_agent(fake, home, editor) as conn:
+            with pytest.raises(RequestError) as refused:
+                await conn.load_session(cwd=str(workspace), session_id=result["sessionId"], mcp_servers=[])
+        assert refused.value.code == CONFLICT and "open in another Shiro window" in str(refused.value)
+        assert editor.updates == []
+        assert (home / "sessions" / f"{result['sessionId']}.json").read_bytes() == saved
+    finally:
+        await lsp.shutdown_session()

@@ -23,8 +23,10 @@ from acp.schema import (
     DeniedOutcome,
     FileEditToolCallContent,
     Implementation,
+    McpServerStdio,
     PermissionOption,
     RequestPermissionResponse,
+    SseMcpServer,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
@@ -37,6 +39,8 @@ from lsp_client import start_server
 from shiro_lsp.errors import CONFLICT, MODEL_ERROR, NOT_FOUND
 
 pytest_plugins = ["fakes.fixtures"]
+
+MCP_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_servers.py"
 
 
 class Editor:
@@ -142,6 +146,7 @@ async def test_initialize_says_sessions_load_and_prompts_take_files(
     assert capabilities.prompt_capabilities is not None
     assert capabilities.prompt_capabilities.embedded_context is True
     assert capabilities.prompt_capabilities.image is False
+    assert capabilities.mcp_capabilities is not None and capabilities.mcp_capabilities.http is True
     assert response.agent_info is not None and response.agent_info.name == "shiro"
 
 
@@ -411,3 +416,25 @@ async def test_a_session_still_open_in_vs_code_is_refused_and_left_alone(
         assert (home / "sessions" / f"{result['sessionId']}.json").read_bytes() == saved
     finally:
         await lsp.shutdown_session()
+
+
+async def test_the_editors_mcp_servers_are_offered_and_each_call_asks(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    kit = McpServerStdio(name="kit", command=sys.executable, args=[str(MCP_SERVER), "stdio"], env=[])
+    old = SseMcpServer(name="old", type="sse", url="http://127.0.0.1:9/sse", headers=[])
+    fake.script += [
+        Step(ToolCall("mcp__kit__echo", {"text": "hi there"}, call_id="m1")),
+        Step(Text("echoed")),
+    ]
+    editor.answers = ["once"]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[kit, old])).session_id
+        assert await prompt(conn, session_id, "echo it") == "end_turn"
+    first, second = model_bodies(fake)
+    assert "mcp__kit__echo" in tool_names_of(first)
+    [(tool_call, _)] = editor.permissions
+    assert tool_call.tool_call_id == "m1"
+    assert [m["content"] for m in second["messages"] if m.get("role") == "tool"] == ["HI THERE"]
+    assert editor.statuses("m1")[-1] == "completed"
+    assert 'MCP server "old"' in editor.text() and '"sse"' in editor.text()  # said in words, not dropped

@@ -94,6 +94,7 @@ export class ChatController implements vscode.Disposable {
   /** The webview's script has started (its `ready`): messages posted now are not lost. */
   private ready = false;
   private wantFocus = false;
+  private wantSetup = false;
 
   sendState(): void {
     this.post({ type: 'state', state: this.model.state, history: this.history });
@@ -104,7 +105,10 @@ export class ChatController implements vscode.Disposable {
     if (info) this.post({ type: 'info', info });
   }
 
-  showSetup(): void { this.post({ type: 'showSetup' }); }
+  showSetup(): void {
+    if (this.ready) this.post({ type: 'showSetup' });
+    else this.wantSetup = true;  // the view is still being created (the command opened it)
+  }
   postSetupResult(ok: boolean, text: string): void { this.post({ type: 'setupResult', ok, text }); }
 
   /** Ask the panel to focus its prompt (after it is revealed, after an approval is answered). */
@@ -168,6 +172,7 @@ export class ChatController implements vscode.Disposable {
         this.sendState();
         for (const attachment of this.pendingAttachments.splice(0)) this.post({ type: 'attach', attachment });
         if (this.wantFocus) { this.wantFocus = false; this.post({ type: 'focus' }); }
+        if (this.wantSetup) { this.wantSetup = false; this.post({ type: 'showSetup' }); }
         void this.sendInfo();
         void this.refreshFromServer();
         break;

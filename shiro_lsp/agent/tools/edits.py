@@ -41,7 +41,7 @@ class FileChange:
     """The mode the new file gets (a move keeps its source's)."""
 
 
-Planner = Callable[[Path, JsonObject], list[FileChange]]
+Planner = Callable[[Roots, JsonObject], list[FileChange]]
 
 
 # --- disk helpers --------------------------------------------------------------------------------

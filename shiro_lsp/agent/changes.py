@@ -471,7 +471,7 @@ class Checkpoints:
         checkpoint = self._turn(session_id, task_id)
         if checkpoint is None:
             raise NotFound("No turn of this session changed files yet.")
-        rel = path.strip().removeprefix("./")
+        rel = path.strip()  # "./x" is not "x" in a multi-root workspace (where x is a folder's name)
         if rel not in checkpoint.files:
             resolved = self.resolve(path)
             rel = jail.relative_posix(self.roots(), resolved)

@@ -425,7 +425,7 @@ class CheckpointRestoreResult(Wire):
 class SessionInfo(Wire):
     id: str
     title: str
-    cwd: str
+    cwd: str = Field(description="The workspace folder the session is bound to (its root, multi-root).")
     created_at: str
     updated_at: str
     message_count: int
@@ -433,9 +433,6 @@ class SessionInfo(Wire):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
-    root: str | None = Field(
-        default=None, description="The workspace folder the session is bound to (its cwd)."
-    )
 
 
 class SessionListParams(Wire):

@@ -23,7 +23,6 @@ def session_wire(summary: SessionSummary) -> p.SessionInfo:
         input_tokens=summary.input_tokens,
         output_tokens=summary.output_tokens,
         cost_usd=summary.cost_usd,
-        root=summary.cwd,
     )
 
 

@@ -177,7 +177,7 @@ async def test_sessions_are_bound_to_their_folder_and_listed_per_folder(
 ) -> None:
     first = await turn(client, fake, ToolCall("write_file", {"path": "from-a.txt", "content": "1\n"}))
     fresh = await client.call("shiro/session/new", {"root": beta.as_uri()})
-    assert fresh["session"]["root"] == str(beta) and fresh["session"]["cwd"] == str(beta)
+    assert fresh["session"]["cwd"] == str(beta)
     assert fresh["previous"]["id"] == first["sessionId"]
     second = await turn(client, fake, ToolCall("write_file", {"path": "from-b.txt", "content": "2\n"}))
     assert (beta / "from-b.txt").exists() and not (alpha / "from-b.txt").exists()
@@ -187,13 +187,13 @@ async def test_sessions_are_bound_to_their_folder_and_listed_per_folder(
     listed_b = (await client.call("shiro/session/list", {}))["sessions"]
     listed_a = (await client.call("shiro/session/list", {"root": str(alpha)}))["sessions"]
     assert [s["id"] for s in listed_b] == [second["sessionId"]]
-    assert [(s["id"], s["root"]) for s in listed_a] == [(first["sessionId"], str(alpha))]
+    assert [(s["id"], s["cwd"]) for s in listed_a] == [(first["sessionId"], str(alpha))]
     everything = (await client.call("shiro/session/list", {"allWorkspaces": True}))["sessions"]
     assert {s["id"] for s in everything} == {first["sessionId"], second["sessionId"]}
 
     # Resuming alpha's session makes alpha the root again: relative paths land there.
     resumed = await client.call("shiro/session/resume", {"id": first["sessionId"]})
-    assert resumed["session"]["root"] == str(alpha)
+    assert resumed["session"]["cwd"] == str(alpha)
     assert (await client.call("shiro/session/current", {}))["id"] == first["sessionId"]
     third = await turn(client, fake, ToolCall("write_file", {"path": "again.txt", "content": "3\n"}))
     assert third["sessionId"] == first["sessionId"]
@@ -207,7 +207,7 @@ async def test_a_chat_from_the_other_folders_editor_moves_only_an_empty_session(
         client, fake, ToolCall("write_file", {"path": "where.txt", "content": "b\n"}), root=beta / "b.txt"
     )
     assert (beta / "where.txt").exists() and not (alpha / "where.txt").exists()
-    assert (await client.call("shiro/session/current", {}))["root"] == str(beta)
+    assert (await client.call("shiro/session/current", {}))["cwd"] == str(beta)
     prompt = system_prompt_of(model_bodies(fake)[0])
     assert "this session's root is folder beta" in prompt and f"alpha/ = {alpha}" in prompt
 

@@ -684,16 +684,15 @@ export interface SessionExportResult {
 export interface SessionInfo {
   costUsd: number | null;
   createdAt: string;
+  /**
+   * The workspace folder the session is bound to (its root, multi-root).
+   */
   cwd: string;
   id: string;
   inputTokens: number;
   messageCount: number;
   model: string;
   outputTokens: number;
-  /**
-   * The workspace folder the session is bound to (its cwd).
-   */
-  root?: string | null;
   title: string;
   updatedAt: string;
 }

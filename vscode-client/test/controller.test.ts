@@ -215,7 +215,7 @@ test('multi-root: a fresh session sends the chosen folder as root; a session wit
   ctl.rootSource = bound => { asked.push(bound); return bound ? undefined : Promise.resolve('/work/web'); };
   await ctl.submit('first');
   assert.deepEqual(calls.find(c => c.method === 'shiro/chat')?.params, { text: 'first', root: '/work/web' });
-  ctl.setSession({ id: 's', title: 'first', cwd: '/work/web', createdAt: '', updatedAt: '', messageCount: 2, model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null, root: '/work/web' });
+  ctl.setSession({ id: 's', title: 'first', cwd: '/work/web', createdAt: '', updatedAt: '', messageCount: 2, model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null });
   await ctl.submit('second');
   assert.deepEqual(calls.filter(c => c.method === 'shiro/chat').map(c => c.params), [
     { text: 'first', root: '/work/web' }, { text: 'second' },

@@ -68,6 +68,7 @@ class Workspaces:
         self.started = started
         self._services: dict[str, Shiro] = {}
         self.active_path = self.folders[0].path
+        self._switching = asyncio.Lock()  # one move of the live session between folders at a time
 
     # --- which service
 
@@ -117,23 +118,25 @@ class Workspaces:
     async def for_chat(self, root: str | None) -> Shiro:
         """The service a chat goes to: the live session's. A chat sent from another folder's editor
         moves a session that has no messages yet (and no running turn) to that folder."""
-        active = self.active
         if root is None:
-            return active
+            return self.active
         target = self.folder_at(root).path
-        busy = active.runtime.queue.busy if active.has_agent else False
-        if same_path(target, active.workspace) or active.sessions.current.messages or busy:
-            return active
-        shiro, _ = await self._switch(target)
-        return shiro
+        async with self._switching:
+            active = self.active
+            busy = active.runtime.queue.busy if active.has_agent else False
+            if same_path(target, active.workspace) or active.sessions.current.messages or busy:
+                return active
+            shiro, _ = await self._switch(target)
+            return shiro
 
     async def new_session(self, root: str | None) -> NewOutcome:
         """A fresh session in the folder holding ``root`` (default: the live session's folder)."""
         target = self.root_for(root)
-        if same_path(target, self.active_path):
-            return await self.active.new_session()
-        _, outcome = await self._switch(target)
-        return outcome
+        async with self._switching:
+            if same_path(target, self.active_path):
+                return await self.active.new_session()
+            _, outcome = await self._switch(target)
+            return outcome
 
     async def _switch(self, target: str) -> tuple[Shiro, NewOutcome]:
         """The live session becomes a fresh one in ``target``; the one left is saved where it is."""
@@ -147,15 +150,16 @@ class Workspaces:
     async def resume(self, reference: str | None, *, latest: bool = False) -> LiveSession:
         """Resume a session in its own folder (it becomes the live session's root); ``latest``: the
         live session's folder's newest. A session of a folder not open here resumes as it always did."""
-        active = self.active
-        home = await asyncio.to_thread(self._home_of, active, reference) if reference else None
-        if home is None or same_path(home, active.workspace):
-            return await active.resume_session(reference, latest=latest)
-        shiro = self.service(home)
-        session = await shiro.resume_session(reference)
-        await active.sessions.flush()
-        self.activate(home)
-        return session
+        async with self._switching:
+            active = self.active
+            home = await asyncio.to_thread(self._home_of, active, reference) if reference else None
+            if home is None or same_path(home, active.workspace):
+                return await active.resume_session(reference, latest=latest)
+            shiro = self.service(home)
+            session = await shiro.resume_session(reference)
+            await active.sessions.flush()
+            self.activate(home)
+            return session
 
     def _home_of(self, active: Shiro, reference: str) -> str | None:
         """The open folder a saved session is bound to (None: the live one, unknown, or not open)."""

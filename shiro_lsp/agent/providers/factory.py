@@ -81,6 +81,9 @@ def make_client(
         max_retries=0,  # Shiro retries itself (providers/retry.py), so each wait is shown
         timeout=openai.Timeout(timeout, connect=connect_timeout),
     )
+    # The SDK imports its resources on first use: here (callers build clients off the loop), not
+    # in the first request on the event loop.
+    _ = sdk.chat.completions, sdk.responses
     responses = ResponsesClient(
         sdk, store=store, reasoning_summary=reasoning_summary, max_retries=max_retries
     )

@@ -126,6 +126,13 @@ def preset_by_answer(entries: Sequence[Mapping[str, Any]], props: Mapping[str, A
     return None
 
 
+def _http_client(key: str, timeout: float) -> Any:
+    import httpx2
+
+    headers = {"authorization": f"Bearer {key}"}
+    return httpx2.AsyncClient(headers=headers, timeout=timeout, follow_redirects=True)
+
+
 async def _get_json(client: Any, url: str) -> Any:
     response = await client.get(url)
     response.raise_for_status()
@@ -162,10 +169,9 @@ async def list_endpoint_models(
     except ProviderError as error:
         url = (base_url or "").rstrip("/")
         return ModelListing(url, preset_by_url(url) if url else None, error=error.message)
-    import httpx2
-
-    headers = {"authorization": f"Bearer {key}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=timeout, follow_redirects=True) as client:
+    # In a thread: the first call imports httpx2 and every client loads the CA bundle (~100 ms).
+    http = await asyncio.to_thread(_http_client, key, timeout)
+    async with http as client:
         try:
             body = await _get_json(client, url + "/models")
             entries = body.get("data") if isinstance(body, dict) else None

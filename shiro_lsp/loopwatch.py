@@ -10,8 +10,9 @@ what it did. This watch times every callback (a task step, a ``call_soon``, a ti
 
 A watchdog thread samples the loop thread's stack while a callback runs past half the threshold, so
 the log line names the code that held the loop. It also records blocking file operations made on
-the loop thread (Python audit events: ``open``, ``os.rename`` …, ``fcntl.flock``, ``sqlite3.connect``),
-the blocking a CPU clock cannot see. One line each, on the ``shiro_lsp.loopwatch`` logger (stderr)::
+the loop thread (Python audit events: ``open``, ``os.rename`` …, ``fcntl.flock``, ``sqlite3.connect``,
+``time.sleep``), the blocking a CPU clock cannot see. Imports are left out of that list (their cost
+is on the CPU clock). One line each, on the ``shiro_lsp.loopwatch`` logger (stderr)::
 
     slow callback: 412 ms wall, 380 ms cpu: <Task …> at shiro_lsp/context/prune.py:120 in prune
     blocking I/O on the loop: os.rename at shiro_lsp/state/atomic.py:140 in write_atomic
@@ -53,6 +54,7 @@ BLOCKING_EVENTS = frozenset(
         "fcntl.flock",
         "fcntl.lockf",
         "sqlite3.connect",
+        "time.sleep",
     }
 )
 CODE_FILES = (".py", ".pyc", ".so")
@@ -99,8 +101,11 @@ class LoopWatch:
         self._samples: dict[int, list[str]] = {}
         self._reported: set[tuple[str, str]] = set()
         self._auditing = False
+        self._active = False
+        self._original: Callable[[events.Handle], None] | None = None
 
     def install(self) -> None:
+        """Start watching (for the rest of the process, or until :meth:`uninstall`)."""
         original: Callable[[events.Handle], None] = events.Handle._run
         watch = self
 
@@ -114,20 +119,30 @@ class LoopWatch:
                 watch._running = None
                 watch._finished(handle, number, time.perf_counter() - start, time.thread_time() - cpu)
 
-        events.Handle._run = _run  # type: ignore[method-assign]
-        sys.addaudithook(self._audit)
+        self._original = original
+        self._active = True
+        events.Handle._run = _run  # type: ignore[method-assign,assignment]
+        sys.addaudithook(self._audit)  # for good: an audit hook cannot be removed (it goes quiet)
         threading.Thread(target=self._sample, name="shiro-loopwatch", daemon=True).start()
+        log.info("watching the event loop for callbacks over %.0f ms", self.threshold_s * 1e3)
+
+    def uninstall(self) -> None:
+        if self._original is not None:
+            events.Handle._run = self._original  # type: ignore[method-assign,assignment]
+        self._active = False
 
     def _finished(self, handle: events.Handle, number: int, wall: float, cpu: float) -> None:
         samples = self._samples.pop(number, [])
         if wall <= self.threshold_s:
             return
         where = " | ".join(dict.fromkeys(samples)) or "?"
-        log.warning("%s: %.0f ms wall, %.0f ms cpu: %s at %s", SLOW, wall * 1e3, cpu * 1e3, describe(handle), where)
+        log.warning(
+            "%s: %.0f ms wall, %.0f ms cpu: %s at %s", SLOW, wall * 1e3, cpu * 1e3, describe(handle), where
+        )
 
     def _sample(self) -> None:
         interval = self.threshold_s / 4
-        while True:
+        while self._active:
             time.sleep(interval)
             running = self._running
             if running is None or time.perf_counter() - running[1] < self.threshold_s / 2:
@@ -137,7 +152,7 @@ class LoopWatch:
                 self._samples.setdefault(running[0], []).append(_where(frame))
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if event not in BLOCKING_EVENTS or self._running is None:
+        if not self._active or event not in BLOCKING_EVENTS or self._running is None:
             return
         if event == "open" and str(args[0]).endswith(CODE_FILES):
             return  # an import (its CPU cost is on the callback's clock) or a traceback's source line

@@ -138,7 +138,7 @@ class Shiro:
         threshold_changed = updated.compact_threshold != self.settings.compact_threshold
         self.settings = updated
         if threshold_changed and self._runtime is not None:
-            self._runtime.frontend.context_changed(self._runtime.meter())
+            self._runtime.refresh_meter_soon()
         return problems
 
     # --- switching sessions ----------------------------------------------------------------------

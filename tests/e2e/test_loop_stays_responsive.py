@@ -1,10 +1,32 @@
-"""Nothing blocks the event loop: a chat turn with tools, a /memory compaction and the export of a
-20 MB session run in a server whose asyncio debug mode logs any callback holding the loop > 50 ms."""
+"""Nothing blocks the event loop: a chat turn with tools, a /memory compaction, the export of a
+20 MB session, and a turn on that session once resumed, in a server that times every callback.
+
+``SHIRO_SLOW_CALLBACK_MS=50`` turns on the server's loop watch (``shiro_lsp/loopwatch.py``, with
+asyncio's debug mode). For each callback over 50 ms it logs the wall time, the loop thread's own CPU
+time and the code it ran; it also logs every blocking file operation made on the loop thread.
+
+What fails the test, and why it holds on a busy 2-core CI machine:
+
+- a callback whose *own CPU time* is over 50 ms. That is the work the callback does on the loop
+  (pruning a long history, copying a transcript, importing a library), and neither other processes
+  nor the server's worker threads can add to it: a callback preempted for a core, or waiting for the
+  GIL while a thread encodes 20 MB, has a long wall time but little CPU time. Wall times are printed
+  with a failure, and are not themselves a failure: under load they measure the machine.
+- any blocking file operation on the loop thread (a state write, a lock, a directory listing, a
+  database connection, a sleep). Whether it happens on the loop is deterministic, so this is
+  checked whatever the machine's load, and it catches what a CPU clock cannot see (fsync, a lock
+  held by another server).
+
+Start-up (the first parse of LSP types, before the first request) is not part of the scenario.
+The watch itself is tested in tests/unit/test_loopwatch.py (it does report CPU work, waits and a
+state write on the loop), so a silent watch cannot pass this test.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +41,8 @@ from shiro_lsp.state.paths import project_key
 pytest_plugins = ["fakes.fixtures"]
 
 SESSION_ID = "0193bb00-0000-7000-8000-00000000beef"
+BUDGET_MS = 50
+SLOW = re.compile(r"slow callback: (\d+) ms wall, (\d+) ms cpu")
 
 
 def big_session(home: Path, workspace: Path, megabytes: int = 20) -> None:
@@ -95,7 +119,7 @@ async def watched(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[tuple[Shiro
     big_session(home, workspace)
     seed_memory(home, workspace)
     client = make_client()
-    await client.start_io(*SERVER_COMMAND, env={**os.environ, SLOW_CALLBACK_ENV: "50", "SHIRO_DIAG": os.environ.get("SHIRO_DIAG_SERVER", ""), "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+    await client.start_io(*SERVER_COMMAND, env={**os.environ, SLOW_CALLBACK_ENV: str(BUDGET_MS)})
     await initialize(
         client, workspace, home=str(home), apiKey="sk-test", baseUrl=fake.base_url, api="chat", maxRetries=0
     )
@@ -129,5 +153,15 @@ async def test_no_callback_holds_the_loop_over_50_ms(
     markdown = await client.call("shiro/session/export", {"id": SESSION_ID, "format": "markdown"})
     assert "a long session" in markdown["content"]
     await client.call("shiro/session/list")
-    slow = [line for line in capfd.readouterr().err.splitlines() if "loopwatch" in line]
-    assert slow == [], "callbacks held the event loop:\n" + "\n".join(slow)
+    resumed = await client.call("shiro/session/resume", {"id": SESSION_ID})
+    assert len(resumed["transcript"]) > 2_000
+    fake.script += [Step(Text("a summary of the long session")), Step(Text("continued"))] * 2
+    turn = await client.call("shiro/chat", {"text": "go on"})
+    assert turn["stopReason"] == "done"
+    lines = [line for line in capfd.readouterr().err.splitlines() if "shiro_lsp.loopwatch" in line]
+    busy = [line for line in lines if (m := SLOW.search(line)) and int(m.group(2)) > BUDGET_MS]
+    blocking = [line for line in lines if "blocking I/O on the loop" in line]
+    report = "\n".join(lines)
+    print(report)  # slow wall times, for the record (-s)
+    assert busy == [], f"callbacks did over {BUDGET_MS} ms of work on the event loop:\n{report}"
+    assert blocking == [], f"blocking file operations ran on the event loop:\n{report}"

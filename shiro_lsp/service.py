@@ -214,6 +214,11 @@ class Shiro:
 
         return ChatSession(lambda: list(session.messages), put)
 
+    async def stop_agent(self) -> None:
+        """Shutdown: waiting chats are cleared and the running one is cancelled (bounded wait)."""
+        if self._runtime is not None:
+            await self._runtime.queue.stop()
+
     @property
     def runtime(self) -> AgentRuntime:
         if self._runtime is None:

@@ -59,6 +59,7 @@ def register(server: ShiroServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: ShiroServer, params: Any) -> None:
         if ls.started:
+            await ls.shiro.stop_agent()  # the running turn is cancelled and keeps its partial answer
             await ls.shiro.sessions.flush()
             await ls.shiro.mcp.close()  # stdio MCP servers get EOF and exit; HTTP sessions end
 

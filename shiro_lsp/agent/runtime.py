@@ -130,6 +130,8 @@ class AgentRuntime:
         self._meter_queued = False
         self._grants: tuple[LiveSessionLike, Grants] | None = None
         self._client: ModelClient | None = None
+        # How a model client is made from the settings (tests put an in-process scripted one here).
+        self.client_factory: Callable[[Settings], ModelClient] = _client_for
         self._client_key: tuple[str | None, str | None, str, int] | None = None
         self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
 
@@ -140,7 +142,7 @@ class AgentRuntime:
         s = self.settings()
         key = (s.base_url, s.api_key, s.api, s.max_retries)
         if self._client is None or key != self._client_key:
-            self._client = make_client(s.base_url, s.api_key, s.api, max_retries=s.max_retries)
+            self._client = self.client_factory(s)
             self._client_key = key
         return self._client
 
@@ -474,6 +476,10 @@ class AgentRuntime:
         if not text.strip():
             raise ShiroError(f"{COMPACT_FAILED} The model returned an empty summary.")
         return text.strip()
+
+
+def _client_for(s: Settings) -> ModelClient:
+    return make_client(s.base_url, s.api_key, s.api, max_retries=s.max_retries)
 
 
 class _MeteredHistory:

@@ -41,3 +41,9 @@ def format_usd(amount: float) -> str:
     if amount < 0.01:
         return f"${amount:.4f}"
     return f"${amount:.2f}"
+
+
+def usage_line(model: str, input_tokens: int, output_tokens: int) -> str:
+    tokens = f"{input_tokens} in / {output_tokens} out tokens"
+    cost = cost_of(model, input_tokens, output_tokens)
+    return f"{tokens} - {format_usd(cost)}" if cost is not None else f"{tokens} ({model} is unpriced)"

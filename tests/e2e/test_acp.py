@@ -147,6 +147,9 @@ async def test_initialize_says_sessions_load_and_prompts_take_files(
     assert capabilities.prompt_capabilities.embedded_context is True
     assert capabilities.prompt_capabilities.image is False
     assert capabilities.mcp_capabilities is not None and capabilities.mcp_capabilities.http is True
+    assert (
+        capabilities.session_capabilities is not None and capabilities.session_capabilities.list is not None
+    )
     assert response.agent_info is not None and response.agent_info.name == "shiro"
 
 
@@ -335,6 +338,12 @@ async def test_a_session_started_through_the_lsp_loads_with_its_history_replayed
 
     fake.script.append(Step(Text("You asked about notes.txt.")))
     async with acp_agent(fake, home, editor) as conn:
+        listed = (await conn.list_sessions(cwd=str(workspace))).sessions
+        assert [(s.session_id, s.title) for s in listed] == [(session_id, "what does notes.txt say?")]
+        assert listed[0].cwd == str(workspace) and listed[0].updated_at
+        assert [
+            s.session_id for s in (await conn.list_sessions(cwd=str(workspace / "elsewhere"))).sessions
+        ] == []
         await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
         replayed = list(editor.updates)
         assert await prompt(conn, session_id, "what did I ask?") == "end_turn"

@@ -447,3 +447,18 @@ async def test_the_editors_mcp_servers_are_offered_and_each_call_asks(
     assert [m["content"] for m in second["messages"] if m.get("role") == "tool"] == ["HI THERE"]
     assert editor.statuses("m1")[-1] == "completed"
     assert 'MCP server "old"' in editor.text() and '"sse"' in editor.text()  # said in words, not dropped
+
+
+async def test_cancel_while_asking_stops_the_turn_and_runs_nothing(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script += [Step(ToolCall("write_file", {"path": "x.txt", "content": "x"}, call_id="w1"))]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        task = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("write x")]))
+        await eventually(lambda: bool(editor.permissions))  # the question is open, nobody answers
+        await conn.cancel(session_id=session_id)
+        response = await asyncio.wait_for(task, 30)
+    assert response.stop_reason == "cancelled"
+    assert not (workspace / "x.txt").exists()
+    assert len(model_bodies(fake)) == 1  # the turn did not go on

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
@@ -387,9 +388,20 @@ def run(home: str | None, agent: str | None) -> int:
 async def _serve(settings: Settings) -> int:
     reader, writer = await protocol_streams()
     agent = ShiroAcpAgent(settings)
-    try:
+    # A client that stops the agent with SIGTERM (the SDK's own spawner does, 2 s after closing
+    # stdin) still gets the live sessions saved: the signal ends the connection like an EOF.
+    serving = asyncio.ensure_future(
         # cast: the SDK routes only the methods an agent has (the rest answer "method not found")
-        await run_agent(cast(Agent, agent), writer, reader, stdio_buffer_limit_bytes=STDIO_LIMIT)
+        run_agent(cast(Agent, agent), writer, reader, stdio_buffer_limit_bytes=STDIO_LIMIT)
+    )
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
+        loop.add_signal_handler(signal.SIGTERM, serving.cancel)
+    try:
+        await serving
+    except asyncio.CancelledError:
+        if not serving.cancelled():
+            raise
     finally:
         await agent.close()
     return 0

@@ -113,7 +113,9 @@ async def acp_agent(fake: FakeOpenAI, home: Path, editor: Editor) -> AsyncIterat
         "--home",
         str(home),
         env=env,
-        transport_kwargs={"stderr": None},  # the server's log goes to the test's stderr
+        # the server's log goes to the test's stderr; a busy machine may need more than the SDK's 2 s
+        # to exit after stdin closes (its spawner then races a terminate against the exit)
+        transport_kwargs={"stderr": None, "shutdown_timeout": 30.0},
     ) as (conn, _process):
         await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
@@ -462,3 +464,20 @@ async def test_cancel_while_asking_stops_the_turn_and_runs_nothing(
     assert response.stop_reason == "cancelled"
     assert not (workspace / "x.txt").exists()
     assert len(model_bodies(fake)) == 1  # the turn did not go on
+
+
+async def test_sigterm_right_after_a_turn_still_saves_it(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script.append(Step(Text("remember this answer")))
+    env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test", "SHIRO_MODEL": "gpt-5"}
+    command = (sys.executable, "-m", "shiro_lsp", "acp", "--home", str(home))
+    transport = {"stderr": None, "shutdown_timeout": 30.0}
+    async with spawn_agent_process(editor, *command, env=env, transport_kwargs=transport) as (conn, process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "a turn worth keeping") == "end_turn"
+        process.terminate()  # before the debounced autosave is due
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    saved = (home / "sessions" / f"{session_id}.json").read_text()
+    assert "a turn worth keeping" in saved and "remember this answer" in saved

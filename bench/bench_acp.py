@@ -94,7 +94,8 @@ async def _run() -> list[Result]:
         }
         client = FirstText()
         command = (sys.executable, "-m", "shiro_lsp", "acp", "--home", str(root / "acp-state"))
-        async with spawn_agent_process(client, *command, env=env) as (conn, _):
+        transport = {"shutdown_timeout": 30.0}  # a busy machine may need more than 2 s to save and exit
+        async with spawn_agent_process(client, *command, env=env, transport_kwargs=transport) as (conn, _):
             await conn.initialize(protocol_version=PROTOCOL_VERSION)
             session_id = (await conn.new_session(cwd=str(root / "acp-ws"), mcp_servers=[])).session_id
             acp = AcpDoor(conn, client, session_id)

@@ -420,11 +420,20 @@ class SessionInfo(Wire):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    snippet: str | None = Field(
+        default=None, description="Extension: with a list `query`, the matching text of the best message."
+    )
 
 
 class SessionListParams(Wire):
     limit: int = Field(default=15, ge=1, le=10_000)
     all_workspaces: bool = False
+    query: str | None = Field(
+        default=None,
+        max_length=500,
+        description="Extension: only sessions whose message text (or given title) holds every word "
+        "(each word also matches as a prefix), best match first; blank = no filter.",
+    )
 
 
 class SessionListResult(Wire):
@@ -486,6 +495,11 @@ class SessionDeleteParams(Wire):
 
 class SessionDeleteResult(Wire):
     deleted: bool
+
+
+class SessionRenameParams(Wire):
+    id: Id = Field(description="Full id or a unique prefix (the live session too).")
+    title: str = Field(description="One line, 1 to 200 characters after trimming; kept across restarts.")
 
 
 # --- notes ---------------------------------------------------------------------------------------
@@ -677,6 +691,9 @@ METHODS: tuple[Method, ...] = (
         "shiro/session/branch", SessionBranchParams, SessionInfo, "A new session with a copy of the history."
     ),
     _request("shiro/session/delete", SessionDeleteParams, SessionDeleteResult, "Explicit user action only."),
+    _request(
+        "shiro/session/rename", SessionRenameParams, SessionInfo, "Extension: a title of the user's own."
+    ),
     _notification("shiro/session/changed", SessionInfo, "After every save, new, resume, clear."),
     _request("shiro/todos", Empty, TodosPayload, "The task list."),
     _notification("shiro/todos/changed", TodosPayload, "After every todo_write, update and resume."),

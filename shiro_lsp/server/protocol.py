@@ -15,9 +15,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     ValidationError,
     create_model,
+    model_serializer,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -421,8 +423,17 @@ class SessionInfo(Wire):
     output_tokens: int
     cost_usd: float | None
     snippet: str | None = Field(
-        default=None, description="Extension: with a list `query`, the matching text of the best message."
+        default=None,
+        description="Extension: with a list `query`, the matching text of the best message (absent otherwise).",
     )
+
+    @model_serializer(mode="wrap")
+    def _without_empty_snippet(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A listing without a query looks exactly as before the search existed."""
+        data: dict[str, Any] = handler(self)
+        if data.get("snippet") is None:
+            data.pop("snippet", None)
+        return data
 
 
 class SessionListParams(Wire):

@@ -687,7 +687,7 @@ export interface SessionInfo {
   model: string;
   outputTokens: number;
   /**
-   * Extension: with a list `query`, the matching text of the best message.
+   * Extension: with a list `query`, the matching text of the best message (absent otherwise).
    */
   snippet?: string | null;
   title: string;

@@ -67,6 +67,7 @@ export interface ShiroProtocol {
   SessionInfo?: SessionInfo;
   SessionListParams?: SessionListParams;
   SessionListResult?: SessionListResult;
+  SessionNewParams?: SessionNewParams;
   SessionNewResult?: SessionNewResult;
   SessionRenameParams?: SessionRenameParams;
   SessionResumeParams?: SessionResumeParams;
@@ -242,6 +243,10 @@ export interface ChangesUndoResult {
 }
 export interface ChatParams {
   agent?: ('default' | 'quick' | 'deep' | 'plan' | 'review') | null;
+  /**
+   * The active editor's workspace folder. A live session with no messages yet moves to it (a fresh session there); otherwise the session keeps its root.
+   */
+  root?: string | null;
   text: string;
 }
 export interface ChatResult {
@@ -680,6 +685,9 @@ export interface SessionExportResult {
 export interface SessionInfo {
   costUsd: number | null;
   createdAt: string;
+  /**
+   * The workspace folder the session is bound to (its root, multi-root).
+   */
   cwd: string;
   id: string;
   inputTokens: number;
@@ -700,9 +708,19 @@ export interface SessionListParams {
    * Extension: only sessions whose message text (or given title) holds every word (each word also matches as a prefix), best match first; blank = no filter.
    */
   query?: string | null;
+  /**
+   * List this folder's sessions (default: the live one's).
+   */
+  root?: string | null;
 }
 export interface SessionListResult {
   sessions: SessionInfo[];
+}
+export interface SessionNewParams {
+  /**
+   * Start the session in this workspace folder (default: the live one's).
+   */
+  root?: string | null;
 }
 export interface SessionNewResult {
   previous?: PreviousSession | null;

@@ -87,7 +87,7 @@ def _bounded_lines(f: IO[str]) -> Iterator[tuple[str, bool]]:
         yield line, cut
 
 
-def read_numbered(workspace: Path, path: str, offset: int = 1, limit: int = DEFAULT_LIMIT) -> str:
+def read_numbered(workspace: Roots, path: str, offset: int = 1, limit: int = DEFAULT_LIMIT) -> str:
     """Lines ``offset..offset+limit-1`` numbered like ``cat -n``: 6-column number, a tab, the line."""
     out: list[str] = []
     used = 0
@@ -158,7 +158,7 @@ async def read_file(input: ReadFileInput, ctx: ToolContext) -> str:
     return await asyncio.to_thread(read_numbered, ctx.workspace, input.path, input.offset, input.limit)
 
 
-def _read_block(workspace: Path, item: ReadFileInput) -> str:
+def _read_block(workspace: Roots, item: ReadFileInput) -> str:
     try:
         body = read_numbered(workspace, item.path, item.offset, item.limit)
     except ToolError as exc:
@@ -189,7 +189,7 @@ def _collapsed(before: str, after: str) -> bool:
     return 0.5 <= ratio <= 1.5 and after.count("\n") + 1 < (before.count("\n") + 1) / 2
 
 
-def write_sync(workspace: Path, path: str, content: str) -> str:
+def write_sync(workspace: Roots, path: str, content: str) -> str:
     target = locate(workspace, path)[1]
     if target.is_dir():
         raise ToolError(f"{path} is a directory; give a file path.")
@@ -239,7 +239,7 @@ def _apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) ->
     return text.replace(old, new, 1), 1
 
 
-def edit_sync(workspace: Path, path: str, edits: Sequence[Edit | EditFileInput], *, batch: bool) -> str:
+def edit_sync(workspace: Roots, path: str, edits: Sequence[Edit | EditFileInput], *, batch: bool) -> str:
     original = _read_exact(workspace, path)
     text = original
     counts: list[int] = []

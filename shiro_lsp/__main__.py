@@ -65,6 +65,7 @@ def _mcp(args: argparse.Namespace) -> int:
 def _acp(args: argparse.Namespace) -> int:
     from shiro_lsp.acp.agent import run  # the engine and the ACP SDK load only for this command
 
+    _watch_slow_callbacks()
     return run(args.home, args.agent)
 
 

@@ -53,6 +53,8 @@ class SessionRecord:
     cost_usd: float | None = None
     todos: list[Todo] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
+    # A title the user gave (`shiro/session/rename`); None = the first prompt (``title_of``).
+    custom_title: str | None = None
 
     def header_json(self) -> dict[str, Any]:
         """Every field but ``messages``, in the reference's key order."""
@@ -64,6 +66,7 @@ class SessionRecord:
             "provider": self.provider,
             "model": self.model,
             "title": self.title,
+            **({"customTitle": self.custom_title} if self.custom_title is not None else {}),
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
         }
@@ -85,6 +88,9 @@ class SessionRecord:
         notebook = value.get("notebook")
         if notebook is not None and not isinstance(notebook, dict):
             raise SessionFormatError('"notebook" must be an object with a "todos" list')
+        custom_title = value.get("customTitle")
+        if custom_title is not None and not isinstance(custom_title, str):
+            raise SessionFormatError('"customTitle" must be text')
         return cls(
             id=_text(value, "id"),
             created_at=created_at,
@@ -92,12 +98,13 @@ class SessionRecord:
             cwd=_text(value, "cwd"),
             provider=_text(value, "provider", default=""),
             model=_text(value, "model", default=""),
-            title=_text(value, "title", default=title_of(messages)),
+            title=custom_title or _text(value, "title", default=title_of(messages)),
             input_tokens=_count(value, "inputTokens"),
             output_tokens=_count(value, "outputTokens"),
             cost_usd=_cost(value),
             todos=restore_todos((notebook or {}).get("todos")),
             messages=messages,
+            custom_title=custom_title or None,
         )
 
 

@@ -711,6 +711,58 @@ export const scenarios = [
     },
   },
   {
+    // Self-contained (SHIRO_E2E_ONLY=session-search-rename): two sessions, one found by a word that
+    // is only in the model's answer (not in any title), then renamed from the picker.
+    name: 'session-search-rename',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      const chat = wb.chat();
+      await wb.openChat();
+      await wb.runCommand('Shiro: New session');
+      await model.script([step([text('The quokka is a cheerful marsupial from Rottnest Island.')])]);
+      await wb.send('Tell me about a cheerful animal');
+      await chat.locator('.entry.assistant', { hasText: 'quokka' }).waitFor({ timeout: 30_000 });
+      await wb.runCommand('Shiro: New session');
+      await wb.toast('Saved').waitFor({ timeout: 15_000 });
+      await model.script([step([text('Use a binary search over the sorted list.')])]);
+      await wb.send('How do I find a number quickly?');
+      await chat.locator('.entry.assistant', { hasText: 'binary search' }).waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(1_000);   // the autosave (0.4 s debounce) writes the live session
+
+      await wb.runCommand('Shiro: Resume session');
+      await wb.quickPickRow('How do I find a number').waitFor({ timeout: 15_000 });
+      await page.keyboard.type('quokka');
+      const rows = page.locator('.quick-input-widget .monaco-list-row');
+      const found = wb.quickPickRow('Tell me about a cheerful animal');
+      await found.waitFor({ timeout: 15_000 });
+      await page.waitForFunction(() => {
+        const all = [...document.querySelectorAll('.quick-input-widget .monaco-list-row')];
+        return all.length === 1 && /quokka/.test(all[0].textContent ?? '');
+      }, undefined, { timeout: 15_000 });
+      assert.match(await found.innerText(), /quokka is a cheerful marsupial/);   // the snippet, as the detail
+      assert.equal(await rows.count(), 1);
+      await wb.shot('session-search-by-message-text');
+
+      await found.hover();
+      await found.locator('.action-label[aria-label^="Rename"], .action-label[title^="Rename"]').first().click();
+      const input = page.locator('.quick-input-widget input.input');
+      await page.locator('.quick-input-widget', { hasText: 'kept when the session is resumed' }).waitFor({ timeout: 15_000 });
+      assert.equal(await input.inputValue(), 'Tell me about a cheerful animal');
+      await input.fill('Quokka facts');
+      await page.keyboard.press('Enter');
+      await wb.toast('renamed to "Quokka facts"').waitFor({ timeout: 15_000 });
+      await wb.quickPickRow('Quokka facts').waitFor({ timeout: 15_000 });
+      await wb.shot('session-renamed-in-picker');
+      await page.keyboard.press('Escape');
+
+      // The plain listing (no query) has the new title too, and the live session is marked current.
+      await wb.runCommand('Shiro: Resume session');
+      await wb.quickPickRow('Quokka facts').waitFor({ timeout: 15_000 });
+      assert.match(await wb.quickPickRow('How do I find a number').innerText(), /current/);
+      await page.keyboard.press('Escape');
+    },
+  },
+  {
     name: 'server-restarts-after-crash',
     needsModel: true,
     async run({ wb, model, workspace }) {

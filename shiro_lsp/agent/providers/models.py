@@ -138,8 +138,8 @@ def preset_by_answer(entries: Sequence[Mapping[str, Any]], props: Mapping[str, A
     return None
 
 
-async def _get_json(client: Any, url: str) -> Any:
-    response = await client.get(url)
+def _get_json(client: Any, url: str) -> Any:
+    response = client.get(url)
     response.raise_for_status()
     return response.json()
 
@@ -174,25 +174,31 @@ async def list_endpoint_models(
     except ProviderError as error:
         url = (base_url or "").rstrip("/")
         return ModelListing(url, preset_by_url(url) if url else None, error=error.message)
+    # In a thread, with a blocking client: the first call imports httpx2, every client loads the
+    # CA bundle, and the first request imports its transport (~150 ms of CPU all told).
+    return await asyncio.to_thread(_listing, url, key, timeout)
+
+
+def _listing(url: str, key: str, timeout: float) -> ModelListing:
     import httpx2
 
     headers = {"authorization": f"Bearer {key}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=timeout, follow_redirects=True) as client:
+    with httpx2.Client(headers=headers, timeout=timeout, follow_redirects=True) as client:
         try:
-            body = await _get_json(client, url + "/models")
+            body = _get_json(client, url + "/models")
             entries = body.get("data") if isinstance(body, dict) else None
             if not isinstance(entries, list):
                 raise ValueError("no data list")
         except Exception as error:
             return ModelListing(url, preset_by_url(url), error=_listing_error(url, error))
         entries = [e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
-        props = await _optional_json(client, server_root(url) + "/props") if is_local(url) else None
+        props = _optional_json(client, server_root(url) + "/props") if is_local(url) else None
         preset = preset_by_answer(entries, props) or preset_by_url(url)
         windows = {str(e["id"]): window_from_entry(e) for e in entries}
         if preset == "lmstudio":
-            windows.update(await _lmstudio_windows(client, url))
+            windows.update(_lmstudio_windows(client, url))
         if preset == "ollama":
-            return ModelListing(url, preset, await _ollama_models(client, url, sorted(windows)))
+            return ModelListing(url, preset, _ollama_models(client, url, sorted(windows)))
         served = window_from_props(props) if props is not None else None
         models = [
             # llama.cpp serves one model: its /props window is what a request really gets.
@@ -202,22 +208,18 @@ async def list_endpoint_models(
         return ModelListing(url, preset, models)
 
 
-async def _optional_json(client: Any, url: str) -> dict[str, Any] | None:
+def _optional_json(client: Any, url: str) -> dict[str, Any] | None:
     try:
-        body = await _get_json(client, url)
+        body = _get_json(client, url)
     except Exception:
         return None
     return body if isinstance(body, dict) else None
 
 
-async def _ollama_models(client: Any, base_url: str, ids: list[str]) -> list[ModelInfo]:
+def _ollama_models(client: Any, base_url: str, ids: list[str]) -> list[ModelInfo]:
     root = server_root(base_url)
-    ps = await _optional_json(client, root + "/api/ps")
-    loaded = ollama_loaded_windows(ps or {})
-    shown = await asyncio.gather(
-        *(_optional_post(client, root + "/api/show", {"model": i}) for i in ids[:OLLAMA_SHOW_LIMIT])
-    )
-    shows = dict(zip(ids, shown, strict=False))
+    loaded = ollama_loaded_windows(_optional_json(client, root + "/api/ps") or {})
+    shows = {i: _optional_post(client, root + "/api/show", {"model": i}) for i in ids[:OLLAMA_SHOW_LIMIT]}
     return [ollama_model(i, loaded.get(i), shows.get(i)) for i in ids]
 
 
@@ -262,9 +264,9 @@ def _ollama_trained_window(model_info: Any) -> int | None:
     return next((_positive_int(v) for k, v in model_info.items() if str(k).endswith(".context_length")), None)
 
 
-async def _optional_post(client: Any, url: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
+def _optional_post(client: Any, url: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
     try:
-        response = await client.post(url, json=dict(body))
+        response = client.post(url, json=dict(body))
         response.raise_for_status()
         answer = response.json()
     except Exception:
@@ -272,8 +274,8 @@ async def _optional_post(client: Any, url: str, body: Mapping[str, Any]) -> dict
     return answer if isinstance(answer, dict) else None
 
 
-async def _lmstudio_windows(client: Any, base_url: str) -> dict[str, int]:
-    body = await _optional_json(client, server_root(base_url) + "/api/v0/models")
+def _lmstudio_windows(client: Any, base_url: str) -> dict[str, int]:
+    body = _optional_json(client, server_root(base_url) + "/api/v0/models")
     entries = body.get("data") if body else None
     if not isinstance(entries, list):
         return {}

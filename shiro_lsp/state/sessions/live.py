@@ -33,6 +33,7 @@ class LiveSession:
         cost_usd: float | None = None,
         cached_input_tokens: int = 0,
         updated_at: str | None = None,
+        custom_title: str | None = None,
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self.id = id
@@ -47,6 +48,7 @@ class LiveSession:
         self.output_tokens = output_tokens
         self.cost_usd = cost_usd
         self.cached_input_tokens = cached_input_tokens
+        self.custom_title = custom_title
         self.on_change = on_change
         # `always` approval grants: per session, never saved; a new LiveSession starts with none.
         self.grants: set[str] = set()
@@ -71,11 +73,12 @@ class LiveSession:
             output_tokens=record.output_tokens,
             cost_usd=record.cost_usd,
             cached_input_tokens=record.cached_input_tokens,
+            custom_title=record.custom_title,
         )
 
     @property
     def title(self) -> str:
-        return title_of(self.messages)
+        return self.custom_title or title_of(self.messages)
 
     def changed(self) -> None:
         if self.on_change is not None:
@@ -121,6 +124,7 @@ class LiveSession:
             cached_input_tokens=self.cached_input_tokens,
             todos=list(self.tasks.todos),
             messages=list(self.messages),
+            custom_title=self.custom_title,
         )
 
     def summary(self) -> SessionSummary:

@@ -152,6 +152,7 @@ async def test_initialize_says_sessions_load_and_prompts_take_files(
     assert (
         capabilities.session_capabilities is not None and capabilities.session_capabilities.list is not None
     )
+    assert capabilities.session_capabilities.additional_directories is not None
     assert response.agent_info is not None and response.agent_info.name == "shiro"
 
 

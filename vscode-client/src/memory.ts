@@ -66,8 +66,8 @@ export const MEMORY_URI = vscode.Uri.parse(`${MEMORY_SCHEME}:/Shiro project memo
 
 export class MemoryFileSystem implements vscode.FileSystemProvider {
   private base: { entries: MemoryEntry[]; rest: string } = { entries: [], rest: '' };
+  private bytes = new Uint8Array();
   private mtime = Date.now();
-  private size = 0;
   private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
   readonly onDidChangeFile = this.changed.event;
 
@@ -75,25 +75,36 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
 
   /** Re-read on the next show (an open, unmodified document reloads; a modified one is kept). */
   refresh(): void {
-    this.mtime = Date.now();
+    this.mtime = Math.max(Date.now(), this.mtime + 1);
     this.changed.fire([{ type: vscode.FileChangeType.Changed, uri: MEMORY_URI }]);
   }
 
   watch(): vscode.Disposable { return new vscode.Disposable(() => {}); }
 
-  stat(): vscode.FileStat {
-    return { type: vscode.FileType.File, ctime: 0, mtime: this.mtime, size: this.size };
-  }
-
-  async readFile(): Promise<Uint8Array> {
+  /** The document as the server has it now; its mtime moves only when its text does (VS Code's conflict check). */
+  private async load(): Promise<{ bytes: Uint8Array; entries: MemoryEntry[]; rest: string }> {
     const [mem, notes] = await Promise.all([
       this.server.sendRequest<MemoryListResult>(Method.memoryList, {}),
       this.server.sendRequest<NotesResult>(Method.notesRead, { scope: 'project' }).catch(() => undefined),
     ]);
     const rest = notesSection(notes);
-    this.base = { entries: mem.entries, rest };
     const bytes = new TextEncoder().encode(renderMemoryDocument(mem.entries, rest));
-    if (bytes.length !== this.size) { this.size = bytes.length; this.mtime = Date.now(); }
+    if (bytes.length !== this.bytes.length || bytes.some((b, i) => b !== this.bytes[i])) {
+      this.bytes = bytes;
+      this.mtime = Math.max(Date.now(), this.mtime + 1);
+    }
+    return { bytes, entries: mem.entries, rest };
+  }
+
+  async stat(): Promise<vscode.FileStat> {
+    await this.load();
+    return { type: vscode.FileType.File, ctime: 0, mtime: this.mtime, size: this.bytes.length };
+  }
+
+  /** What the editor shows: the edits of the next save are planned against exactly these entries. */
+  async readFile(): Promise<Uint8Array> {
+    const { bytes, entries, rest } = await this.load();
+    this.base = { entries, rest };
     return bytes;
   }
 
@@ -117,10 +128,10 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
         `Shiro saved ${done} of ${plan.ops.length} memory changes, then failed: ${errorReason(error)}. `
         + 'Reopen Shiro: Show project memory to see what is stored now.');
     } finally {
-      this.mtime = Date.now();
-      this.changed.fire([{ type: vscode.FileChangeType.Changed, uri: MEMORY_URI }]);  // reload with the new ids
+      // Once VS Code has finished the save, tell it the file changed, so it reloads with the new ids.
+      setTimeout(() => this.refresh(), 200);
     }
-    void vscode.window.showInformationMessage(`Shiro: ${describePlan(plan)}`);
+    if (plan.ops.length) void vscode.window.showInformationMessage(`Shiro: ${describePlan(plan)}`);
   }
 
   readDirectory(): [string, vscode.FileType][] { return []; }

@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -28,11 +29,15 @@ from acp.schema import (
     AgentCapabilities,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     StopReason,
 )
 
@@ -62,6 +67,10 @@ log = logging.getLogger(__name__)
 
 STDIO_LIMIT = 50 * 1024 * 1024
 """Longest line (one JSON-RPC message) read from the client, as the SDK's own default."""
+
+WARM_UP_DELAY_S = 0.3
+LIST_PAGE = 50
+"""Sessions per ``session/list`` page."""
 
 STOP_REASONS: dict[str, StopReason] = {
     "done": "end_turn",
@@ -211,6 +220,7 @@ class ShiroAcpAgent:
         self.settings = settings
         self.outbox = Outbox()
         self.sessions: dict[str, AcpSession] = {}
+        self._tasks: set[asyncio.Task[object]] = set()
 
     def on_connect(self, conn: Client) -> None:
         self.outbox.client = conn
@@ -224,6 +234,7 @@ class ShiroAcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="shiro", title="Shiro", version=_version()),
         )
@@ -262,6 +273,22 @@ class ShiroAcpAgent:
             self.outbox.put(session.id, plan_of(live.tasks))
         await self.outbox.drain()
         return LoadSessionResponse()
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """Saved sessions, newest first: this folder's (or every folder's without ``cwd``), a page at a time."""
+        offset = int(cursor) if cursor is not None and cursor.isdigit() else 0
+        catalogue = Shiro(cwd or os.getcwd(), self.settings, reporter=log.warning)
+        with shiro_errors():
+            found = await catalogue.sessions.list(offset + LIST_PAGE + 1, all_workspaces=cwd is None)
+        page = found[offset : offset + LIST_PAGE]
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(session_id=s.id, cwd=s.cwd, title=s.title, updated_at=s.updated_at) for s in page
+            ],
+            next_cursor=str(offset + LIST_PAGE) if len(found) > offset + LIST_PAGE else None,
+        )
 
     async def prompt(self, prompt: list[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
@@ -310,14 +337,21 @@ class ShiroAcpAgent:
             if opened:
                 self.outbox.put(opened[0].sessions.current.id, notice(message))
 
-        shiro = Shiro(str(workspace.resolve()), self.settings.model_copy(), reporter=report)
+        shiro = Shiro(cwd, self.settings.model_copy(), reporter=report)
         opened.append(shiro)
         if mcp_servers:  # the editor's servers: offered like the files' (each call asks)
             shiro.mcp.use_client_servers(mcp_entries(mcp_servers))
         frontend = AcpFrontend(shiro, self.outbox)
         runtime = shiro.start_agent(frontend, can_ask=True)
-        runtime.warm_up()
+        # after the answer is out (the SDK import would compete with it), as the language server does
+        asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, runtime.warm_up)
+        self._background(asyncio.to_thread(shiro.clean_stale_temp_files))
         return AcpSession(shiro, runtime, frontend)
+
+    def _background(self, work: Coroutine[Any, Any, object]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
         for session in dict.fromkeys(self.sessions.values()):
@@ -354,9 +388,20 @@ def run(home: str | None, agent: str | None) -> int:
 async def _serve(settings: Settings) -> int:
     reader, writer = await protocol_streams()
     agent = ShiroAcpAgent(settings)
-    try:
+    # A client that stops the agent with SIGTERM (the SDK's own spawner does, 2 s after closing
+    # stdin) still gets the live sessions saved: the signal ends the connection like an EOF.
+    serving = asyncio.ensure_future(
         # cast: the SDK routes only the methods an agent has (the rest answer "method not found")
-        await run_agent(cast(Agent, agent), writer, reader, stdio_buffer_limit_bytes=STDIO_LIMIT)
+        run_agent(cast(Agent, agent), writer, reader, stdio_buffer_limit_bytes=STDIO_LIMIT)
+    )
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
+        loop.add_signal_handler(signal.SIGTERM, serving.cancel)
+    try:
+        await serving
+    except asyncio.CancelledError:
+        if not serving.cancelled():
+            raise
     finally:
         await agent.close()
     return 0

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import Any
 
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.rpc import ShiroServer, fs_path, request, todos_wire
+from shiro_lsp.server.rpc import ShiroServer, dump, fs_path, request, todos_wire
 from shiro_lsp.state.sessions import NewOutcome, SessionSummary
 
 log = logging.getLogger(__name__)
@@ -52,13 +54,14 @@ def register(server: ShiroServer) -> None:
         return p.SessionListResult(sessions=[session_wire(s) for s in found])
 
     @request(server, "shiro/session/resume")
-    async def resume(ls: ShiroServer, params: p.SessionResumeParams) -> p.SessionResumeResult:
+    async def resume(ls: ShiroServer, params: p.SessionResumeParams) -> dict[str, Any]:
         session = await ls.folders.resume(params.id, latest=bool(params.latest))
-        return p.SessionResumeResult(
+        result = p.SessionResumeResult.model_construct(
             session=session_wire(session.summary()),
             transcript=list(session.messages),
             todos=todos_wire(session.tasks),
         )
+        return await asyncio.to_thread(dump, result)  # a long transcript takes a while to copy
 
     @request(server, "shiro/session/new")
     async def new(ls: ShiroServer, params: p.SessionNewParams) -> p.SessionNewResult:

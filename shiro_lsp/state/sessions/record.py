@@ -10,22 +10,17 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import uuid6
 
+from shiro_lsp.clock import now_iso as now_iso  # the sessions package names it too
 from shiro_lsp.errors import BadParams, ShiroError
 from shiro_lsp.messages import Message, title_of
 from shiro_lsp.state.todos import Todo, restore_todos
 
 ID_PATTERN = re.compile(r"[0-9A-Za-z][0-9A-Za-z-]{0,127}")
 ROLES = frozenset({"system", "user", "assistant", "tool"})
-
-
-def now_iso() -> str:
-    """``2026-11-30T09:06:13.123Z``, the format of JavaScript's ``toISOString`` (the reference)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def new_session_id() -> str:

@@ -771,6 +771,7 @@ export const scenarios = [
         .map(e => `${e.kind}: ${e.text}`).sort();
       assert.deepEqual(stored, ['command: run the tests with make test', 'fact: the docs are in docs/']);
       // The saved document came back with ids for every line (the new one too).
+      await page.locator('.editor-instance .view-lines', { hasText: /the\sdocs\sare\sin\sdocs\/\s<!--\sid:/ }).first().waitFor({ timeout: 15_000 });
       const reloaded = await copyAll();
       assert.match(reloaded, /- \*\*fact\*\* the docs are in docs\/ <!-- id:\S+ -->/);
 
@@ -821,9 +822,10 @@ export const scenarios = [
       await page.locator('.terminal-wrapper.active .xterm-screen .terminal-command-decoration').first()
         .waitFor({ state: 'attached', timeout: 20_000 }).catch(() => page.waitForTimeout(3_000));
       await page.locator('.terminal-wrapper.active .xterm-helper-textarea').first().focus();
-      await page.keyboard.type('echo "shiro sees $((6 * 7)) apples"; false');
+      // (a command that prints at once can finish before VS Code starts the execution's stream: see the report)
+      await page.keyboard.type('sleep 1; echo "shiro sees $((6 * 7)) apples"; false');
       await page.keyboard.press('Enter');
-      await page.waitForTimeout(3_000);   // the command runs; its end event, then the output's last chunks
+      await page.waitForTimeout(4_000);   // the command runs; its end event, then the output's last chunks
       await wb.openChat();
       const chat = wb.chat();
       const prompt = chat.locator('#prompt');
@@ -833,13 +835,13 @@ export const scenarios = [
       const suggest = chat.locator('#suggest');
       const row = suggest.locator('.suggest-item', { hasText: 'Terminal: last command' }).first();
       await row.waitFor({ timeout: 15_000 });
-      assert.match(await row.innerText(), /echo "shiro sees.*\(exit 1\)/);
+      assert.match(await row.innerText(), /sleep 1; echo "shiro sees.*\(exit 1\)/);
       await wb.shot('terminal-mention-picker');
       await prompt.press('Enter');
-      await chat.locator('#chips .chip', { hasText: 'Terminal $ echo' }).waitFor({ timeout: 10_000 });
+      await chat.locator('#chips .chip', { hasText: 'Terminal $ sleep 1; echo' }).waitFor({ timeout: 10_000 });
       await model.script([step([text('The last command was false, so it exited with 1.')])]);
       await prompt.press('Enter');
-      await chat.locator('.entry.user').last().locator('.chip', { hasText: 'Terminal $ echo' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.user').last().locator('.chip', { hasText: 'Terminal $ sleep 1; echo' }).waitFor({ timeout: 15_000 });
       await chat.locator('.entry.assistant', { hasText: 'exited with 1' }).waitFor({ timeout: 30_000 });
       const last = JSON.stringify((await model.requests()).at(-1));
       assert.ok(last.includes('shiro sees 42 apples'), 'the model got the command output');

@@ -85,22 +85,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   // `@terminal`: the active terminal's last command and output, through shell integration.
-  const terminalCommands = new TerminalCommands<vscode.Terminal>();
-  const readers = new Map<vscode.Terminal, Promise<void>>();
+  const terminalCommands = new TerminalCommands<vscode.Terminal, vscode.TerminalShellExecution>();
   context.subscriptions.push(
     vscode.window.onDidStartTerminalShellExecution(e => {
-      terminalCommands.started(e.terminal);
-      readers.set(e.terminal, (async () => {
-        try { for await (const chunk of e.execution.read()) terminalCommands.data(e.terminal, chunk); } catch { /* the terminal went away */ }
-      })());
+      terminalCommands.started(e.execution);
+      void (async () => {
+        try { for await (const chunk of e.execution.read()) terminalCommands.data(e.execution, chunk); } catch { /* the terminal went away */ }
+        terminalCommands.drained(e.execution);
+      })();
     }),
-    vscode.window.onDidEndTerminalShellExecution(async e => {
-      const reading = readers.get(e.terminal);
-      if (reading) await Promise.race([reading, new Promise(r => setTimeout(r, 1_000))]);   // the output's last chunks
-      readers.delete(e.terminal);
-      terminalCommands.ended(e.terminal, e.terminal.name, e.execution.commandLine.value, e.exitCode);
-    }),
-    vscode.window.onDidCloseTerminal(t => { readers.delete(t); terminalCommands.closed(t); }),
+    vscode.window.onDidEndTerminalShellExecution(e =>
+      terminalCommands.ended(e.terminal, e.execution, e.terminal.name, e.execution.commandLine.value, e.exitCode)),
+    vscode.window.onDidCloseTerminal(t => terminalCommands.closed(t)),
   );
 
   const SKIP = '**/{node_modules,.git,.venv,venv,dist,out,build,__pycache__,.mypy_cache,.pytest_cache,.tools,.artifacts}/**';
@@ -368,6 +364,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('shiro.newSession', newSession),
     vscode.commands.registerCommand('shiro.compact', compact),
     vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, memoryFiles, { isCaseSensitive: true }),
+    memoryFiles,
     vscode.commands.registerCommand('shiro.showMemory', () => showMemory(memoryFiles)),
     vscode.commands.registerCommand('shiro.editMemory', () => editMemory(srv)),
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),

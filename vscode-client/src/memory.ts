@@ -71,7 +71,21 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
   private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
   readonly onDidChangeFile = this.changed.event;
 
-  constructor(private readonly server: ShiroServer) {}
+  private reloadAfterSave = false;
+  private readonly saved: vscode.Disposable;
+
+  constructor(private readonly server: ShiroServer) {
+    this.saved = vscode.workspace.onDidSaveTextDocument(doc => this.onSaved(doc));
+  }
+
+  /** VS Code has finished a save of the memory document: reload it from the server (new ids, server order). */
+  private onSaved(doc: vscode.TextDocument): void {
+    if (doc.uri.toString() !== MEMORY_URI.toString() || !this.reloadAfterSave) return;
+    this.reloadAfterSave = false;
+    this.refresh();
+  }
+
+  dispose(): void { this.saved.dispose(); this.changed.dispose(); }
 
   /** Re-read on the next show (an open, unmodified document reloads; a modified one is kept). */
   refresh(): void {
@@ -128,8 +142,7 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
         `Shiro saved ${done} of ${plan.ops.length} memory changes, then failed: ${errorReason(error)}. `
         + 'Reopen Shiro: Show project memory to see what is stored now.');
     } finally {
-      // Once VS Code has finished the save, tell it the file changed, so it reloads with the new ids.
-      setTimeout(() => this.refresh(), 200);
+      this.reloadAfterSave = true;   // see onSaved: the new lines get their ids in the editor
     }
     if (plan.ops.length) void vscode.window.showInformationMessage(`Shiro: ${describePlan(plan)}`);
   }

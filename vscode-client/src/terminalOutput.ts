@@ -34,34 +34,43 @@ export function terminalContext(c: FinishedCommand): string {
 }
 
 /**
- * Collects the output of each terminal's running command and keeps the last finished one per terminal.
- * `K` is the terminal's identity (the vscode.Terminal object in the extension).
+ * Collects the output of each command (`E`, the execution) and keeps the last finished one per terminal
+ * (`T`). Output that streams in after the end event still counts: the text is built when it is asked for.
  */
-export class TerminalCommands<K> {
-  private readonly running = new Map<K, { chunks: string[]; size: number }>();
-  private readonly last = new Map<K, FinishedCommand>();
+export class TerminalCommands<T, E = T> {
+  private readonly runs = new Map<E, { chunks: string[]; size: number; done?: boolean }>();
+  private readonly last = new Map<T, { name: string; commandLine: string; exitCode: number | undefined; run: { chunks: string[]; size: number; done?: boolean } }>();
 
-  started(terminal: K): void { this.running.set(terminal, { chunks: [], size: 0 }); }
+  started(execution: E): void { this.runs.set(execution, { chunks: [], size: 0 }); }
 
   /** Output as it streams; only about twice the kept size is buffered. */
-  data(terminal: K, chunk: string): void {
-    const run = this.running.get(terminal);
-    if (!run) return;
+  data(execution: E, chunk: string): void {
+    const run = this.runs.get(execution);
+    if (!run || run.done) return;
     run.chunks.push(chunk);
     run.size += chunk.length;
     while (run.size > 2 * MAX_OUTPUT_CHARS && run.chunks.length > 1) run.size -= run.chunks.shift()!.length;
   }
 
-  ended(terminal: K, name: string, commandLine: string, exitCode: number | undefined): void {
-    const run = this.running.get(terminal);
-    this.running.delete(terminal);
-    const { text, clipped } = plainOutput(run ? run.chunks.join('') : '');
-    this.last.set(terminal, { terminal: name, commandLine: commandLine.trim(), exitCode, output: text, clipped });
+  /** The stream is over: stop buffering for this execution. */
+  drained(execution: E): void {
+    const run = this.runs.get(execution);
+    if (run) run.done = true;
+    if (run && [...this.last.values()].some(l => l.run === run)) this.runs.delete(execution);
   }
 
-  closed(terminal: K): void { this.running.delete(terminal); this.last.delete(terminal); }
+  ended(terminal: T, execution: E, name: string, commandLine: string, exitCode: number | undefined): void {
+    const run = this.runs.get(execution) ?? { chunks: [], size: 0 };
+    if (run.done) this.runs.delete(execution);   // the stream finished first: nothing more will come
+    this.last.set(terminal, { name, commandLine: commandLine.trim(), exitCode, run });
+  }
 
-  lastOf(terminal: K | undefined): FinishedCommand | undefined {
-    return terminal === undefined ? undefined : this.last.get(terminal);
+  closed(terminal: T): void { this.last.delete(terminal); }
+
+  lastOf(terminal: T | undefined): FinishedCommand | undefined {
+    const found = terminal === undefined ? undefined : this.last.get(terminal);
+    if (!found) return undefined;
+    const { text, clipped } = plainOutput(found.run.chunks.join(''));
+    return { terminal: found.name, commandLine: found.commandLine, exitCode: found.exitCode, output: text, clipped };
   }
 }

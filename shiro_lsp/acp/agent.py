@@ -35,6 +35,7 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
@@ -62,6 +63,7 @@ from shiro_lsp.agent.runtime import AgentRuntime
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import INVALID_PARAMS, MODEL_ERROR, NOT_FOUND, ShiroError
 from shiro_lsp.service import Shiro
+from shiro_lsp.workspaces import Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +236,10 @@ class ShiroAcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
+                ),
             ),
             agent_info=Implementation(name="shiro", title="Shiro", version=_version()),
         )
@@ -243,18 +248,27 @@ class ShiroAcpAgent:
         return None  # no auth methods: the endpoint and key come from the environment
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[McpServer] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServer] | None = None,
+        **kwargs: Any,
     ) -> NewSessionResponse:
-        session = self._open(cwd, mcp_servers)
+        session = self._open(cwd, mcp_servers, additional_directories)
         self.sessions[session.id] = session
         return NewSessionResponse(session_id=session.id)
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[McpServer] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> LoadSessionResponse:
         session = self.sessions.get(session_id)
         if session is None:
-            session = self._open(cwd, mcp_servers)
+            session = self._open(cwd, mcp_servers, additional_directories)
             session.frontend.quiet = True
             try:
                 with shiro_errors():
@@ -326,10 +340,14 @@ class ShiroAcpAgent:
             )
         return session
 
-    def _open(self, cwd: str, mcp_servers: list[McpServer] | None) -> AcpSession:
-        workspace = Path(cwd)
-        if not workspace.is_absolute() or not workspace.is_dir():
-            raise RequestError(INVALID_PARAMS, f"cwd must be the absolute path of a folder; got {cwd!r}.")
+    def _open(
+        self, cwd: str, mcp_servers: list[McpServer] | None, additional: list[str] | None = None
+    ) -> AcpSession:
+        for name, path in [("cwd", cwd), *(("additionalDirectories", d) for d in additional or [])]:
+            if not Path(path).is_absolute() or not Path(path).is_dir():
+                raise RequestError(
+                    INVALID_PARAMS, f"{name} must be the absolute path of a folder; got {path!r}."
+                )
         opened: list[Shiro] = []
 
         def report(message: str) -> None:  # a problem found mid-turn (an MCP entry, an autosave)
@@ -337,7 +355,12 @@ class ShiroAcpAgent:
             if opened:
                 self.outbox.put(opened[0].sessions.current.id, notice(message))
 
-        shiro = Shiro(cwd, self.settings.model_copy(), reporter=report)
+        # cwd is the session's root; with additional directories the tools see every folder (the
+        # language server's multi-root window, cwd first), and the state stays cwd's
+        window = Workspaces(
+            [(None, cwd), *((None, d) for d in additional or [])], self.settings.model_copy(), report
+        )
+        shiro = window.service(cwd)
         opened.append(shiro)
         if mcp_servers:  # the editor's servers: offered like the files' (each call asks)
             shiro.mcp.use_client_servers(mcp_entries(mcp_servers))

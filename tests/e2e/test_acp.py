@@ -152,6 +152,7 @@ async def test_initialize_says_sessions_load_and_prompts_take_files(
     assert (
         capabilities.session_capabilities is not None and capabilities.session_capabilities.list is not None
     )
+    assert capabilities.session_capabilities.additional_directories is not None
     assert response.agent_info is not None and response.agent_info.name == "shiro"
 
 
@@ -481,3 +482,34 @@ async def test_sigterm_right_after_a_turn_still_saves_it(
         assert await asyncio.wait_for(process.wait(), 30) == 0
     saved = (home / "sessions" / f"{session_id}.json").read_text()
     assert "a turn worth keeping" in saved and "remember this answer" in saved
+
+
+async def test_additional_directories_are_visible_to_the_tools_and_nothing_else_is(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor, tmp_path: Path
+) -> None:
+    lib, outside = tmp_path / "lib", tmp_path / "outside"
+    lib.mkdir()
+    outside.mkdir()
+    (lib / "util.txt").write_text("shared helper\n")
+    (outside / "secret.txt").write_text("not yours\n")
+    fake.script += [
+        Step(
+            ToolCall("read_file", {"path": "lib/util.txt"}, call_id="in_lib"),
+            ToolCall("read_file", {"path": str(outside / "secret.txt")}, call_id="escape"),
+        ),
+        Step(Text("read")),
+    ]
+    async with acp_agent(fake, home, editor) as conn:
+        created = await conn.new_session(
+            cwd=str(workspace), additional_directories=[str(lib)], mcp_servers=[]
+        )
+        assert await prompt(conn, created.session_id, "read them") == "end_turn"
+        with pytest.raises(RequestError) as bad:
+            await conn.new_session(cwd=str(workspace), additional_directories=["lib"], mcp_servers=[])
+        assert "additionalDirectories must be the absolute path of a folder" in str(bad.value)
+    assert editor.statuses("in_lib")[-1] == "completed"
+    assert "shared helper" in editor.calls("in_lib")[-1].content[0].content.text
+    assert editor.statuses("escape")[-1] == "failed"
+    assert "not yours" not in json.dumps(model_bodies(fake)[-1])
+    saved = json.loads((home / "sessions" / f"{created.session_id}.json").read_text())
+    assert saved["cwd"] == str(workspace)  # the session's root is cwd

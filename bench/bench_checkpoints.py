@@ -24,6 +24,7 @@ from shiro_lsp.agent.tools import ToolContext, builtin_registry
 from shiro_lsp.state.checkpoints import CheckpointStore
 
 ROUNDS = 41
+EDIT_PAIRS = 301
 FILES = 10_000
 
 
@@ -45,13 +46,12 @@ async def edit_ratio(root: Path) -> Result:
     service = Checkpoints(CheckpointStore(root / "edit-state" / "checkpoints"), workspace, "bench", root)
     registry = builtin_registry()
     ctx = ToolContext(workspace=workspace)
-    flip = [0]
+    value = [7]
 
     def next_input() -> dict[str, str]:
-        flip[0] ^= 1
-        old, new = ("f7():\n    return 7\n", "f7():\n    return -7\n")
-        if not flip[0]:
-            old, new = new, old
+        """Every edit leaves new bytes, as real edits do (no checkpoint blob is already there)."""
+        value[0] += 1
+        old, new = f"f7():\n    return {value[0] - 1}\n", f"f7():\n    return {value[0]}\n"
         return {"path": "module.py", "oldString": old, "newString": new}
 
     async def plain() -> None:
@@ -64,15 +64,27 @@ async def edit_ratio(root: Path) -> Result:
         changes = service.turn("bench-session", f"task-{turns[0]}", "edit", 0)
         edit = next_input()
         watch = await changes.before("edit_file", edit)
-        await registry.run("edit_file", edit, ctx)
+        watched = ToolContext(workspace=workspace, recorder=changes.recorder(watch))  # as the engine does
+        await registry.run("edit_file", edit, watched)
         await changes.after(watch)
 
-    ours, base = [], []
-    for _ in range(5):  # interleave so machine noise hits both alike
-        base.append(await _median(plain, ROUNDS // 5))
-        ours.append(await _median(checkpointed, ROUNDS // 5))
-    ratio = statistics.median(ours) / statistics.median(base)
+    ratio = await _paired(plain, checkpointed, EDIT_PAIRS)
     return Result("checkpointed edit_file vs the same edit without", ratio, "x", "<= 1.5x", ratio <= 1.5)
+
+
+async def _paired(
+    base: Callable[[], Awaitable[object]], ours: Callable[[], Awaitable[object]], pairs: int
+) -> float:
+    """Median of ours / median of base, the two timed alternately so machine noise hits both alike."""
+    await base()
+    await ours()
+    base_samples, our_samples = [], []
+    for _ in range(pairs):
+        for fn, samples in ((base, base_samples), (ours, our_samples)):
+            began = time.perf_counter()
+            await fn()
+            samples.append(time.perf_counter() - began)
+    return statistics.median(our_samples) / statistics.median(base_samples)
 
 
 def _workspace(path: Path, git: bool) -> None:

@@ -3,7 +3,8 @@
 Layout under the state root (never the user's ``.git``, and it works without git)::
 
     checkpoints/blobs/<aa>/<sha256>         file contents, content-addressed, shared
-    checkpoints/<session id>/<id>.json      one manifest per checkpoint (a turn, or a restore)
+    checkpoints/<session id>/journal.jsonl  the manifests of its checkpoints (a turn, or a restore):
+                                            one line per version, appended; the last one wins
     checkpoints/scans/<project key>.json    the stat cache of the bash snapshots (see agent.changes)
 
 A manifest maps each workspace-relative path the turn touched to its state *before* the turn
@@ -30,10 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from shiro_lsp.state.atomic import write_json_atomic
+from shiro_lsp.state.atomic import append_record, read_records
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 
 FORMAT_VERSION = 1
+JOURNAL = "journal.jsonl"
+"""Per session: one line per checkpoint version, appended (format 1 kept a ``<id>.json`` each)."""
 Kind = Literal["turn", "redo"]
 RestoreMode = Literal["code", "chat", "both"]
 
@@ -323,23 +326,50 @@ class CheckpointStore:
 
     # -- manifests
 
+    def journal(self, session_id: str) -> Path:
+        return self.session_dir(session_id) / JOURNAL
+
     def save(self, checkpoint: Checkpoint) -> None:
-        directory = self.session_dir(checkpoint.session_id)
-        # Not fsynced: a power cut can cost the newest checkpoint (undo), never the user's files.
-        write_json_atomic(directory / f"{checkpoint.id}.json", checkpoint.to_json(), sync=False)
+        """Append the checkpoint's new version to its session's journal (the last version wins).
+
+        One ``write`` of one line, no temp file or rename: this runs before and after every file
+        tool. Not fsynced: a power cut can cost the newest checkpoint (undo), never the user's files.
+        """
+        line = json.dumps(checkpoint.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+        append_record(self.journal(checkpoint.session_id), line.encode("utf-8"))
 
     def list(self, session_id: str) -> list[Checkpoint]:
-        """Oldest first (ids are UUIDv7, so name order is creation order)."""
+        """Oldest first (ids are UUIDv7, so their order is creation order).
+
+        Manifests of format 1 (one ``<id>.json`` file each) are read too; a journal version of the
+        same checkpoint is newer.
+        """
         directory = self.session_dir(session_id)
         if not directory.is_dir():
             return []
-        out: list[Checkpoint] = []
+        found: dict[str, Checkpoint] = {}
         for path in sorted(directory.glob("*.json")):
             try:
-                out.append(Checkpoint.from_json(json.loads(path.read_text(encoding="utf-8"))))
+                checkpoint = Checkpoint.from_json(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError, KeyError, TypeError) as error:
                 self.reporter(f"Checkpoint {path.name} could not be read ({error}); it is left as it is.")
-        return out
+                continue
+            found[checkpoint.id] = checkpoint
+        try:
+            records = read_records(directory / JOURNAL)
+        except OSError as error:
+            self.reporter(f"The checkpoint journal of {session_id} could not be read ({error}).")
+            records = []
+        for number, record in enumerate(records, start=1):
+            try:
+                checkpoint = Checkpoint.from_json(json.loads(record))
+            except (ValueError, KeyError, TypeError) as error:
+                self.reporter(
+                    f"Record {number} of {session_id}'s checkpoint journal is damaged ({error}); skipped."
+                )
+                continue
+            found[checkpoint.id] = checkpoint
+        return [found[key] for key in sorted(found)]
 
     def get(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         for checkpoint in self.list(session_id):

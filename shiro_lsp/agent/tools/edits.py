@@ -17,7 +17,7 @@ import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import Field
 
@@ -39,6 +39,8 @@ class FileChange:
     moved_from: str | None = None
     mode: int | None = None
     """The mode the new file gets (a move keeps its source's)."""
+    before_mode: int | None = None
+    """The mode of the file the plan read (None: not known; the checkpoint then stats it)."""
 
 
 Planner = Callable[[Path, JsonObject], list[FileChange]]
@@ -59,10 +61,8 @@ def _read(workspace: Path, rel: str) -> bytes | None:
         with jail.reading(workspace, rel) as (_, handle):
             data: bytes = handle.read()
             return data
-    except ToolError as error:
-        if str(error).startswith("No such file"):
-            return None
-        raise
+    except jail.NoSuchFile:
+        return None
 
 
 def write_whole(workspace: Path, rel: str, data: bytes, mode: int | None = None) -> None:
@@ -92,16 +92,16 @@ def plan_write(workspace: Path, input: JsonObject) -> list[FileChange]:
 
 
 def plan_edits(workspace: Path, path: str, edits: list[JsonObject]) -> list[FileChange]:
-    _resolved, rel = _resolve(workspace, path)
-    data = _read(workspace, rel)
-    if data is None:
-        raise ToolError(f"No such file: {path}")
+    with jail.reading(workspace, path) as (opened, handle):  # one resolve: this is on every edit's path
+        data: bytes = handle.read()
+        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+    rel = PurePosixPath(*opened.resolved.relative_to(opened.root).parts).as_posix()
     text = _decode(data, rel)
     for edit in edits:
         text, _ = _apply_edit(
             text, edit["oldString"], edit["newString"], bool(edit.get("replaceAll", False)), path
         )
-    return [FileChange(rel, data, _encode(text))]
+    return [FileChange(rel, data, _encode(text), before_mode=mode)]
 
 
 def plan_edit(workspace: Path, input: JsonObject) -> list[FileChange]:

@@ -49,6 +49,11 @@ def _current_umask() -> int:
 _UMASK = _current_umask()
 
 
+def new_file_mode() -> int:
+    """The permission bits a file created by :func:`write_atomic` gets."""
+    return 0o666 & ~_UMASK
+
+
 class PathEscapes(ToolError):
     def __init__(self, path: str) -> None:
         super().__init__(f"Path escapes workspace: {path}")
@@ -60,6 +65,13 @@ class PathChanged(ToolError):
             f"{path} changed while it was being opened (a symlink appeared on the way); "
             "refusing so nothing outside the workspace is touched. Try again."
         )
+
+
+class NoSuchFile(ToolError):
+    """The file (or a directory on its way) does not exist: callers test the type, not the text."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"No such file: {path}")
 
 
 class HardLinked(ToolError):
@@ -180,12 +192,12 @@ def open_regular(workspace: Roots, path: str) -> Opened:
     try:
         parent = _walk_dirs(root, parts[:-1], path, create=False)
     except FileNotFoundError:
-        raise ToolError(f"No such file: {path}") from None
+        raise NoSuchFile(path) from None
     try:
         try:
             fd = os.open(parts[-1], _READ_FLAGS, dir_fd=parent)
         except FileNotFoundError:
-            raise ToolError(f"No such file: {path}") from None
+            raise NoSuchFile(path) from None
         except OSError as error:
             raise _component_error(error, path, parts[-1], parent) from error
     finally:
@@ -240,7 +252,7 @@ def _target_mode(parent: int, name: str, shown: str) -> int:
     try:
         info = os.stat(name, dir_fd=parent, follow_symlinks=False)
     except FileNotFoundError:
-        return 0o666 & ~_UMASK
+        return new_file_mode()
     if stat.S_ISLNK(info.st_mode):
         raise PathChanged(shown)
     if stat.S_ISDIR(info.st_mode):

@@ -59,6 +59,8 @@ SCANNED_PREFIXES = ("mcp__",)
 RECORDED_TOOLS = frozenset({"edit_file", "multi_edit", "write_file"})
 """Tools that tell the checkpoint what they write (``ToolContext.recorder``): no plan, no re-read."""
 BINARY_SNIFF = 8192
+INLINE_BLOB_BYTES = 256 * 1024
+"""An edited file's earlier bytes up to this size go into the journal record, not a file of its own."""
 CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
 
 
@@ -216,14 +218,18 @@ class _Recorder:
         if rel not in self.pending:
             self.pending.append(rel)
         record = checkpoint.files.get(rel)
+        inline: list[str] = []
         if record is None:
-            blobs = self.turn.owner.store.blobs
-            before = None if old is None else FileState(blobs.put(old), _mode(old_mode), len(old))
+            before = None
+            if old is not None:
+                sha, fresh = self.turn.owner.hold(old)
+                inline = [sha] if fresh else []
+                before = FileState(sha, _mode(old_mode), len(old))
             record = checkpoint.files[rel] = FileRecord(before, before)
         mode = _mode(old_mode if old is not None else None)
         record.set_after(FileState(sha256(new), mode, len(new)))
         record.reviewed = False
-        self.turn.owner.store.save(checkpoint)  # on disk before the tool writes
+        self.turn.owner.store.save(checkpoint, inline)  # on disk before the tool writes
 
     def after_write(self, rel: str, mode: int) -> None:
         if rel in self.pending:
@@ -309,6 +315,7 @@ class TurnChanges:
         return recorder.result
 
     def finish(self) -> TurnChangesView | None:
+        self.owner.store.blobs.flush()
         if self.checkpoint is None or not self.checkpoint.files:
             return None
         return self.owner.view(self.checkpoint)
@@ -471,6 +478,12 @@ class Checkpoints:
                 raise IsADirectoryError(f"{path} is not a regular file")
             data = handle.read()
         return FileState(sha256(data), stat.S_IMODE(st.st_mode), len(data)), data
+
+    def hold(self, data: bytes) -> tuple[str, bool]:
+        """A before-image for the journal record itself (small), or a blob file (large)."""
+        if len(data) <= INLINE_BLOB_BYTES:
+            return self.store.blobs.hold(data)
+        return self.store.blobs.put(data), False
 
     def current(self, path: str) -> FileState | None:
         return state_of(self.resolve(path))

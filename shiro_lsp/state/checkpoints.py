@@ -19,6 +19,7 @@ Blocking by design: callers on the event loop use ``asyncio.to_thread``.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -26,6 +27,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,12 +201,33 @@ class BlobStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.held: dict[str, bytes] = {}
+        """Blobs that so far live only inline in a journal record (see :meth:`hold`), by sha."""
+        self._lock = threading.Lock()
 
     def path(self, sha: str) -> Path:
         return self.root / sha[:2] / sha
 
     def has(self, sha: str) -> bool:
-        return self.path(sha).is_file()
+        return sha in self.held or self.path(sha).is_file()
+
+    def hold(self, data: bytes) -> tuple[str, bool]:
+        """Keep ``data`` in memory, to go inline into the next journal record instead of a file of
+        its own (one write on the hot path instead of two). Returns (sha, whether it is new: the
+        caller must then journal it). :meth:`flush` writes held blobs out as files later."""
+        digest = sha256(data)
+        with self._lock:
+            if digest in self.held or self.path(digest).is_file():
+                return digest, False
+            self.held[digest] = data
+        return digest, True
+
+    def flush(self) -> None:
+        """Write the held blobs as files (after the turn; their journal record already has them)."""
+        with self._lock:
+            held, self.held = self.held, {}
+        for digest, data in held.items():
+            self.put(data, digest)
 
     def put(self, data: bytes, sha: str | None = None) -> str:
         digest = sha or sha256(data)
@@ -224,6 +247,9 @@ class BlobStore:
         return digest
 
     def get(self, sha: str) -> bytes:
+        held = self.held.get(sha)
+        if held is not None:
+            return held
         data = self.path(sha).read_bytes()
         if sha256(data) != sha:
             raise OSError(f"checkpoint blob {sha[:12]} is damaged")
@@ -329,13 +355,19 @@ class CheckpointStore:
     def journal(self, session_id: str) -> Path:
         return self.session_dir(session_id) / JOURNAL
 
-    def save(self, checkpoint: Checkpoint) -> None:
+    def save(self, checkpoint: Checkpoint, inline: Iterable[str] = ()) -> None:
         """Append the checkpoint's new version to its session's journal (the last version wins).
 
-        One ``write`` of one line, no temp file or rename: this runs before and after every file
-        tool. Not fsynced: a power cut can cost the newest checkpoint (undo), never the user's files.
+        One ``write`` of one line, no temp file or rename: this runs before every file tool.
+        ``inline``: shas of held blobs (:meth:`BlobStore.hold`) to carry in the same record; a
+        reader of the journal writes them out as blob files (:meth:`list`). Not fsynced: a power
+        cut can cost the newest checkpoint (undo), never the user's files.
         """
-        line = json.dumps(checkpoint.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+        record = checkpoint.to_json()
+        blobs = {sha: base64.b64encode(self.blobs.get(sha)).decode("ascii") for sha in inline}
+        if blobs:
+            record["blobs"] = blobs
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         append_record(self.journal(checkpoint.session_id), line.encode("utf-8"))
 
     def list(self, session_id: str) -> list[Checkpoint]:
@@ -362,7 +394,9 @@ class CheckpointStore:
             records = []
         for number, record in enumerate(records, start=1):
             try:
-                checkpoint = Checkpoint.from_json(json.loads(record))
+                value = json.loads(record)
+                checkpoint = Checkpoint.from_json(value)
+                self._write_out(value.get("blobs"))
             except (ValueError, KeyError, TypeError) as error:
                 self.reporter(
                     f"Record {number} of {session_id}'s checkpoint journal is damaged ({error}); skipped."
@@ -370,6 +404,18 @@ class CheckpointStore:
                 continue
             found[checkpoint.id] = checkpoint
         return [found[key] for key in sorted(found)]
+
+    def _write_out(self, inline: Any) -> None:
+        """Blobs a journal record carries inline become files (once; content-addressed)."""
+        if not isinstance(inline, dict):
+            return
+        for sha, encoded in inline.items():
+            if self.blobs.has(sha):
+                continue
+            data = base64.b64decode(encoded, validate=True)
+            if sha256(data) != sha:
+                raise ValueError(f"inline blob {sha[:12]} is damaged")
+            self.blobs.put(data, sha)
 
     def get(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         for checkpoint in self.list(session_id):

@@ -45,7 +45,6 @@ from shiro_lsp.state.checkpoints import (
     last_touching,
     latest_states,
     left_states,
-    put_back,
     same,
     sha256,
     state_of,
@@ -485,6 +484,21 @@ class Checkpoints:
             return self.store.blobs.hold(data)
         return self.store.blobs.put(data), False
 
+    def put_back(self, path: str, state: FileState | None) -> None:
+        """Make ``path`` hold ``state`` (bytes and mode), or remove it when ``state`` is None.
+
+        Through the jail: the new content lands whole (temp file + rename inside the opened parent
+        directory, mode set before the rename), and neither the rename nor an unlink can be
+        redirected by a directory or symlink swapped in after the path was checked.
+        """
+        try:
+            if state is None:
+                jail.remove_file(self.workspace, path)
+            else:
+                jail.write_atomic(self.workspace, path, self.store.blobs.get(state.sha), state.mode)
+        except ToolError as error:
+            raise ShiroError(error.message) from None
+
     def current(self, path: str) -> FileState | None:
         return state_of(self.resolve(path))
 
@@ -612,7 +626,7 @@ class Checkpoints:
         else:
             targets = {rel: self._reverted(record, rel, hunks)}
         for each, state in targets.items():
-            put_back(self.store.blobs, self.resolve(each), state)
+            self.put_back(each, state)
             last = last_touching(everything, each) or checkpoint
             last.files[each].set_latest(state)
             if last is not checkpoint:
@@ -749,8 +763,8 @@ class Checkpoints:
                 continue
             held = self.capture(path)
             try:
-                put_back(self.store.blobs, self.resolve(path), before)
-            except OSError as error:
+                self.put_back(path, before)
+            except (OSError, ShiroError) as error:
                 log.warning("restore of %s failed: %s", path, error)
                 conflicts.append(path)
                 continue

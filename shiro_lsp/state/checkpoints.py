@@ -305,32 +305,6 @@ def state_of(path: Path) -> FileState | None:
     return FileState(sha256(data), file_mode(st), len(data))
 
 
-def put_back(blobs: BlobStore, path: Path, state: FileState | None) -> None:
-    """Make ``path`` hold ``state`` (bytes and mode), or remove it when ``state`` is None.
-
-    The new content lands whole (temp file in the same directory, then rename), so an editor or a
-    crash never sees half a file.
-    """
-    if state is None:
-        with contextlib.suppress(FileNotFoundError):
-            if path.is_dir() and not path.is_symlink():
-                raise IsADirectoryError(f"{path.name} is a directory now; left alone")
-            path.unlink()
-        return
-    data = blobs.get(state.sha)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".shiro-tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, state.mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 # --- the store -----------------------------------------------------------------------------------
 
 

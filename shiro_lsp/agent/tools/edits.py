@@ -67,10 +67,8 @@ def _read(workspace: Path, rel: str) -> bytes | None:
 
 def write_whole(workspace: Path, rel: str, data: bytes, mode: int | None = None) -> None:
     """Replace the file whole through the jail (temp file + rename in the opened parent); a
-    restored file gets its recorded ``mode`` back."""
-    written = jail.write_atomic(workspace, rel, data)
-    if mode is not None:
-        os.chmod(written, mode)
+    restored file gets its recorded ``mode`` back (set on the temp file, before the rename)."""
+    jail.write_atomic(workspace, rel, data, mode)
 
 
 def _decode(data: bytes, shown: str) -> str:
@@ -297,25 +295,22 @@ def carry_out(workspace: Path, changes: list[FileChange]) -> None:
     """Write every change, or none: if one fails, the ones already written are put back."""
     done: list[FileChange] = []
     try:
-        for change in changes:
-            resolved = resolve_in_workspace(workspace, change.path)
+        for change in changes:  # every rename, unlink and write goes through the jail's opened dirs
             if change.moved_from is not None:
-                source = resolve_in_workspace(workspace, change.moved_from)
-                resolved.parent.mkdir(parents=True, exist_ok=True)
-                os.rename(source, resolved)
+                jail.move(workspace, change.moved_from, change.path)
             elif change.after is None:
-                resolved.unlink()
+                if not jail.remove_file(workspace, change.path):
+                    raise jail.NoSuchFile(change.path)
             else:
                 write_whole(workspace, change.path, change.after, change.mode)
             done.append(change)
     except BaseException:
         for change in reversed(done):
             with contextlib.suppress(OSError, ToolError):
-                resolved = resolve_in_workspace(workspace, change.path)
                 if change.moved_from is not None:
-                    os.rename(resolved, resolve_in_workspace(workspace, change.moved_from))
+                    jail.move(workspace, change.path, change.moved_from)
                 elif change.before is None:
-                    resolved.unlink()
+                    jail.remove_file(workspace, change.path)
                 else:
                     write_whole(workspace, change.path, change.before)
         raise

@@ -217,12 +217,12 @@ def open_regular(workspace: Roots, path: str) -> Opened:
     return Opened(fd, root, resolved, info.st_size)
 
 
-def write_atomic(workspace: Roots, path: str, data: bytes) -> Path:
+def write_atomic(workspace: Roots, path: str, data: bytes, mode: int | None = None) -> Path:
     """Replace (or create) ``path`` with ``data``; parents are created. Returns the resolved path.
 
     The temp file is made in the opened parent directory and renamed over the target there, so a
     reader sees the old or the new content and a swapped directory cannot redirect the write. An
-    existing file keeps its permission bits.
+    existing file keeps its permission bits unless ``mode`` says which to set (a restore).
     """
     root, resolved = locate(workspace, path)
     parts = resolved.relative_to(root).parts
@@ -231,7 +231,8 @@ def write_atomic(workspace: Roots, path: str, data: bytes) -> Path:
     parent = _walk_dirs(root, parts[:-1], path, create=True)
     name = parts[-1]
     try:
-        mode = _target_mode(parent, name, path)
+        kept = _target_mode(parent, name, path)
+        mode = kept if mode is None else mode
         temp = f".{name[:100]}.{_random.token_hex(6)}.shiro.tmp"
         fd = os.open(temp, _TEMP_FLAGS, 0o600, dir_fd=parent)
         try:
@@ -246,6 +247,58 @@ def write_atomic(workspace: Roots, path: str, data: bytes) -> Path:
     finally:
         os.close(parent)
     return resolved
+
+
+def _parent_of(workspace: Roots, path: str, *, create: bool) -> tuple[int, str, Path]:
+    """The opened parent directory of ``path`` (O_NOFOLLOW walk), its last component, the resolved path."""
+    root, resolved = locate(workspace, path)
+    parts = resolved.relative_to(root).parts
+    if not parts:
+        raise ToolError(f"{path} is a directory; give a file path.")
+    try:
+        return _walk_dirs(root, parts[:-1], path, create=create), parts[-1], resolved
+    except FileNotFoundError:
+        raise NoSuchFile(path) from None
+
+
+def remove_file(workspace: Roots, path: str) -> bool:
+    """Remove a file (or a symbolic link itself) inside the opened parent directory, so a swapped
+    directory cannot redirect it. False when it is already gone; a directory is refused."""
+    try:
+        parent, name, _ = _parent_of(workspace, path, create=False)
+    except NoSuchFile:
+        return False
+    try:
+        try:
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{path} is a directory now; it was left alone.")
+        os.unlink(name, dir_fd=parent)
+        return True
+    finally:
+        os.close(parent)
+
+
+def move(workspace: Roots, source: str, target: str) -> None:
+    """Rename a regular file to ``target`` (missing directories are made) with both parents opened
+    through the jail, so neither side can be redirected. An existing target is refused."""
+    src_parent, src_name, _ = _parent_of(workspace, source, create=False)
+    try:
+        info = os.stat(src_name, dir_fd=src_parent, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{source} is not a regular file; it was not moved.")
+        dst_parent, dst_name, _ = _parent_of(workspace, target, create=True)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.stat(dst_name, dir_fd=dst_parent, follow_symlinks=False)
+                raise ToolError(f"{target} already exists; nothing was moved.")
+            os.rename(src_name, dst_name, src_dir_fd=src_parent, dst_dir_fd=dst_parent)
+        finally:
+            os.close(dst_parent)
+    finally:
+        os.close(src_parent)
 
 
 def _target_mode(parent: int, name: str, shown: str) -> int:

@@ -58,6 +58,8 @@ SCANNED_PREFIXES = ("mcp__",)
 RECORDED_TOOLS = frozenset({"edit_file", "multi_edit", "write_file"})
 """Tools that tell the checkpoint what they write (``ToolContext.recorder``): no plan, no re-read."""
 BINARY_SNIFF = 8192
+PREVIEW_MAX_BYTES = 512 * 1024
+"""An approval preview carries a file's text up to this size; a larger one gets a one-line note."""
 INLINE_BLOB_BYTES = 256 * 1024
 """An edited file's earlier bytes up to this size go into the journal record, not a file of its own."""
 CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
@@ -88,6 +90,15 @@ def summary_of(data: bytes | None) -> str | None:
     if data is None:
         return None
     return f"(binary file, {len(data)} bytes, sha256 {sha256(data)[:12]})\n"
+
+
+def large_summary_of(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    return (
+        f"(a file of {len(data)} bytes, sha256 {sha256(data)[:12]}: too large to preview here, "
+        f"over {PREVIEW_MAX_BYTES // 1024} KB)\n"
+    )
 
 
 # --- results (plain data; the server maps them to wire types) ------------------------------------
@@ -514,11 +525,14 @@ class Checkpoints:
             return None
 
     def preview_of(self, change: FileChange) -> dict[str, Any]:
+        """The approval card's before/after. A binary file, or one over
+        :data:`PREVIEW_MAX_BYTES` on either side, is shown as one line saying what it is."""
         before = change.before
         if change.moved_from is not None:
             before = change.after
-        binary = is_binary(before) or is_binary(change.after)
-        show = summary_of if binary else text_of
+        large = max(len(before or b""), len(change.after or b"")) > PREVIEW_MAX_BYTES
+        binary = large or is_binary(before) or is_binary(change.after)
+        show = large_summary_of if large else summary_of if binary else text_of
         return {
             "path": change.path,
             "before": show(before),

@@ -66,6 +66,7 @@ RACY_NS = 2_000_000_000
 Key = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode)"""
 RULE_FILES = frozenset({".gitignore", ".shiroignore"})
+LINK_NOTE = "a symbolic link the command changed (links are not recorded, so a restore leaves it)"
 
 
 @dataclass
@@ -207,10 +208,16 @@ class WorkspaceScanner:
         *,
         exclude: Path | None = None,
         use_git: bool = True,
+        watch: bool = True,
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self.use_git = use_git
+        self.watch = watch
+        """Keep an inotify watcher between snapshots (walk mode); False: walk every time."""
         self._git: bool | None = None
+        self._top: Path | None = None
+        self._prefix = ""
+        """Git mode: the workspace's path inside the repository (``sub/dir/``, or empty)."""
         self.blobs = blobs
         self.cache_path = cache_path
         self.exclude = Path(os.path.realpath(exclude)) if exclude else None
@@ -341,7 +348,7 @@ class WorkspaceScanner:
                     return self._index, self._links, touched
             self._watcher.close()
             self._watcher, self._index = None, None
-        watcher = Watcher.create()
+        watcher = Watcher.create() if self.watch else None
         files: dict[str, Key] = {}
         skipped: list[str] = []
         links: dict[str, str] = {}
@@ -417,16 +424,31 @@ class WorkspaceScanner:
     # -- git: when the workspace is a repository's top level, git says what is not clean
 
     def git_mode(self) -> bool:
-        if not self.use_git or not (self.root / ".git").exists():
+        """Whether the workspace is in a git repository: its top level or any folder below it."""
+        if not self.use_git:
             return False
         if self._git is None:
             top = _git(self.root, "rev-parse", "--show-toplevel")
-            self._git = top is not None and Path(os.path.realpath(top.decode().strip())) == self.root
+            self._git = False
+            if top is not None:
+                self._top = Path(os.path.realpath(top.decode("utf-8", "surrogateescape").strip()))
+                if self.root.is_relative_to(self._top):
+                    rel = self.root.relative_to(self._top).as_posix()
+                    self._prefix = "" if rel == "." else rel + "/"
+                    self._git = True
         return self._git
 
     def git_status(self) -> dict[str, GitEntry] | None:
+        """What git lists as not clean under the workspace, by workspace-relative path."""
         out = _git(
-            self.root, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all"
+            self.root,
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=all",
+            "--",
+            ".",
         )
         if out is None:
             return None
@@ -450,6 +472,9 @@ class WorkspaceScanner:
                 else:
                     path, mode, sha = parts[-1], parts[4], parts[7]
                 entries[path] = GitEntry(sha, int(mode, 8) & 0o777, xy[1] == "D")
+        if self._prefix:  # porcelain paths are relative to the repository's top level
+            cut = len(self._prefix)
+            entries = {k[cut:]: v for k, v in entries.items() if k.startswith(self._prefix)}
         if self.exclude is not None and self.exclude.is_relative_to(self.root):
             inside = self.exclude.relative_to(self.root).as_posix() + "/"
             entries = {k: v for k, v in entries.items() if not k.startswith(inside)}
@@ -459,7 +484,9 @@ class WorkspaceScanner:
         """The bytes git has for a file that was clean (worktree = index) before the command."""
         if entry.index_sha is None or set(entry.index_sha) == {"0"}:
             return None
-        data = _git(self.root, "cat-file", "--filters", f"--path={rel}", entry.index_sha)
+        data = _git(
+            self._top or self.root, "cat-file", "--filters", f"--path={self._prefix}{rel}", entry.index_sha
+        )
         if data is None:
             return None
         return FileState(self.blobs.put(data), entry.index_mode or 0o644, len(data))
@@ -564,18 +591,21 @@ class WorkspaceScanner:
         self._unsettled |= paths if touched is not None else set()
         for rel in sorted(set(before.links) | set(links)):
             if before.links.get(rel) != links.get(rel):
-                problems.append(f"{rel}: a symbolic link the command changed (links are not recorded)")
+                problems.append(f"{rel}: {LINK_NOTE}")
         return found, problems
 
     def _git_changes(
         self, before: Snapshot, was: dict[str, GitEntry], now: dict[str, GitEntry]
     ) -> tuple[list[ScanChange], list[str]]:
         after: dict[str, Key] = {}
+        links: list[str] = []
         for rel in set(was) | set(now):
             with contextlib.suppress(OSError):
                 st = os.lstat(self.root / rel)
                 if stat.S_ISREG(st.st_mode):
                     after[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
+                elif stat.S_ISLNK(st.st_mode) and (rel not in was or now.get(rel) != was.get(rel)):
+                    links.append(rel)
 
         def clean_before(rel: str) -> FileState | None:
             """Not listed before the command: the file was exactly what the index holds."""
@@ -589,7 +619,9 @@ class WorkspaceScanner:
                 raise LookupError(rel)
             return state
 
-        return self._compare(before, after, set(was) | set(now), clean_before)
+        found, problems = self._compare(before, after, set(was) | set(now), clean_before)
+        problems += [f"{rel}: {LINK_NOTE}" for rel in sorted(links)]
+        return found, problems
 
     def _compare(
         self,

@@ -152,8 +152,11 @@ def append_record(path: Path, record: bytes) -> None:
     if not record.endswith(b"\n") or b"\n" in record[:-1]:
         raise ValueError("a journal record is exactly one line ending in a newline")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            record = b"\n" + record  # end a torn record first, so it does not swallow this one
         view = memoryview(record)
         while view:
             written = os.write(fd, view)

@@ -1,4 +1,5 @@
-"""Front door: `python -m shiro_lsp [--stdio | --tcp PORT]`, `shiro-lsp run ...`, `shiro-lsp mcp ...`."""
+"""Front door: `python -m shiro_lsp [--stdio | --tcp PORT]`, `shiro-lsp run ...`, `shiro-lsp mcp ...`,
+`shiro-lsp acp ...`."""
 
 from __future__ import annotations
 
@@ -58,6 +59,12 @@ def _mcp(args: argparse.Namespace) -> int:
     return run(args.workspace, args.home, args.allow_write)
 
 
+def _acp(args: argparse.Namespace) -> int:
+    from shiro_lsp.acp.agent import run  # the engine and the ACP SDK load only for this command
+
+    return run(args.home, args.agent)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="shiro-lsp", description="Shiro, an AI coding agent, as a language server."
@@ -76,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--workspace", metavar="DIR", help="the project folder (default: the current folder)")
     mcp.add_argument("--home", metavar="DIR", help="the state root (default: $SHIRO_HOME/.shiro-neko)")
     mcp.set_defaults(func=_mcp)
+    acp = commands.add_parser(
+        "acp", help="be an agent for ACP editors (Zed, JetBrains, Neovim) on stdin/stdout", description=None
+    )
+    acp.add_argument("--home", metavar="DIR", help="the state root (default: $SHIRO_HOME/.shiro-neko)")
+    acp.add_argument("--agent", default=None, help="default, quick, deep, plan or review")
+    acp.set_defaults(func=_acp)
     return parser
 
 

@@ -107,6 +107,8 @@ class ApprovalRequest:
     warning: str | None = None
     previews: list[dict[str, Any]] | None = None
     """File tools: ``FilePreview`` objects (wire shape), one per file the call would change."""
+    call_id: str | None = None
+    """The tool call asked about (the id its ``tool-start``/``tool-call`` events carry)."""
 
 
 @dataclass(frozen=True)
@@ -553,6 +555,7 @@ class Turn:
             verdict.repeated,
             await self._warning(call.name, verdict.warning),
             await self._previews(call.name, input),
+            call.call_id,
         )
         answer = await self._ask(request)
         if answer.decision == "always" and verdict.warning is None:

@@ -1,0 +1,1 @@
+"""The ACP front door (`shiro-lsp acp`): translation between the Agent Client Protocol and the service."""

@@ -1,0 +1,351 @@
+"""The ACP front door: `shiro-lsp acp` speaks the Agent Client Protocol on stdio (Zed, JetBrains, Neovim).
+
+Every ACP session is one ``Shiro`` (``service.py``) on the session's ``cwd`` with its own agent
+runtime, so it has the same tools, permission rules, sessions, notes and memory as the editor.
+This module only translates: requests into service calls, engine events into ``session/update``
+(``translate.py``), approvals into ``session/request_permission``. Session ids are Shiro's own,
+so ``session/load`` resumes a session started in VS Code (or with ``shiro-lsp run``).
+
+Approvals fail closed: an error, a timeout, a disconnect, a cancelled or unknown answer is a deny.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, cast
+
+from acp import PROTOCOL_VERSION, Agent, Client, RequestError, run_agent
+from acp.helpers import SessionUpdate, update_tool_call
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    StopReason,
+)
+
+from shiro_lsp.acp.translate import (
+    PERMISSION_OPTIONS,
+    PromptBlock,
+    TurnTranslator,
+    decision_of,
+    permission_request,
+    plan_of,
+    prompt_text,
+    replay,
+)
+from shiro_lsp.agent.changes import TurnChangesView
+from shiro_lsp.agent.context_window import Meter
+from shiro_lsp.agent.engine import Answer, ApprovalRequest
+from shiro_lsp.agent.events import Emit, Event
+from shiro_lsp.agent.runtime import AgentRuntime
+from shiro_lsp.config import Settings, load_settings
+from shiro_lsp.errors import INVALID_PARAMS, MODEL_ERROR, NOT_FOUND, ShiroError
+from shiro_lsp.service import Shiro
+
+log = logging.getLogger(__name__)
+
+STDIO_LIMIT = 50 * 1024 * 1024
+"""Longest line (one JSON-RPC message) read from the client, as the SDK's own default."""
+
+STOP_REASONS: dict[str, StopReason] = {
+    "done": "end_turn",
+    "cancelled": "cancelled",
+    "queue-cleared": "cancelled",
+}
+
+
+def _version() -> str:
+    try:
+        return version("shiro-lsp")
+    except PackageNotFoundError:
+        return "0"
+
+
+def acp_error(error: ShiroError) -> RequestError:
+    """A ``ShiroError`` as the JSON-RPC error the client shows (same code and message)."""
+    return RequestError(error.code, error.message, error.data)
+
+
+@contextlib.contextmanager
+def shiro_errors() -> Iterator[None]:
+    try:
+        yield
+    except ShiroError as error:
+        raise acp_error(error) from None
+
+
+class Outbox:
+    """``session/update`` notifications in the order the engine made them, sent one at a time.
+
+    The engine's ``emit`` is synchronous; sending is not. ``drain()`` waits until everything put
+    so far is written, so a prompt's answer and a permission request come after their updates.
+    """
+
+    def __init__(self) -> None:
+        self.client: Client | None = None
+        self._queue: asyncio.Queue[tuple[str, SessionUpdate]] = asyncio.Queue()
+        self._sender: asyncio.Task[None] | None = None
+
+    def put(self, session_id: str, update: SessionUpdate) -> None:
+        self._queue.put_nowait((session_id, update))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send())
+
+    async def drain(self) -> None:
+        await self._queue.join()
+
+    async def _send(self) -> None:
+        while True:
+            session_id, update = await self._queue.get()
+            try:
+                if self.client is not None:
+                    await self.client.session_update(session_id=session_id, update=update)
+            except Exception as error:  # the client went away: the turn still ends and saves
+                log.info("session/update not delivered: %s", error)
+            finally:
+                self._queue.task_done()
+
+    async def close(self) -> None:
+        if self._sender is not None:
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sender
+
+
+class AcpFrontend:
+    """What the agent runtime needs from a front end, for one ACP session."""
+
+    def __init__(self, shiro: Shiro, outbox: Outbox) -> None:
+        self.shiro = shiro
+        self.outbox = outbox
+        self.quiet = False  # while session/load switches sessions: the replay sends the plan itself
+
+    @property
+    def session_id(self) -> str:
+        return self.shiro.sessions.current.id
+
+    def emitter(self, session_id: str, task_id: str) -> Emit:
+        translator = TurnTranslator(self.shiro.workspace_path)
+
+        def emit(event: Event) -> None:
+            for update in translator.updates(event):
+                self.outbox.put(session_id, update)
+
+        return emit
+
+    async def approve(self, task_id: str, request: ApprovalRequest) -> Answer:
+        client = self.outbox.client
+        if client is None:
+            return Answer("deny")
+        await self.outbox.drain()  # the client knows the tool call before it is asked about it
+        timeout = self.shiro.settings.approval_timeout_ms / 1000
+        try:
+            response = await asyncio.wait_for(
+                client.request_permission(
+                    session_id=self.session_id,
+                    tool_call=permission_request(self.shiro.workspace_path, request),
+                    options=PERMISSION_OPTIONS,
+                ),
+                timeout,
+            )
+            answer = decision_of(response.outcome)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # timeout, an error answer, a disconnect, a malformed answer
+            log.warning("approval for %s denied: %s", request.tool_name, type(error).__name__)
+            return Answer("deny")
+        if answer.decision != "deny" and request.call_id is not None:
+            self.outbox.put(self.session_id, update_tool_call(request.call_id, status="in_progress"))
+        return answer
+
+    def todos_changed(self) -> None:
+        if not self.quiet:
+            self.outbox.put(self.session_id, plan_of(self.shiro.tasks))
+
+    def context_changed(self, meter: Meter) -> None:
+        pass  # ACP has no context meter (its usage update is unstable)
+
+    def changes_changed(self, view: TurnChangesView) -> None:
+        pass  # each call's diff is already on its tool call
+
+
+@dataclass(eq=False)
+class AcpSession:
+    shiro: Shiro
+    runtime: AgentRuntime
+    frontend: AcpFrontend
+    tasks: set[str] = field(default_factory=set)  # task ids of this session's prompts not yet answered
+
+    @property
+    def id(self) -> str:
+        return self.shiro.sessions.current.id
+
+    async def close(self) -> None:
+        await self.runtime.queue.stop()
+        await self.shiro.sessions.flush()
+        await self.shiro.mcp.close()
+        if self.shiro.sessions.live_lock is not None:
+            await asyncio.to_thread(self.shiro.sessions.live_lock.release, self.id)
+
+
+class ShiroAcpAgent:
+    """The ``acp.Agent`` of `shiro-lsp acp`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.outbox = Outbox()
+        self.sessions: dict[str, AcpSession] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        self.outbox.client = conn
+
+    async def initialize(
+        self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any
+    ) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+            ),
+            agent_info=Implementation(name="shiro", title="Shiro", version=_version()),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None  # no auth methods: the endpoint and key come from the environment
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        session = self._open(cwd, mcp_servers)
+        self.sessions[session.id] = session
+        return NewSessionResponse(session_id=session.id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = self._open(cwd, mcp_servers)
+            session.frontend.quiet = True
+            try:
+                with shiro_errors():
+                    await session.shiro.resume_session(session_id)
+            except BaseException:
+                await session.close()
+                raise
+            finally:
+                session.frontend.quiet = False
+            self.sessions[session.id] = session
+            self.sessions.setdefault(session_id, session)  # a unique prefix names it too
+        live = session.shiro.sessions.current
+        for update in replay(session.shiro.workspace_path, live.messages):
+            self.outbox.put(session.id, update)
+        if live.tasks.todos:
+            self.outbox.put(session.id, plan_of(live.tasks))
+        await self.outbox.drain()
+        return LoadSessionResponse()
+
+    async def prompt(self, prompt: list[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        text = prompt_text(prompt)
+        ticket = session.runtime.submit(text)
+        session.tasks.add(ticket.task_id)
+        try:
+            outcome = await asyncio.shield(ticket.future)
+        except asyncio.CancelledError:  # the connection is closing: stop the turn, keep what it did
+            session.runtime.queue.cancel(ticket.task_id)
+            raise
+        finally:
+            session.tasks.discard(ticket.task_id)
+        await self.outbox.drain()
+        if outcome.stop_reason == "error":
+            raise RequestError(MODEL_ERROR, outcome.error or "The turn failed.")
+        return PromptResponse(stop_reason=STOP_REASONS[outcome.stop_reason])
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            log.info("session/cancel for an unknown session %s", session_id)
+            return
+        for task_id in list(session.tasks):
+            session.runtime.queue.cancel(task_id)
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError(
+                NOT_FOUND,
+                f'No session "{session_id}" is open here. Start one with session/new, '
+                "or open a saved one with session/load.",
+                {"sessionId": session_id},
+            )
+        return session
+
+    def _open(self, cwd: str, mcp_servers: list[Any] | None) -> AcpSession:
+        workspace = Path(cwd)
+        if not workspace.is_absolute() or not workspace.is_dir():
+            raise RequestError(INVALID_PARAMS, f"cwd must be the absolute path of a folder; got {cwd!r}.")
+        if mcp_servers:
+            names = ", ".join(getattr(s, "name", "?") for s in mcp_servers)
+            log.warning(
+                "MCP servers from the client are not used (%s); configure them in .mcp.json instead", names
+            )
+        shiro = Shiro(str(workspace.resolve()), self.settings.model_copy(), reporter=log.warning)
+        frontend = AcpFrontend(shiro, self.outbox)
+        runtime = shiro.start_agent(frontend, can_ask=True)
+        runtime.warm_up()
+        return AcpSession(shiro, runtime, frontend)
+
+    async def close(self) -> None:
+        for session in dict.fromkeys(self.sessions.values()):
+            try:
+                await session.close()
+            except Exception as error:
+                log.warning("closing session %s: %s", session.id, error)
+        await self.outbox.close()
+
+
+# --- stdio ----------------------------------------------------------------------------------------
+
+
+async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """stdin and the real stdout as asyncio streams; file descriptor 1 then points at stderr, so a
+    stray print or a child that inherits it can never write into the protocol."""
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=STDIO_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    out = os.fdopen(protocol_fd, "wb", buffering=0)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+def run(home: str | None, agent: str | None) -> int:
+    settings, problems = load_settings({"home": home, "agent": agent})
+    for problem in problems:
+        log.warning("%s", problem)
+    return asyncio.run(_serve(settings))
+
+
+async def _serve(settings: Settings) -> int:
+    reader, writer = await protocol_streams()
+    agent = ShiroAcpAgent(settings)
+    try:
+        # cast: the SDK routes only the methods an agent has (the rest answer "method not found")
+        await run_agent(cast(Agent, agent), writer, reader, stdio_buffer_limit_bytes=STDIO_LIMIT)
+    finally:
+        await agent.close()
+    return 0

@@ -1,0 +1,380 @@
+"""Shiro's engine events, saved messages and task list as ACP ``session/update`` payloads.
+
+Pure translation, no I/O: :class:`TurnTranslator` turns one turn's events (``agent/events.py``)
+into updates, :func:`replay` turns a saved history into the updates a client shows on
+``session/load``, :func:`plan_of` the task list into a plan, and :func:`prompt_text` an ACP prompt
+into the text a turn starts from.
+
+Tool call status: ``pending`` from the first sign of the call (its input is still streaming),
+``in_progress`` once its input is complete and Shiro works on it, back to ``pending`` while the
+user is asked (``permission_request``), ``completed`` with its result, ``failed`` with the error
+or the refusal.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+from acp.helpers import (
+    SessionUpdate,
+    ToolCallContentVariant,
+    plan_entry,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.schema import (
+    AgentPlanUpdate,
+    AudioContentBlock,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    PermissionOption,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    ResourceContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+    ToolCallLocation,
+    ToolCallStatus,
+    ToolCallUpdate,
+    ToolKind,
+)
+
+from shiro_lsp.agent import events as ev
+from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision
+from shiro_lsp.errors import INVALID_PARAMS
+from shiro_lsp.messages import Message
+from shiro_lsp.state.todos import TaskList
+
+PromptBlock = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
+
+OUTPUT_TAIL = 20_000
+"""Live command output shown on a tool call: the last this many characters."""
+
+KINDS: dict[str, ToolKind] = {
+    "read_file": "read",
+    "read_many_files": "read",
+    "list_dir": "read",
+    "git_status": "read",
+    "git_diff": "read",
+    "git_log": "read",
+    "git_show": "read",
+    "git_blame": "read",
+    "recall": "read",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "multi_edit": "edit",
+    "apply_patch": "edit",
+    "move_file": "move",
+    "delete_file": "delete",
+    "glob": "search",
+    "grep": "search",
+    "bash": "execute",
+    "todo_write": "think",
+}
+
+PLAN_STATUS: dict[str, PlanEntryStatus] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "done": "completed",
+    "blocked": "pending",  # ACP has no "blocked": the entry says so in words
+}
+
+PERMISSION_OPTIONS = [
+    PermissionOption(option_id="once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="always", name="Always allow (this session)", kind="allow_always"),
+    PermissionOption(option_id="deny", name="Deny", kind="reject_once"),
+]
+DECISIONS: dict[str, Decision] = {"once": "once", "always": "always", "deny": "deny"}
+
+
+def kind_of(tool_name: str) -> ToolKind:
+    return KINDS.get(tool_name, "other")
+
+
+def title_of(tool_name: str, input: Any) -> str:
+    """What the call does, in one line: ``bash: npm test``, ``read_file src/app.py``."""
+    if not isinstance(input, dict):
+        return tool_name
+    command = input.get("command")
+    if isinstance(command, str) and command:
+        return f"{tool_name}: {_clip(command.splitlines()[0], 120)}"
+    for key in ("path", "file_path", "pattern", "query", "from"):
+        value = input.get(key)
+        if isinstance(value, str) and value:
+            return f"{tool_name} {_clip(value, 120)}"
+    paths = input.get("paths")
+    if isinstance(paths, list) and paths and all(isinstance(p, str) for p in paths):
+        return f"{tool_name} {_clip(', '.join(paths), 120)}"
+    return tool_name
+
+
+def locations_of(workspace: Path, input: Any) -> list[ToolCallLocation] | None:
+    """The files a call names, as absolute paths (the client opens them)."""
+    if not isinstance(input, dict):
+        return None
+    found: list[str] = []
+    for key in ("path", "file_path", "from", "to"):
+        value = input.get(key)
+        if isinstance(value, str) and value:
+            found.append(value)
+    paths = input.get("paths")
+    if isinstance(paths, list):
+        found += [p for p in paths if isinstance(p, str) and p]
+    if not found:
+        return None
+    return [ToolCallLocation(path=str(workspace / p)) for p in dict.fromkeys(found)]
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _text_content(text: str) -> ToolCallContentVariant:
+    return tool_content(text_block(text))
+
+
+def _result_content(output: str, diff: str | None) -> list[ToolCallContentVariant]:
+    content = [_text_content(output)] if output else []
+    if diff:
+        content.append(_text_content(f"```diff\n{diff.rstrip()}\n```"))
+    return content
+
+
+class TurnTranslator:
+    """One turn's events as ACP updates (it remembers which tool calls the client already knows)."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self._started: set[str] = set()
+        self._output: dict[str, str] = {}
+
+    def updates(self, event: ev.Event) -> list[SessionUpdate]:
+        match event:
+            case ev.Text(text=text):
+                return [update_agent_message_text(text)] if text else []
+            case ev.Reasoning(text=text):
+                return [update_agent_thought_text(text)] if text else []
+            case ev.ToolStart(id=call_id, name=name):
+                self._started.add(call_id)
+                return [start_tool_call(call_id, name, kind=kind_of(name), status="pending")]
+            case ev.ToolCall(id=call_id, name=name, input=input):
+                return [self._called(call_id, name, input)]
+            case ev.ToolOutput(id=call_id, chunk=chunk):
+                shown = (self._output.get(call_id, "") + chunk)[-OUTPUT_TAIL:]
+                self._output[call_id] = shown
+                return [update_tool_call(call_id, status="in_progress", content=[_text_content(shown)])]
+            case ev.ToolResult(id=call_id, output=output, diff=diff):
+                self._output.pop(call_id, None)
+                return [update_tool_call(call_id, status="completed", content=_result_content(output, diff))]
+            case ev.ToolFailed(id=call_id, error=error, diff=diff):
+                self._output.pop(call_id, None)
+                return [update_tool_call(call_id, status="failed", content=_result_content(error, diff))]
+            case ev.ToolDenied(id=call_id, name=name, reason=reason):
+                told = reason or f"{name} was not allowed."
+                return [update_tool_call(call_id, status="failed", content=[_text_content(told)])]
+            case ev.Notice(text=text):
+                return [_notice(text)]
+            case ev.Retry(attempt=attempt, max_attempts=most, delay_seconds=delay, reason=reason):
+                return [_notice(f"Retrying in {delay:g} s (attempt {attempt} of {most}): {reason}")]
+            case ev.Compacted(before=before, after=after):
+                return [_notice(f"Older history was pruned to fit: {before} messages sent as {after}.")]
+            case _:  # Failed becomes the prompt's error, Done its answer
+                return []
+
+    def _called(self, call_id: str, name: str, input: Any) -> SessionUpdate:
+        title, kind = title_of(name, input), kind_of(name)
+        locations = locations_of(self.workspace, input)
+        if call_id not in self._started:  # a call written as text, or one refused before it streamed
+            self._started.add(call_id)
+            return start_tool_call(
+                call_id, title, kind=kind, status="in_progress", raw_input=input, locations=locations
+            )
+        return update_tool_call(
+            call_id, title=title, kind=kind, status="in_progress", raw_input=input, locations=locations
+        )
+
+
+def _notice(text: str) -> SessionUpdate:
+    return update_agent_message_text(f"\n\n> {text}\n\n")
+
+
+# --- approvals ------------------------------------------------------------------------------------
+
+
+def permission_request(workspace: Path, request: ApprovalRequest) -> ToolCallUpdate:
+    """The tool call a ``session/request_permission`` is about, with the proposed file changes."""
+    content: list[ToolCallContentVariant] = []
+    if request.warning:
+        content.append(_text_content(request.warning))
+    for preview in request.previews or []:
+        path, before, after = preview.get("path"), preview.get("before"), preview.get("after")
+        if not isinstance(path, str):
+            continue
+        if preview.get("binary") or after is None:
+            what = "deletes" if after is None else "changes the binary file"
+            content.append(_text_content(f"{request.tool_name} {what} {path}"))
+        else:
+            content.append(
+                tool_diff_content(
+                    str(workspace / path), str(after), before if isinstance(before, str) else None
+                )
+            )
+    return ToolCallUpdate(
+        tool_call_id=request.call_id or f"approval-{request.tool_name}",
+        title=title_of(request.tool_name, request.input),
+        kind=kind_of(request.tool_name),
+        status="pending",
+        raw_input=request.input,
+        content=content or None,
+        locations=locations_of(workspace, request.input),
+    )
+
+
+def decision_of(outcome: Any) -> Answer:
+    """The client's answer; anything but a known option selected (cancelled, unknown id) is a deny."""
+    if getattr(outcome, "outcome", None) != "selected":
+        return Answer("deny")
+    return Answer(DECISIONS.get(str(getattr(outcome, "option_id", "")), "deny"))
+
+
+# --- the task list --------------------------------------------------------------------------------
+
+
+def plan_of(tasks: TaskList) -> AgentPlanUpdate:
+    entries = []
+    for todo in tasks.todos:
+        content = todo.content
+        if todo.status == "blocked":
+            content += f" (blocked: {todo.note})" if todo.note else " (blocked)"
+        elif todo.note:
+            content += f" ({todo.note})"
+        priority: PlanEntryPriority = "high" if todo.status == "in_progress" else "medium"
+        entries.append(plan_entry(content, priority=priority, status=PLAN_STATUS[todo.status]))
+    return update_plan(entries)
+
+
+# --- a saved session, replayed --------------------------------------------------------------------
+
+
+def replay(workspace: Path, messages: list[Message]) -> list[SessionUpdate]:
+    """The history as the client would have seen it live: user and agent text, thoughts, tool calls
+    with their inputs and results (the system message and provider ids stay out)."""
+    updates: list[SessionUpdate] = []
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "user":
+            updates += [update_user_message_text(t) for t in _texts(content)]
+        elif role == "assistant":
+            updates += _assistant(workspace, content)
+        elif role == "tool" and isinstance(content, list):
+            updates += [u for part in content if (u := _tool_result(part)) is not None]
+    return updates
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content] if content else []
+    if not isinstance(content, list):
+        return []
+    texts = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str) and part["text"]:
+            texts.append(part["text"])
+        elif part.get("type") in ("image", "file"):
+            texts.append(f"[{part['type']}]")
+    return texts
+
+
+def _assistant(workspace: Path, content: Any) -> list[SessionUpdate]:
+    if isinstance(content, str):
+        return [update_agent_message_text(content)] if content else []
+    updates: list[SessionUpdate] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        kind, text = part.get("type"), part.get("text")
+        if kind == "text" and isinstance(text, str) and text:
+            updates.append(update_agent_message_text(text))
+        elif kind == "reasoning" and isinstance(text, str) and text:
+            updates.append(update_agent_thought_text(text))
+        elif kind == "tool-call" and isinstance(part.get("toolCallId"), str):
+            name, input = str(part.get("toolName", "tool")), part.get("input")
+            updates.append(
+                start_tool_call(
+                    part["toolCallId"],
+                    title_of(name, input),
+                    kind=kind_of(name),
+                    status="pending",
+                    raw_input=input,
+                    locations=locations_of(workspace, input),
+                )
+            )
+    return updates
+
+
+def _tool_result(part: Any) -> SessionUpdate | None:
+    if not isinstance(part, dict) or not isinstance(part.get("toolCallId"), str):
+        return None
+    status: ToolCallStatus
+    if part.get("type") == "tool-error":
+        status, text = "failed", str(part.get("error", ""))
+    elif part.get("type") == "tool-result":
+        output = part["output"] if isinstance(part.get("output"), dict) else {}
+        value = output.get("value")
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        status = "failed" if str(output.get("type", "")).startswith("error") else "completed"
+    else:
+        return None
+    return update_tool_call(
+        part["toolCallId"], status=status, content=[_text_content(text)] if text else None
+    )
+
+
+# --- the prompt -----------------------------------------------------------------------------------
+
+
+def prompt_text(blocks: list[PromptBlock]) -> str:
+    """An ACP prompt as one user message: text as is, a file mention as its path, embedded context
+    as a labelled block. Images and audio are refused in words (the agent does not offer them)."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"@{_path_of(block.uri)}")
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                parts.append(f"\n--- {_path_of(resource.uri)} ---\n{resource.text}\n--- end ---\n")
+            else:
+                parts.append(f"[binary resource {_path_of(resource.uri)} not included]")
+        else:
+            raise RequestError(
+                INVALID_PARAMS, f"Shiro takes text and files in a prompt, not {block.type} content."
+            )
+    text = "\n".join(p for p in parts if p).strip()
+    if not text:
+        raise RequestError(INVALID_PARAMS, "The prompt is empty: send some text.")
+    return text
+
+
+def _path_of(uri: str) -> str:
+    return uri.removeprefix("file://")

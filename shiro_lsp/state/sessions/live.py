@@ -1,0 +1,120 @@
+"""``LiveSession``: the session the turn engine mutates; every mutation calls ``on_change``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shiro_lsp.messages import Message, title_of
+from shiro_lsp.state.sessions.index import SessionSummary
+from shiro_lsp.state.sessions.record import SessionRecord, new_session_id, now_iso
+from shiro_lsp.state.todos import TaskList, Todo
+
+
+class LiveSession:
+    """The session the turn engine works on. Every mutation calls ``on_change`` (the autosave).
+
+    Change history only through ``append``/``replace`` and never edit a message dict (or its parts)
+    after appending it: autosave encodes the snapshot in a thread and caches each message's JSON
+    by identity. To change a message, build a new dict and ``replace`` the list.
+    """
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        created_at: str,
+        cwd: str,
+        provider: str,
+        model: str,
+        messages: list[Message] | None = None,
+        tasks: TaskList | None = None,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cost_usd: float | None = None,
+        updated_at: str | None = None,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        self.id = id
+        self.created_at = created_at
+        self.updated_at = updated_at or created_at
+        self.cwd = cwd
+        self.provider = provider
+        self.model = model
+        self.messages: list[Message] = list(messages or [])
+        self.tasks = tasks if tasks is not None else TaskList()
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.cost_usd = cost_usd
+        self.on_change = on_change
+        # `always` approval grants: per session, never saved; a new LiveSession starts with none.
+        self.grants: set[str] = set()
+
+    @classmethod
+    def fresh(cls, *, cwd: str, provider: str, model: str) -> LiveSession:
+        return cls(id=new_session_id(), created_at=now_iso(), cwd=cwd, provider=provider, model=model)
+
+    @classmethod
+    def from_record(cls, record: SessionRecord, *, provider: str, model: str) -> LiveSession:
+        """Everything comes back from the file except the model, which is the one configured now (§3.4)."""
+        return cls(
+            id=record.id,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+            cwd=record.cwd,
+            provider=provider,
+            model=model,
+            messages=record.messages,
+            tasks=TaskList(list(record.todos)),
+            input_tokens=record.input_tokens,
+            output_tokens=record.output_tokens,
+            cost_usd=record.cost_usd,
+        )
+
+    @property
+    def title(self) -> str:
+        return title_of(self.messages)
+
+    def changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    def append(self, *messages: Message) -> None:
+        self.messages.extend(messages)
+        self.changed()
+
+    def replace(self, messages: list[Message]) -> None:
+        self.messages = list(messages)
+        self.changed()
+
+    def add_usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
+        """Add one model run's usage; ``cost_usd`` None means that run's model is unpriced."""
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        if cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost_usd
+        self.changed()
+
+    def set_todos(self, todos: list[Todo]) -> str:
+        reply = self.tasks.replace(todos)
+        self.changed()
+        return reply
+
+    def to_record(self) -> SessionRecord:
+        """A snapshot (copies the message list, not the messages): cheap enough for the event loop."""
+        return SessionRecord(
+            id=self.id,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            cwd=self.cwd,
+            provider=self.provider,
+            model=self.model,
+            title=self.title,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cost_usd=self.cost_usd,
+            todos=list(self.tasks.todos),
+            messages=list(self.messages),
+        )
+
+    def summary(self) -> SessionSummary:
+        return SessionSummary.of(self.to_record())

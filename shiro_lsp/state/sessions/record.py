@@ -1,0 +1,205 @@
+"""The session file (spec §3.1): the record, its validation and its encoding, camelCase on disk.
+
+Messages are treated as immutable once appended: the autosave snapshots the list (not the
+dicts) on the event loop and encodes it in a thread. To change a message, ``replace`` the list.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import uuid6
+
+from shiro_lsp.errors import BadParams, ShiroError
+from shiro_lsp.messages import Message, title_of
+from shiro_lsp.state.todos import Todo, restore_todos
+
+ID_PATTERN = re.compile(r"[0-9A-Za-z][0-9A-Za-z-]{0,127}")
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+def now_iso() -> str:
+    """``2026-11-30T09:06:13.123Z``, the format of JavaScript's ``toISOString`` (the reference)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_session_id() -> str:
+    return str(uuid6.uuid7())
+
+
+class SessionFormatError(ShiroError):
+    """A session file that is not a session record (bad JSON or a wrong schema)."""
+
+
+def check_id(reference: str) -> str:
+    """A session id or prefix as the user typed it; anything path-like is refused."""
+    text = reference.strip()
+    if not ID_PATTERN.fullmatch(text):
+        raise BadParams(f'"{reference}" is not a session id (ids are letters, digits and dashes).')
+    return text
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    id: str
+    created_at: str
+    updated_at: str
+    cwd: str
+    provider: str
+    model: str
+    title: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    todos: list[Todo] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+
+    def header_json(self) -> dict[str, Any]:
+        """Every field but ``messages``, in the reference's key order."""
+        value: dict[str, Any] = {
+            "id": self.id,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+            "cwd": self.cwd,
+            "provider": self.provider,
+            "model": self.model,
+            "title": self.title,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+        }
+        if self.cost_usd is not None:
+            value["costUsd"] = self.cost_usd
+        value["notebook"] = {"todos": [t.to_json() for t in self.todos]}
+        return value
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.header_json(), "messages": list(self.messages)}
+
+    @classmethod
+    def from_json(cls, value: Any) -> SessionRecord:
+        """Validate a parsed session file; a wrong schema raises ``SessionFormatError`` naming the field."""
+        if not isinstance(value, dict):
+            raise SessionFormatError("it does not hold a JSON object")
+        messages = _messages_field(value)
+        created_at = _text(value, "createdAt")
+        notebook = value.get("notebook")
+        if notebook is not None and not isinstance(notebook, dict):
+            raise SessionFormatError('"notebook" must be an object with a "todos" list')
+        return cls(
+            id=_text(value, "id"),
+            created_at=created_at,
+            updated_at=_text(value, "updatedAt", default=created_at),
+            cwd=_text(value, "cwd"),
+            provider=_text(value, "provider", default=""),
+            model=_text(value, "model", default=""),
+            title=_text(value, "title", default=title_of(messages)),
+            input_tokens=_count(value, "inputTokens"),
+            output_tokens=_count(value, "outputTokens"),
+            cost_usd=_cost(value),
+            todos=restore_todos((notebook or {}).get("todos")),
+            messages=messages,
+        )
+
+
+def _text(value: dict[str, Any], key: str, default: str | None = None) -> str:
+    if key not in value and default is not None:
+        return default
+    found = value.get(key)
+    if not isinstance(found, str):
+        raise SessionFormatError(f'"{key}" must be text')
+    return found
+
+
+def _count(value: dict[str, Any], key: str) -> int:
+    found = value.get(key, 0)
+    if isinstance(found, bool) or not isinstance(found, int) or found < 0:
+        raise SessionFormatError(f'"{key}" must be a whole number of tokens')
+    return found
+
+
+def _cost(value: dict[str, Any]) -> float | None:
+    found = value.get("costUsd")
+    if found is None:
+        return None
+    if isinstance(found, bool) or not isinstance(found, int | float):
+        raise SessionFormatError('"costUsd" must be a number')
+    return float(found)
+
+
+def _messages_field(value: dict[str, Any]) -> list[Message]:
+    messages = value.get("messages")
+    if not isinstance(messages, list):
+        raise SessionFormatError('"messages" must be a list')
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ROLES:
+            raise SessionFormatError(
+                f"messages[{index}] is not a message (it needs a role: system, user, assistant or tool)"
+            )
+    return messages
+
+
+class MessageCache:
+    """Each message's encoded JSON, by identity, so an autosave only encodes what is new.
+
+    Sound because messages are never changed in place once appended (see the module docstring);
+    the cached message itself is kept, so its ``id()`` cannot be reused while it is cached.
+    Used by one writer at a time (the autosave's write lock).
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[Message, bytes]] = {}
+
+    def encode(self, message: Message, keep: dict[int, tuple[Message, bytes]]) -> bytes:
+        key = id(message)
+        found = self._entries.get(key)
+        piece = found[1] if found is not None and found[0] is message else _encode_message(message)
+        keep[key] = (message, piece)
+        return piece
+
+    def replace(self, entries: dict[int, tuple[Message, bytes]]) -> None:
+        self._entries = entries
+
+
+def encode_record(
+    record: SessionRecord, cache: MessageCache | None = None, extra: dict[str, Any] | None = None
+) -> Iterator[bytes]:
+    """The file's bytes in pieces: a pretty header (plus ``extra`` keys), then one message per line.
+
+    Encoding message by message lets a thread doing this give the event loop the GIL between
+    pieces; one ``json.dumps`` of a 20 MB session would hold it for the whole C call.
+    """
+    header = json.dumps({**record.header_json(), **(extra or {})}, indent=2, ensure_ascii=False)
+    if not record.messages:
+        yield (header[:-2] + ',\n  "messages": []\n}\n').encode("utf-8")
+        return
+    yield (header[:-2] + ',\n  "messages": [\n    ').encode("utf-8")
+    keep: dict[int, tuple[Message, bytes]] = {}
+    last = len(record.messages) - 1
+    for index, message in enumerate(record.messages):
+        piece = cache.encode(message, keep) if cache is not None else _encode_message(message)
+        yield piece
+        yield b",\n    " if index < last else b"\n  ]\n}\n"
+    if cache is not None:
+        cache.replace(keep)
+
+
+def _encode_message(message: Message) -> bytes:
+    try:
+        return json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the ASCII form escapes it, still valid JSON
+        return json.dumps(message).encode("ascii")
+
+
+def decode_record(data: bytes) -> SessionRecord:
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SessionFormatError("it is not valid UTF-8") from None
+    except json.JSONDecodeError as error:
+        raise SessionFormatError(f"it is not valid JSON ({error.msg} at line {error.lineno})") from None
+    return SessionRecord.from_json(value)

@@ -1,0 +1,378 @@
+"""`shiro-lsp acp`: the ACP front door, driven over stdio by the agent-client-protocol SDK's own client
+against the scripted model (and, for session/load, a session written through the LSP by pytest-lsp)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp.core import ClientSideConnection
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileEditToolCallContent,
+    Implementation,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+    UserMessageChunk,
+)
+
+from chat_helpers import eventually, model_bodies, sent, tool_names_of
+from fakes.fake_openai import FakeOpenAI, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
+from lsp_client import start_server
+from shiro_lsp.errors import NOT_FOUND
+
+pytest_plugins = ["fakes.fixtures"]
+
+
+class Editor:
+    """An ACP client: records every session/update and answers permission requests from a script.
+
+    An answer is an option id, ``"cancelled"``, or ``"error"`` (the client answers with a JSON-RPC
+    error); with no answer left the request is left hanging (a person who does not answer)."""
+
+    def __init__(self) -> None:
+        self.updates: list[tuple[str, Any]] = []
+        self.permissions: list[tuple[ToolCallUpdate, list[PermissionOption]]] = []
+        self.answers: list[str] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
+    ) -> RequestPermissionResponse:
+        self.permissions.append((tool_call, options))
+        if not self.answers:
+            await asyncio.Event().wait()
+        answer = self.answers.pop(0)
+        if answer == "error":
+            raise RequestError(-32603, "the editor failed")
+        if answer == "cancelled":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=answer))
+
+    def of(self, kind: type[Any], session_id: str | None = None) -> list[Any]:
+        return [u for s, u in self.updates if isinstance(u, kind) and session_id in (None, s)]
+
+    def text(self) -> str:
+        return "".join(u.content.text for u in self.of(AgentMessageChunk))
+
+    def calls(self, call_id: str) -> list[ToolCallStart | ToolCallProgress]:
+        return [u for u in self.of(ToolCallStart) + self.of(ToolCallProgress) if u.tool_call_id == call_id]
+
+    def statuses(self, call_id: str) -> list[str]:
+        ordered = [u for _, u in self.updates if u in self.calls(call_id)]
+        return [u.status for u in ordered if u.status is not None]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def editor() -> Editor:
+    return Editor()
+
+
+@asynccontextmanager
+async def acp_agent(fake: FakeOpenAI, home: Path, editor: Editor) -> AsyncIterator[ClientSideConnection]:
+    env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test", "SHIRO_MODEL": "gpt-5"}
+    async with spawn_agent_process(
+        editor,
+        sys.executable,
+        "-m",
+        "shiro_lsp",
+        "acp",
+        "--home",
+        str(home),
+        env=env,
+        transport_kwargs={"stderr": None},  # the server's log goes to the test's stderr
+    ) as (conn, _process):
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="pytest", version="1"),
+        )
+        yield conn
+
+
+async def new_session(conn: ClientSideConnection, workspace: Path) -> str:
+    return (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+
+
+async def prompt(conn: ClientSideConnection, session_id: str, text: str) -> str:
+    response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block(text)]), 60)
+    return response.stop_reason
+
+
+async def test_initialize_says_sessions_load_and_prompts_take_files(
+    fake: FakeOpenAI, home: Path, editor: Editor
+) -> None:
+    env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test"}
+    async with spawn_agent_process(
+        editor, sys.executable, "-m", "shiro_lsp", "acp", "--home", str(home), env=env
+    ) as (conn, _):
+        response = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+    assert response.protocol_version == PROTOCOL_VERSION
+    capabilities = response.agent_capabilities
+    assert capabilities is not None and capabilities.load_session is True
+    assert capabilities.prompt_capabilities is not None
+    assert capabilities.prompt_capabilities.embedded_context is True
+    assert capabilities.prompt_capabilities.image is False
+    assert response.agent_info is not None and response.agent_info.name == "shiro"
+
+
+async def test_a_prompt_streams_thoughts_and_text_then_ends_the_turn(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script.append(
+        Step(
+            Reasoning("thinking it over", chunks=2),
+            Text("Hello from the model", chunks=5),
+            usage=Usage(10, 5),
+        )
+    )
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "say hello") == "end_turn"
+    assert editor.text() == "Hello from the model"
+    assert len(editor.of(AgentMessageChunk)) >= 2  # streamed, not one block at the end
+    assert "".join(u.content.text for u in editor.of(AgentThoughtChunk)) == "thinking it over"
+    assert {s for s, _ in editor.updates} == {session_id}
+    assert "say hello" in sent(fake)
+    # someone can answer approvals here, so the tools that ask are offered (headless hides them)
+    assert {"write_file", "bash"} <= set(tool_names_of(model_bodies(fake)[0]))
+
+
+async def test_a_read_file_call_reports_pending_in_progress_and_completed(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    (workspace / "notes.txt").write_text("the answer is 42\n")
+    fake.script += [
+        Step(ToolCall("read_file", {"path": "notes.txt"}, call_id="call_1")),
+        Step(Text("It says 42.")),
+    ]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "read notes.txt") == "end_turn"
+    assert editor.statuses("call_1") == ["pending", "in_progress", "completed"]
+    start, *updates = editor.calls("call_1")
+    assert isinstance(start, ToolCallStart) and start.kind == "read"
+    called = updates[0]
+    assert called.raw_input == {"path": "notes.txt"} and called.title == "read_file notes.txt"
+    assert called.locations is not None and called.locations[0].path == str(workspace / "notes.txt")
+    assert "the answer is 42" in updates[-1].content[0].content.text
+    assert editor.permissions == []  # reading asks no one
+    assert editor.text() == "It says 42."
+
+
+async def test_an_allowed_write_asks_with_the_diff_then_writes(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script += [
+        Step(ToolCall("write_file", {"path": "hello.txt", "content": "hi there\n"}, call_id="w1")),
+        Step(Text("written")),
+    ]
+    editor.answers = ["once"]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "write hello.txt") == "end_turn"
+    assert (workspace / "hello.txt").read_text() == "hi there\n"
+    [(tool_call, options)] = editor.permissions
+    assert tool_call.tool_call_id == "w1" and tool_call.status == "pending"
+    assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
+    [diff] = [c for c in tool_call.content or [] if isinstance(c, FileEditToolCallContent)]
+    assert (
+        diff.path == str(workspace / "hello.txt") and diff.new_text == "hi there\n" and diff.old_text is None
+    )
+    assert editor.statuses("w1") == ["pending", "in_progress", "in_progress", "completed"]
+
+
+async def test_a_rejected_write_leaves_the_file_untouched_and_the_model_hears_it(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    (workspace / "keep.txt").write_text("original\n")
+    fake.script += [
+        Step(ToolCall("write_file", {"path": "keep.txt", "content": "overwritten\n"}, call_id="w1")),
+        Step(Text("ok, I left it")),
+    ]
+    editor.answers = ["deny"]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "overwrite keep.txt") == "end_turn"
+    assert (workspace / "keep.txt").read_text() == "original\n"
+    assert editor.statuses("w1")[-1] == "failed"
+    [tool_call, _] = editor.permissions[0]
+    [diff] = [c for c in tool_call.content or [] if isinstance(c, FileEditToolCallContent)]
+    assert diff.old_text == "original\n" and diff.new_text == "overwritten\n"
+    assert "denied" in json.dumps(model_bodies(fake)[-1]).lower()
+
+
+@pytest.mark.parametrize("answer", ["error", "cancelled", "allow_everything"])
+async def test_an_error_a_cancel_or_an_unknown_answer_is_a_deny(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor, answer: str
+) -> None:
+    fake.script += [
+        Step(ToolCall("bash", {"command": "touch ran.txt"}, call_id="b1")),
+        Step(Text("did not run")),
+    ]
+    editor.answers = [answer]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "run it") == "end_turn"
+    assert len(editor.permissions) == 1
+    assert not (workspace / "ran.txt").exists()
+    assert editor.statuses("b1")[-1] == "failed"
+
+
+async def test_a_disconnect_while_asking_denies_and_the_turn_is_saved(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script += [
+        Step(ToolCall("bash", {"command": "touch ran.txt"}, call_id="b1")),
+        Step(Text("never asked again")),
+    ]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        task = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("run it")]))
+        await eventually(lambda: bool(editor.permissions))
+    task.cancel()  # the editor went away with the question open (no answer)
+    assert not (workspace / "ran.txt").exists()
+    saved = home / "sessions" / f"{session_id}.json"
+    await eventually(saved.exists)
+    assert "run it" in saved.read_text()
+
+
+async def test_cancel_mid_turn_stops_it_and_the_prompt_answers_cancelled(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    gate = fake.gate("hold")
+    fake.script.append(Step(Text("partial answer"), WaitForRelease(gate), Text(" never sent")))
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        task = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("go")]))
+        await eventually(lambda: editor.text() == "partial answer")
+        await conn.cancel(session_id=session_id)
+        response = await asyncio.wait_for(task, 30)
+        gate.release()
+        assert response.stop_reason == "cancelled"
+        fake.script.append(Step(Text("next answer")))
+        assert await prompt(conn, session_id, "and now?") == "end_turn"
+    assert editor.text() == "partial answer" + "next answer"
+    assert "partial answer" in json.dumps(model_bodies(fake)[-1])  # the partial answer stays in history
+
+
+async def test_todo_write_becomes_plan_entries(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    todos = [
+        {"content": "Read the code", "status": "done"},
+        {"content": "Fix the bug", "status": "in_progress"},
+        {"content": "Ask for the key", "status": "blocked", "note": "no access"},
+        {"content": "Write a test", "status": "pending"},
+    ]
+    fake.script += [Step(ToolCall("todo_write", {"todos": todos}, call_id="t1")), Step(Text("planned"))]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "plan it") == "end_turn"
+    plan = editor.of(AgentPlanUpdate)[-1]
+    assert [(e.content, e.status) for e in plan.entries] == [
+        ("Read the code", "completed"),
+        ("Fix the bug", "in_progress"),
+        ("Ask for the key (blocked: no access)", "pending"),
+        ("Write a test", "pending"),
+    ]
+    assert editor.statuses("t1")[-1] == "completed"
+
+
+async def test_a_session_started_through_the_lsp_loads_with_its_history_replayed(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    (workspace / "notes.txt").write_text("the answer is 42\n")
+    fake.script += [
+        Step(
+            Reasoning("look at the file"),
+            ToolCall("read_file", {"path": "notes.txt"}, call_id="call_lsp"),
+        ),
+        Step(ToolCall("todo_write", {"todos": [{"content": "Report", "status": "in_progress"}]})),
+        Step(Text("The file says 42.")),
+    ]
+    lsp = await start_server(
+        workspace, home=str(home), apiKey="sk-test", baseUrl=fake.base_url, model="gpt-5", maxRetries=0
+    )
+    result = await lsp.call("shiro/chat", {"text": "what does notes.txt say?"})
+    assert result["stopReason"] == "done"
+    session_id = result["sessionId"]
+    await lsp.shutdown_session()  # the editor closes; the session is saved and its lock released
+
+    fake.script.append(Step(Text("You asked about notes.txt.")))
+    async with acp_agent(fake, home, editor) as conn:
+        await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        replayed = list(editor.updates)
+        assert await prompt(conn, session_id, "what did I ask?") == "end_turn"
+
+    assert {s for s, _ in replayed} == {session_id}
+    kinds = [type(u).__name__ for _, u in replayed]
+    assert kinds[0] == "UserMessageChunk" and replayed[0][1].content.text == "what does notes.txt say?"
+    assert isinstance(replayed[-1][1], AgentPlanUpdate)
+    assert [(e.content, e.status) for e in replayed[-1][1].entries] == [("Report", "in_progress")]
+    thoughts = [u.content.text for _, u in replayed if isinstance(u, AgentThoughtChunk)]
+    assert thoughts == ["look at the file"]
+    [start] = [u for _, u in replayed if isinstance(u, ToolCallStart) and u.tool_call_id == "call_lsp"]
+    assert start.raw_input == {"path": "notes.txt"} and start.kind == "read"
+    [done] = [u for _, u in replayed if isinstance(u, ToolCallProgress) and u.tool_call_id == "call_lsp"]
+    assert done.status == "completed" and "the answer is 42" in done.content[0].content.text
+    answer = [u.content.text for _, u in replayed if isinstance(u, AgentMessageChunk)]
+    assert answer == ["The file says 42."]
+    assert not any(
+        isinstance(u, UserMessageChunk) and "what did I ask" in u.content.text for _, u in replayed
+    )
+    # the next prompt continues that history
+    assert "what does notes.txt say?" in json.dumps(model_bodies(fake)[-1])
+    assert editor.text().endswith("You asked about notes.txt.")
+
+
+async def test_unknown_sessions_and_bad_folders_get_clear_errors(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    async with acp_agent(fake, home, editor) as conn:
+        with pytest.raises(RequestError) as prompted:
+            await conn.prompt(session_id="no-such-session", prompt=[text_block("hi")])
+        assert prompted.value.code == NOT_FOUND
+        assert 'No session "no-such-session" is open here' in str(prompted.value)
+        with pytest.raises(RequestError) as loaded:
+            await conn.load_session(cwd=str(workspace), session_id="0190abcd-dead-beef", mcp_servers=[])
+        assert "0190abcd-dead-beef" in str(loaded.value) and loaded.value.code == NOT_FOUND
+        with pytest.raises(RequestError) as folder:
+            await conn.new_session(cwd="relative/path", mcp_servers=[])
+        assert "absolute path of a folder" in str(folder.value)
+        # and the agent still works afterwards
+        fake.script.append(Step(Text("still here")))
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "hello?") == "end_turn"
+    assert editor.text() == "still here"
+    assert fake.requests  # the model was reached only by the good prompt
+    assert len(model_bodies(fake)) == 1

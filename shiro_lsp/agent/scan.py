@@ -480,16 +480,37 @@ class WorkspaceScanner:
             entries = {k: v for k, v in entries.items() if not k.startswith(inside)}
         return entries
 
-    def _index_state(self, rel: str, entry: GitEntry) -> FileState | None:
-        """The bytes git has for a file that was clean (worktree = index) before the command."""
-        if entry.index_sha is None or set(entry.index_sha) == {"0"}:
-            return None
-        data = _git(
-            self._top or self.root, "cat-file", "--filters", f"--path={self._prefix}{rel}", entry.index_sha
-        )
-        if data is None:
-            return None
-        return FileState(self.blobs.put(data), entry.index_mode or 0o644, len(data))
+    def _index_states(self, wanted: dict[str, GitEntry]) -> dict[str, FileState]:
+        """The bytes git has for files that were clean (worktree = index) before the command, all
+        from one ``git cat-file --batch --filters`` (a path git cannot give is left out)."""
+        asked = {
+            rel: entry
+            for rel, entry in wanted.items()
+            if entry.index_sha and set(entry.index_sha) != {"0"} and "\n" not in rel
+        }
+        if not asked:
+            return {}
+        order = list(asked)
+        lines = "".join(f"{asked[rel].index_sha} {self._prefix}{rel}\n" for rel in order)
+        out = _git(self._top or self.root, "cat-file", "--batch", "--filters", stdin=lines.encode())
+        if out is None:
+            return {}
+        states: dict[str, FileState] = {}
+        at = 0
+        for rel in order:
+            end = out.find(b"\n", at)
+            if end < 0:
+                break
+            header = out[at:end].split(b" ")
+            at = end + 1
+            if len(header) != 3 or header[1] != b"blob":
+                continue  # "<object> missing", or not a file
+            size = int(header[2])
+            data = out[at : at + size]
+            at += size + 1
+            entry = asked[rel]
+            states[rel] = FileState(self.blobs.put(data), entry.index_mode or 0o644, len(data))
+        return states
 
     # -- before and after a command
 
@@ -607,6 +628,10 @@ class WorkspaceScanner:
                 elif stat.S_ISLNK(st.st_mode) and (rel not in was or now.get(rel) != was.get(rel)):
                     links.append(rel)
 
+        clean = self._index_states(
+            {rel: entry for rel, entry in now.items() if rel not in was and entry.index_sha is not None}
+        )
+
         def clean_before(rel: str) -> FileState | None:
             """Not listed before the command: the file was exactly what the index holds."""
             if rel in was:
@@ -614,7 +639,7 @@ class WorkspaceScanner:
             entry = now.get(rel)
             if entry is None or entry.index_sha is None:
                 return None  # untracked now and not listed before: it is new
-            state = self._index_state(rel, entry)
+            state = clean.get(rel)
             if state is None:
                 raise LookupError(rel)
             return state
@@ -689,12 +714,13 @@ class WorkspaceScanner:
 GIT_TIMEOUT_S = 60
 
 
-def _git(root: Path, *args: str) -> bytes | None:
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
     """Run git read-only in ``root``; None when it fails (the caller falls back to walking)."""
     try:
         done = subprocess.run(
             ["git", *args],
             cwd=root,
+            input=stdin,
             capture_output=True,
             timeout=GIT_TIMEOUT_S,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},

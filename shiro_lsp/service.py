@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from shiro_lsp.agent.changes import ChatSession, Checkpoints
 from shiro_lsp.agent.mcp_client import McpManager
 from shiro_lsp.agent.providers.models import ModelListing, list_endpoint_models
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
+from shiro_lsp.agent.tools.jail import Roots
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import ReadOnly, ShiroError
 from shiro_lsp.messages import Message
@@ -48,8 +50,17 @@ RESTRICTED_TEXT = (
 
 
 class Shiro:
-    def __init__(self, workspace: str, settings: Settings, reporter: Reporter = log_reporter) -> None:
+    def __init__(
+        self,
+        workspace: str,
+        settings: Settings,
+        reporter: Reporter = log_reporter,
+        folders: Callable[[], Roots] | None = None,
+    ) -> None:
+        """``folders``: in a multi-root workspace, what the tools see (every folder, this one first);
+        memory, history, sessions, notes and checkpoints stay this workspace's own."""
         self.workspace = workspace
+        self.folders = folders
         self.settings = settings
         self.reporter = reporter
         self.paths = StatePaths(state_root(settings.home))
@@ -69,6 +80,7 @@ class Shiro:
             self.workspace_path,
             self.key,
             self.paths.root,
+            folders,
         )
         self._runtime: AgentRuntime | None = None
         self.mcp = McpManager(
@@ -98,6 +110,7 @@ class Shiro:
             turn_started=self.notes.register_task,
             checkpoints=self.checkpoints,
             extra_tools=self.mcp.tools,
+            folders=self.folders,
         )
         return self._runtime
 
@@ -213,6 +226,10 @@ class Shiro:
             asyncio.run_coroutine_threadsafe(apply(), loop).result()
 
         return ChatSession(lambda: list(session.messages), put)
+
+    @property
+    def has_agent(self) -> bool:
+        return self._runtime is not None
 
     @property
     def runtime(self) -> AgentRuntime:

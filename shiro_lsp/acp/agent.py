@@ -29,6 +29,7 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -37,9 +38,12 @@ from acp.schema import (
 
 from shiro_lsp.acp.translate import (
     PERMISSION_OPTIONS,
+    McpServer,
     PromptBlock,
     TurnTranslator,
     decision_of,
+    mcp_entries,
+    notice,
     permission_request,
     plan_of,
     prompt_text,
@@ -217,7 +221,9 @@ class ShiroAcpAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True),
             ),
             agent_info=Implementation(name="shiro", title="Shiro", version=_version()),
         )
@@ -226,14 +232,14 @@ class ShiroAcpAgent:
         return None  # no auth methods: the endpoint and key come from the environment
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self, cwd: str, mcp_servers: list[McpServer] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         session = self._open(cwd, mcp_servers)
         self.sessions[session.id] = session
         return NewSessionResponse(session_id=session.id)
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         session = self.sessions.get(session_id)
         if session is None:
@@ -293,16 +299,21 @@ class ShiroAcpAgent:
             )
         return session
 
-    def _open(self, cwd: str, mcp_servers: list[Any] | None) -> AcpSession:
+    def _open(self, cwd: str, mcp_servers: list[McpServer] | None) -> AcpSession:
         workspace = Path(cwd)
         if not workspace.is_absolute() or not workspace.is_dir():
             raise RequestError(INVALID_PARAMS, f"cwd must be the absolute path of a folder; got {cwd!r}.")
-        if mcp_servers:
-            names = ", ".join(getattr(s, "name", "?") for s in mcp_servers)
-            log.warning(
-                "MCP servers from the client are not used (%s); configure them in .mcp.json instead", names
-            )
-        shiro = Shiro(str(workspace.resolve()), self.settings.model_copy(), reporter=log.warning)
+        opened: list[Shiro] = []
+
+        def report(message: str) -> None:  # a problem found mid-turn (an MCP entry, an autosave)
+            log.warning("%s", message)
+            if opened:
+                self.outbox.put(opened[0].sessions.current.id, notice(message))
+
+        shiro = Shiro(str(workspace.resolve()), self.settings.model_copy(), reporter=report)
+        opened.append(shiro)
+        if mcp_servers:  # the editor's servers: offered like the files' (each call asks)
+            shiro.mcp.use_client_servers(mcp_entries(mcp_servers))
         frontend = AcpFrontend(shiro, self.outbox)
         runtime = shiro.start_agent(frontend, can_ask=True)
         runtime.warm_up()

@@ -33,14 +33,18 @@ from acp.helpers import (
     update_user_message_text,
 )
 from acp.schema import (
+    AcpMcpServer,
     AgentPlanUpdate,
     AudioContentBlock,
     EmbeddedResourceContentBlock,
+    HttpMcpServer,
     ImageContentBlock,
+    McpServerStdio,
     PermissionOption,
     PlanEntryPriority,
     PlanEntryStatus,
     ResourceContentBlock,
+    SseMcpServer,
     TextContentBlock,
     TextResourceContents,
     ToolCallLocation,
@@ -54,6 +58,8 @@ from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision
 from shiro_lsp.errors import INVALID_PARAMS
 from shiro_lsp.messages import Message
 from shiro_lsp.state.todos import TaskList
+
+McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
 PromptBlock = (
     TextContentBlock
@@ -189,11 +195,11 @@ class TurnTranslator:
                 told = reason or f"{name} was not allowed."
                 return [update_tool_call(call_id, status="failed", content=[_text_content(told)])]
             case ev.Notice(text=text):
-                return [_notice(text)]
+                return [notice(text)]
             case ev.Retry(attempt=attempt, max_attempts=most, delay_seconds=delay, reason=reason):
-                return [_notice(f"Retrying in {delay:g} s (attempt {attempt} of {most}): {reason}")]
+                return [notice(f"Retrying in {delay:g} s (attempt {attempt} of {most}): {reason}")]
             case ev.Compacted(before=before, after=after):
-                return [_notice(f"Older history was pruned to fit: {before} messages sent as {after}.")]
+                return [notice(f"Older history was pruned to fit: {before} messages sent as {after}.")]
             case _:  # Failed becomes the prompt's error, Done its answer
                 return []
 
@@ -210,7 +216,8 @@ class TurnTranslator:
         )
 
 
-def _notice(text: str) -> SessionUpdate:
+def notice(text: str) -> SessionUpdate:
+    """Something the user should know, as a quoted line in the agent's message."""
     return update_agent_message_text(f"\n\n> {text}\n\n")
 
 
@@ -378,3 +385,22 @@ def prompt_text(blocks: list[PromptBlock]) -> str:
 
 def _path_of(uri: str) -> str:
     return uri.removeprefix("file://")
+
+
+# --- MCP servers the editor passes in -------------------------------------------------------------
+
+
+def mcp_entries(servers: list[McpServer]) -> dict[str, Any]:
+    """The editor's MCP servers as ``.mcp.json`` entries (the MCP client reads them with its files;
+    a kind it does not speak is reported there in words)."""
+    entries: dict[str, Any] = {}
+    for server in servers:
+        if isinstance(server, McpServerStdio):
+            env = {e.name: e.value for e in server.env}
+            entries[server.name] = {"command": server.command, "args": list(server.args), "env": env}
+        elif isinstance(server, HttpMcpServer | SseMcpServer):
+            headers = {h.name: h.value for h in server.headers}
+            entries[server.name] = {"type": server.type, "url": server.url, "headers": headers}
+        else:
+            entries[server.name] = {"type": server.type}
+    return entries

@@ -31,7 +31,7 @@ from shiro_lsp.agent.scan import Snapshot, WorkspaceScanner
 from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.base import JsonObject, ToolError, WriteRecorder
 from shiro_lsp.agent.tools.edits import PLANNERS, FileChange
-from shiro_lsp.agent.tools.jail import resolve_in_workspace
+from shiro_lsp.agent.tools.jail import Roots, resolve_in_workspace
 from shiro_lsp.agent.tools.secrets import is_secret_path as is_secret_file
 from shiro_lsp.errors import BadParams, NotFound, ShiroError
 from shiro_lsp.messages import Message
@@ -286,7 +286,7 @@ class TurnChanges:
         if planner is None:
             return None
         try:
-            return planner(self.owner.workspace, input)
+            return planner(self.owner.roots(), input)
         except (ToolError, OSError, KeyError, TypeError):
             return None  # the tool itself will say what is wrong
 
@@ -377,16 +377,16 @@ class TurnChanges:
         written: dict[str, FileState | None] = {}
         if watch.snapshot is not None:
             found, problems = self.owner.scanner.changes(watch.snapshot)
+            roots = self.owner.roots()
             for change in found:
-                record = checkpoint.files.get(change.path)
+                path = jail.folder_relative(roots, 0, change.path)  # the scan covers this root only
+                record = checkpoint.files.get(path)
                 if record is None:
-                    record = checkpoint.files[change.path] = FileRecord(change.before, change.after)
+                    record = checkpoint.files[path] = FileRecord(change.before, change.after)
                 record.set_after(change.after)
                 record.reviewed = False
-                written[change.path] = change.after
-                rows.append(
-                    (change.path, self.owner.bytes_of(change.before), self.owner.bytes_of(change.after))
-                )
+                written[path] = change.after
+                rows.append((path, self.owner.bytes_of(change.before), self.owner.bytes_of(change.after)))
             for note in [*watch.snapshot.not_covered, *problems]:
                 if note not in checkpoint.not_covered:
                     checkpoint.not_covered.append(note)
@@ -441,9 +441,18 @@ def _holds(state: FileState | None, data: bytes | None) -> bool:
 
 
 class Checkpoints:
-    def __init__(self, store: CheckpointStore, workspace: Path, project_key: str, state_root: Path) -> None:
+    def __init__(
+        self,
+        store: CheckpointStore,
+        workspace: Path,
+        project_key: str,
+        state_root: Path,
+        folders: Callable[[], Roots] | None = None,
+    ) -> None:
+        """``folders``: multi-root, every workspace folder with this one first (the tools' view)."""
         self.store = store
         self.workspace = Path(os.path.realpath(workspace))
+        self.folders = folders
         self.scanner = WorkspaceScanner(
             self.workspace, store.blobs, store.scan_cache(project_key), exclude=state_root
         )
@@ -453,9 +462,13 @@ class Checkpoints:
 
     # -- files
 
+    def roots(self) -> Roots:
+        """What paths are resolved in: this workspace, or all folders (a path may be ``name/...``)."""
+        return self.folders() if self.folders is not None else self.workspace
+
     def resolve(self, path: str) -> Path:
         try:
-            return resolve_in_workspace(self.workspace, path)
+            return resolve_in_workspace(self.roots(), path)
         except ToolError as error:
             raise BadParams(error.message) from None
 
@@ -504,9 +517,9 @@ class Checkpoints:
         """
         try:
             if state is None:
-                jail.remove_file(self.workspace, path)
+                jail.remove_file(self.roots(), path)
             else:
-                jail.write_atomic(self.workspace, path, self.store.blobs.get(state.sha), state.mode)
+                jail.write_atomic(self.roots(), path, self.store.blobs.get(state.sha), state.mode)
         except ToolError as error:
             raise ShiroError(error.message) from None
 
@@ -518,7 +531,7 @@ class Checkpoints:
 
     def read_now(self, path: str) -> bytes | None:
         try:
-            with jail.reading(self.workspace, path) as (_, handle):
+            with jail.reading(self.roots(), path) as (_, handle):
                 data: bytes = handle.read()
                 return data
         except (OSError, ToolError):  # absent, or nothing the jail lets Shiro read
@@ -604,10 +617,10 @@ class Checkpoints:
         checkpoint = self._turn(session_id, task_id)
         if checkpoint is None:
             raise NotFound("No turn of this session changed files yet.")
-        rel = path.strip().removeprefix("./")
+        rel = path.strip()  # "./x" is not "x" in a multi-root workspace (where x is a folder's name)
         if rel not in checkpoint.files:
             resolved = self.resolve(path)
-            rel = resolved.relative_to(self.workspace).as_posix()
+            rel = jail.relative_posix(self.roots(), resolved)
         record = checkpoint.files.get(rel)
         if record is None:
             changed = ", ".join(checkpoint.visible_files()[:10])

@@ -16,7 +16,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,7 +192,8 @@ class TurnSetup:
     grants: Grants
     window: ContextWindow
     system_prompt: PromptBuilder
-    workspace: Path
+    workspace: Path | Sequence[Path]
+    """What the tools see: the session's root, or every workspace folder (``jail.Folders``)."""
     approver: Approver = deny_all
     reservation: Reservation | None = None
     changes: ChangeTracker | None = None

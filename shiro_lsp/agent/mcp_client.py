@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -234,13 +234,19 @@ class McpManager:
         self._failed: dict[str, tuple[str, str]] = {}  # name -> (fingerprint, error) of a start that failed
         self._known_tools: dict[str, tuple[str, list[Any]]] = {}  # name -> (fingerprint, last tool list)
         self._lock = asyncio.Lock()
+        self.client_servers: dict[str, Any] = {}  # entries an editor passed in (ACP), .mcp.json shape
+
+    def use_client_servers(self, entries: Mapping[str, Any]) -> None:
+        """The MCP servers the editor configured (ACP ``session/new``); read with the files."""
+        self.client_servers = dict(entries)
+        self._signature = None
 
     # --- configuration -------------------------------------------------------------------------
 
     def _read_config(self) -> tuple[LoadedConfig, dict[str, bool]]:
         signature = tuple(_stat(p) for p in config_files(self.workspace, self.state_root))
         if signature != self._signature:
-            self._config = load_config(self.workspace, self.state_root)
+            self._config = load_config(self.workspace, self.state_root, self.client_servers)
             self._signature = signature
         trust = {s.name: self.trust_store.is_trusted(s) for s in self._config.servers}
         return self._config, trust

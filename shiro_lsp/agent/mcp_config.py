@@ -21,6 +21,7 @@ import hashlib
 import json
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +36,7 @@ USER_FILE = "mcp.json"
 TRUST_FILE = "mcp-trust.json"
 HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
 TOOL_NAME_LIMIT = 64
+CLIENT_SOURCE = "the editor's MCP servers"
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,10 @@ def _read(path: Path, label: str, key: str, scope: Scope, out: LoadedConfig, see
     if not isinstance(servers, dict):
         out.problems.append(f'{label}: "{key}" must be an object of servers; none were loaded.')
         return
+    _add(servers, label, scope, out, seen)
+
+
+def _add(servers: Mapping[str, Any], label: str, scope: Scope, out: LoadedConfig, seen: set[str]) -> None:
     for name, entry in servers.items():
         parsed = parse_entry(name, entry, scope, label)
         if isinstance(parsed, str):
@@ -166,13 +172,19 @@ def _read(path: Path, label: str, key: str, scope: Scope, out: LoadedConfig, see
             out.servers.append(parsed)
 
 
-def load_config(workspace: Path, state_root: Path) -> LoadedConfig:
+def load_config(
+    workspace: Path, state_root: Path, client_servers: Mapping[str, Any] | None = None
+) -> LoadedConfig:
+    """The files' servers, then ``client_servers`` (entries in ``.mcp.json`` shape) that an editor
+    passed in (ACP ``session/new``): configured by the user in that editor, so user scope."""
     out = LoadedConfig([], [])
     seen: set[str] = set()
     for relative, key in PROJECT_FILES:
         _read(workspace / relative, relative, key, "project", out, seen)
     user = state_root / USER_FILE
     _read(user, str(user), "mcpServers", "user", out, seen)
+    if client_servers:
+        _add(client_servers, CLIENT_SOURCE, "user", out, seen)
     return out
 
 

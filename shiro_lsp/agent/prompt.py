@@ -27,6 +27,8 @@ class PromptParts:
     notes_block: str = ""
     appendix: str = ""
     task_block: str = ""
+    folders: tuple[tuple[str, Path], ...] = ()
+    """A multi-root workspace's folders (name, path), the session's root first; empty for one folder."""
 
 
 def tools_section(tools: Sequence[ToolSpec]) -> list[str]:
@@ -92,6 +94,21 @@ def environment(parts: PromptParts) -> list[str]:
         f"- Workspace root: {parts.workspace}",
         f"- Platform: {platform.system().lower()}",
         "- Paths are resolved inside the workspace. Anything outside it is refused.",
+        *folder_lines(parts),
+    ]
+
+
+def folder_lines(parts: PromptParts) -> list[str]:
+    """How to reach the other folders of a multi-root workspace (nothing for one folder)."""
+    if len(parts.folders) < 2:
+        return []
+    (own, _), others = parts.folders[0], parts.folders[1:]
+    listed = ", ".join(f"{name}/ = {path}" for name, path in others)
+    return [
+        f"- Workspace folders: this session's root is folder {own}; the others are {listed}.",
+        "- A path that starts with a folder's name is in that folder (also for glob patterns and grep's "
+        "include); other relative paths, and ./name/..., are in this session's root. bash and git run "
+        "in this session's root.",
     ]
 
 
@@ -174,6 +191,7 @@ def build_compact_system_prompt(parts: PromptParts) -> str:
     if not parts.can_ask:
         lines.append("- No one can answer questions this run: decide and say what you assumed.")
     lines += ["", f"Workspace root: {parts.workspace} (paths are relative to it; outside it is refused)."]
+    lines += folder_lines(parts)
     return _with_blocks("\n".join(lines) + "\n", parts)
 
 

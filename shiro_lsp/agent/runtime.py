@@ -44,6 +44,7 @@ from shiro_lsp.agent.providers.models import list_endpoint_models
 from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.agent.tools import Tool, ToolRegistry, builtin_registry
 from shiro_lsp.agent.tools.git import GIT_TOOLS
+from shiro_lsp.agent.tools.jail import Folders, Roots
 from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.config import Settings, secret_values
@@ -107,6 +108,7 @@ class AgentRuntime:
         turn_started: Callable[[str, str, str], object] | None = None,
         checkpoints: Checkpoints | None = None,
         extra_tools: Callable[[], Awaitable[list[Tool]]] | None = None,
+        folders: Callable[[], Roots] | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -121,6 +123,8 @@ class AgentRuntime:
         self.turn_started = turn_started
         self.checkpoints = checkpoints
         self.extra_tools = extra_tools
+        self.folders = folders
+        """Multi-root: every workspace folder, this runtime's root first (``jail.Folders``)."""
         self._extra: list[Tool] = []  # the last turn's extra (MCP) tools, for the meter between turns
         self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
@@ -242,8 +246,10 @@ class AgentRuntime:
         if instructions is None:
             instructions = build_block(self.workspace)
         build = build_compact_system_prompt if plan.compact else build_system_prompt
+        folders = self.folders() if self.folders is not None else self.workspace
         return build(
             PromptParts(
+                folders=folders.entries if isinstance(folders, Folders) else (),
                 workspace=self.workspace,
                 tools=plan.specs,
                 can_ask=self.can_ask,
@@ -345,7 +351,7 @@ class AgentRuntime:
             window=self.window,
             system_prompt=prompt,
             reminder=self.task_reminder,
-            workspace=self.workspace,
+            workspace=self.folders() if self.folders is not None else self.workspace,
             approver=approve,
             reservation=self.reservation,
             can_ask=self.can_ask,

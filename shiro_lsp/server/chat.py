@@ -26,7 +26,7 @@ from shiro_lsp.agent.events import (
     same_stream,
 )
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.rpc import ShiroServer, changes_wire, request, todos_wire
+from shiro_lsp.server.rpc import ShiroServer, changes_wire, fs_path, request, todos_wire
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,8 @@ def chat_result(outcome: ChatOutcome) -> p.ChatResult:
 def register(server: ShiroServer) -> None:
     @request(server, "shiro/chat")
     async def chat(ls: ShiroServer, params: p.ChatParams) -> p.ChatResult:
-        runtime = ls.shiro.runtime
+        shiro = await ls.folders.for_chat(fs_path(params.root) if params.root else None)
+        runtime = shiro.runtime
         ticket = runtime.submit(params.text, params.agent)
         try:
             outcome = await asyncio.shield(ticket.future)

@@ -14,6 +14,8 @@ from shiro_lsp.config import load_settings
 from shiro_lsp.server.chat import LspFrontend
 from shiro_lsp.server.rpc import ShiroServer
 from shiro_lsp.server.sessions import session_wire
+from shiro_lsp.service import Shiro
+from shiro_lsp.state.sessions import LiveSession
 
 WARM_UP_DELAY_S = 0.3
 
@@ -26,26 +28,52 @@ def workspace_of(params: types.InitializeParams) -> str:
     return params.root_path or str(Path.cwd())
 
 
+def folders_of(params: types.InitializeParams) -> list[tuple[str | None, str]]:
+    """The window's workspace folders (name, path); without any, the one workspace of ``workspace_of``."""
+    folders: list[tuple[str | None, str]] = []
+    for folder in params.workspace_folders or []:
+        path = to_fs_path(folder.uri)
+        if path:
+            folders.append((folder.name, path))
+    return folders or [(None, workspace_of(params))]
+
+
+def added_folders(event: types.WorkspaceFoldersChangeEvent) -> list[tuple[str | None, str]]:
+    return [(f.name, path) for f in event.added if (path := to_fs_path(f.uri))]
+
+
 def register(server: ShiroServer) -> None:
+    def started(shiro: Shiro) -> None:
+        """A folder's service is made (at initialize, or when a session first goes to that folder)."""
+        shiro.start_agent(LspFrontend(server))
+        server.background(asyncio.to_thread(shiro.clean_stale_temp_files))
+        if server.initialized:
+            listen(server, shiro)
+
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: ShiroServer, params: types.InitializeParams) -> None:
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         settings, problems = load_settings(options)
-        ls.start_workspace(workspace_of(params), settings)
-        runtime = ls.shiro.start_agent(LspFrontend(ls))
-        ls.background(asyncio.to_thread(ls.shiro.clean_stale_temp_files))
+        shiro = ls.start_workspace(folders_of(params), settings, started)
         # After the initialize reply is out: the import would otherwise compete with it for the GIL.
-        asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, runtime.warm_up)
+        asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, shiro.runtime.warm_up)
         for problem in problems:
             ls.report(problem)
 
     @server.feature(types.INITIALIZED)
     def on_initialized(ls: ShiroServer, params: types.InitializedParams) -> None:
-        # Autosaves finish outside any request; this is how the client hears about them.
-        ls.shiro.sessions.on_changed = lambda session: ls.notify(
-            "shiro/session/changed", session_wire(session.summary())
-        )
-        atexit.register(ls.shiro.sessions.flush_sync)
+        ls.initialized = True
+        if ls.started:
+            for shiro in ls.folders.services():
+                listen(ls, shiro)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def on_folders(ls: ShiroServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        if not ls.started:
+            return
+        removed = [path for f in params.event.removed if (path := to_fs_path(f.uri))]
+        for shiro in ls.folders.change(added_folders(params.event), removed):
+            ls.background(close(shiro))  # its sessions stay on disk; its MCP servers stop
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(ls: ShiroServer, params: types.DidChangeConfigurationParams) -> None:
@@ -53,18 +81,35 @@ def register(server: ShiroServer) -> None:
             params.settings.get("shiro", params.settings) if isinstance(params.settings, dict) else None
         )
         if isinstance(settings, dict) and ls.started:
-            for problem in ls.shiro.configure(settings):
+            for problem in ls.folders.configure(settings):
                 ls.report(problem)
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: ShiroServer, params: Any) -> None:
         if ls.started:
-            await ls.shiro.sessions.flush()
-            await ls.shiro.mcp.close()  # stdio MCP servers get EOF and exit; HTTP sessions end
+            for shiro in ls.folders.services():
+                await close(shiro)
 
     @server.feature(types.EXIT)
     def on_exit(ls: ShiroServer, params: Any) -> None:
         if ls.started:
-            ls.shiro.sessions.on_changed = None
-            ls.shiro.sessions.flush_sync()
+            for shiro in ls.folders.services():
+                shiro.sessions.on_changed = None
+                shiro.sessions.flush_sync()
         ls.flush_outbox()  # pygls closes stdout next: the answers still queued go first
+
+
+def listen(ls: ShiroServer, shiro: Shiro) -> None:
+    """Autosaves finish outside any request; this is how the client hears about the live session's."""
+
+    def changed(session: LiveSession) -> None:
+        if ls.started and ls.folders.active is shiro:
+            ls.notify("shiro/session/changed", session_wire(session.summary()))
+
+    shiro.sessions.on_changed = changed
+    atexit.register(shiro.sessions.flush_sync)
+
+
+async def close(shiro: Shiro) -> None:
+    await shiro.sessions.flush()
+    await shiro.mcp.close()  # stdio MCP servers get EOF and exit; HTTP sessions end

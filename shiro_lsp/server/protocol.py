@@ -43,6 +43,14 @@ TodoNote = Annotated[str, StringConstraints(max_length=MAX_TODO_CHARS)]
 MemoryText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MEMORY_CHARS)]
 Query = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
+Root = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=4096),
+    Field(
+        description="A workspace folder (absolute path or file URI), or a path inside one: "
+        "its folder is meant (multi-root workspaces)."
+    ),
+]
 NoteText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NOTE_CHARS)]
 NoteTextOrEmpty = Annotated[str, StringConstraints(max_length=MAX_NOTE_CHARS)]
 MemoryKind = Literal["fact", "decision", "gotcha", "command"]
@@ -198,6 +206,11 @@ class ContextMeter(Wire):
 class ChatParams(Wire):
     text: Prompt
     agent: Literal["default", "quick", "deep", "plan", "review"] | None = None
+    root: Root | None = Field(
+        default=None,
+        description="The active editor's workspace folder. A live session with no messages yet moves "
+        "to it (a fresh session there); otherwise the session keeps its root.",
+    )
 
 
 class ChatUsage(Wire):
@@ -412,7 +425,7 @@ class CheckpointRestoreResult(Wire):
 class SessionInfo(Wire):
     id: str
     title: str
-    cwd: str
+    cwd: str = Field(description="The workspace folder the session is bound to (its root, multi-root).")
     created_at: str
     updated_at: str
     message_count: int
@@ -425,6 +438,15 @@ class SessionInfo(Wire):
 class SessionListParams(Wire):
     limit: int = Field(default=15, ge=1, le=10_000)
     all_workspaces: bool = False
+    root: Root | None = Field(
+        default=None, description="List this folder's sessions (default: the live one's)."
+    )
+
+
+class SessionNewParams(Wire):
+    root: Root | None = Field(
+        default=None, description="Start the session in this workspace folder (default: the live one's)."
+    )
 
 
 class SessionListResult(Wire):
@@ -660,7 +682,7 @@ METHODS: tuple[Method, ...] = (
     _request("shiro/session/resume", SessionResumeParams, SessionResumeResult, "Make a saved session live."),
     _request(
         "shiro/session/new",
-        Empty,
+        SessionNewParams,
         SessionNewResult,
         "Save the live session (if it has messages), start anew.",
     ),

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -25,16 +25,18 @@ from pygls.protocol import (
     JsonRPCResponseMessage,
     default_converter,
 )
+from pygls.uris import to_fs_path
 
 from shiro_lsp import __version__
 from shiro_lsp.agent.changes import TurnChangesView
 from shiro_lsp.config import Settings
-from shiro_lsp.errors import INVALID_PARAMS, ShiroError, describe_problems
+from shiro_lsp.errors import INVALID_PARAMS, BadParams, ShiroError, describe_problems
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.edge import FrameReader, ShiroProtocol, excerpt, serve
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.memory import Entry
 from shiro_lsp.state.todos import TaskList
+from shiro_lsp.workspaces import Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +60,8 @@ class ShiroServer(LanguageServer):
             protocol_cls=ShiroProtocol,
             converter_factory=plain_dict_converter,
         )
-        self._shiro: Shiro | None = None
+        self.workspaces: Workspaces | None = None
+        self.initialized = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stop_reason: str | None = None
         self._background: set[asyncio.Future[None]] = set()
@@ -99,17 +102,29 @@ class ShiroServer(LanguageServer):
     @property
     def started(self) -> bool:
         """Whether ``initialize`` has made the workspace's service."""
-        return self._shiro is not None
+        return self.workspaces is not None
 
     @property
     def shiro(self) -> Shiro:
-        if self._shiro is None:
-            raise ShiroError("The server is not initialized yet.")
-        return self._shiro
+        """The service of the live session's workspace folder."""
+        return self.folders.active
 
-    def start_workspace(self, workspace: str, settings: Settings) -> None:
+    @property
+    def folders(self) -> Workspaces:
+        if self.workspaces is None:
+            raise ShiroError("The server is not initialized yet.")
+        return self.workspaces
+
+    def start_workspace(
+        self,
+        folders: Sequence[tuple[str | None, str]],
+        settings: Settings,
+        started: Callable[[Shiro], None],
+    ) -> Shiro:
+        """The window's folders; ``started`` wires each folder's service when it is made."""
         self.loop = asyncio.get_running_loop()
-        self._shiro = Shiro(workspace, settings, reporter=self.report)
+        self.workspaces = Workspaces(folders, settings, reporter=self.report, started=started)
+        return self.workspaces.active
 
     def report(self, message: str) -> None:
         """Tell the user about something that went wrong with their state (safe from any thread)."""
@@ -130,6 +145,16 @@ class ShiroServer(LanguageServer):
         if contract is None or contract.kind != "notification" or not isinstance(payload, contract.params):
             raise ValueError(f"{method} with {type(payload).__name__} is not a notification of the contract")
         self.protocol.notify(method, dump(payload))
+
+
+def fs_path(root: str) -> str:
+    """A workspace folder as the client named it (a path, or a file URI) as a file system path."""
+    if root.startswith("file:"):
+        path = to_fs_path(root)
+        if not path:
+            raise BadParams(f"Not a file URI: {root}")
+        return path
+    return root
 
 
 def dump(value: BaseModel | dict[str, Any]) -> dict[str, Any]:

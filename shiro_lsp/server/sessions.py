@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.rpc import ShiroServer, request, todos_wire
+from shiro_lsp.server.rpc import ShiroServer, fs_path, request, todos_wire
 from shiro_lsp.state.sessions import NewOutcome, SessionSummary
 
 log = logging.getLogger(__name__)
@@ -43,12 +43,13 @@ def register(server: ShiroServer) -> None:
 
     @request(server, "shiro/session/list")
     async def listing(ls: ShiroServer, params: p.SessionListParams) -> p.SessionListResult:
-        found = await ls.shiro.sessions.list(params.limit, params.all_workspaces)
+        root = fs_path(params.root) if params.root else None
+        found = await ls.folders.list_sessions(root, params.limit, params.all_workspaces)
         return p.SessionListResult(sessions=[session_wire(s) for s in found])
 
     @request(server, "shiro/session/resume")
     async def resume(ls: ShiroServer, params: p.SessionResumeParams) -> p.SessionResumeResult:
-        session = await ls.shiro.resume_session(params.id, latest=bool(params.latest))
+        session = await ls.folders.resume(params.id, latest=bool(params.latest))
         return p.SessionResumeResult(
             session=session_wire(session.summary()),
             transcript=list(session.messages),
@@ -56,8 +57,8 @@ def register(server: ShiroServer) -> None:
         )
 
     @request(server, "shiro/session/new")
-    async def new(ls: ShiroServer, params: p.Empty) -> p.SessionNewResult:
-        return new_wire(await ls.shiro.new_session())
+    async def new(ls: ShiroServer, params: p.SessionNewParams) -> p.SessionNewResult:
+        return new_wire(await ls.folders.new_session(fs_path(params.root) if params.root else None))
 
     @request(server, "shiro/session/clear")
     async def clear(ls: ShiroServer, params: p.Empty) -> p.SessionNewResult:

@@ -23,8 +23,10 @@ from acp.schema import (
     DeniedOutcome,
     FileEditToolCallContent,
     Implementation,
+    McpServerStdio,
     PermissionOption,
     RequestPermissionResponse,
+    SseMcpServer,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
@@ -32,11 +34,13 @@ from acp.schema import (
 )
 
 from chat_helpers import eventually, model_bodies, sent, tool_names_of
-from fakes.fake_openai import FakeOpenAI, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
+from fakes.fake_openai import FakeOpenAI, HttpError, Reasoning, Step, Text, ToolCall, Usage, WaitForRelease
 from lsp_client import start_server
-from shiro_lsp.errors import NOT_FOUND
+from shiro_lsp.errors import CONFLICT, MODEL_ERROR, NOT_FOUND
 
 pytest_plugins = ["fakes.fixtures"]
+
+MCP_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_servers.py"
 
 
 class Editor:
@@ -142,6 +146,7 @@ async def test_initialize_says_sessions_load_and_prompts_take_files(
     assert capabilities.prompt_capabilities is not None
     assert capabilities.prompt_capabilities.embedded_context is True
     assert capabilities.prompt_capabilities.image is False
+    assert capabilities.mcp_capabilities is not None and capabilities.mcp_capabilities.http is True
     assert response.agent_info is not None and response.agent_info.name == "shiro"
 
 
@@ -376,3 +381,60 @@ async def test_unknown_sessions_and_bad_folders_get_clear_errors(
     assert editor.text() == "still here"
     assert fake.requests  # the model was reached only by the good prompt
     assert len(model_bodies(fake)) == 1
+
+
+async def test_a_failed_turn_is_the_prompts_error_in_words(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script.append(HttpError.invalid_api_key())
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        with pytest.raises(RequestError) as failed:
+            await conn.prompt(session_id=session_id, prompt=[text_block("hi")])
+        assert failed.value.code == MODEL_ERROR and "API key" in str(failed.value)
+        fake.script.append(Step(Text("fine now")))
+        assert await prompt(conn, session_id, "again") == "end_turn"  # the session goes on
+    assert editor.text() == "fine now"
+
+
+async def test_a_session_still_open_in_vs_code_is_refused_and_left_alone(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script.append(Step(Text("hello from VS Code")))
+    lsp = await start_server(
+        workspace, home=str(home), apiKey="sk-test", baseUrl=fake.base_url, model="gpt-5"
+    )
+    try:
+        result = await lsp.call("shiro/chat", {"text": "first"})
+        await lsp.call("shiro/session/save")
+        saved = (home / "sessions" / f"{result['sessionId']}.json").read_bytes()
+        async with acp_agent(fake, home, editor) as conn:
+            with pytest.raises(RequestError) as refused:
+                await conn.load_session(cwd=str(workspace), session_id=result["sessionId"], mcp_servers=[])
+        assert refused.value.code == CONFLICT and "open in another Shiro window" in str(refused.value)
+        assert editor.updates == []
+        assert (home / "sessions" / f"{result['sessionId']}.json").read_bytes() == saved
+    finally:
+        await lsp.shutdown_session()
+
+
+async def test_the_editors_mcp_servers_are_offered_and_each_call_asks(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    kit = McpServerStdio(name="kit", command=sys.executable, args=[str(MCP_SERVER), "stdio"], env=[])
+    old = SseMcpServer(name="old", type="sse", url="http://127.0.0.1:9/sse", headers=[])
+    fake.script += [
+        Step(ToolCall("mcp__kit__echo", {"text": "hi there"}, call_id="m1")),
+        Step(Text("echoed")),
+    ]
+    editor.answers = ["once"]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[kit, old])).session_id
+        assert await prompt(conn, session_id, "echo it") == "end_turn"
+    first, second = model_bodies(fake)
+    assert "mcp__kit__echo" in tool_names_of(first)
+    [(tool_call, _)] = editor.permissions
+    assert tool_call.tool_call_id == "m1"
+    assert [m["content"] for m in second["messages"] if m.get("role") == "tool"] == ["HI THERE"]
+    assert editor.statuses("m1")[-1] == "completed"
+    assert 'MCP server "old"' in editor.text() and '"sse"' in editor.text()  # said in words, not dropped

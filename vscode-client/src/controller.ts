@@ -63,6 +63,8 @@ export class ChatController implements vscode.Disposable {
   private historyLoaded = false;
   session: SessionInfo | undefined;
   onPickSession: () => Promise<void> = async () => {};
+  /** Multi-root: the workspace folder a session that starts now is for (undefined: the server's choice). */
+  rootSource: (sessionBound: boolean) => string | undefined | Promise<string | undefined> = () => undefined;
   /** Resume a session by id (a /sessions button): set by the extension. */
   onResume: (id: string) => Promise<void> = async () => {};
   onReveal: () => void = () => {};
@@ -267,6 +269,9 @@ export class ChatController implements vscode.Disposable {
 
   /** Send a prompt; while a turn runs the server queues it (FIFO) and the panel shows the queue. */
   async chat(text: string): Promise<void> {
+    const bound = this.chats.length > 0 || (this.session?.messageCount ?? 0) > 0;
+    const source = this.rootSource(bound);  // a promise only while the user picks a folder
+    const root = source instanceof Promise ? await source : source;
     const entry: RunningChat = { text, cts: new vscode.CancellationTokenSource(), shown: false };
     const wasBusy = this.chats.length > 0;
     this.chats.push(entry);
@@ -274,7 +279,7 @@ export class ChatController implements vscode.Disposable {
     this.setBusy();
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
     try {
-      const params = { text, ...(this.agent !== 'default' ? { agent: this.agent } : {}) };
+      const params = { text, ...(this.agent !== 'default' ? { agent: this.agent } : {}), ...(root ? { root } : {}) };
       const result = await this.server.sendRequest<ChatResult>(Method.chat, params, entry.cts.token);
       entry.taskId = result.taskId;
       if (result.stopReason === 'queue-cleared' && !entry.shown) return;  // it never ran: the queue was cleared

@@ -18,6 +18,7 @@ import type {
 } from './protocol';
 import { API_KEY_SECRET, ShiroServer } from './server';
 import { savedPreviousMessage, sessionPickItems } from './sessions';
+import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
 
 let server: ShiroServer | undefined;
 
@@ -61,6 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   ctl.onReveal = () => { void chatView.reveal(); };
   ctl.isVisible = () => chatView.visible;
   ctl.onPickSession = () => resumeSession();
+  ctl.rootSource = bound => sessionRoot(bound);
   ctl.onResume = async id => {
     try { await resumeById(id); } catch (error) { ctl.model.addNotice(`Could not resume: ${errorReason(error)}`, 'error'); }
   };
@@ -248,9 +250,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await chatView.reveal();
   }
 
+  /** Multi-root: the active editor's folder, or the user's pick when no editor is in a folder. */
+  function sessionRoot(bound: boolean): string | undefined | Promise<string | undefined> {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map(f => ({ name: f.name, fsPath: f.uri.fsPath }));
+    const editor = vscode.window.activeTextEditor;
+    const active = editor ? vscode.workspace.getWorkspaceFolder(editor.document.uri)?.uri.fsPath : undefined;
+    const choice = chooseRoot(folders, active, bound);
+    if (choice.kind === 'none') return undefined;
+    if (choice.kind === 'folder') return choice.root;
+    return Promise.resolve(vscode.window.showQuickPick(choice.items, { title: ROOT_PICK_TITLE, ignoreFocusOut: true }))
+      .then(pick => pick?.root);
+  }
+
   async function newSession(): Promise<void> {
     try {
-      const r = await srv.sendRequest<NewSessionResult>(Method.sessionNew, {});
+      const root = await sessionRoot(false);
+      const r = await srv.sendRequest<NewSessionResult>(Method.sessionNew, root ? { root } : {});
       ctl.startedFresh(r);
       const message = savedPreviousMessage(r.previous);
       ctl.model.addNotice(message);

@@ -67,6 +67,7 @@ export interface ShiroProtocol {
   SessionInfo?: SessionInfo;
   SessionListParams?: SessionListParams;
   SessionListResult?: SessionListResult;
+  SessionNewParams?: SessionNewParams;
   SessionNewResult?: SessionNewResult;
   SessionResumeParams?: SessionResumeParams;
   SessionResumeResult?: SessionResumeResult;
@@ -241,6 +242,10 @@ export interface ChangesUndoResult {
 }
 export interface ChatParams {
   agent?: ('default' | 'quick' | 'deep' | 'plan' | 'review') | null;
+  /**
+   * The active editor's workspace folder. A live session with no messages yet moves to it (a fresh session there); otherwise the session keeps its root.
+   */
+  root?: string | null;
   text: string;
 }
 export interface ChatResult {
@@ -679,6 +684,9 @@ export interface SessionExportResult {
 export interface SessionInfo {
   costUsd: number | null;
   createdAt: string;
+  /**
+   * The workspace folder the session is bound to (its root, multi-root).
+   */
   cwd: string;
   id: string;
   inputTokens: number;
@@ -691,9 +699,19 @@ export interface SessionInfo {
 export interface SessionListParams {
   allWorkspaces?: boolean;
   limit?: number;
+  /**
+   * List this folder's sessions (default: the live one's).
+   */
+  root?: string | null;
 }
 export interface SessionListResult {
   sessions: SessionInfo[];
+}
+export interface SessionNewParams {
+  /**
+   * Start the session in this workspace folder (default: the live one's).
+   */
+  root?: string | null;
 }
 export interface SessionNewResult {
   previous?: PreviousSession | null;

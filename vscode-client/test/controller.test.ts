@@ -207,3 +207,18 @@ test('a request that fails outright shows its reason once, with Retry', async ()
   assert.equal(errors.length, 1);
   assert.ok(errors[0].kind === 'notice' && /No API key/.test(errors[0].text) && errors[0].retry === 'hello');
 });
+
+test('multi-root: a fresh session sends the chosen folder as root; a session with messages is bound and sends none', async () => {
+  const { server, calls } = fakeServer(c => c.method === 'shiro/chat' ? { sessionId: 's', taskId: 't', stopReason: 'done', usage } : {});
+  const ctl = new ChatController(server);
+  const asked: boolean[] = [];
+  ctl.rootSource = bound => { asked.push(bound); return bound ? undefined : Promise.resolve('/work/web'); };
+  await ctl.submit('first');
+  assert.deepEqual(calls.find(c => c.method === 'shiro/chat')?.params, { text: 'first', root: '/work/web' });
+  ctl.setSession({ id: 's', title: 'first', cwd: '/work/web', createdAt: '', updatedAt: '', messageCount: 2, model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null });
+  await ctl.submit('second');
+  assert.deepEqual(calls.filter(c => c.method === 'shiro/chat').map(c => c.params), [
+    { text: 'first', root: '/work/web' }, { text: 'second' },
+  ]);
+  assert.deepEqual(asked, [false, true]);
+});

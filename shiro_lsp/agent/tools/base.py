@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
@@ -197,7 +197,8 @@ class ToolContext:
     goes on. Cancelling the task instead aborts the whole turn.
     """
 
-    workspace: Path
+    workspace: Path | Sequence[Path]
+    """The session's root, or (multi-root) ``jail.Folders``: every folder, the session's root first."""
     on_output: Callable[[str], None] = field(default=lambda _chunk: None)
     interrupt: asyncio.Event = field(default_factory=asyncio.Event)
     call_id: str = ""

@@ -17,14 +17,14 @@ import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from pydantic import Field
 
 from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.base import JsonObject, ToolContext, ToolError, ToolInput, ToolSpec, typed_tool
 from shiro_lsp.agent.tools.files import _apply_edit, refuse_secrets
-from shiro_lsp.agent.tools.jail import relative_posix, resolve_in_workspace
+from shiro_lsp.agent.tools.jail import Roots, relative_posix, resolve_in_workspace
 
 MAX_PATCH_FILES = 50
 
@@ -43,18 +43,18 @@ class FileChange:
     """The mode of the file the plan read (None: not known; the checkpoint then stats it)."""
 
 
-Planner = Callable[[Path, JsonObject], list[FileChange]]
+Planner = Callable[[Roots, JsonObject], list[FileChange]]
 
 
 # --- disk helpers --------------------------------------------------------------------------------
 
 
-def _resolve(workspace: Path, path: str) -> tuple[Path, str]:
+def _resolve(workspace: Roots, path: str) -> tuple[Path, str]:
     resolved = resolve_in_workspace(workspace, path)
     return resolved, relative_posix(workspace, resolved)
 
 
-def _read(workspace: Path, rel: str) -> bytes | None:
+def _read(workspace: Roots, rel: str) -> bytes | None:
     """The file's bytes through the jail (no links followed, hard links and special files refused);
     ``None`` when it does not exist."""
     try:
@@ -65,7 +65,7 @@ def _read(workspace: Path, rel: str) -> bytes | None:
         return None
 
 
-def write_whole(workspace: Path, rel: str, data: bytes, mode: int | None = None) -> None:
+def write_whole(workspace: Roots, rel: str, data: bytes, mode: int | None = None) -> None:
     """Replace the file whole through the jail (temp file + rename in the opened parent); a
     restored file gets its recorded ``mode`` back (set on the temp file, before the rename)."""
     jail.write_atomic(workspace, rel, data, mode)
@@ -84,16 +84,16 @@ def _encode(text: str) -> bytes:
 # --- plans of the existing file tools -------------------------------------------------------------
 
 
-def plan_write(workspace: Path, input: JsonObject) -> list[FileChange]:
+def plan_write(workspace: Roots, input: JsonObject) -> list[FileChange]:
     _resolved, rel = _resolve(workspace, str(input["path"]))
     return [FileChange(rel, _read(workspace, rel), _encode(str(input["content"])))]
 
 
-def plan_edits(workspace: Path, path: str, edits: list[JsonObject]) -> list[FileChange]:
+def plan_edits(workspace: Roots, path: str, edits: list[JsonObject]) -> list[FileChange]:
     with jail.reading(workspace, path) as (opened, handle):  # one resolve: this is on every edit's path
         data: bytes = handle.read()
         mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
-    rel = PurePosixPath(*opened.resolved.relative_to(opened.root).parts).as_posix()
+    rel = relative_posix(workspace, opened.resolved)
     text = _decode(data, rel)
     for edit in edits:
         text, _ = _apply_edit(
@@ -102,11 +102,11 @@ def plan_edits(workspace: Path, path: str, edits: list[JsonObject]) -> list[File
     return [FileChange(rel, data, _encode(text), before_mode=mode)]
 
 
-def plan_edit(workspace: Path, input: JsonObject) -> list[FileChange]:
+def plan_edit(workspace: Roots, input: JsonObject) -> list[FileChange]:
     return plan_edits(workspace, str(input["path"]), [input])
 
 
-def plan_multi_edit(workspace: Path, input: JsonObject) -> list[FileChange]:
+def plan_multi_edit(workspace: Roots, input: JsonObject) -> list[FileChange]:
     return plan_edits(workspace, str(input["path"]), list(input["edits"]))
 
 
@@ -253,7 +253,7 @@ def apply_hunks(text: str, hunks: list[_Hunk], shown: str) -> str:
     return newline.join(lines) + (newline if final_newline else "")
 
 
-def plan_patch(workspace: Path, input: JsonObject) -> list[FileChange]:
+def plan_patch(workspace: Roots, input: JsonObject) -> list[FileChange]:
     patches = parse_patch(str(input["patch"]))
     if len(patches) > MAX_PATCH_FILES:
         raise ToolError(f"apply_patch: at most {MAX_PATCH_FILES} files per call (got {len(patches)}).")
@@ -291,7 +291,7 @@ def plan_patch(workspace: Path, input: JsonObject) -> list[FileChange]:
     return list(changes.values())
 
 
-def carry_out(workspace: Path, changes: list[FileChange]) -> None:
+def carry_out(workspace: Roots, changes: list[FileChange]) -> None:
     """Write every change, or none: if one fails, the ones already written are put back."""
     done: list[FileChange] = []
     try:
@@ -334,7 +334,7 @@ def _summary(changes: list[FileChange]) -> str:
     return ", ".join(parts)
 
 
-def apply_patch_sync(workspace: Path, input: JsonObject) -> str:
+def apply_patch_sync(workspace: Roots, input: JsonObject) -> str:
     changes = plan_patch(workspace, input)
     changes = [c for c in changes if c.before != c.after]
     if not changes:
@@ -346,7 +346,7 @@ def apply_patch_sync(workspace: Path, input: JsonObject) -> str:
 # --- move_file and delete_file -------------------------------------------------------------------
 
 
-def plan_move(workspace: Path, input: JsonObject) -> list[FileChange]:
+def plan_move(workspace: Roots, input: JsonObject) -> list[FileChange]:
     source, source_rel = _resolve(workspace, str(input["from"]))
     target, target_rel = _resolve(workspace, str(input["to"]))
     data = _read(workspace, source_rel)
@@ -361,13 +361,13 @@ def plan_move(workspace: Path, input: JsonObject) -> list[FileChange]:
     ]
 
 
-def move_sync(workspace: Path, input: JsonObject) -> str:
+def move_sync(workspace: Roots, input: JsonObject) -> str:
     changes = plan_move(workspace, input)
     carry_out(workspace, changes)
     return f"Moved {changes[0].moved_from} to {changes[0].path}"
 
 
-def plan_delete(workspace: Path, input: JsonObject) -> list[FileChange]:
+def plan_delete(workspace: Roots, input: JsonObject) -> list[FileChange]:
     _resolved, rel = _resolve(workspace, str(input["path"]))
     data = _read(workspace, rel)
     if data is None:
@@ -375,7 +375,7 @@ def plan_delete(workspace: Path, input: JsonObject) -> list[FileChange]:
     return [FileChange(rel, data, None)]
 
 
-def delete_sync(workspace: Path, input: JsonObject) -> str:
+def delete_sync(workspace: Roots, input: JsonObject) -> str:
     changes = plan_delete(workspace, input)
     carry_out(workspace, changes)
     return f"Deleted {changes[0].path} (it can be restored from this turn's checkpoint)"

@@ -12,7 +12,7 @@ import io
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO, Annotated
 
 from pydantic import Field
@@ -90,7 +90,7 @@ def _bounded_lines(f: IO[str]) -> Iterator[tuple[str, bool]]:
         yield line, cut
 
 
-def read_numbered(workspace: Path, path: str, offset: int = 1, limit: int = DEFAULT_LIMIT) -> str:
+def read_numbered(workspace: Roots, path: str, offset: int = 1, limit: int = DEFAULT_LIMIT) -> str:
     """Lines ``offset..offset+limit-1`` numbered like ``cat -n``: 6-column number, a tab, the line."""
     out: list[str] = []
     used = 0
@@ -161,7 +161,7 @@ async def read_file(input: ReadFileInput, ctx: ToolContext) -> str:
     return await asyncio.to_thread(read_numbered, ctx.workspace, input.path, input.offset, input.limit)
 
 
-def _read_block(workspace: Path, item: ReadFileInput) -> str:
+def _read_block(workspace: Roots, item: ReadFileInput) -> str:
     try:
         body = read_numbered(workspace, item.path, item.offset, item.limit)
     except ToolError as exc:
@@ -193,7 +193,7 @@ def _read_original(workspace: Roots, path: str) -> tuple[str, bytes, str, int]:
         mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
     if b"\x00" in data[:SNIFF_BYTES]:
         raise ToolError(f"{path} is a binary file, not text. Use bash if you need to inspect it.")
-    rel = PurePosixPath(*opened.resolved.relative_to(opened.root).parts).as_posix()
+    rel = relative_posix(workspace, opened.resolved)
     return data.decode("utf-8", errors="replace"), data, rel or ".", mode
 
 
@@ -233,7 +233,7 @@ def _collapsed(before: str, after: str) -> bool:
     return 0.5 <= ratio <= 1.5 and after.count("\n") + 1 < (before.count("\n") + 1) / 2
 
 
-def write_sync(workspace: Path, path: str, content: str, recorder: WriteRecorder | None = None) -> str:
+def write_sync(workspace: Roots, path: str, content: str, recorder: WriteRecorder | None = None) -> str:
     target = locate(workspace, path)[1]
     if target.is_dir():
         raise ToolError(f"{path} is a directory; give a file path.")
@@ -288,7 +288,7 @@ def _apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) ->
 
 
 def edit_sync(
-    workspace: Path,
+    workspace: Roots,
     path: str,
     edits: Sequence[Edit | EditFileInput],
     *,

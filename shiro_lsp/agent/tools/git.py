@@ -27,7 +27,7 @@ from shiro_lsp.agent.tools.base import (
     no_subject,
 )
 from shiro_lsp.agent.tools.environment import command_env
-from shiro_lsp.agent.tools.jail import relative_posix, resolve_in_workspace, workspace_root
+from shiro_lsp.agent.tools.jail import relative_posix, resolve_in_workspace, session_root, workspace_root
 from shiro_lsp.agent.tools.secrets import git_exclusions, is_secret_path, refusal
 from shiro_lsp.agent.tools.shell import BoundedText
 
@@ -170,7 +170,9 @@ class GitBlameInput(ToolInput):
 
 
 async def git_status(input: GitStatusInput, ctx: ToolContext) -> str:
-    lines = (await run_git(ctx.workspace, ["status", "--porcelain=v1", "--branch"])).splitlines()
+    lines = (
+        await run_git(session_root(ctx.workspace), ["status", "--porcelain=v1", "--branch"])
+    ).splitlines()
     branch = lines[0][3:] if lines and lines[0].startswith("## ") else "(unknown branch)"
     changes = [line for line in lines[1:] if line]
     if not changes:
@@ -184,18 +186,18 @@ async def git_diff(input: GitDiffInput, ctx: ToolContext) -> str:
     args = ["diff", "--no-color"]
     if input.staged:
         args.append("--staged")
-    scope = await _content_path(ctx.workspace, input.path) if input.path else "."
+    scope = await _content_path(session_root(ctx.workspace), input.path) if input.path else "."
     args += ["--", scope, *git_exclusions()]
-    text = (await run_git(ctx.workspace, args)).strip()
+    text = (await run_git(session_root(ctx.workspace), args)).strip()
     return text or ("Nothing staged." if input.staged else "No uncommitted changes.")
 
 
 async def git_log(input: GitLogInput, ctx: ToolContext) -> str:
     args = ["log", f"-n{input.limit}", "--date=short", "--pretty=format:%h  %ad  %an  %s"]
     if input.path:
-        args += ["--", await _path_arg(ctx.workspace, input.path)]
+        args += ["--", await _path_arg(session_root(ctx.workspace), input.path)]
     try:
-        text = (await run_git(ctx.workspace, args)).strip()
+        text = (await run_git(session_root(ctx.workspace), args)).strip()
     except ToolError as exc:
         if "does not have any commits" in exc.message:
             return "No commits."
@@ -208,18 +210,20 @@ async def git_show(input: GitShowInput, ctx: ToolContext) -> str:
     if ":" in ref and is_secret_path(ref.split(":", 1)[1]):
         raise ToolError(refusal(ref.split(":", 1)[1]))
     head = ["show", "--no-color", "--date=short", "--end-of-options", ref]
-    scope = await _content_path(ctx.workspace, input.path) if input.path else "."
-    shown = (await run_git(ctx.workspace, [*head, "--", scope, *git_exclusions()])).strip()
+    scope = await _content_path(session_root(ctx.workspace), input.path) if input.path else "."
+    shown = (await run_git(session_root(ctx.workspace), [*head, "--", scope, *git_exclusions()])).strip()
     if shown or ":" in ref:
         return shown or "Nothing to show."
-    header = (await run_git(ctx.workspace, [*head[:-2], "--no-patch", "--end-of-options", ref])).strip()
+    header = (
+        await run_git(session_root(ctx.workspace), [*head[:-2], "--no-patch", "--end-of-options", ref])
+    ).strip()
     if not header:
         return "Nothing to show."
     return f"{header}\n\n(its changes here are only to secrets files, which Shiro leaves out)"
 
 
 async def git_blame(input: GitBlameInput, ctx: ToolContext) -> str:
-    path = await _content_path(ctx.workspace, input.path)
+    path = await _content_path(session_root(ctx.workspace), input.path)
     start, end = input.start_line, input.end_line
     args = ["blame", "--date=short", "-w"]
     if start is not None or end is not None:
@@ -228,7 +232,7 @@ async def git_blame(input: GitBlameInput, ctx: ToolContext) -> str:
         if last < first:
             raise ToolError(f"endLine ({last}) is before startLine ({first}).")
         args += ["-L", f"{first},{last}"]
-    return (await run_git(ctx.workspace, [*args, "--", path])).strip() or "No blame output."
+    return (await run_git(session_root(ctx.workspace), [*args, "--", path])).strip() or "No blame output."
 
 
 GIT_HINT = "inspect the repository's state and history."

@@ -13,8 +13,11 @@ and the use makes the open fail instead of following it out. Hard-linked regular
 Writes create their temp file inside the already-opened parent directory and rename it there
 (``src_dir_fd``/``dst_dir_fd``), so the rename cannot be redirected either.
 
-The API takes one workspace or a sequence of roots (multi-root workspaces); a relative path is
-relative to the first root.
+The API takes one workspace or a sequence of roots; a relative path is relative to the first root.
+A multi-root workspace is :class:`Folders`: the session's root first, every folder with its name.
+There a relative path that starts with a folder's name (``api/src/x.py``) is inside that folder,
+``./name/...`` stays in the session's root, and ``..`` may not climb out of the folder a relative
+path starts in (``../api/x`` is refused with a hint to write ``api/x``).
 """
 
 from __future__ import annotations
@@ -27,9 +30,51 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import BinaryIO, overload
 
 from shiro_lsp.agent.tools.base import ToolError
+
+
+class Folders(Sequence[Path]):
+    """The folders of a multi-root workspace, the session's root first, each with a unique name.
+
+    As a sequence it is the roots (so everything that takes :data:`Roots` takes it); the names
+    are how the model addresses the other folders (``name/...``).
+    """
+
+    def __init__(self, folders: Sequence[tuple[str, Path]]) -> None:
+        if not folders:
+            raise ToolError("No workspace folder is open.")
+        self.entries: tuple[tuple[str, Path], ...] = tuple((n, Path(p)) for n, p in folders)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @overload
+    def __getitem__(self, index: int) -> Path: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Path]: ...
+    def __getitem__(self, index: int | slice) -> Path | Sequence[Path]:
+        if isinstance(index, slice):
+            return [path for _, path in self.entries[index]]
+        return self.entries[index][1]
+
+    def __repr__(self) -> str:
+        return f"Folders({list(self.entries)!r})"
+
+    def named(self, name: str) -> Path | None:
+        for each, path in self.entries:
+            if each == name:
+                return path
+        return None
+
+    def name_of(self, root: Path) -> str:
+        """The name of a (real) root; the session's root is named too."""
+        for (name, _), real in zip(self.entries, roots_of(self), strict=True):
+            if real == root:
+                return name
+        raise PathEscapes(str(root))
+
 
 Roots = Path | Sequence[Path]
 
@@ -57,6 +102,14 @@ def new_file_mode() -> int:
 class PathEscapes(ToolError):
     def __init__(self, path: str) -> None:
         super().__init__(f"Path escapes workspace: {path}")
+
+
+class PathEscapesFolder(ToolError):
+    def __init__(self, path: str, folder: str) -> None:
+        super().__init__(
+            f"Path escapes workspace folder {folder}: {path}. Another workspace folder is reached by "
+            "its name (name/...), never with .."
+        )
 
 
 class PathChanged(ToolError):
@@ -91,6 +144,11 @@ def roots_of(workspace: Roots) -> tuple[Path, ...]:
     return tuple(Path(os.path.realpath(r)) for r in given)
 
 
+def session_root(workspace: Roots) -> Path:
+    """The first root as given (no file system call): where commands and git run."""
+    return workspace if isinstance(workspace, Path) else workspace[0]
+
+
 def workspace_root(workspace: Roots) -> Path:
     """The first (primary) root: the working directory of commands."""
     return roots_of(workspace)[0]
@@ -106,12 +164,34 @@ def locate(workspace: Roots, path: str) -> tuple[Path, Path]:
         raise ToolError(f"Invalid path (contains a NUL byte): {path!r}")
     roots = roots_of(workspace)
     given = Path(path)
-    candidate = given if given.is_absolute() else roots[0] / given
+    if given.is_absolute():
+        candidate = given
+    elif isinstance(workspace, Folders) and len(workspace) > 1:
+        start, rest = _folder_of(workspace, roots, path)
+        candidate = start / rest
+        if os.path.normpath(rest).split(os.sep)[0] == "..":
+            climbed = Path(os.path.realpath(candidate))
+            if any(inside(root, climbed) for root in roots):
+                raise PathEscapesFolder(path, workspace.name_of(start))
+            raise PathEscapes(path)
+    else:
+        candidate = roots[0] / given
     resolved = Path(os.path.realpath(candidate))
     for root in roots:
         if inside(root, resolved):
             return root, resolved
     raise PathEscapes(path)
+
+
+def _folder_of(folders: Folders, roots: tuple[Path, ...], path: str) -> tuple[Path, str]:
+    """The real root a relative path starts in and the rest of it: ``name/rest`` names a folder."""
+    if path.startswith("./"):
+        return roots[0], path
+    head, _, rest = path.partition("/")
+    for (name, _), root in zip(folders.entries, roots, strict=True):
+        if name == head:
+            return root, rest or "."
+    return roots[0], path
 
 
 def resolve_in_workspace(workspace: Roots, path: str) -> Path:
@@ -121,11 +201,28 @@ def resolve_in_workspace(workspace: Roots, path: str) -> Path:
 
 def relative_posix(workspace: Roots, resolved: Path) -> str:
     """A resolved path as the model should see it: posix, relative to the root that holds it."""
-    for root in roots_of(workspace):
+    roots = roots_of(workspace)
+    for index, root in enumerate(roots):
         if inside(root, resolved):
             rel = resolved.relative_to(root)
-            return str(PurePosixPath(*rel.parts)) if rel.parts else "."
+            shown = str(PurePosixPath(*rel.parts)) if rel.parts else "."
+            return folder_relative(workspace, index, shown)
     raise PathEscapes(str(resolved))
+
+
+def folder_relative(workspace: Roots, index: int, rel: str) -> str:
+    """``rel`` (posix, inside root number ``index``) as a path that resolves back to it.
+
+    In a multi-root workspace another folder's paths start with its name, and a path of the
+    session's root whose first part is also a folder's name starts with ``./``.
+    """
+    if not isinstance(workspace, Folders) or len(workspace) < 2:
+        return rel
+    if index > 0:
+        name = workspace.entries[index][0]
+        return name if rel == "." else f"{name}/{rel}"
+    head = rel.partition("/")[0]
+    return f"./{rel}" if workspace.named(head) is not None else rel
 
 
 # --- use: openat walks ---------------------------------------------------------------------------

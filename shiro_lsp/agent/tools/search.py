@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -16,7 +17,17 @@ from pydantic import Field
 from shiro_lsp.agent.tools.base import ToolContext, ToolError, ToolInput, ToolSpec, field_subject, typed_tool
 from shiro_lsp.agent.tools.files import SNIFF_BYTES
 from shiro_lsp.agent.tools.ignore import Walker
-from shiro_lsp.agent.tools.jail import HardLinked, reading, resolve_in_workspace, workspace_root
+from shiro_lsp.agent.tools.jail import (
+    Folders,
+    HardLinked,
+    Roots,
+    folder_relative,
+    locate,
+    reading,
+    resolve_in_workspace,
+    roots_of,
+    workspace_root,
+)
 from shiro_lsp.agent.tools.secrets import flag, is_secret_path, skipped_note
 
 MAX_TREE_ENTRIES = 300
@@ -62,13 +73,15 @@ def _human_size(size: int) -> str:
     return f"{size / 1024 / 1024:.1f}M"
 
 
-def list_dir_sync(workspace: Path, path: str, depth: int, include_ignored: bool) -> str:
-    start = resolve_in_workspace(workspace, path)
+def list_dir_sync(workspace: Roots, path: str, depth: int, include_ignored: bool) -> str:
+    root, start = locate(workspace, path)
     if not start.is_dir():
         raise ToolError(f"Not a directory: {path}")
-    walker = Walker(workspace, include_ignored=include_ignored)
+    walker = Walker(root, include_ignored=include_ignored)
     base_depth = len(start.relative_to(walker.root).parts)
-    label = "." if start == walker.root else start.relative_to(walker.root).as_posix() + "/"
+    rel = "." if start == walker.root else start.relative_to(walker.root).as_posix()
+    shown = folder_relative(workspace, roots_of(workspace).index(root), rel)
+    label = "." if shown == "." else shown + "/"
     rows: list[str] = []
     limited = False
     for entry in walker.walk(start, max_depth=depth):
@@ -152,7 +165,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("(?:" + "|".join(alternatives) + r")\Z", re.DOTALL)
 
 
-def _normalise_pattern(workspace: Path, pattern: str) -> str:
+def _normalise_pattern(workspace: Roots, pattern: str) -> str:
     if pattern.startswith("/"):
         root = str(workspace_root(workspace))
         if not pattern.startswith(root + "/"):
@@ -165,7 +178,30 @@ def _normalise_pattern(workspace: Path, pattern: str) -> str:
     return pattern
 
 
-def _literal_start(workspace: Path, pattern: str) -> Path:
+def folder_scope(workspace: Roots, pattern: str) -> tuple[int, Path, str]:
+    """Which root a glob pattern (or grep ``include``) searches: ``(index, root, pattern in it)``.
+
+    One folder: the workspace, as always. Several: an absolute pattern inside a folder, or one
+    that starts with a folder's name (``api/**/*.py``), searches that folder; any other the
+    session's root (``./name/...`` too).
+    """
+    roots = roots_of(workspace)
+    if not isinstance(workspace, Folders) or len(roots) < 2:
+        return 0, roots[0], pattern
+    if pattern.startswith("/"):
+        for index, root in enumerate(roots):
+            if pattern.startswith(str(root) + "/"):
+                return index, root, pattern[len(str(root)) + 1 :]
+        raise ToolError(f"Path escapes workspace: {pattern}")
+    if not pattern.startswith("./"):
+        head, _, rest = pattern.partition("/")
+        for index, (name, _) in enumerate(workspace.entries):
+            if name == head and rest:
+                return index, roots[index], rest
+    return 0, roots[0], pattern
+
+
+def _literal_start(workspace: Roots, pattern: str) -> Path:
     """The deepest directory named literally at the head of the pattern; the walk starts there."""
     parts = pattern.split("/")[:-1]
     literal: list[str] = []
@@ -177,19 +213,21 @@ def _literal_start(workspace: Path, pattern: str) -> Path:
     return start
 
 
-def glob_sync(workspace: Path, pattern: str, limit: int, include_ignored: bool) -> str:
-    pattern = _normalise_pattern(workspace, pattern)
+def glob_sync(workspace: Roots, pattern: str, limit: int, include_ignored: bool) -> str:
+    index, root, pattern = folder_scope(workspace, pattern)
+    pattern = _normalise_pattern(root, pattern)
     matcher = glob_regex(pattern)
-    start = _literal_start(workspace, pattern)
+    start = _literal_start(root, pattern)
     if not start.is_dir():
         return "No files matched."
     hits: list[str] = []
     more = 0
-    for entry in Walker(workspace, include_ignored=include_ignored).walk(start):
+    for entry in Walker(root, include_ignored=include_ignored).walk(start):
         if entry.is_dir or not matcher.match(entry.rel):
             continue
         if len(hits) < limit:
-            hits.append(flag(entry.rel) if is_secret_path(entry.rel) else entry.rel)
+            shown = folder_relative(workspace, index, entry.rel)
+            hits.append(flag(shown) if is_secret_path(entry.rel) else shown)
         else:
             more += 1
             if more >= COUNT_CEILING:
@@ -209,6 +247,14 @@ async def glob(input: GlobInput, ctx: ToolContext) -> str:
 
 
 # --- grep ------------------------------------------------------------------------------------
+
+
+Label = Callable[[str], str]
+"""How a path relative to the searched root is shown (another folder's paths start with its name)."""
+
+
+def _same(rel: str) -> str:
+    return rel
 
 
 def _hit(rel: str, number: int | str, text: str) -> str:
@@ -250,7 +296,12 @@ def _included(rel: str, only: pathspec.GitIgnoreSpec | None) -> bool:
 
 
 def grep_python(
-    workspace: Path, pattern: str, include: str | None, ignore_case: bool, include_ignored: bool
+    workspace: Roots,
+    pattern: str,
+    include: str | None,
+    ignore_case: bool,
+    include_ignored: bool,
+    label: Label = _same,
 ) -> str:
     """The fallback when ripgrep is not installed: Python ``re``, same output shape."""
     try:
@@ -258,14 +309,14 @@ def grep_python(
     except re.error as exc:
         raise ToolError(f"Invalid regex: {exc}") from exc
     only = _include_spec(include)
-    walker = Walker(workspace, include_ignored=include_ignored)
+    walker = Walker(workspace_root(workspace), include_ignored=include_ignored)
     hits: list[str] = []
     skipped = _Skipped()
     for entry in walker.walk(walker.root):
         if entry.is_dir or not _included(entry.rel, only):
             continue
         if is_secret_path(entry.rel):
-            skipped.secrets.append(entry.rel)
+            skipped.secrets.append(label(entry.rel))
             continue
         try:
             with reading(walker.root, entry.rel) as (_, handle):
@@ -277,9 +328,9 @@ def grep_python(
                     if regex.search(line):
                         if len(hits) >= MAX_GREP_HITS:
                             return _finish(hits, True, skipped)
-                        hits.append(_hit(entry.rel, number, line))
+                        hits.append(_hit(label(entry.rel), number, line))
         except HardLinked:
-            skipped.hardlinked.append(entry.rel)
+            skipped.hardlinked.append(label(entry.rel))
         except (ToolError, OSError):
             continue
     return _finish(hits, False, skipped)
@@ -352,7 +403,13 @@ def _hardlinked(root: Path, rel: str) -> bool:
 
 
 async def grep_ripgrep(
-    rg: str, workspace: Path, pattern: str, include: str | None, ignore_case: bool, include_ignored: bool
+    rg: str,
+    workspace: Roots,
+    pattern: str,
+    include: str | None,
+    ignore_case: bool,
+    include_ignored: bool,
+    label: Label = _same,
 ) -> str:
     """ripgrep: faster, same output shape. Reads hit by hit and stops rg once the hit limit is reached."""
     root = await asyncio.to_thread(workspace_root, workspace)
@@ -383,14 +440,14 @@ async def grep_ripgrep(
                 if rel not in linked:
                     linked[rel] = await asyncio.to_thread(_hardlinked, root, rel)
                     if linked[rel]:
-                        skipped.hardlinked.append(rel)
+                        skipped.hardlinked.append(label(rel))
                 if linked[rel]:
                     continue
                 number, _, text = rest.decode("utf-8", "replace").partition(":")
                 if len(hits) >= MAX_GREP_HITS:
                     limited = True
                     break
-                hits.append(_hit(rel, number, text))
+                hits.append(_hit(label(rel), number, text))
             stderr = ""
             if not limited:
                 stderr = (await proc.stderr.read(65_536)).decode("utf-8", "replace")
@@ -403,7 +460,7 @@ async def grep_ripgrep(
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         await proc.wait()
-        skipped.secrets = await secrets_listing
+        skipped.secrets = [label(name) for name in await secrets_listing]
     if proc.returncode == 2 and not hits and "regex" in stderr.lower():
         raise ToolError(f"Invalid regex: {stderr.strip()}")
     return _finish(hits, limited, skipped)
@@ -414,11 +471,17 @@ def find_ripgrep() -> str | None:
 
 
 async def grep(input: GrepInput, ctx: ToolContext) -> str:
-    args = (ctx.workspace, input.pattern, input.include, input.ignore_case, input.include_ignored)
+    workspace = ctx.workspace
+    index, root, include = await asyncio.to_thread(folder_scope, workspace, input.include or "")
+    args = (root, input.pattern, include or None, input.ignore_case, input.include_ignored)
+
+    def label(rel: str) -> str:
+        return folder_relative(workspace, index, rel)
+
     rg = find_ripgrep()
     if rg:
-        return await grep_ripgrep(rg, *args)
-    return await asyncio.to_thread(grep_python, *args)
+        return await grep_ripgrep(rg, *args, label)
+    return await asyncio.to_thread(grep_python, *args, label)
 
 
 LIST_DIR = typed_tool(

@@ -11,8 +11,12 @@ from acp.schema import (
     AllowedOutcome,
     DeniedOutcome,
     EmbeddedResourceContentBlock,
+    EnvVariable,
     FileEditToolCallContent,
+    HttpHeader,
+    HttpMcpServer,
     ImageContentBlock,
+    McpServerStdio,
     ResourceContentBlock,
     TextContentBlock,
     TextResourceContents,
@@ -25,6 +29,7 @@ from shiro_lsp.acp.translate import (
     OUTPUT_TAIL,
     TurnTranslator,
     decision_of,
+    mcp_entries,
     permission_request,
     prompt_text,
     replay,
@@ -151,6 +156,21 @@ def test_an_image_or_an_empty_prompt_is_refused_in_words() -> None:
         prompt_text([ImageContentBlock(type="image", data="AAAA", mime_type="image/png")])
     with pytest.raises(RequestError, match="The prompt is empty"):
         prompt_text([TextContentBlock(type="text", text="   ")])
+
+
+def test_the_editors_mcp_servers_become_mcp_json_entries() -> None:
+    entries = mcp_entries(
+        [
+            McpServerStdio(name="a", command="node", args=["a.js"], env=[EnvVariable(name="K", value="v")]),
+            HttpMcpServer(
+                name="b", type="http", url="https://x/mcp", headers=[HttpHeader(name="A", value="1")]
+            ),
+        ]
+    )
+    assert entries == {
+        "a": {"command": "node", "args": ["a.js"], "env": {"K": "v"}},
+        "b": {"type": "http", "url": "https://x/mcp", "headers": {"A": "1"}},
+    }
 
 
 def test_titles_name_what_a_call_touches() -> None:

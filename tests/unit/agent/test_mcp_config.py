@@ -34,6 +34,26 @@ def test_the_three_files_are_read_in_order_and_the_first_name_wins(tmp_path: Pat
     ]
 
 
+def test_an_editors_servers_come_last_in_user_scope(tmp_path: Path) -> None:
+    workspace, root = tmp_path / "ws", tmp_path / "state"
+    write(workspace / ".mcp.json", {"mcpServers": {"a": {"command": "node"}}})
+    client = {
+        "a": {"command": "other"},
+        "z": {"command": "zed-mcp", "env": {}},
+        "s": {"type": "sse", "url": "x"},
+    }
+    loaded = load_config(workspace, root, client)
+    assert [(s.name, s.scope, s.source) for s in loaded.servers] == [
+        ("a", "project", ".mcp.json"),
+        ("z", "user", "the editor's MCP servers"),
+    ]
+    assert loaded.problems == [
+        'MCP server "a" in the editor\'s MCP servers has the same name as one defined earlier; it was skipped.',
+        'MCP server "s" in the editor\'s MCP servers has an unknown type "sse" (Shiro supports "stdio" and "http"); '
+        "it was skipped.",
+    ]
+
+
 def test_bad_files_and_entries_are_reported_in_words(tmp_path: Path) -> None:
     workspace, root = tmp_path / "ws", tmp_path / "state"
     write(workspace / ".mcp.json", "{not json")

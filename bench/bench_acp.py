@@ -25,7 +25,8 @@ from bench.lsp import start, stop
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from fakes.fake_openai import FakeOpenAI, Step, Text
 
-ROUNDS = 15
+ROUNDS = 20
+QUIET_S = 0.6
 ANSWER = Text("The answer, streamed in a few pieces.", chunks=4)
 
 
@@ -94,7 +95,8 @@ async def _run() -> list[Result]:
         }
         client = FirstText()
         command = (sys.executable, "-m", "shiro_lsp", "acp", "--home", str(root / "acp-state"))
-        async with spawn_agent_process(client, *command, env=env) as (conn, _):
+        transport = {"shutdown_timeout": 30.0}  # a busy machine may need more than 2 s to save and exit
+        async with spawn_agent_process(client, *command, env=env, transport_kwargs=transport) as (conn, _):
             await conn.initialize(protocol_version=PROTOCOL_VERSION)
             session_id = (await conn.new_session(cwd=str(root / "acp-ws"), mcp_servers=[])).session_id
             acp = AcpDoor(conn, client, session_id)
@@ -106,6 +108,7 @@ async def _run() -> list[Result]:
                     # the first round imports the SDK and builds the client; the order alternates
                     doors = [("acp", acp), ("lsp", lsp)] if round % 2 else [("lsp", lsp), ("acp", acp)]
                     for name, door in doors:
+                        await asyncio.sleep(QUIET_S)  # both processes idle: the last turn's autosave is done
                         seconds = await door.first_text(fake)
                         if round:
                             samples[name].append(seconds)

@@ -16,13 +16,16 @@ SLOW_CALLBACK_ENV = "SHIRO_SLOW_CALLBACK_MS"
 
 
 def _watch_slow_callbacks() -> None:
-    """With ``SHIRO_SLOW_CALLBACK_MS=N``, asyncio's debug mode logs every callback that holds the
-    event loop longer than N ms ("Executing … took …" on the ``asyncio`` logger). Tests use it to
+    """With ``SHIRO_SLOW_CALLBACK_MS=N``, every callback that holds the event loop longer than N ms
+    is logged with its wall and CPU time and the code it ran (``shiro_lsp.loopwatch``), and the
+    loop runs in asyncio's debug mode (thread-safety checks, unretrieved errors). Tests use it to
     prove nothing blocks the loop; it costs speed, so it is off by default."""
     value = os.environ.get(SLOW_CALLBACK_ENV, "")
     if not value.isdigit():
         return
-    threshold = int(value) / 1000
+    from shiro_lsp.loopwatch import LoopWatch
+
+    LoopWatch(int(value) / 1000).install()
     # Debug mode also records a stack for every handle and future it creates, which stats every
     # source file on the stack: on a busy machine that alone takes longer than the threshold.
     from asyncio import format_helpers
@@ -33,7 +36,7 @@ def _watch_slow_callbacks() -> None:
         def new_event_loop(self) -> asyncio.AbstractEventLoop:
             loop = super().new_event_loop()
             loop.set_debug(True)
-            loop.slow_callback_duration = threshold
+            loop.slow_callback_duration = 3600.0  # the watch reports slow callbacks, with more facts
             return loop
 
     asyncio.set_event_loop_policy(WatchedLoops())
@@ -62,6 +65,7 @@ def _mcp(args: argparse.Namespace) -> int:
 def _acp(args: argparse.Namespace) -> int:
     from shiro_lsp.acp.agent import run  # the engine and the ACP SDK load only for this command
 
+    _watch_slow_callbacks()
     return run(args.home, args.agent)
 
 

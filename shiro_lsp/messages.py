@@ -65,9 +65,6 @@ class ToolErrorPart(TypedDict):
 
 
 TOOL_RESULT_TYPES = frozenset({"tool-result", "tool-error"})
-TOOL_PART_TYPES = frozenset(
-    {"tool-call", "tool-result", "tool-error", "tool-approval-request", "tool-approval-response"}
-)
 
 
 def item_id_of(part: Part) -> str | None:
@@ -83,20 +80,8 @@ def item_id_of(part: Part) -> str | None:
     return None
 
 
-def has_parts(message: Message) -> bool:
-    return isinstance(message.get("content"), list)
-
-
 def user_text(text: str) -> Message:
     return {"role": "user", "content": text}
-
-
-def first_user_text(messages: list[Message]) -> str | None:
-    """The text of the first user message with string content (the user's goal), if any."""
-    for message in messages:
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            return str(message["content"])
-    return None
 
 
 def title_of(messages: list[Message]) -> str:

@@ -151,7 +151,7 @@ class Shiro:
         threshold_changed = updated.compact_threshold != self.settings.compact_threshold
         self.settings = updated
         if threshold_changed and self._runtime is not None:
-            self._runtime.frontend.context_changed(self._runtime.meter())
+            self._runtime.refresh_meter_soon()
         return problems
 
     # --- switching sessions ----------------------------------------------------------------------
@@ -226,6 +226,11 @@ class Shiro:
             asyncio.run_coroutine_threadsafe(apply(), loop).result()
 
         return ChatSession(lambda: list(session.messages), put)
+
+    async def stop_agent(self) -> None:
+        """Shutdown: waiting chats are cleared and the running one is cancelled (bounded wait)."""
+        if self._runtime is not None:
+            await self._runtime.queue.stop()
 
     @property
     def has_agent(self) -> bool:

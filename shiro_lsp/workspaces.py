@@ -20,7 +20,7 @@ from shiro_lsp.config import Settings
 from shiro_lsp.errors import BadParams, ShiroError
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
-from shiro_lsp.state.sessions import LiveSession, NewOutcome, SessionSummary
+from shiro_lsp.state.sessions import LiveSession, NewOutcome, SearchHit, SessionSummary
 
 
 @dataclass(frozen=True)
@@ -178,6 +178,13 @@ class Workspaces:
         """The sessions of the folder holding ``root`` (default: the live session's), or of all."""
         shiro = self.active if root is None else self.service(self.folder_at(root).path)
         return await shiro.sessions.list(limit, all_workspaces)
+
+    async def search_sessions(
+        self, root: str | None, query: str, limit: int, all_workspaces: bool
+    ) -> list[SearchHit]:
+        """Like ``list_sessions``, only sessions whose message text holds every word of ``query``."""
+        shiro = self.active if root is None else self.service(self.folder_at(root).path)
+        return await shiro.sessions.search(query, limit, all_workspaces)
 
     def is_folder(self, path: str) -> bool:
         return any(same_path(f.path, path) for f in self.folders)

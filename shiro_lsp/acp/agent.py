@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -28,11 +29,16 @@ from acp.schema import (
     AgentCapabilities,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     StopReason,
 )
 
@@ -57,11 +63,16 @@ from shiro_lsp.agent.runtime import AgentRuntime
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import INVALID_PARAMS, MODEL_ERROR, NOT_FOUND, ShiroError
 from shiro_lsp.service import Shiro
+from shiro_lsp.workspaces import Workspaces
 
 log = logging.getLogger(__name__)
 
 STDIO_LIMIT = 50 * 1024 * 1024
 """Longest line (one JSON-RPC message) read from the client, as the SDK's own default."""
+
+WARM_UP_DELAY_S = 0.3
+LIST_PAGE = 50
+"""Sessions per ``session/list`` page."""
 
 STOP_REASONS: dict[str, StopReason] = {
     "done": "end_turn",
@@ -211,6 +222,7 @@ class ShiroAcpAgent:
         self.settings = settings
         self.outbox = Outbox()
         self.sessions: dict[str, AcpSession] = {}
+        self._tasks: set[asyncio.Task[object]] = set()
 
     def on_connect(self, conn: Client) -> None:
         self.outbox.client = conn
@@ -224,6 +236,10 @@ class ShiroAcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
+                ),
             ),
             agent_info=Implementation(name="shiro", title="Shiro", version=_version()),
         )
@@ -232,18 +248,27 @@ class ShiroAcpAgent:
         return None  # no auth methods: the endpoint and key come from the environment
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[McpServer] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServer] | None = None,
+        **kwargs: Any,
     ) -> NewSessionResponse:
-        session = self._open(cwd, mcp_servers)
+        session = self._open(cwd, mcp_servers, additional_directories)
         self.sessions[session.id] = session
         return NewSessionResponse(session_id=session.id)
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[McpServer] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> LoadSessionResponse:
         session = self.sessions.get(session_id)
         if session is None:
-            session = self._open(cwd, mcp_servers)
+            session = self._open(cwd, mcp_servers, additional_directories)
             session.frontend.quiet = True
             try:
                 with shiro_errors():
@@ -262,6 +287,22 @@ class ShiroAcpAgent:
             self.outbox.put(session.id, plan_of(live.tasks))
         await self.outbox.drain()
         return LoadSessionResponse()
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """Saved sessions, newest first: this folder's (or every folder's without ``cwd``), a page at a time."""
+        offset = int(cursor) if cursor is not None and cursor.isdigit() else 0
+        catalogue = Shiro(cwd or os.getcwd(), self.settings, reporter=log.warning)
+        with shiro_errors():
+            found = await catalogue.sessions.list(offset + LIST_PAGE + 1, all_workspaces=cwd is None)
+        page = found[offset : offset + LIST_PAGE]
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(session_id=s.id, cwd=s.cwd, title=s.title, updated_at=s.updated_at) for s in page
+            ],
+            next_cursor=str(offset + LIST_PAGE) if len(found) > offset + LIST_PAGE else None,
+        )
 
     async def prompt(self, prompt: list[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
@@ -299,10 +340,14 @@ class ShiroAcpAgent:
             )
         return session
 
-    def _open(self, cwd: str, mcp_servers: list[McpServer] | None) -> AcpSession:
-        workspace = Path(cwd)
-        if not workspace.is_absolute() or not workspace.is_dir():
-            raise RequestError(INVALID_PARAMS, f"cwd must be the absolute path of a folder; got {cwd!r}.")
+    def _open(
+        self, cwd: str, mcp_servers: list[McpServer] | None, additional: list[str] | None = None
+    ) -> AcpSession:
+        for name, path in [("cwd", cwd), *(("additionalDirectories", d) for d in additional or [])]:
+            if not Path(path).is_absolute() or not Path(path).is_dir():
+                raise RequestError(
+                    INVALID_PARAMS, f"{name} must be the absolute path of a folder; got {path!r}."
+                )
         opened: list[Shiro] = []
 
         def report(message: str) -> None:  # a problem found mid-turn (an MCP entry, an autosave)
@@ -310,14 +355,26 @@ class ShiroAcpAgent:
             if opened:
                 self.outbox.put(opened[0].sessions.current.id, notice(message))
 
-        shiro = Shiro(str(workspace.resolve()), self.settings.model_copy(), reporter=report)
+        # cwd is the session's root; with additional directories the tools see every folder (the
+        # language server's multi-root window, cwd first), and the state stays cwd's
+        window = Workspaces(
+            [(None, cwd), *((None, d) for d in additional or [])], self.settings.model_copy(), report
+        )
+        shiro = window.service(cwd)
         opened.append(shiro)
         if mcp_servers:  # the editor's servers: offered like the files' (each call asks)
             shiro.mcp.use_client_servers(mcp_entries(mcp_servers))
         frontend = AcpFrontend(shiro, self.outbox)
         runtime = shiro.start_agent(frontend, can_ask=True)
-        runtime.warm_up()
+        # after the answer is out (the SDK import would compete with it), as the language server does
+        asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, runtime.warm_up)
+        self._background(asyncio.to_thread(shiro.clean_stale_temp_files))
         return AcpSession(shiro, runtime, frontend)
+
+    def _background(self, work: Coroutine[Any, Any, object]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
         for session in dict.fromkeys(self.sessions.values()):
@@ -354,9 +411,20 @@ def run(home: str | None, agent: str | None) -> int:
 async def _serve(settings: Settings) -> int:
     reader, writer = await protocol_streams()
     agent = ShiroAcpAgent(settings)
-    try:
+    # A client that stops the agent with SIGTERM (the SDK's own spawner does, 2 s after closing
+    # stdin) still gets the live sessions saved: the signal ends the connection like an EOF.
+    serving = asyncio.ensure_future(
         # cast: the SDK routes only the methods an agent has (the rest answer "method not found")
-        await run_agent(cast(Agent, agent), writer, reader, stdio_buffer_limit_bytes=STDIO_LIMIT)
+        run_agent(cast(Agent, agent), writer, reader, stdio_buffer_limit_bytes=STDIO_LIMIT)
+    )
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
+        loop.add_signal_handler(signal.SIGTERM, serving.cancel)
+    try:
+        await serving
+    except asyncio.CancelledError:
+        if not serving.cancelled():
+            raise
     finally:
         await agent.close()
     return 0

@@ -20,7 +20,6 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +32,7 @@ from shiro_lsp.agent.tools.base import JsonObject, ToolError, WriteRecorder
 from shiro_lsp.agent.tools.edits import PLANNERS, FileChange
 from shiro_lsp.agent.tools.jail import Roots, resolve_in_workspace
 from shiro_lsp.agent.tools.secrets import is_secret_path as is_secret_file
+from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, NotFound, ShiroError
 from shiro_lsp.messages import Message
 from shiro_lsp.state.checkpoints import (
@@ -63,10 +63,6 @@ PREVIEW_MAX_BYTES = 512 * 1024
 INLINE_BLOB_BYTES = 256 * 1024
 """An edited file's earlier bytes up to this size go into the journal record, not a file of its own."""
 CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def is_binary(data: bytes | None) -> bool:

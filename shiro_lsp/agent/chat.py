@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from shiro_lsp.agent.engine import TurnOutcome
 
 log = logging.getLogger(__name__)
 
+STOP_TIMEOUT_S = 5.0  # how long a shutdown waits for the running turn to end
 StopReason = Literal["done", "cancelled", "error", "queue-cleared"]
 
 
@@ -89,14 +89,22 @@ class ChatQueue:
                 self._waiting.remove(ticket)
                 self._resolve(ticket, "cancelled")
 
-    async def stop(self) -> None:
-        """Shutdown: clear the queue and cancel the running turn (it keeps its partial answer)."""
+    async def stop(self, timeout: float = STOP_TIMEOUT_S) -> bool:
+        """Shutdown: clear the queue and cancel the running turn (it keeps its partial answer).
+
+        Waits at most ``timeout`` seconds for the turn to end, so a turn that does not stop (a tool
+        that ignores cancellation) cannot hold up the shutdown. Returns whether it ended.
+        """
         self.clear()
         if self._running:
             self._running[1].cancel()
-        if self._worker:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
+        worker = self._worker
+        if worker is None or worker.done():
+            return True
+        done, _ = await asyncio.wait({worker}, timeout=timeout)
+        if not done:
+            log.warning("the running turn did not stop within %.0f s of the shutdown", timeout)
+        return bool(done)
 
     def _resolve(self, ticket: Ticket, reason: StopReason) -> None:
         if not ticket.future.done():

@@ -4,15 +4,22 @@ The local history keeps everything; only the wire is pruned (spec §4.1). What p
 summarised once by a model call (a digest if that fails) and carried as a labelled note after the
 user's goal, so the model keeps its goal, its task list (in the system prompt) and the gist of what
 it did.
+
+Estimating and pruning a long history is CPU work (about a second for a 20 MB session on a busy
+machine), so the async forms (``prepare``, ``view_off_loop``, ``meter_off_loop``) run it in a
+thread, one at a time (the estimator's caches and the summaries are not shared between threads),
+over a copy of the history taken on the loop. The plain methods are for a thread or a test.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from shiro_lsp.agent.providers.types import ToolSpec, Usage
 from shiro_lsp.context.estimate import TokenEstimator, estimate_text
@@ -21,6 +28,7 @@ from shiro_lsp.context.summary import SpanSummaries, span_summary_request, summa
 from shiro_lsp.messages import Message
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 WARN_FRACTION = 2 / 3
 CRITICAL_FRACTION = 0.9
@@ -91,6 +99,21 @@ class ContextWindow:
         self._cached: int | None = None  # prompt tokens the provider served from its cache, last request
         self._tools_key: tuple[str, ...] = ()
         self._tools_tokens = 0
+        self._lock = threading.Lock()
+
+    def locked(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)`` while no other thread uses this window (call it in a worker thread)."""
+        with self._lock:
+            return work(*args)
+
+    async def off_loop(self, work: Callable[..., T], *args: Any) -> T:
+        return await asyncio.to_thread(self.locked, work, *args)
+
+    async def view_off_loop(self, history: Sequence[Message], overhead: int) -> WireView:
+        return await self.off_loop(self.view, list(history), overhead)
+
+    async def meter_off_loop(self, history: Sequence[Message]) -> Meter:
+        return await self.off_loop(self.meter, list(history))
 
     def reset(self) -> None:
         """A different session: forget its summaries and measurements."""
@@ -128,16 +151,27 @@ class ContextWindow:
     async def prepare(
         self, history: Sequence[Message], instructions: str, tools: Sequence[ToolSpec]
     ) -> WireView:
-        overhead = self.overhead(instructions, tools)
-        view = self.view(history, overhead)
+        snapshot = list(history)  # the loop may append while a thread prunes
+        overhead = await self.off_loop(self.overhead, instructions, tools)
+        view = await self.off_loop(self.view, snapshot, overhead)
         if view.compacted and self.summarize is not None:
-            pruned_span = dropped_span(history, view.messages)
-            batch = self.summaries.due(pruned_span)
-            request = span_summary_request(batch) if batch else None
+            batch, request = await self.off_loop(self._due, snapshot, view)
             if request is not None:
-                self.summaries.record(batch, await self._summary(*request))
-                view = self.view(history, overhead)
+                summary = await self._summary(*request)
+                view = await self.off_loop(self._recorded, batch, summary, snapshot, overhead)
         return view
+
+    def _due(
+        self, history: list[Message], view: WireView
+    ) -> tuple[list[Message], tuple[str, list[Message]] | None]:
+        batch = self.summaries.due(dropped_span(history, view.messages))
+        return batch, span_summary_request(batch) if batch else None
+
+    def _recorded(
+        self, batch: list[Message], summary: str | None, history: list[Message], overhead: int
+    ) -> WireView:
+        self.summaries.record(batch, summary)
+        return self.view(history, overhead)
 
     async def _summary(self, system: str, messages: list[Message]) -> str | None:
         assert self.summarize is not None

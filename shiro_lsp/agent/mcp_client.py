@@ -44,7 +44,6 @@ DEFAULT_TIMEOUT_S = 120.0
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 5.0
 RESTRICTED = "The workspace is in restricted mode (not trusted), so no MCP server is started."
-UNTRUSTED = "Not started: a project MCP server runs only after you trust it."
 
 
 @dataclass(frozen=True)

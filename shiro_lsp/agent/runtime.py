@@ -130,8 +130,12 @@ class AgentRuntime:
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
         self._tasks: set[asyncio.Task[None]] = set()
         self._compaction_lock = asyncio.Lock()
+        self._meter_lock = asyncio.Lock()  # meters are sent in the order they are measured
+        self._meter_queued = False
         self._grants: tuple[LiveSessionLike, Grants] | None = None
         self._client: ModelClient | None = None
+        # How a model client is made from the settings (tests put an in-process scripted one here).
+        self.client_factory: Callable[[Settings], ModelClient] = _client_for
         self._client_key: tuple[str | None, str | None, str, int] | None = None
         self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
 
@@ -142,7 +146,7 @@ class AgentRuntime:
         s = self.settings()
         key = (s.base_url, s.api_key, s.api, s.max_retries)
         if self._client is None or key != self._client_key:
-            self._client = make_client(s.base_url, s.api_key, s.api, max_retries=s.max_retries)
+            self._client = self.client_factory(s)
             self._client_key = key
         return self._client
 
@@ -302,7 +306,7 @@ class AgentRuntime:
         setup.changes = changes
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         outcome = await turn.run(ticket.text)
-        self.frontend.context_changed(self.meter())
+        await self.refresh_meter()
         if changes is not None:
             await self._announce_changes(changes)
         return chat_outcome(session.id, ticket.task_id, outcome)
@@ -381,11 +385,11 @@ class AgentRuntime:
         if not task.cancelled() and task.exception() is not None:
             log.warning("background work failed: %s", task.exception())
 
-    def meter(self) -> Meter:
-        """What the next request carries, against the threshold configured now."""
+    async def meter(self) -> Meter:
+        """What the next request carries, against the threshold configured now (measured in a thread)."""
         self._sync_window()
         base_url = self.settings().base_url
-        meter = self.window.meter(self.session().messages)
+        meter = await self.window.meter_off_loop(self.session().messages)
         return replace(meter, local=bool(base_url) and is_local(base_url or ""))
 
     def _sync_window(self) -> None:
@@ -401,15 +405,38 @@ class AgentRuntime:
 
         def overhead() -> int:
             instructions = self.system_prompt(plan, notes_block) + self.task_reminder()
-            return self.window.overhead(instructions, list(plan.specs))
+            return self.window.locked(self.window.overhead, instructions, list(plan.specs))
 
         await asyncio.to_thread(overhead)
-        return self.meter()
+        return await self.meter()
+
+    async def refresh_meter(self) -> Meter:
+        """Measure the meter and send ``shiro/context/changed``."""
+        async with self._meter_lock:
+            meter = await self.meter()
+            self.frontend.context_changed(meter)
+        return meter
+
+    def refresh_meter_soon(self) -> None:
+        """``refresh_meter`` without waiting for it (from synchronous code); requests made while one
+        waits to start are served by it."""
+        if self._meter_queued:
+            return
+        self._meter_queued = True
+
+        async def refresh() -> None:
+            async with self._meter_lock:
+                self._meter_queued = False
+                meter = await self.meter()
+                self.frontend.context_changed(meter)
+
+        self._background(refresh())
 
     async def announce_context(self) -> Meter:
         """Send ``shiro/context/changed`` (after resume, new, clear, compact) and return the meter."""
-        meter = await self.current_meter()
-        self.frontend.context_changed(meter)
+        async with self._meter_lock:
+            meter = await self.current_meter()
+            self.frontend.context_changed(meter)
         return meter
 
     # --- /compact ------------------------------------------------------------------------------
@@ -434,7 +461,7 @@ class AgentRuntime:
             if not history:
                 return 0, 0
             system, messages = compact_request(history)
-            text = await self._compact_summary(system, self._fitted(system, messages))
+            text = await self._compact_summary(system, await self._fitted(system, messages))
             if self.session() is not session or len(session.messages) != len(history):
                 raise ShiroError(CHANGED_WHILE_COMPACTING)
             session.replace(compacted_history(text))
@@ -442,10 +469,10 @@ class AgentRuntime:
         await self.announce_context()
         return len(history), len(session.messages)
 
-    def _fitted(self, system: str, messages: list[Message]) -> list[Message]:
+    async def _fitted(self, system: str, messages: list[Message]) -> list[Message]:
         """The history as one request can carry it: pruned like the wire (with its notes) when too big."""
         self._sync_window()
-        return self.window.view(messages, estimate_text(system)).messages
+        return (await self.window.view_off_loop(messages, estimate_text(system))).messages
 
     async def _compact_summary(self, system: str, messages: list[Message]) -> str:
         try:
@@ -455,6 +482,10 @@ class AgentRuntime:
         if not text.strip():
             raise ShiroError(f"{COMPACT_FAILED} The model returned an empty summary.")
         return text.strip()
+
+
+def _client_for(s: Settings) -> ModelClient:
+    return make_client(s.base_url, s.api_key, s.api, max_retries=s.max_retries)
 
 
 class _MeteredHistory:
@@ -471,7 +502,7 @@ class _MeteredHistory:
     def append(self, *messages: Message) -> None:
         self._session.append(*messages)
         if any(m.get("role") == "assistant" for m in messages):
-            self._runtime.frontend.context_changed(self._runtime.meter())
+            self._runtime.refresh_meter_soon()
 
     def replace(self, messages: list[Message]) -> None:
         self._session.replace(messages)

@@ -111,5 +111,6 @@ def listen(ls: ShiroServer, shiro: Shiro) -> None:
 
 
 async def close(shiro: Shiro) -> None:
+    await shiro.stop_agent()  # a running turn is cancelled (bounded wait) and keeps its partial answer
     await shiro.sessions.flush()
     await shiro.mcp.close()  # stdio MCP servers get EOF and exit; HTTP sessions end

@@ -15,9 +15,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     ValidationError,
     create_model,
+    model_serializer,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -433,6 +435,18 @@ class SessionInfo(Wire):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    snippet: str | None = Field(
+        default=None,
+        description="Extension: with a list `query`, the matching text of the best message (absent otherwise).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_empty_snippet(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A listing without a query looks exactly as before the search existed."""
+        data: dict[str, Any] = handler(self)
+        if data.get("snippet") is None:
+            data.pop("snippet", None)
+        return data
 
 
 class SessionListParams(Wire):
@@ -440,6 +454,12 @@ class SessionListParams(Wire):
     all_workspaces: bool = False
     root: Root | None = Field(
         default=None, description="List this folder's sessions (default: the live one's)."
+    )
+    query: str | None = Field(
+        default=None,
+        max_length=500,
+        description="Extension: only sessions whose message text (or given title) holds every word "
+        "(each word also matches as a prefix), best match first; blank = no filter.",
     )
 
 
@@ -508,6 +528,11 @@ class SessionDeleteParams(Wire):
 
 class SessionDeleteResult(Wire):
     deleted: bool
+
+
+class SessionRenameParams(Wire):
+    id: Id = Field(description="Full id or a unique prefix (the live session too).")
+    title: str = Field(description="One line, 1 to 200 characters after trimming; kept across restarts.")
 
 
 # --- notes ---------------------------------------------------------------------------------------
@@ -699,6 +724,9 @@ METHODS: tuple[Method, ...] = (
         "shiro/session/branch", SessionBranchParams, SessionInfo, "A new session with a copy of the history."
     ),
     _request("shiro/session/delete", SessionDeleteParams, SessionDeleteResult, "Explicit user action only."),
+    _request(
+        "shiro/session/rename", SessionRenameParams, SessionInfo, "Extension: a title of the user's own."
+    ),
     _notification("shiro/session/changed", SessionInfo, "After every save, new, resume, clear."),
     _request("shiro/todos", Empty, TodosPayload, "The task list."),
     _notification("shiro/todos/changed", TodosPayload, "After every todo_write, update and resume."),

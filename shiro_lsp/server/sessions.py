@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import Any
 
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.rpc import ShiroServer, fs_path, request, todos_wire
+from shiro_lsp.server.rpc import ShiroServer, dump, fs_path, request, todos_wire
 from shiro_lsp.state.sessions import NewOutcome, SessionSummary
 
 log = logging.getLogger(__name__)
 
 
-def session_wire(summary: SessionSummary) -> p.SessionInfo:
+def session_wire(summary: SessionSummary, snippet: str | None = None) -> p.SessionInfo:
     return p.SessionInfo(
         id=summary.id,
         title=summary.title,
@@ -23,6 +25,7 @@ def session_wire(summary: SessionSummary) -> p.SessionInfo:
         input_tokens=summary.input_tokens,
         output_tokens=summary.output_tokens,
         cost_usd=summary.cost_usd,
+        snippet=snippet,
     )
 
 
@@ -44,17 +47,21 @@ def register(server: ShiroServer) -> None:
     @request(server, "shiro/session/list")
     async def listing(ls: ShiroServer, params: p.SessionListParams) -> p.SessionListResult:
         root = fs_path(params.root) if params.root else None
+        if params.query and params.query.strip():
+            hits = await ls.folders.search_sessions(root, params.query, params.limit, params.all_workspaces)
+            return p.SessionListResult(sessions=[session_wire(h.summary, h.snippet) for h in hits])
         found = await ls.folders.list_sessions(root, params.limit, params.all_workspaces)
         return p.SessionListResult(sessions=[session_wire(s) for s in found])
 
     @request(server, "shiro/session/resume")
-    async def resume(ls: ShiroServer, params: p.SessionResumeParams) -> p.SessionResumeResult:
+    async def resume(ls: ShiroServer, params: p.SessionResumeParams) -> dict[str, Any]:
         session = await ls.folders.resume(params.id, latest=bool(params.latest))
-        return p.SessionResumeResult(
+        result = p.SessionResumeResult.model_construct(
             session=session_wire(session.summary()),
             transcript=list(session.messages),
             todos=todos_wire(session.tasks),
         )
+        return await asyncio.to_thread(dump, result)  # a long transcript takes a while to copy
 
     @request(server, "shiro/session/new")
     async def new(ls: ShiroServer, params: p.SessionNewParams) -> p.SessionNewResult:
@@ -81,6 +88,10 @@ def register(server: ShiroServer) -> None:
     @request(server, "shiro/session/branch")
     async def branch(ls: ShiroServer, params: p.SessionBranchParams) -> p.SessionInfo:
         return session_wire(await ls.shiro.branch_session(params.id, params.at_message))
+
+    @request(server, "shiro/session/rename")
+    async def rename(ls: ShiroServer, params: p.SessionRenameParams) -> p.SessionInfo:
+        return session_wire(await ls.shiro.sessions.rename(params.id, params.title))
 
     @request(server, "shiro/session/delete")
     async def delete(ls: ShiroServer, params: p.SessionDeleteParams) -> p.SessionDeleteResult:

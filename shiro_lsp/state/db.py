@@ -17,7 +17,7 @@ from shiro_lsp.errors import ShiroError
 
 log = logging.getLogger(__name__)
 
-# Version 1: the session index (issue 3). Version 2 and later: task notes (issue 6).
+# Version 1: the session index (issue 3). Version 2: task notes (issue 6). Version 3: session text search.
 MIGRATIONS: list[list[str]] = [
     [
         """CREATE TABLE sessions (
@@ -74,6 +74,15 @@ MIGRATIONS: list[list[str]] = [
             bytes INTEGER NOT NULL,
             hash TEXT NOT NULL,
             actor TEXT NOT NULL
+        )""",
+    ],
+    # Version 3: full-text search over session messages (state/sessions/search.py). The migration only
+    # adds empty tables: every session starts with text_indexed = 0 and its text is indexed lazily,
+    # one session per transaction, the first time a search needs it (an interrupted backfill resumes).
+    [
+        "ALTER TABLE sessions ADD COLUMN text_indexed INTEGER NOT NULL DEFAULT 0",
+        """CREATE VIRTUAL TABLE session_text USING fts5(
+            body, session_id UNINDEXED, position UNINDEXED, tokenize = 'unicode61 remove_diacritics 2'
         )""",
     ],
 ]

@@ -18,12 +18,12 @@ import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
 import uuid6
 
+from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, ShiroError
 from shiro_lsp.state.jsonstore import JsonArrayFile, Reporter, log_reporter
 
@@ -125,12 +125,6 @@ def is_entry(value: Any) -> bool:
 
 def _entry(value: dict[str, Any]) -> Entry:
     return Entry(value["id"], value["kind"], value["text"], value["createdAt"], int(value["hits"]))
-
-
-def now_iso() -> str:
-    """ISO-8601 UTC with milliseconds and Z, like JavaScript's ``toISOString``."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 def clean_text(text: str) -> tuple[str, bool]:

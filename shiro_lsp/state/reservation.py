@@ -74,9 +74,13 @@ async def workspace_reservation(
     if key in _held.get():
         yield
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(key, thread_local=False)
-    acquiring = asyncio.ensure_future(asyncio.to_thread(lock.acquire, timeout))
+
+    def acquire() -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire(timeout)
+
+    acquiring = asyncio.ensure_future(asyncio.to_thread(acquire))
     try:
         await asyncio.shield(acquiring)
     except Timeout:
@@ -90,7 +94,8 @@ async def workspace_reservation(
         yield
     finally:
         _held.reset(token)
-        lock.release()
+        # A thread runs to its end even if this task is cancelled meanwhile: the lock is released.
+        await asyncio.shield(asyncio.to_thread(lock.release))
 
 
 def _release_if_acquired(lock: FileLock, done: asyncio.Future[Any]) -> None:

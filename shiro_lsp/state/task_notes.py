@@ -16,10 +16,10 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, Conflict, NotFound, TooLarge
 from shiro_lsp.state import db
 from shiro_lsp.state.confined import read_confined
@@ -45,11 +45,6 @@ EMPTY_HASH = note_hash("")
 
 def utf8_size(text: str) -> int:
     return len(text.encode("utf-8"))
-
-
-def now_iso() -> str:
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 def check_task_id(task_id: str) -> str:

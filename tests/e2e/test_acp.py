@@ -113,7 +113,9 @@ async def acp_agent(fake: FakeOpenAI, home: Path, editor: Editor) -> AsyncIterat
         "--home",
         str(home),
         env=env,
-        transport_kwargs={"stderr": None},  # the server's log goes to the test's stderr
+        # the server's log goes to the test's stderr; a busy machine may need more than the SDK's 2 s
+        # to exit after stdin closes (its spawner then races a terminate against the exit)
+        transport_kwargs={"stderr": None, "shutdown_timeout": 30.0},
     ) as (conn, _process):
         await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
@@ -147,6 +149,10 @@ async def test_initialize_says_sessions_load_and_prompts_take_files(
     assert capabilities.prompt_capabilities.embedded_context is True
     assert capabilities.prompt_capabilities.image is False
     assert capabilities.mcp_capabilities is not None and capabilities.mcp_capabilities.http is True
+    assert (
+        capabilities.session_capabilities is not None and capabilities.session_capabilities.list is not None
+    )
+    assert capabilities.session_capabilities.additional_directories is not None
     assert response.agent_info is not None and response.agent_info.name == "shiro"
 
 
@@ -335,6 +341,12 @@ async def test_a_session_started_through_the_lsp_loads_with_its_history_replayed
 
     fake.script.append(Step(Text("You asked about notes.txt.")))
     async with acp_agent(fake, home, editor) as conn:
+        listed = (await conn.list_sessions(cwd=str(workspace))).sessions
+        assert [(s.session_id, s.title) for s in listed] == [(session_id, "what does notes.txt say?")]
+        assert listed[0].cwd == str(workspace) and listed[0].updated_at
+        assert [
+            s.session_id for s in (await conn.list_sessions(cwd=str(workspace / "elsewhere"))).sessions
+        ] == []
         await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
         replayed = list(editor.updates)
         assert await prompt(conn, session_id, "what did I ask?") == "end_turn"
@@ -438,3 +450,66 @@ async def test_the_editors_mcp_servers_are_offered_and_each_call_asks(
     assert [m["content"] for m in second["messages"] if m.get("role") == "tool"] == ["HI THERE"]
     assert editor.statuses("m1")[-1] == "completed"
     assert 'MCP server "old"' in editor.text() and '"sse"' in editor.text()  # said in words, not dropped
+
+
+async def test_cancel_while_asking_stops_the_turn_and_runs_nothing(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script += [Step(ToolCall("write_file", {"path": "x.txt", "content": "x"}, call_id="w1"))]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        task = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("write x")]))
+        await eventually(lambda: bool(editor.permissions))  # the question is open, nobody answers
+        await conn.cancel(session_id=session_id)
+        response = await asyncio.wait_for(task, 30)
+    assert response.stop_reason == "cancelled"
+    assert not (workspace / "x.txt").exists()
+    assert len(model_bodies(fake)) == 1  # the turn did not go on
+
+
+async def test_sigterm_right_after_a_turn_still_saves_it(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    fake.script.append(Step(Text("remember this answer")))
+    env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test", "SHIRO_MODEL": "gpt-5"}
+    command = (sys.executable, "-m", "shiro_lsp", "acp", "--home", str(home))
+    transport = {"stderr": None, "shutdown_timeout": 30.0}
+    async with spawn_agent_process(editor, *command, env=env, transport_kwargs=transport) as (conn, process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "a turn worth keeping") == "end_turn"
+        process.terminate()  # before the debounced autosave is due
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    saved = (home / "sessions" / f"{session_id}.json").read_text()
+    assert "a turn worth keeping" in saved and "remember this answer" in saved
+
+
+async def test_additional_directories_are_visible_to_the_tools_and_nothing_else_is(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor, tmp_path: Path
+) -> None:
+    lib, outside = tmp_path / "lib", tmp_path / "outside"
+    lib.mkdir()
+    outside.mkdir()
+    (lib / "util.txt").write_text("shared helper\n")
+    (outside / "secret.txt").write_text("not yours\n")
+    fake.script += [
+        Step(
+            ToolCall("read_file", {"path": "lib/util.txt"}, call_id="in_lib"),
+            ToolCall("read_file", {"path": str(outside / "secret.txt")}, call_id="escape"),
+        ),
+        Step(Text("read")),
+    ]
+    async with acp_agent(fake, home, editor) as conn:
+        created = await conn.new_session(
+            cwd=str(workspace), additional_directories=[str(lib)], mcp_servers=[]
+        )
+        assert await prompt(conn, created.session_id, "read them") == "end_turn"
+        with pytest.raises(RequestError) as bad:
+            await conn.new_session(cwd=str(workspace), additional_directories=["lib"], mcp_servers=[])
+        assert "additionalDirectories must be the absolute path of a folder" in str(bad.value)
+    assert editor.statuses("in_lib")[-1] == "completed"
+    assert "shared helper" in editor.calls("in_lib")[-1].content[0].content.text
+    assert editor.statuses("escape")[-1] == "failed"
+    assert "not yours" not in json.dumps(model_bodies(fake)[-1])
+    saved = json.loads((home / "sessions" / f"{created.session_id}.json").read_text())
+    assert saved["cwd"] == str(workspace)  # the session's root is cwd

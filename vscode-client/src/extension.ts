@@ -5,7 +5,7 @@ import { showDiagnostics } from './diagnose';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
 import { showMcpServers } from './mcp';
-import { MEMORY_SCHEME, MemoryDocuments, editMemory, rememberSelection, showMemory } from './memory';
+import { MEMORY_SCHEME, MemoryFileSystem, editMemory, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
 import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
 import type { Agent, ModelsResult } from './protocol';
@@ -17,7 +17,8 @@ import type {
   RememberSelectionArgs,
 } from './protocol';
 import { API_KEY_SECRET, ShiroServer } from './server';
-import { savedPreviousMessage, sessionPickItems } from './sessions';
+import { TerminalCommands, terminalContext, terminalLabel } from './terminalOutput';
+import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem } from './sessions';
 import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
 
 let server: ShiroServer | undefined;
@@ -83,6 +84,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     else await saveAndTest(m.baseUrl, m.model);
   };
 
+  // `@terminal`: the active terminal's last command and output, through shell integration.
+  const terminalCommands = new TerminalCommands<vscode.Terminal, vscode.TerminalShellExecution>();
+  context.subscriptions.push(
+    vscode.window.onDidStartTerminalShellExecution(e => {
+      terminalCommands.started(e.execution);
+      void (async () => {
+        try { for await (const chunk of e.execution.read()) terminalCommands.data(e.execution, chunk); } catch { /* the terminal went away */ }
+        terminalCommands.drained(e.execution);
+      })();
+    }),
+    vscode.window.onDidEndTerminalShellExecution(e =>
+      terminalCommands.ended(e.terminal, e.execution, e.terminal.name, e.execution.commandLine.value, e.exitCode)),
+    vscode.window.onDidCloseTerminal(t => terminalCommands.closed(t)),
+  );
+
   const SKIP = '**/{node_modules,.git,.venv,venv,dist,out,build,__pycache__,.mypy_cache,.pytest_cache,.tools,.artifacts}/**';
   ctl.mentionCandidates = async () => {
     const items: Candidate[] = [];
@@ -91,6 +107,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       items.push({ kind: 'selection', value: 'selection', label: 'Current selection', detail: selectionLabel(file, editor.selection.start.line + 1, editor.selection.end.line + 1) });
     }
+    const lastCommand = terminalCommands.lastOf(vscode.window.activeTerminal);
+    if (lastCommand) items.push({ kind: 'terminal', value: 'terminal', label: 'Terminal: last command', detail: terminalLabel(lastCommand) });
     const problems = vscode.languages.getDiagnostics().reduce((n, [, d]) => n + d.length, 0);
     items.push({ kind: 'problems', value: 'problems', label: 'Problems', detail: problems ? `${problems} in the workspace` : 'none right now' });
     const uris = await vscode.workspace.findFiles('**/*', SKIP, 5000);
@@ -111,6 +129,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       const sel = editor.selection;
       return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel) };
+    }
+    if (kind === 'terminal') {
+      const last = terminalCommands.lastOf(vscode.window.activeTerminal);
+      if (!last) { ctl.model.addNotice('No finished command in the active terminal (it needs shell integration).', 'warn'); return undefined; }
+      return { label: `Terminal ${terminalLabel(last)}`, text: terminalContext(last) };
     }
     if (kind === 'problems') {
       const lines: string[] = [];
@@ -200,32 +223,78 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   });
 
+  async function listSessions(typed: string): Promise<SessionInfo[]> {
+    return (await srv.sendRequest<{ sessions: SessionInfo[] }>(Method.sessionList, listParams(typed))).sessions;
+  }
+
+  /** Ask for a new title; undefined when cancelled. Errors are the server's words. */
+  async function askTitle(id: string, current: string): Promise<SessionInfo | undefined> {
+    const title = await vscode.window.showInputBox({
+      title: 'Shiro: Rename session',
+      prompt: 'A title of your own; it is kept when the session is resumed later.',
+      value: current === 'untitled' || current === '(untitled)' ? '' : current,
+      validateInput: titleProblem,
+    });
+    if (title === undefined) return undefined;
+    return srv.sendRequest<SessionInfo>(Method.sessionRename, { id, title });
+  }
+
+  async function renameCurrentSession(): Promise<void> {
+    try {
+      const live = await srv.sendRequest<SessionInfo>(Method.sessionCurrent, {});
+      const renamed = await askTitle(live.id, live.title);
+      if (renamed) void vscode.window.showInformationMessage(`Shiro: this session is now "${renamed.title}".`);
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Shiro: could not rename the session: ${errorReason(error)}`);
+    }
+  }
+
   async function resumeSession(): Promise<void> {
     try {
-      const list = async (): Promise<SessionInfo[]> =>
-        (await srv.sendRequest<{ sessions: SessionInfo[] }>(Method.sessionList, { limit: 50 })).sessions;
-      let sessions = await list();
-      if (!sessions.length) { void vscode.window.showInformationMessage('Shiro: no saved sessions in this workspace yet.'); return; }
+      const first = await listSessions('');
+      if (!first.length) { void vscode.window.showInformationMessage('Shiro: no saved sessions in this workspace yet.'); return; }
       const trash = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete this session…' };
+      const pencil = { iconPath: new vscode.ThemeIcon('edit'), tooltip: 'Rename this session…' };
       type Item = vscode.QuickPickItem & { sessionId: string };
       const pick = vscode.window.createQuickPick<Item>();
-      const fill = (): void => {
-        pick.items = sessionPickItems(sessions, new Date(), ctl.session?.id)
-          .map(i => ({ ...i, ...(i.current ? {} : { buttons: [trash] }) }));
+      const fill = (query: string, sessions: SessionInfo[]): void => {
+        // Search results come from the server: alwaysShow keeps the picker from filtering them again.
+        pick.items = sessionPickItems(sessions, new Date(), ctl.session?.id, query.trim() !== '')
+          .map(i => ({ ...i, alwaysShow: true, buttons: i.current ? [pencil] : [pencil, trash] }));
       };
+      const search = new SessionSearch(
+        listSessions, fill,
+        error => { pick.items = []; pick.placeholder = `Search failed: ${errorReason(error)}`; },
+        busy => { pick.busy = busy; },
+      );
       pick.title = 'Shiro: Resume session';
-      pick.placeholder = 'Newest first; type to filter by title, id or model';
+      pick.placeholder = 'Newest first; type to search the messages of every session';
       pick.matchOnDescription = true;
       pick.matchOnDetail = true;
-      fill();
+      fill('', first);
+      pick.onDidChangeValue(value => search.type(value));
+      let asking = false;   // an input box or dialog hides the picker for a moment: do not close it then
       pick.onDidTriggerItemButton(async e => {
+        if (e.button === pencil) {
+          asking = true;
+          try {
+            const renamed = await askTitle(e.item.sessionId, e.item.label);
+            if (renamed) void vscode.window.showInformationMessage(`Shiro: renamed to "${renamed.title}".`);
+          } catch (error) {
+            void vscode.window.showErrorMessage(`Shiro: could not rename the session: ${errorReason(error)}`);
+          } finally {
+            asking = false;
+          }
+          pick.show();
+          await search.run();
+          return;
+        }
         const confirm = await vscode.window.showWarningMessage(
           `Delete the session "${e.item.label}"? Its transcript is removed from disk.`, { modal: true }, 'Delete');
         if (confirm !== 'Delete') return;
         try {
           await srv.sendRequest(Method.sessionDelete, { id: e.item.sessionId });
-          sessions = await list();
-          fill();
+          await search.run();
           void vscode.window.showInformationMessage(`Shiro: deleted "${e.item.label}".`);
         } catch (error) {
           void vscode.window.showErrorMessage(`Shiro: could not delete the session: ${errorReason(error)}`);
@@ -233,7 +302,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       });
       const chosen = await new Promise<Item | undefined>(resolve => {
         pick.onDidAccept(() => { resolve(pick.selectedItems[0]); pick.hide(); });
-        pick.onDidHide(() => { resolve(undefined); pick.dispose(); });
+        pick.onDidHide(() => { if (asking) return; search.dispose(); resolve(undefined); pick.dispose(); });
         pick.show();
       });
       if (!chosen) return;
@@ -286,15 +355,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   }
 
-  const memoryDocuments = new MemoryDocuments();
+  const memoryFiles = new MemoryFileSystem(srv);
   context.subscriptions.push(
     meter, srv, ctl, ...review.register(),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
     vscode.commands.registerCommand('shiro.resumeSession', resumeSession),
+    vscode.commands.registerCommand('shiro.renameSession', renameCurrentSession),
     vscode.commands.registerCommand('shiro.newSession', newSession),
     vscode.commands.registerCommand('shiro.compact', compact),
-    vscode.workspace.registerTextDocumentContentProvider(MEMORY_SCHEME, memoryDocuments),
-    vscode.commands.registerCommand('shiro.showMemory', () => showMemory(srv, memoryDocuments)),
+    vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, memoryFiles, { isCaseSensitive: true }),
+    memoryFiles,
+    vscode.commands.registerCommand('shiro.showMemory', () => showMemory(memoryFiles)),
     vscode.commands.registerCommand('shiro.editMemory', () => editMemory(srv)),
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),

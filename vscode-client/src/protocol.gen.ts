@@ -69,6 +69,7 @@ export interface ShiroProtocol {
   SessionListResult?: SessionListResult;
   SessionNewParams?: SessionNewParams;
   SessionNewResult?: SessionNewResult;
+  SessionRenameParams?: SessionRenameParams;
   SessionResumeParams?: SessionResumeParams;
   SessionResumeResult?: SessionResumeResult;
   SessionSaveResult?: SessionSaveResult;
@@ -693,12 +694,20 @@ export interface SessionInfo {
   messageCount: number;
   model: string;
   outputTokens: number;
+  /**
+   * Extension: with a list `query`, the matching text of the best message (absent otherwise).
+   */
+  snippet?: string | null;
   title: string;
   updatedAt: string;
 }
 export interface SessionListParams {
   allWorkspaces?: boolean;
   limit?: number;
+  /**
+   * Extension: only sessions whose message text (or given title) holds every word (each word also matches as a prefix), best match first; blank = no filter.
+   */
+  query?: string | null;
   /**
    * List this folder's sessions (default: the live one's).
    */
@@ -716,6 +725,16 @@ export interface SessionNewParams {
 export interface SessionNewResult {
   previous?: PreviousSession | null;
   session: SessionInfo;
+}
+export interface SessionRenameParams {
+  /**
+   * Full id or a unique prefix (the live session too).
+   */
+  id: string;
+  /**
+   * One line, 1 to 200 characters after trimming; kept across restarts.
+   */
+  title: string;
 }
 export interface SessionResumeParams {
   /**

@@ -24,6 +24,7 @@ export const Method = {
   sessionClear: 'shiro/session/clear',
   sessionCompact: 'shiro/session/compact',
   sessionDelete: 'shiro/session/delete',
+  sessionRename: 'shiro/session/rename',
   sessionChanged: 'shiro/session/changed',
   todos: 'shiro/todos',
   todosChanged: 'shiro/todos/changed',

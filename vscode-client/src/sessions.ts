@@ -34,17 +34,98 @@ export function distinguishingIds(ids: readonly string[], min = 8): Map<string, 
   return out;
 }
 
-export function sessionPickItems(sessions: SessionInfo[], now: Date = new Date(), currentId?: string): SessionPickItem[] {
+/**
+ * Resume-picker rows. A plain listing is sorted newest first; search results (`ranked`) keep the
+ * server's order (best match first) and show the matching text as the detail, the id and model
+ * moving to the description.
+ */
+export function sessionPickItems(
+  sessions: SessionInfo[], now: Date = new Date(), currentId?: string, ranked = false,
+): SessionPickItem[] {
   const shortIds = distinguishingIds(sessions.map(s => s.id));
-  return [...sessions]
-    .sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt))
-    .map(s => ({
+  const ordered = ranked ? [...sessions] : [...sessions].sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt));
+  return ordered.map(s => {
+    const idAndModel = `${shortIds.get(s.id) ?? s.id}${s.model ? ` · ${s.model}` : ''}`;
+    const age = `${s.id === currentId ? 'current · ' : ''}${formatAge(s.updatedAt, now)} · ${plural(s.messageCount, 'message')}`;
+    return {
       label: s.title && s.title !== 'untitled' ? s.title : '(untitled)',
-      description: `${s.id === currentId ? 'current · ' : ''}${formatAge(s.updatedAt, now)} · ${plural(s.messageCount, 'message')}`,
-      detail: `${shortIds.get(s.id) ?? s.id}${s.model ? ` · ${s.model}` : ''}`,
+      description: s.snippet ? `${age} · ${idAndModel}` : age,
+      detail: s.snippet ? s.snippet : idAndModel,
       sessionId: s.id,
       current: s.id === currentId,
-    }));
+    };
+  });
+}
+
+/** What the picker sends as `shiro/session/list` params for what is typed (blank = the plain listing). */
+export function listParams(typed: string, limit = 50): { limit: number; query?: string } {
+  const query = typed.trim().slice(0, 500);
+  return query ? { limit, query } : { limit };
+}
+
+/** The client-side check of a new title (the server checks again and says why in words). */
+export function titleProblem(typed: string): string | undefined {
+  const title = typed.trim();
+  if (!title) return 'Type a title.';
+  if (title.length > 200) return `At most 200 characters (this is ${title.length}).`;
+  return undefined;
+}
+
+export interface SearchTimers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+/**
+ * The Resume picker's server search as you type: each change waits `delayMs` for the next one
+ * (debounce), and an answer that arrives after a newer query was sent is dropped, so the rows
+ * always belong to what is typed now.
+ */
+export class SessionSearch {
+  private timer: unknown;
+  private sent = 0;
+  private typed = '';
+
+  constructor(
+    private readonly fetch: (query: string) => Promise<SessionInfo[]>,
+    private readonly show: (query: string, sessions: SessionInfo[]) => void,
+    private readonly failed: (error: unknown) => void,
+    private readonly busy: (busy: boolean) => void = () => {},
+    private readonly delayMs = 250,
+    private readonly timers: SearchTimers = {
+      set: (fn, ms) => setTimeout(fn, ms),
+      clear: handle => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    },
+  ) {}
+
+  /** The text in the picker changed. */
+  type(value: string): void {
+    this.typed = value;
+    if (this.timer !== undefined) this.timers.clear(this.timer);
+    this.timer = this.timers.set(() => { this.timer = undefined; void this.run(); }, this.delayMs);
+  }
+
+  /** Ask now for what is typed (the first listing, or after a rename or delete). */
+  async run(): Promise<void> {
+    if (this.timer !== undefined) { this.timers.clear(this.timer); this.timer = undefined; }
+    const query = this.typed;
+    const mine = ++this.sent;
+    this.busy(true);
+    try {
+      const sessions = await this.fetch(query);
+      if (mine === this.sent) this.show(query, sessions);
+    } catch (error) {
+      if (mine === this.sent) this.failed(error);
+    } finally {
+      if (mine === this.sent) this.busy(false);
+    }
+  }
+
+  dispose(): void {
+    if (this.timer !== undefined) this.timers.clear(this.timer);
+    this.timer = undefined;
+    this.sent++;
+  }
 }
 
 /** The reference's line for /sessions: `${id8}  ${updatedAt 16 chars}  ${n}msg  ${title}` (a longer id when 8 are ambiguous). */

@@ -51,3 +51,95 @@ test('/sessions buttons: every session but the open one, labelled with title, id
   const links = sessionLinks([session('0193aaaa-1', 'old work', '2026-11-28T12:00:00Z', 1), session('0193bbbb-2', 'now', '2026-11-30T11:50:00Z', 4)], '0193bbbb-2', now);
   assert.deepEqual(links, [{ id: '0193aaaa-1', label: 'old work · 0193aaaa · 2 days ago · 1 message' }]);
 });
+
+test('search results keep the server order and show the matching text as the detail', async () => {
+  const { sessionPickItems: items } = await import('../src/sessions');
+  const hit = (id: string, title: string, updatedAt: string, snippet: string): SessionInfo =>
+    ({ ...session(id, title, updatedAt, 2), snippet });
+  const found = items([
+    hit('0193aaaa-best', 'why does the build fail?', '2026-11-28T12:00:00Z', 'the flamingo package is missing…'),
+    hit('0193bbbb-next', 'tidy the readme', '2026-11-30T11:50:00Z', '…a stray flamingo emoji was removed.'),
+  ], now, '0193bbbb-next', true);
+  assert.deepEqual(found.map(i => i.sessionId), ['0193aaaa-best', '0193bbbb-next']);  // not re-sorted by age
+  assert.equal(found[0].detail, 'the flamingo package is missing…');
+  assert.equal(found[0].description, '2 days ago · 2 messages · 0193aaaa · gpt-5');
+  assert.equal(found[1].description, 'current · 10 min ago · 2 messages · 0193bbbb · gpt-5');
+  assert.equal(found[1].current, true);
+});
+
+test('the picker sends a trimmed query, and none for blank text', async () => {
+  const { listParams } = await import('../src/sessions');
+  assert.deepEqual(listParams(''), { limit: 50 });
+  assert.deepEqual(listParams('   '), { limit: 50 });
+  assert.deepEqual(listParams('  flamingo linker '), { limit: 50, query: 'flamingo linker' });
+  assert.equal(listParams('x'.repeat(900)).query?.length, 500);
+});
+
+test('a new title is checked before it is sent', async () => {
+  const { titleProblem } = await import('../src/sessions');
+  assert.equal(titleProblem('  Linker work '), undefined);
+  assert.equal(titleProblem('   '), 'Type a title.');
+  assert.equal(titleProblem('x'.repeat(201)), 'At most 200 characters (this is 201).');
+});
+
+/** Timers the test advances by hand. */
+function manualTimers() {
+  let pending: { fn: () => void; at: number } | undefined;
+  let clock = 0;
+  return {
+    set: (fn: () => void, ms: number) => { pending = { fn, at: clock + ms }; return pending; },
+    clear: (handle: unknown) => { if (handle === pending) pending = undefined; },
+    advance(ms: number) { clock += ms; if (pending && pending.at <= clock) { const { fn } = pending; pending = undefined; fn(); } },
+    get waiting() { return pending !== undefined; },
+  };
+}
+
+const tick = () => new Promise(r => setImmediate(r));
+
+test('typing is debounced: one request for a burst of keys, for the text typed last', async () => {
+  const { SessionSearch } = await import('../src/sessions');
+  const timers = manualTimers();
+  const asked: string[] = [];
+  const shown: string[] = [];
+  const search = new SessionSearch(
+    async q => { asked.push(q); return [session(`id-${q}`, q, '2026-11-30T11:00:00Z', 1)]; },
+    q => { shown.push(q); }, () => assert.fail('no error'), () => {}, 250, timers);
+  for (const prefix of ['f', 'fl', 'fla', 'flam']) { search.type(prefix); timers.advance(100); }
+  assert.deepEqual(asked, []);
+  timers.advance(250);
+  await tick();
+  assert.deepEqual(asked, ['flam']);
+  assert.deepEqual(shown, ['flam']);
+});
+
+test('an answer that comes back after a newer query is dropped; busy follows the latest request', async () => {
+  const { SessionSearch } = await import('../src/sessions');
+  const timers = manualTimers();
+  const answers = new Map<string, (s: SessionInfo[]) => void>();
+  const shown: string[] = [];
+  const busy: boolean[] = [];
+  const search = new SessionSearch(
+    q => new Promise(resolve => answers.set(q, resolve)),
+    q => { shown.push(q); }, () => {}, b => { busy.push(b); }, 250, timers);
+  search.type('old'); timers.advance(250);
+  search.type('new'); timers.advance(250);
+  answers.get('new')!([]);
+  await tick();
+  answers.get('old')!([session('x', 'old', '2026-11-30T11:00:00Z', 1)]);
+  await tick();
+  assert.deepEqual(shown, ['new']);
+  assert.deepEqual(busy, [true, true, false]);
+  search.type('later');
+  search.dispose();
+  assert.equal(timers.waiting, false);
+});
+
+test('a failed search is reported, not shown as "no sessions"', async () => {
+  const { SessionSearch } = await import('../src/sessions');
+  const errors: unknown[] = [];
+  const shown: string[] = [];
+  const search = new SessionSearch(async () => { throw new Error('server gone'); }, q => { shown.push(q); }, e => { errors.push(e); });
+  await search.run();
+  assert.equal(shown.length, 0);
+  assert.match(String(errors[0]), /server gone/);
+});

@@ -31,6 +31,7 @@ from shiro_lsp.agent.providers.types import (
 )
 from shiro_lsp.agent.providers.wire import (
     arguments_of,
+    as_is,
     image_url,
     parse_arguments,
     parts_of,
@@ -78,7 +79,9 @@ class ChatClient:
         while True:
             try:
                 stream = await self._client.chat.completions.create(
-                    **self.params(request), stream=True, stream_options={"include_usage": True}
+                    **as_is(self.params(request), "messages"),
+                    stream=True,
+                    stream_options={"include_usage": True},
                 )
                 break
             except Exception as exc:
@@ -103,7 +106,9 @@ class ChatClient:
         retries = Retries(self.max_retries, self.base_url)
         while True:
             try:
-                completion = await self._client.chat.completions.create(**params, stream=False)
+                completion = await self._client.chat.completions.create(
+                    **as_is(params, "messages"), stream=False
+                )
                 break
             except Exception as exc:
                 wait = retries.after(exc)

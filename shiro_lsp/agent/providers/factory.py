@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from shiro_lsp.agent.providers.types import ModelClient, ProviderError
+
+if TYPE_CHECKING:
+    import openai
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
@@ -85,11 +91,53 @@ def make_client(
         sdk, store=store, reasoning_summary=reasoning_summary, max_retries=max_retries
     )
     chat = ChatClient(sdk, official=official, max_retries=max_retries)
+    only_chat = api == "chat" or (api != "responses" and not official)
+    _warm_up(sdk, chat=api != "responses", responses=not only_chat)
     if api == "responses":
         return responses
-    if api == "chat" or not official:
+    if only_chat:
         return chat
     return FallbackClient([chat, responses], key=url, on_notice=on_notice)
+
+
+# The SDK's response models build their validators on first use (Response alone takes ~240 ms).
+_CHAT_MODELS = ("ChatCompletionChunk", "ChatCompletion")
+_RESPONSES_MODELS = (
+    "Response",
+    "ResponseCreatedEvent",
+    "ResponseInProgressEvent",
+    "ResponseOutputItemAddedEvent",
+    "ResponseOutputItemDoneEvent",
+    "ResponseContentPartAddedEvent",
+    "ResponseContentPartDoneEvent",
+    "ResponseTextDeltaEvent",
+    "ResponseTextDoneEvent",
+    "ResponseFunctionCallArgumentsDeltaEvent",
+    "ResponseFunctionCallArgumentsDoneEvent",
+    "ResponseReasoningSummaryTextDeltaEvent",
+    "ResponseCompletedEvent",
+    "ResponseFailedEvent",
+    "ResponseIncompleteEvent",
+    "ResponseErrorEvent",
+)
+
+
+def _warm_up(sdk: openai.AsyncOpenAI, *, chat: bool, responses: bool) -> None:
+    """Do now what the SDK does on first use (callers build clients off the loop), not in the first
+    request on the event loop (~50 ms of CPU for a chat, ~400 ms for a response): import its
+    resources and the anyio backend httpcore connects with, build the response models' validators."""
+    _ = sdk.chat.completions, sdk.responses
+    with contextlib.suppress(ImportError):
+        importlib.import_module("anyio._backends._asyncio")
+    for module, names in (
+        ("openai.types.chat", _CHAT_MODELS if chat else ()),
+        ("openai.types.responses", _RESPONSES_MODELS if responses else ()),
+    ):
+        types = importlib.import_module(module)
+        for name in names:
+            model = getattr(types, name, None)
+            if model is not None:
+                model.model_rebuild()
 
 
 async def list_models(base_url: str | None, api_key: str | None, *, timeout: float = 15.0) -> list[str]:

@@ -126,8 +126,8 @@ def preset_by_answer(entries: Sequence[Mapping[str, Any]], props: Mapping[str, A
     return None
 
 
-async def _get_json(client: Any, url: str) -> Any:
-    response = await client.get(url)
+def _get_json(client: Any, url: str) -> Any:
+    response = client.get(url)
     response.raise_for_status()
     return response.json()
 
@@ -162,23 +162,29 @@ async def list_endpoint_models(
     except ProviderError as error:
         url = (base_url or "").rstrip("/")
         return ModelListing(url, preset_by_url(url) if url else None, error=error.message)
+    # In a thread, with a blocking client: the first call imports httpx2, every client loads the
+    # CA bundle, and the first request imports its transport (~150 ms of CPU all told).
+    return await asyncio.to_thread(_listing, url, key, timeout)
+
+
+def _listing(url: str, key: str, timeout: float) -> ModelListing:
     import httpx2
 
     headers = {"authorization": f"Bearer {key}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=timeout, follow_redirects=True) as client:
+    with httpx2.Client(headers=headers, timeout=timeout, follow_redirects=True) as client:
         try:
-            body = await _get_json(client, url + "/models")
+            body = _get_json(client, url + "/models")
             entries = body.get("data") if isinstance(body, dict) else None
             if not isinstance(entries, list):
                 raise ValueError("no data list")
         except Exception as error:
             return ModelListing(url, preset_by_url(url), error=_listing_error(url, error))
         entries = [e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
-        props = await _optional_json(client, server_root(url) + "/props") if is_local(url) else None
+        props = _optional_json(client, server_root(url) + "/props") if is_local(url) else None
         preset = preset_by_answer(entries, props) or preset_by_url(url)
         windows = {str(e["id"]): window_from_entry(e) for e in entries}
         if preset == "lmstudio":
-            windows.update(await _lmstudio_windows(client, url))
+            windows.update(_lmstudio_windows(client, url))
         served = window_from_props(props) if props is not None else None
         models = [
             # llama.cpp serves one model: its /props window is what a request really gets.
@@ -188,16 +194,16 @@ async def list_endpoint_models(
         return ModelListing(url, preset, models)
 
 
-async def _optional_json(client: Any, url: str) -> dict[str, Any] | None:
+def _optional_json(client: Any, url: str) -> dict[str, Any] | None:
     try:
-        body = await _get_json(client, url)
+        body = _get_json(client, url)
     except Exception:
         return None
     return body if isinstance(body, dict) else None
 
 
-async def _lmstudio_windows(client: Any, base_url: str) -> dict[str, int]:
-    body = await _optional_json(client, server_root(base_url) + "/api/v0/models")
+def _lmstudio_windows(client: Any, base_url: str) -> dict[str, int]:
+    body = _optional_json(client, server_root(base_url) + "/api/v0/models")
     entries = body.get("data") if body else None
     if not isinstance(entries, list):
         return {}

@@ -40,6 +40,7 @@ from shiro_lsp.agent.providers.types import (
 )
 from shiro_lsp.agent.providers.wire import (
     arguments_of,
+    as_is,
     image_url,
     openai_options,
     parse_arguments,
@@ -87,7 +88,9 @@ class ResponsesClient:
         retries = Retries(self.max_retries, self.base_url)
         while True:
             try:
-                stream = await self._client.responses.create(**self.params(request), stream=True)
+                stream = await self._client.responses.create(
+                    **as_is(self.params(request), "input"), stream=True
+                )
                 break
             except Exception as exc:
                 wait = retries.after(exc)
@@ -111,7 +114,7 @@ class ResponsesClient:
         retries = Retries(self.max_retries, self.base_url)
         while True:
             try:
-                response = await self._client.responses.create(**params, stream=False)
+                response = await self._client.responses.create(**as_is(params, "input"), stream=False)
                 break
             except Exception as exc:
                 wait = retries.after(exc)

@@ -74,3 +74,16 @@ def with_item_id(part: Part, item_id: str | None, **extra: Any) -> Part:
     """``part`` with ``providerOptions.openai`` = ``{itemId, **extra}`` (``None`` values left out)."""
     options = {k: v for k, v in {"itemId": item_id, **extra}.items() if v is not None}
     return {**part, "providerOptions": {"openai": options}} if options else part
+
+
+def as_is(params: dict[str, Any], key: str) -> dict[str, Any]:
+    """SDK arguments with ``params[key]`` (the history) passed through ``extra_body`` untouched.
+
+    The SDK walks every request field against its TypedDicts before sending it, on the event loop:
+    ~36 ms of CPU for a 480 KB history (ten times one ``json.dumps`` of it). Shiro's messages are
+    already wire JSON, and the SDK merges ``extra_body`` over the body as it is.
+    """
+    args = dict(params)
+    args["extra_body"] = {key: args.pop(key)}
+    args[key] = []
+    return args

@@ -368,9 +368,6 @@ class ToolRegistry:
             raise ValueError(f"tool {tool.name!r} is already registered")
         self._tools[tool.name] = tool
 
-    def unregister(self, name: str) -> None:
-        self._tools.pop(name, None)
-
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 

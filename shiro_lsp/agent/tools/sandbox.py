@@ -20,11 +20,9 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from shiro_lsp.agent.tools.base import ToolError
 
-SandboxMode = Literal["off", "auto", "required"]
 PROBE_TIMEOUT_S = 10.0
 
 UNSANDBOXED_WARNING = (

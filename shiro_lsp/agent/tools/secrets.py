@@ -26,7 +26,6 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from pathlib import PurePosixPath
 
 SECRET_NAME_PATTERNS: tuple[str, ...] = (
     ".env",
@@ -301,13 +300,6 @@ class Redactor:
         return self.scan(text).text
 
 
-DEFAULT_REDACTOR = Redactor()
-
-
 def scan_text(text: str, values: Iterable[str | None] = ()) -> Redaction:
     """Scan one piece of text with the known formats and ``values``; see :class:`Redactor`."""
     return Redactor.of(values).scan(text)
-
-
-def posix(rel: str) -> str:
-    return PurePosixPath(rel).as_posix()

@@ -7,7 +7,8 @@
   never parses session files.
 * ``live``: ``LiveSession`` is what the turn engine mutates; every mutation calls ``on_change``.
 * ``manager``: ``SessionManager`` owns the live session and its autosave: new, clear, resume,
-  save, list, export, branch, delete.
+  save, list, search, rename, export, branch, delete.
+* ``search``: full-text search over message text (FTS5), indexed lazily.
 * ``export``: JSON and Markdown export.
 
 Messages are treated as immutable once appended: the autosave snapshots the list (not the
@@ -25,6 +26,7 @@ from shiro_lsp.state.sessions.manager import (
     SaveOutcome,
     SessionListener,
     SessionManager,
+    check_title,
 )
 from shiro_lsp.state.sessions.record import (
     ID_PATTERN,
@@ -38,6 +40,7 @@ from shiro_lsp.state.sessions.record import (
     new_session_id,
     now_iso,
 )
+from shiro_lsp.state.sessions.search import SearchHit
 from shiro_lsp.state.sessions.store import (
     DEFAULT_LIST_LIMIT,
     DIR_SIGNATURE_KEY,
@@ -62,6 +65,7 @@ __all__ = [
     "MessageCache",
     "NewOutcome",
     "SaveOutcome",
+    "SearchHit",
     "SessionFormatError",
     "SessionListener",
     "SessionManager",
@@ -69,6 +73,7 @@ __all__ = [
     "SessionStore",
     "SessionSummary",
     "check_id",
+    "check_title",
     "decode_record",
     "encode_record",
     "export_markdown",

@@ -32,6 +32,7 @@ class LiveSession:
         output_tokens: int = 0,
         cost_usd: float | None = None,
         updated_at: str | None = None,
+        custom_title: str | None = None,
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self.id = id
@@ -45,6 +46,7 @@ class LiveSession:
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
         self.cost_usd = cost_usd
+        self.custom_title = custom_title
         self.on_change = on_change
         # `always` approval grants: per session, never saved; a new LiveSession starts with none.
         self.grants: set[str] = set()
@@ -68,11 +70,12 @@ class LiveSession:
             input_tokens=record.input_tokens,
             output_tokens=record.output_tokens,
             cost_usd=record.cost_usd,
+            custom_title=record.custom_title,
         )
 
     @property
     def title(self) -> str:
-        return title_of(self.messages)
+        return self.custom_title or title_of(self.messages)
 
     def changed(self) -> None:
         if self.on_change is not None:
@@ -114,6 +117,7 @@ class LiveSession:
             cost_usd=self.cost_usd,
             todos=list(self.tasks.todos),
             messages=list(self.messages),
+            custom_title=self.custom_title,
         )
 
     def summary(self) -> SessionSummary:

@@ -4,6 +4,8 @@ new, clear, resume, save, list, export, branch, delete."""
 from __future__ import annotations
 
 import asyncio
+import builtins
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -15,9 +17,26 @@ from shiro_lsp.state.sessions.export import ExportFormat, export_text
 from shiro_lsp.state.sessions.index import SessionSummary
 from shiro_lsp.state.sessions.live import LiveSession
 from shiro_lsp.state.sessions.record import MessageCache, SessionRecord, check_id, new_session_id, now_iso
+from shiro_lsp.state.sessions.search import SearchHit
 from shiro_lsp.state.sessions.store import DEFAULT_LIST_LIMIT, SessionStore
 
 AUTOSAVE_DELAY_S = 0.4
+MAX_TITLE_CHARS = 200
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_title(title: str) -> str:
+    """A title as the user typed it, trimmed; empty, multi-line or overlong ones are refused."""
+    clean = title.strip()
+    if not clean:
+        raise BadParams("A session title cannot be empty. Type a few words, or keep the current title.")
+    if CONTROL.search(clean):
+        raise BadParams("A session title is one line of text (no line breaks, tabs or control characters).")
+    if len(clean) > MAX_TITLE_CHARS:
+        raise BadParams(
+            f"A session title can be at most {MAX_TITLE_CHARS} characters; this one has {len(clean)}."
+        )
+    return clean
 
 
 @dataclass(frozen=True)
@@ -185,6 +204,42 @@ class SessionManager:
         cwd = None if all_workspaces else self.cwd
         return await asyncio.to_thread(self.store.list, cwd=cwd, limit=limit)
 
+    async def search(
+        self, query: str, limit: int = DEFAULT_LIST_LIMIT, all_workspaces: bool = False
+    ) -> builtins.list[SearchHit]:
+        """Sessions whose saved messages (or given title) contain every word of ``query``, best first."""
+        cwd = None if all_workspaces else self.cwd
+        return await asyncio.to_thread(self.store.search, query, cwd=cwd, limit=limit)
+
+    async def rename(self, reference: str, title: str) -> SessionSummary:
+        """Give a session a title of the user's own; it is saved in the session file (``customTitle``).
+
+        The live session is renamed in memory and saved (if it has messages; otherwise with its first
+        save). A saved session is rewritten with its ``updatedAt`` kept, so the listing order stays.
+        """
+        clean = check_title(title)
+        session_id = await asyncio.to_thread(self._resolve_or_live, reference)
+        if session_id == self.current.id:
+            self.current.custom_title = clean
+            if self.current.messages:
+                self.current.changed()
+                await self._autosave.flush(raise_errors=True)
+            else:
+                self._notify()
+            return self.current.summary()
+        return await asyncio.to_thread(self._rename_saved, session_id, clean)
+
+    def _rename_saved(self, session_id: str, title: str) -> SessionSummary:
+        if self.live_lock is not None:
+            self.live_lock.take(session_id)  # Conflict while another window works on it
+        try:
+            record = self.store.load(session_id)
+            saved = self.store.save(replace(record, custom_title=title), touch=False)
+        finally:
+            if self.live_lock is not None:
+                self.live_lock.release(session_id)
+        return SessionSummary.of(saved)
+
     async def record_of(self, reference: str | None) -> SessionRecord:
         """The live session's snapshot (no reference or its id), else the saved record."""
         if reference is None:
@@ -235,6 +290,7 @@ class SessionManager:
             cost_usd=None,
             todos=list(source.todos),
             messages=list(kept),
+            custom_title=None,  # a branch is titled by its first prompt, not a copy of the source's name
         )
         saved = await asyncio.to_thread(self.store.save, branch)
         return SessionSummary.of(saved)

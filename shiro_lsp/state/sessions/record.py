@@ -10,22 +10,17 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import uuid6
 
+from shiro_lsp.clock import now_iso as now_iso  # the sessions package names it too
 from shiro_lsp.errors import BadParams, ShiroError
 from shiro_lsp.messages import Message, title_of
 from shiro_lsp.state.todos import Todo, restore_todos
 
 ID_PATTERN = re.compile(r"[0-9A-Za-z][0-9A-Za-z-]{0,127}")
 ROLES = frozenset({"system", "user", "assistant", "tool"})
-
-
-def now_iso() -> str:
-    """``2026-11-30T09:06:13.123Z``, the format of JavaScript's ``toISOString`` (the reference)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def new_session_id() -> str:
@@ -58,6 +53,8 @@ class SessionRecord:
     cost_usd: float | None = None
     todos: list[Todo] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
+    # A title the user gave (`shiro/session/rename`); None = the first prompt (``title_of``).
+    custom_title: str | None = None
 
     def header_json(self) -> dict[str, Any]:
         """Every field but ``messages``, in the reference's key order."""
@@ -69,6 +66,7 @@ class SessionRecord:
             "provider": self.provider,
             "model": self.model,
             "title": self.title,
+            **({"customTitle": self.custom_title} if self.custom_title is not None else {}),
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
         }
@@ -90,6 +88,9 @@ class SessionRecord:
         notebook = value.get("notebook")
         if notebook is not None and not isinstance(notebook, dict):
             raise SessionFormatError('"notebook" must be an object with a "todos" list')
+        custom_title = value.get("customTitle")
+        if custom_title is not None and not isinstance(custom_title, str):
+            raise SessionFormatError('"customTitle" must be text')
         return cls(
             id=_text(value, "id"),
             created_at=created_at,
@@ -97,12 +98,13 @@ class SessionRecord:
             cwd=_text(value, "cwd"),
             provider=_text(value, "provider", default=""),
             model=_text(value, "model", default=""),
-            title=_text(value, "title", default=title_of(messages)),
+            title=custom_title or _text(value, "title", default=title_of(messages)),
             input_tokens=_count(value, "inputTokens"),
             output_tokens=_count(value, "outputTokens"),
             cost_usd=_cost(value),
             todos=restore_todos((notebook or {}).get("todos")),
             messages=messages,
+            custom_title=custom_title or None,
         )
 
 

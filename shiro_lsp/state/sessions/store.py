@@ -7,6 +7,7 @@ directory against the index; a corrupt file is skipped, reported and left alone.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import logging
 import os
@@ -23,6 +24,7 @@ from shiro_lsp.messages import title_of
 from shiro_lsp.state import db
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 from shiro_lsp.state.paths import StatePaths
+from shiro_lsp.state.sessions import search as text_search
 from shiro_lsp.state.sessions.files import FileSignature, write_chunks_durable
 from shiro_lsp.state.sessions.index import COLUMNS, UPSERT, SessionSummary, _row
 from shiro_lsp.state.sessions.record import (
@@ -54,6 +56,7 @@ class SessionStore:
         self.reporter = reporter
         self._local = threading.local()
         self._scan_lock = threading.Lock()
+        self._text_lock = threading.Lock()
         self._skipped: dict[str, FileSignature] = {}
         self._database_reported = False
 
@@ -62,12 +65,18 @@ class SessionStore:
 
     # -- writing
 
-    def save(self, record: SessionRecord, cache: MessageCache | None = None) -> SessionRecord:
-        """Write the record with ``updatedAt`` = now; return what was written.
+    def save(
+        self, record: SessionRecord, cache: MessageCache | None = None, *, touch: bool = True
+    ) -> SessionRecord:
+        """Write the record with ``updatedAt`` = now (kept as it is if not ``touch``); return what was written.
 
         ``cache`` (one per live session) skips re-encoding messages an earlier save encoded.
         """
-        stamped = replace(record, updated_at=now_iso(), title=title_of(record.messages))
+        stamped = replace(
+            record,
+            updated_at=now_iso() if touch else record.updated_at,
+            title=record.custom_title or title_of(record.messages),
+        )
         path = self.path_of(stamped.id)
         self._require_dir_usable()
         try:
@@ -94,6 +103,7 @@ class SessionStore:
             removed = (
                 connection.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0 or removed
             )
+            text_search.forget_text(connection, [session_id])
         self._skipped.pop(session_id, None)
         return removed
 
@@ -128,6 +138,47 @@ class SessionStore:
             (*args, limit),
         )
         return [SessionSummary.from_row(row) for row in rows]
+
+    def search(
+        self, query: str, *, cwd: str | None = None, limit: int = DEFAULT_LIST_LIMIT
+    ) -> builtins.list[text_search.SearchHit]:
+        """Sessions whose messages (or given title) contain every word of ``query``, best match first."""
+        self.sync()
+        self.index_pending_text()
+        return text_search.search(self._db(), query, cwd=cwd, limit=limit)
+
+    def index_pending_text(self) -> int:
+        """Index the text of every session not indexed yet (after the migration, or changed since);
+        one session per transaction. Returns how many were indexed."""
+        done = 0
+        with self._text_lock:
+            connection = self._db()
+            for session_id, *signature in text_search.pending(connection):
+                found = self._read_record(session_id)
+                if found is None:
+                    continue
+                record, read_signature = found
+                if read_signature == tuple(signature) and text_search.store_text(
+                    connection, record, read_signature
+                ):
+                    done += 1
+        if done:
+            log.info("session search: indexed the text of %d sessions", done)
+        return done
+
+    def _read_record(self, session_id: str) -> tuple[SessionRecord, FileSignature] | None:
+        """The record and the signature of the file it was read from; None if unreadable or corrupt."""
+        path = self.dir / f"{session_id}.json"
+        try:
+            with path.open("rb") as handle:
+                info = os.fstat(handle.fileno())
+                data = handle.read()
+            record = decode_record(data)
+        except (OSError, SessionFormatError):
+            return None  # the listing scan reports corrupt files; gone or unreadable: try next time
+        if record.id != session_id:
+            return None
+        return record, (info.st_mtime_ns, info.st_size)
 
     def summary(self, session_id: str) -> SessionSummary | None:
         row = self._db().execute(f"SELECT {COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -221,6 +272,7 @@ class SessionStore:
         rows = [row for row in (self._read_for_index(session_id) for session_id in changed) if row]
         with db.transaction(connection):
             connection.executemany("DELETE FROM sessions WHERE id = ?", [(g,) for g in gone])
+            text_search.forget_text(connection, gone)
             connection.executemany(UPSERT, rows)
         if gone or rows:
             log.info("session index: %d picked up or refreshed, %d removed", len(rows), len(gone))

@@ -41,8 +41,9 @@ def test_a_version_1_database_migrates_to_version_2_keeping_its_rows_and_a_backu
     )
     old.close()
 
-    connection = db.connect(path)
-    assert db.schema_version(connection) == 2 == db.SCHEMA_VERSION
+    connection = sqlite3.connect(path, isolation_level=None)
+    db.migrate(connection, path, target=2)  # version 3 (session text search) came later
+    assert db.schema_version(connection) == 2
     assert connection.execute("SELECT title, message_count FROM sessions").fetchone()[:] == (
         "Fix the parser",
         8,

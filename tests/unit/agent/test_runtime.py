@@ -1,0 +1,127 @@
+"""AgentRuntime through the service with the in-process scripted client: queue, session, meter, /compact."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.scripted_client import Reply, ScriptedClient
+from shiro_lsp.agent import events as ev
+from shiro_lsp.agent.context_window import Meter
+from shiro_lsp.agent.engine import ApprovalRequest
+from shiro_lsp.agent.providers.types import Usage
+from shiro_lsp.agent.runtime import BUSY_COMPACT, AgentRuntime
+from shiro_lsp.config import load_settings
+from shiro_lsp.errors import ShiroError
+from shiro_lsp.service import Shiro
+
+
+class Recorder:
+    """A front end that records what the runtime tells it."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, ev.Event]] = []
+        self.meters: list[Meter] = []
+        self.todos = 0
+
+    def emitter(self, session_id: str, task_id: str) -> Any:
+        return lambda event: self.events.append((task_id, event))
+
+    async def approve(self, task_id: str, request: ApprovalRequest) -> Any:
+        return "deny"
+
+    def todos_changed(self) -> None:
+        self.todos += 1
+
+    def context_changed(self, meter: Meter) -> None:
+        self.meters.append(meter)
+
+    def text_of(self, task_id: str) -> str:
+        return "".join(e.text for t, e in self.events if t == task_id and isinstance(e, ev.Text))
+
+
+@pytest.fixture
+def shiro(tmp_path: Path) -> Shiro:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings, problems = load_settings({"home": str(tmp_path / "state"), "apiKey": "sk-test"})
+    assert problems == []
+    return Shiro(str(workspace), settings)
+
+
+def started(shiro: Shiro, client: ScriptedClient) -> tuple[AgentRuntime, Recorder]:
+    frontend = Recorder()
+    runtime = shiro.start_agent(frontend)
+    runtime.client_factory = lambda settings: client
+    return runtime, frontend
+
+
+async def test_a_chat_answers_is_saved_and_the_meter_shows_the_providers_count(shiro: Shiro) -> None:
+    client = ScriptedClient(Reply("hello", usage=Usage(input_tokens=1_234, output_tokens=56)))
+    runtime, frontend = started(shiro, client)
+    ticket = runtime.submit("hi")
+    outcome = await ticket.future
+    assert outcome.stop_reason == "done" and outcome.input_tokens == 1_234
+    assert frontend.text_of(ticket.task_id) == "hello"
+    assert frontend.meters[-1].tokens == 1_234 + 56 and not frontend.meters[-1].estimated
+    await shiro.sessions.flush()
+    saved = json.loads((shiro.paths.sessions_dir / f"{outcome.session_id}.json").read_text())
+    assert [m["role"] for m in saved["messages"]] == ["user", "assistant"]
+
+
+async def test_chats_sent_together_run_in_order_on_one_session(shiro: Shiro) -> None:
+    client = ScriptedClient(Reply("first"), Reply("second"))
+    runtime, frontend = started(shiro, client)
+    one, two = runtime.submit("one"), runtime.submit("two")
+    first, second = await one.future, await two.future
+    assert (frontend.text_of(one.task_id), frontend.text_of(two.task_id)) == ("first", "second")
+    assert first.session_id == second.session_id
+    assert [r.messages[-1]["content"] for r in client.requests] == ["one", "two"]
+    assert len(client.requests[1].messages) == 3  # the second chat sees the first one's answer
+
+
+async def test_a_missing_key_fails_the_chat_with_a_clear_message(tmp_path: Path) -> None:
+    settings, _ = load_settings({"home": str(tmp_path / "state"), "baseUrl": "https://api.openai.com/v1"})
+    shiro = Shiro(str(tmp_path), settings.model_copy(update={"api_key": None}))
+    runtime = shiro.start_agent(Recorder())
+    outcome = await runtime.submit("hi").future
+    assert outcome.stop_reason == "error" and outcome.error and "API key" in outcome.error
+
+
+async def test_compact_replaces_the_history_with_the_models_summary(shiro: Shiro) -> None:
+    client = ScriptedClient(Reply("an answer"), Reply("SUMMARY: we said hello"))
+    runtime, frontend = started(shiro, client)
+    await runtime.submit("hello").future
+    before, after = await runtime.compact()
+    assert (before, after) == (2, 1)
+    assert "SUMMARY: we said hello" in json.dumps(shiro.sessions.current.messages)
+    assert frontend.meters  # the meter follows the shorter history
+
+
+async def test_compact_is_refused_while_a_chat_runs(shiro: Shiro) -> None:
+    hold = asyncio.Event()
+    client = ScriptedClient(Reply("slow", hold=hold))
+    runtime, _ = started(shiro, client)
+    ticket = runtime.submit("a long one")
+    while not runtime.queue.busy:
+        await asyncio.sleep(0)
+    with pytest.raises(ShiroError) as refused:
+        await runtime.compact()
+    assert refused.value.message == BUSY_COMPACT
+    hold.set()
+    assert (await ticket.future).stop_reason == "done"
+
+
+async def test_stopping_the_agent_cancels_the_running_chat(shiro: Shiro) -> None:
+    hold = asyncio.Event()
+    runtime, frontend = started(shiro, ScriptedClient(Reply("partial", hold=hold)))
+    ticket = runtime.submit("a long one")
+    while not frontend.text_of(ticket.task_id):
+        await asyncio.sleep(0.001)
+    await shiro.stop_agent()
+    assert (await ticket.future).stop_reason == "cancelled"
+    assert "partial" in json.dumps(shiro.sessions.current.messages)

@@ -1,0 +1,88 @@
+"""The loop watch reports what holds the event loop, and tells own CPU work from waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shiro_lsp.loopwatch import LoopWatch
+from shiro_lsp.state.atomic import write_text_atomic
+
+SLOW = re.compile(r"slow callback: (\d+) ms wall, (\d+) ms cpu")
+
+
+@pytest.fixture
+def watch() -> Iterator[LoopWatch]:
+    watch = LoopWatch(0.05)
+    watch.install()
+    try:
+        yield watch
+    finally:
+        watch.uninstall()
+
+
+def burn_cpu(seconds: float) -> None:
+    start = time.thread_time()
+    while time.thread_time() - start < seconds:
+        pass
+
+
+def slow_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[int, int]]:
+    found = [SLOW.search(r.getMessage()) for r in caplog.records]
+    return [(int(m.group(1)), int(m.group(2))) for m in found if m]
+
+
+async def test_a_callback_doing_cpu_work_is_reported_with_its_cpu_time(
+    watch: LoopWatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "shiro_lsp.loopwatch")
+    asyncio.get_running_loop().call_soon(burn_cpu, 0.12)
+    await asyncio.sleep(0.01)
+    [(wall, cpu)] = slow_lines(caplog)
+    assert cpu >= 110 and wall >= cpu
+
+
+async def test_a_callback_that_waits_is_reported_with_little_cpu_time(
+    watch: LoopWatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "shiro_lsp.loopwatch")
+    asyncio.get_running_loop().call_soon(threading.Event().wait, 0.12)
+    await asyncio.sleep(0.01)
+    [(wall, cpu)] = slow_lines(caplog)
+    assert wall >= 110 and cpu < 50
+
+
+async def test_fast_callbacks_are_not_reported(watch: LoopWatch, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "shiro_lsp.loopwatch")
+    for _ in range(100):
+        await asyncio.sleep(0)
+    assert slow_lines(caplog) == []
+
+
+async def test_a_state_write_on_the_loop_is_reported_with_the_code_that_made_it(
+    watch: LoopWatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    caplog.set_level(logging.WARNING, "shiro_lsp.loopwatch")
+    asyncio.get_running_loop().call_soon(write_text_atomic, tmp_path / "state.json", "{}")
+    await asyncio.sleep(0.01)
+    await asyncio.to_thread(write_text_atomic, tmp_path / "other.json", "{}")  # off the loop: fine
+    blocking = [r.getMessage() for r in caplog.records if "blocking I/O on the loop" in r.getMessage()]
+    assert any("shiro_lsp/state/atomic.py" in line and "write_bytes_atomic" in line for line in blocking)
+    assert not any("other.json" in line for line in blocking)
+
+
+async def test_after_uninstall_nothing_is_reported(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "shiro_lsp.loopwatch")
+    watch = LoopWatch(0.05)
+    watch.install()
+    watch.uninstall()
+    asyncio.get_running_loop().call_soon(burn_cpu, 0.08)
+    await asyncio.sleep(0.01)
+    assert slow_lines(caplog) == []

@@ -52,6 +52,7 @@ from shiro_lsp.agent.text_tools import (
     tools_prompt,
 )
 from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments, sandbox
+from shiro_lsp.agent.tools.base import WriteRecorder
 from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.messages import Message
@@ -138,6 +139,10 @@ class ChangeTracker(Protocol):
     async def preview(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None: ...
 
     async def before(self, tool_name: str, input: dict[str, Any]) -> Any: ...
+
+    def recorder(self, watch: Any) -> WriteRecorder | None:
+        """What the tool itself tells about its writes (``ToolContext.recorder``), if anything."""
+        ...
 
     async def after(self, watch: Any) -> ToolChangesLike | None: ...
 
@@ -498,6 +503,8 @@ class Turn:
         try:
             async with self._reserve(call.name):
                 watch = await self._watch(call.name, input)
+                if watch is not None and self.setup.changes is not None:
+                    ctx.recorder = self.setup.changes.recorder(watch)
                 try:
                     output = redact(await registry.run(call.name, input, ctx))
                 finally:

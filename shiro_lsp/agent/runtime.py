@@ -30,7 +30,7 @@ from shiro_lsp.agent.engine import (
     TurnSetup,
     plan_turn,
 )
-from shiro_lsp.agent.events import Event, Failed, ToolCall
+from shiro_lsp.agent.events import Event, Failed, Notice, ToolCall
 from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import (
@@ -55,6 +55,11 @@ from shiro_lsp.messages import Message
 from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList
+
+PROMPT_REDACTED_NOTICE = (
+    "Your message held a secret ({kinds}); it was replaced by a [redacted …] marker before it reached "
+    "the model or the session file."
+)
 
 log = logging.getLogger(__name__)
 
@@ -293,6 +298,10 @@ class AgentRuntime:
         except ShiroError as error:
             emit(Failed(error.message))
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
+        found = setup.redactor.scan(ticket.text)  # e.g. a terminal's output attached with @terminal
+        if found.count:
+            ticket.text = found.text  # nothing on disk or on the wire keeps the secret
+            emit(Notice(PROMPT_REDACTED_NOTICE.format(kinds=", ".join(found.kinds))))
         # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
         self._background(asyncio.to_thread(self.prompts.append, ticket.text))
         if self.turn_started is not None:

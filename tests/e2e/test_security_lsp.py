@@ -249,6 +249,23 @@ async def test_bash_output_is_redacted_before_the_model_the_session_and_the_expo
     await assert_nowhere(client, fake, home, *KEYS.values(), "sk-test here", backups=False)
 
 
+async def test_a_secret_in_the_users_own_message_is_cut_before_the_model_and_the_session(
+    client: ShiroClient, fake: FakeOpenAI, home: Path
+) -> None:
+    # what an attached terminal (`@terminal` after `env`) or a careless paste carries
+    prompt = f"Why does this fail?\n--- terminal: env ---\nAWS_ACCESS_KEY_ID={KEYS['aws']}\nGH={KEYS['github']}\nPATH=/usr/bin"
+    fake.script.append(Step(Text("Your PATH is fine.")))
+    result = await chat(client, prompt)
+    (body,) = model_bodies(fake)
+    wire = json.dumps(body)
+    assert (
+        "[redacted AWS access key]" in wire and "[redacted GitHub token]" in wire and "PATH=/usr/bin" in wire
+    )
+    notice = next(e["text"] for e in client.events(result["taskId"]) if e["type"] == "notice")
+    assert "AWS access key" in notice and "GitHub token" in notice
+    await assert_nowhere(client, fake, home, KEYS["aws"], KEYS["github"], backups=False)
+
+
 @pytest.mark.parametrize(
     "command", ["cat .env", "source .envrc && make", "grep KEY ~/.aws/credentials", "less ./config/ID_RSA"]
 )

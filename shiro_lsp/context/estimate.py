@@ -25,9 +25,14 @@ CHARS_PER_TOKEN = 4
 T = TypeVar("T")
 
 
+# One encoder for every call: ``json.dumps`` with options builds a new one each time, which costs
+# as much as encoding a typical message.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def json_text(value: Any) -> str:
     """``JSON.stringify(value)`` as far as message values go (see the module docstring)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def tokens_for_chars(chars: int) -> int:

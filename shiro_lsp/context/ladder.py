@@ -14,7 +14,7 @@ and the user's goal — the first of them that is not a summary note — is alwa
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens, list_chars, tokens_for_chars
 from shiro_lsp.context.prune import (
@@ -116,45 +116,49 @@ class _Entry:
         self.base = inline_without_reasoning(message)
         parts = parts_of(self.base)
         self.prunable = parts is not None and message.get("role") in ("assistant", "tool")
-        parts = parts or []
-        self.calls = frozenset(
-            p["toolCallId"] for p in parts if p.get("type") == "tool-call" and _is_id(p.get("toolCallId"))
-        )
-        # A result without a usable call id is recorded as "", which no call has: every rung drops it.
-        self.results = frozenset(
-            p["toolCallId"] if _is_id(p.get("toolCallId")) else ""
-            for p in parts
-            if p.get("type") in TOOL_RESULT_TYPES
-        )
-        tool_parts = [p for p in parts if p.get("type") in PRUNABLE_TOOL_TYPES] if self.prunable else []
-        self.tool_ids = frozenset(
-            p["toolCallId"]
-            for p in tool_parts
-            if p.get("type") in CALL_ID_TYPES and _is_id(p.get("toolCallId"))
-        )
-        self.approvals = frozenset(
-            p["approvalId"]
-            for p in tool_parts
-            if p.get("type") in APPROVAL_TYPES and _is_id(p.get("approvalId"))
-        )
-        self.approval_calls = tuple(
-            (p["approvalId"], p["toolCallId"])
-            for p in tool_parts
-            if p.get("type") == "tool-approval-request"
-            and _is_id(p.get("approvalId"))
-            and _is_id(p.get("toolCallId"))
-        )
+        # One pass over the parts (this runs for every message of a resumed session).
+        calls: set[str] = set()
+        results: set[str] = set()
+        tool_ids: set[str] = set()
+        approvals: set[str] = set()
+        approval_calls: list[tuple[str, str]] = []
+        tool_parts: list[Part] = []
+        rest: list[Part] = []
+        for p in parts or ():
+            kind = p.get("type")
+            call_id = p.get("toolCallId")
+            if kind == "tool-call" and _is_id(call_id):
+                calls.add(call_id)
+            elif kind in TOOL_RESULT_TYPES:
+                # A result without a usable call id is recorded as "", which no call has: every rung drops it.
+                results.add(call_id if _is_id(call_id) else "")
+            if not (self.prunable and kind in PRUNABLE_TOOL_TYPES):
+                rest.append(p)
+                continue
+            tool_parts.append(p)
+            if kind in CALL_ID_TYPES and _is_id(call_id):
+                tool_ids.add(call_id)
+            if kind in APPROVAL_TYPES:
+                approval_id = p.get("approvalId")
+                if _is_id(approval_id):
+                    approvals.add(approval_id)
+                    if kind == "tool-approval-request" and _is_id(call_id):
+                        approval_calls.append((approval_id, call_id))
+        self.calls = frozenset(calls)
+        self.results = frozenset(results)
+        self.tool_ids = frozenset(tool_ids)
+        self.approvals = frozenset(approvals)
+        self.approval_calls = tuple(approval_calls)
         self.base_dropped = _droppable_empty(self.base)
         # The message once a rung strips all its tool parts; None when nothing of it would be sent.
         self.bare: Message | None = self.base
         if tool_parts:
-            rest = [p for p in parts if p.get("type") not in PRUNABLE_TOOL_TYPES]
             self.bare = {**self.base, "content": rest} if rest else None
         self.base_chars = -1  # lengths of JSON, measured on first use
         self.bare_chars = -1
 
 
-def _is_id(value: object) -> bool:
+def _is_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and value != ""
 
 

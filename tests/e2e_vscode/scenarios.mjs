@@ -723,6 +723,134 @@ export const scenarios = [
     },
   },
   {
+    // Self-contained (SHIRO_E2E_ONLY=memory-edit-document): the model remembers two things, the user
+    // edits the memory document (one changed, one deleted, one added) and saves; a bad line is refused.
+    name: 'memory-edit-document',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      const chat = wb.chat();
+      await wb.openChat();
+      await model.script([
+        step([toolCall('remember', { kind: 'command', text: 'run the tests with make check' }, 'm1')]),
+        step([toolCall('remember', { kind: 'gotcha', text: 'the cache lives in /tmp/stale' }, 'm2')]),
+        step([text('Noted both.')]),
+      ]);
+      await wb.send('remember how we test and the cache trap');
+      await chat.locator('.entry.assistant', { hasText: 'Noted both.' }).waitFor({ timeout: 30_000 });
+
+      await wb.runCommand('Shiro: Show project memory');
+      const lines = page.locator('.editor-instance .view-lines', { hasText: 'Shiro project memory' }).first();
+      await lines.waitFor({ timeout: 15_000 });
+      await page.locator('.editor-instance .view-lines', { hasText: 'make check' }).first().waitFor({ timeout: 15_000 });
+      await lines.click();
+      const copyAll = async () => {
+        await page.keyboard.press('Control+A');
+        await page.keyboard.press('Control+C');
+        return page.evaluate(() => navigator.clipboard.readText());
+      };
+      const pasteAll = async value => {
+        await page.evaluate(v => navigator.clipboard.writeText(v), value);
+        await page.keyboard.press('Control+A');
+        await page.keyboard.press('Control+V');
+      };
+      const original = await copyAll();
+      assert.match(original, /- \*\*gotcha\*\* the cache lives in \/tmp\/stale <!-- id:\S+ -->/);
+      const edited = original
+        .replace('run the tests with make check', 'run the tests with make test')
+        .replace(/^- \*\*gotcha\*\* the cache lives.*\n/m, '')
+        .replace(/^(- \*\*command\*\* .*)$/m, '$1\n- **fact** the docs are in docs/');
+      await pasteAll(edited);
+      await page.keyboard.press('Control+S');
+      await wb.toast('project memory saved: 1 added, 1 changed, 1 deleted').waitFor({ timeout: 20_000 });
+      await page.locator('.editor-instance .view-lines', { hasText: 'the docs are in docs/' }).first().waitFor({ timeout: 15_000 });
+      await wb.shot('memory-document-saved');
+      // What the server now holds: exactly the edited entries.
+      const dir = path.join(workspace, '..', 'home', 'memory');
+      const stored = fs.readdirSync(dir).filter(f => f.endsWith('.json'))
+        .flatMap(f => { const v = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')); return Array.isArray(v) ? v : v.entries ?? []; })
+        .map(e => `${e.kind}: ${e.text}`).sort();
+      assert.deepEqual(stored, ['command: run the tests with make test', 'fact: the docs are in docs/']);
+      // The saved document came back with ids for every line (the new one too).
+      await page.locator('.editor-instance .view-lines', { hasText: /the\sdocs\sare\sin\sdocs\/\s<!--\sid:/ }).first().waitFor({ timeout: 15_000 });
+      const reloaded = await copyAll();
+      assert.match(reloaded, /- \*\*fact\*\* the docs are in docs\/ <!-- id:\S+ -->/);
+
+      // A line that is not a memory: the save is refused in words and the text stays in the editor.
+      await pasteAll(reloaded.replace(/^(- \*\*fact\*\* .*)$/m, '$1\n* not a memory line'));
+      await page.keyboard.press('Control+S');
+      await wb.toast('is not a memory line').waitFor({ timeout: 20_000 });
+      assert.ok(await page.locator('.tabs-container .tab.active.dirty').count(), 'the refused document stays modified');
+      await wb.shot('memory-document-refused-in-words');
+      assert.ok((await copyAll()).includes('* not a memory line'));
+      await wb.runCommand('View: Revert and Close Editor');
+    },
+  },
+  {
+    // Self-contained (SHIRO_E2E_ONLY=retry-countdown): a 429 with retry-after; the panel counts down, then answers.
+    name: 'retry-countdown',
+    needsModel: true,
+    async run({ wb, model }) {
+      const chat = wb.chat();
+      await wb.openChat();
+      await model.script([
+        {
+          type: 'http_error', status: 429, code: 'rate_limit_exceeded', error_type: 'requests',
+          message: 'Rate limit reached for requests. Please try again in 6s.', headers: { 'retry-after': '6' },
+        },
+        step([text('Answered after the wait.')]),
+      ]);
+      await wb.send('answer even when rate limited');
+      const countdown = chat.locator('.retry-countdown');
+      await countdown.waitFor({ timeout: 15_000 });
+      assert.match(await countdown.innerText(), /^Retrying in \d s… \(attempt 2 of \d\)$/);
+      assert.match(await chat.locator('.entry.notice', { has: countdown }).innerText(), /429|[Rr]ate limit/);
+      await wb.shot('retry-countdown');
+      await chat.locator('.entry.assistant', { hasText: 'Answered after the wait.' }).waitFor({ timeout: 30_000 });
+      assert.match(await countdown.innerText(), /^Retried \(attempt 2 of \d\)$/);
+      await wb.shot('retry-then-answer');
+    },
+  },
+  {
+    // Self-contained (SHIRO_E2E_ONLY=terminal-mention): run a command in a terminal with shell
+    // integration, then attach its output to a prompt with @terminal.
+    name: 'terminal-mention',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      await wb.runCommand('Terminal: Create New Terminal');
+      await page.locator('.terminal-wrapper.active .xterm').first().waitFor({ timeout: 20_000 });
+      // shell integration marks the prompt (a decoration) once the injected script runs
+      await page.locator('.terminal-wrapper.active .xterm-screen .terminal-command-decoration').first()
+        .waitFor({ state: 'attached', timeout: 20_000 }).catch(() => page.waitForTimeout(3_000));
+      await page.locator('.terminal-wrapper.active .xterm-helper-textarea').first().focus();
+      // (a command that prints at once can finish before VS Code starts the execution's stream: see the report)
+      await page.keyboard.type('sleep 1; echo "shiro sees $((6 * 7)) apples"; false');
+      await page.keyboard.press('Enter');
+      await page.waitForTimeout(4_000);   // the command runs; its end event, then the output's last chunks
+      await wb.openChat();
+      const chat = wb.chat();
+      const prompt = chat.locator('#prompt');
+      await prompt.click();
+      await prompt.fill('');
+      await prompt.pressSequentially('why did it fail? @Termin');
+      const suggest = chat.locator('#suggest');
+      const row = suggest.locator('.suggest-item', { hasText: 'Terminal: last command' }).first();
+      await row.waitFor({ timeout: 15_000 });
+      assert.match(await row.innerText(), /sleep 1; echo "shiro sees.*\(exit 1\)/);
+      await wb.shot('terminal-mention-picker');
+      await prompt.press('Enter');
+      await chat.locator('#chips .chip', { hasText: 'Terminal $ sleep 1; echo' }).waitFor({ timeout: 10_000 });
+      await model.script([step([text('The last command was false, so it exited with 1.')])]);
+      await prompt.press('Enter');
+      await chat.locator('.entry.user').last().locator('.chip', { hasText: 'Terminal $ sleep 1; echo' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.assistant', { hasText: 'exited with 1' }).waitFor({ timeout: 30_000 });
+      const last = JSON.stringify((await model.requests()).at(-1));
+      assert.ok(last.includes('shiro sees 42 apples'), 'the model got the command output');
+      assert.ok(last.includes('exited with code 1'), 'and how the command ended');
+      await wb.shot('terminal-mention-sent');
+      await wb.runCommand('Terminal: Kill All Terminals');
+    },
+  },
+  {
     name: 'server-restarts-after-crash',
     needsModel: true,
     async run({ wb, model, workspace }) {

@@ -5,7 +5,7 @@ import { showDiagnostics } from './diagnose';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
 import { showMcpServers } from './mcp';
-import { MEMORY_SCHEME, MemoryDocuments, editMemory, rememberSelection, showMemory } from './memory';
+import { MEMORY_SCHEME, MemoryFileSystem, editMemory, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
 import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
 import type { Agent, ModelsResult } from './protocol';
@@ -17,6 +17,7 @@ import type {
   RememberSelectionArgs,
 } from './protocol';
 import { API_KEY_SECRET, ShiroServer } from './server';
+import { TerminalCommands, terminalContext, terminalLabel } from './terminalOutput';
 import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem } from './sessions';
 import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
 
@@ -83,6 +84,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     else await saveAndTest(m.baseUrl, m.model);
   };
 
+  // `@terminal`: the active terminal's last command and output, through shell integration.
+  const terminalCommands = new TerminalCommands<vscode.Terminal, vscode.TerminalShellExecution>();
+  context.subscriptions.push(
+    vscode.window.onDidStartTerminalShellExecution(e => {
+      terminalCommands.started(e.execution);
+      void (async () => {
+        try { for await (const chunk of e.execution.read()) terminalCommands.data(e.execution, chunk); } catch { /* the terminal went away */ }
+        terminalCommands.drained(e.execution);
+      })();
+    }),
+    vscode.window.onDidEndTerminalShellExecution(e =>
+      terminalCommands.ended(e.terminal, e.execution, e.terminal.name, e.execution.commandLine.value, e.exitCode)),
+    vscode.window.onDidCloseTerminal(t => terminalCommands.closed(t)),
+  );
+
   const SKIP = '**/{node_modules,.git,.venv,venv,dist,out,build,__pycache__,.mypy_cache,.pytest_cache,.tools,.artifacts}/**';
   ctl.mentionCandidates = async () => {
     const items: Candidate[] = [];
@@ -91,6 +107,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       items.push({ kind: 'selection', value: 'selection', label: 'Current selection', detail: selectionLabel(file, editor.selection.start.line + 1, editor.selection.end.line + 1) });
     }
+    const lastCommand = terminalCommands.lastOf(vscode.window.activeTerminal);
+    if (lastCommand) items.push({ kind: 'terminal', value: 'terminal', label: 'Terminal: last command', detail: terminalLabel(lastCommand) });
     const problems = vscode.languages.getDiagnostics().reduce((n, [, d]) => n + d.length, 0);
     items.push({ kind: 'problems', value: 'problems', label: 'Problems', detail: problems ? `${problems} in the workspace` : 'none right now' });
     const uris = await vscode.workspace.findFiles('**/*', SKIP, 5000);
@@ -111,6 +129,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       const sel = editor.selection;
       return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel) };
+    }
+    if (kind === 'terminal') {
+      const last = terminalCommands.lastOf(vscode.window.activeTerminal);
+      if (!last) { ctl.model.addNotice('No finished command in the active terminal (it needs shell integration).', 'warn'); return undefined; }
+      return { label: `Terminal ${terminalLabel(last)}`, text: terminalContext(last) };
     }
     if (kind === 'problems') {
       const lines: string[] = [];
@@ -332,7 +355,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   }
 
-  const memoryDocuments = new MemoryDocuments();
+  const memoryFiles = new MemoryFileSystem(srv);
   context.subscriptions.push(
     meter, srv, ctl, ...review.register(),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
@@ -340,8 +363,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('shiro.renameSession', renameCurrentSession),
     vscode.commands.registerCommand('shiro.newSession', newSession),
     vscode.commands.registerCommand('shiro.compact', compact),
-    vscode.workspace.registerTextDocumentContentProvider(MEMORY_SCHEME, memoryDocuments),
-    vscode.commands.registerCommand('shiro.showMemory', () => showMemory(srv, memoryDocuments)),
+    vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, memoryFiles, { isCaseSensitive: true }),
+    memoryFiles,
+    vscode.commands.registerCommand('shiro.showMemory', () => showMemory(memoryFiles)),
     vscode.commands.registerCommand('shiro.editMemory', () => editMemory(srv)),
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),

@@ -3,6 +3,9 @@ import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import { Method, SERVER_REMEMBER_COMMAND } from './protocol';
 import type { MemoryEntry, MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from './protocol';
+import type { RememberResult } from './protocol.gen';
+import { NOTES_HEADING, conflicts, describePlan, planMemoryEdits, renderMemoryDocument } from './memoryEdit';
+import type { MemoryOp } from './memoryEdit';
 import type { ShiroServer } from './server';
 import { errorReason } from './errors';
 
@@ -46,39 +49,129 @@ export async function rememberSelection(server: ShiroServer, arg?: RememberSelec
   }
 }
 
-export function memoryDocument(mem: MemoryListResult, notes: NotesResult | undefined): string {
-  const lines = ['# Shiro project memory', ''];
-  if (!mem.entries.length) lines.push(mem.text || 'nothing remembered about this project yet');
-  else for (const e of mem.entries) lines.push(`- **${e.kind}** ${e.text}${e.hits > 0 ? `  _(recalled ${e.hits}x)_` : ''}`);
-  lines.push('', '# Project notes', '', notes?.project?.trim() || '_none (.shiro/memory/project.md is empty)_');
+/** The notes part of the memory document (shown, not edited there). */
+export function notesSection(notes: NotesResult | undefined): string {
+  const lines = [NOTES_HEADING, '', notes?.project?.trim() || '_none (.shiro/memory/project.md is empty)_'];
   if (notes?.task?.trim()) lines.push('', `# Task notes${notes.taskId ? ` (${notes.taskId})` : ''}`, '', notes.task);
-  return lines.join('\n') + '\n';
+  return lines.join('\n');
 }
 
-/** A read-only document (no "save changes?" on close) that is refreshed each time it is shown. */
+/**
+ * The project memory as an editable document (a FileSystemProvider, so it can be saved): each
+ * read asks the server; a save turns the edits into shiro/memory/* calls (memoryEdit.ts). A parse
+ * error or a conflict refuses the save with the reason, so the edited text stays in the editor.
+ */
 export const MEMORY_SCHEME = 'shiro-memory';
-const MEMORY_URI = vscode.Uri.parse(`${MEMORY_SCHEME}:Shiro project memory.md`);
+export const MEMORY_URI = vscode.Uri.parse(`${MEMORY_SCHEME}:/Shiro project memory.md`);
 
-export class MemoryDocuments implements vscode.TextDocumentContentProvider {
-  private content = '';
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
+export class MemoryFileSystem implements vscode.FileSystemProvider {
+  private base: { entries: MemoryEntry[]; rest: string } = { entries: [], rest: '' };
+  private bytes = new Uint8Array();
+  private mtime = Date.now();
+  private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.changed.event;
 
-  provideTextDocumentContent(): string { return this.content; }
+  private reloadAfterSave = false;
+  private readonly saved: vscode.Disposable;
 
-  update(content: string): vscode.Uri {
-    this.content = content;
-    this.changed.fire(MEMORY_URI);
-    return MEMORY_URI;
+  constructor(private readonly server: ShiroServer) {
+    this.saved = vscode.workspace.onDidSaveTextDocument(doc => this.onSaved(doc));
   }
+
+  /** VS Code has finished a save of the memory document: reload it from the server (new ids, server order). */
+  private onSaved(doc: vscode.TextDocument): void {
+    if (doc.uri.toString() !== MEMORY_URI.toString() || !this.reloadAfterSave) return;
+    this.reloadAfterSave = false;
+    this.refresh();
+  }
+
+  dispose(): void { this.saved.dispose(); this.changed.dispose(); }
+
+  /** Re-read on the next show (an open, unmodified document reloads; a modified one is kept). */
+  refresh(): void {
+    this.mtime = Math.max(Date.now(), this.mtime + 1);
+    this.changed.fire([{ type: vscode.FileChangeType.Changed, uri: MEMORY_URI }]);
+  }
+
+  watch(): vscode.Disposable { return new vscode.Disposable(() => {}); }
+
+  /** The document as the server has it now; its mtime moves only when its text does (VS Code's conflict check). */
+  private async load(): Promise<{ bytes: Uint8Array; entries: MemoryEntry[]; rest: string }> {
+    const [mem, notes] = await Promise.all([
+      this.server.sendRequest<MemoryListResult>(Method.memoryList, {}),
+      this.server.sendRequest<NotesResult>(Method.notesRead, { scope: 'project' }).catch(() => undefined),
+    ]);
+    const rest = notesSection(notes);
+    const bytes = new TextEncoder().encode(renderMemoryDocument(mem.entries, rest));
+    if (bytes.length !== this.bytes.length || bytes.some((b, i) => b !== this.bytes[i])) {
+      this.bytes = bytes;
+      this.mtime = Math.max(Date.now(), this.mtime + 1);
+    }
+    return { bytes, entries: mem.entries, rest };
+  }
+
+  async stat(): Promise<vscode.FileStat> {
+    await this.load();
+    return { type: vscode.FileType.File, ctime: 0, mtime: this.mtime, size: this.bytes.length };
+  }
+
+  /** What the editor shows: the edits of the next save are planned against exactly these entries. */
+  async readFile(): Promise<Uint8Array> {
+    const { bytes, entries, rest } = await this.load();
+    this.base = { entries, rest };
+    return bytes;
+  }
+
+  async writeFile(_uri: vscode.Uri, content: Uint8Array): Promise<void> {
+    const plan = planMemoryEdits(this.base.entries, this.base.rest, new TextDecoder().decode(content));
+    const now = (await this.server.sendRequest<MemoryListResult>(Method.memoryList, {})).entries;
+    const problems = [...plan.problems, ...conflicts(plan, now)];
+    if (problems.length) {
+      throw new Error(  // a plain error: VS Code shows its message as it is ("Failed to save …: <message>")
+        `Nothing was saved to Shiro's memory. ${problems.join(' ')} Your text is still in the editor; `
+        + 'fix it and save again (or close without saving and reopen Shiro: Show project memory).');
+    }
+    let done = 0;
+    try {
+      for (const op of plan.ops) {
+        await applyMemoryOp(this.server, op);
+        done++;
+      }
+    } catch (error) {
+      throw new Error(
+        `Shiro saved ${done} of ${plan.ops.length} memory changes, then failed: ${errorReason(error)}. `
+        + 'Reopen Shiro: Show project memory to see what is stored now.');
+    } finally {
+      this.reloadAfterSave = true;   // see onSaved: the new lines get their ids in the editor
+    }
+    if (plan.ops.length) void vscode.window.showInformationMessage(`Shiro: ${describePlan(plan)}`);
+  }
+
+  readDirectory(): [string, vscode.FileType][] { return []; }
+  createDirectory(): void { throw vscode.FileSystemError.NoPermissions('Shiro memory has no folders.'); }
+  delete(): void { throw vscode.FileSystemError.NoPermissions('Delete memory lines inside the document instead.'); }
+  rename(): void { throw vscode.FileSystemError.NoPermissions('The memory document cannot be renamed.'); }
 }
 
-export async function showMemory(server: ShiroServer, documents: MemoryDocuments): Promise<void> {
+/** One operation; an edit remembers the new text before it forgets the old one, so a failure loses nothing. */
+async function applyMemoryOp(server: ShiroServer, op: MemoryOp): Promise<void> {
+  const remember = (kind: MemoryKind, text: string): Promise<RememberResult> =>
+    server.sendRequest<RememberResult>(Method.memoryRemember, { kind, text });
+  if (op.op === 'remember') { await remember(op.kind, op.text); return; }
+  if (op.op === 'forget') { await server.sendRequest(Method.memoryForget, { id: op.id }); return; }
+  if (op.text === op.old.text) {   // only the kind changed: the same text would be a duplicate
+    await server.sendRequest(Method.memoryForget, { id: op.id });
+    await remember(op.kind, op.text);
+    return;
+  }
+  await remember(op.kind, op.text);
+  await server.sendRequest(Method.memoryForget, { id: op.id });
+}
+
+export async function showMemory(files: MemoryFileSystem): Promise<void> {
   try {
-    const mem = await server.sendRequest<MemoryListResult>(Method.memoryList, {});
-    const notes = await server.sendRequest<NotesResult>(Method.notesRead, { scope: 'project' }).catch(() => undefined);
-    const uri = documents.update(memoryDocument(mem, notes));
-    const doc = await vscode.workspace.openTextDocument(uri);
+    files.refresh();
+    const doc = await vscode.workspace.openTextDocument(MEMORY_URI);
     await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     await vscode.window.showTextDocument(doc, { preview: true });
   } catch (error) {

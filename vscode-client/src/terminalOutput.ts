@@ -1,0 +1,76 @@
+// The `@terminal` mention: the active terminal's last command and its output, as read through VS Code's
+// shell integration (window.onDidStartTerminalShellExecution + TerminalShellExecution.read()). Pure: no vscode.
+// VS Code 1.100's stable API has no way to read a terminal's selection, so only the last command is offered.
+
+export const MAX_OUTPUT_CHARS = 20_000;
+
+// CSI (colours, cursor moves), OSC (titles, shell-integration marks such as 633;…) and other ESC sequences.
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
+
+/** Terminal output as plain text: escape sequences gone, `\r` overwrites resolved, at most `max` chars (the end kept). */
+export function plainOutput(raw: string, max = MAX_OUTPUT_CHARS): { text: string; clipped: boolean } {
+  const lines = raw.replace(ANSI, '').replace(/\r\n/g, '\n').split('\n')
+    .map(line => { const parts = line.split('\r'); return parts.reduce((shown, part) => part + shown.slice(part.length), ''); });
+  const text = lines.join('\n').replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '').replace(/\n+$/, '');
+  if (text.length <= max) return { text, clipped: false };
+  return { text: text.slice(text.length - max), clipped: true };
+}
+
+export interface FinishedCommand { terminal: string; commandLine: string; exitCode: number | undefined; output: string; clipped: boolean }
+
+/** The chip's label and the picker row's detail. */
+export function terminalLabel(c: FinishedCommand): string {
+  const exit = c.exitCode === undefined ? '' : c.exitCode === 0 ? '' : ` (exit ${c.exitCode})`;
+  const line = c.commandLine.length > 50 ? `${c.commandLine.slice(0, 49)}…` : c.commandLine;
+  return `$ ${line}${exit}`;
+}
+
+/** The attached text: which terminal, the command, how it ended, then its output. */
+export function terminalContext(c: FinishedCommand): string {
+  const ended = c.exitCode === undefined ? 'its exit code is unknown' : `it exited with code ${c.exitCode}`;
+  const clipped = c.clipped ? ` (only the last ${MAX_OUTPUT_CHARS} characters of its output are shown)` : '';
+  return `The last command in the terminal "${c.terminal}" was \`${c.commandLine}\`; ${ended}${clipped}. Its output:\n`
+    + (c.output ? c.output : '(no output)');
+}
+
+/**
+ * Collects the output of each command (`E`, the execution) and keeps the last finished one per terminal
+ * (`T`). Output that streams in after the end event still counts: the text is built when it is asked for.
+ */
+export class TerminalCommands<T, E = T> {
+  private readonly runs = new Map<E, { chunks: string[]; size: number; done?: boolean }>();
+  private readonly last = new Map<T, { name: string; commandLine: string; exitCode: number | undefined; run: { chunks: string[]; size: number; done?: boolean } }>();
+
+  started(execution: E): void { this.runs.set(execution, { chunks: [], size: 0 }); }
+
+  /** Output as it streams; only about twice the kept size is buffered. */
+  data(execution: E, chunk: string): void {
+    const run = this.runs.get(execution);
+    if (!run || run.done) return;
+    run.chunks.push(chunk);
+    run.size += chunk.length;
+    while (run.size > 2 * MAX_OUTPUT_CHARS && run.chunks.length > 1) run.size -= run.chunks.shift()!.length;
+  }
+
+  /** The stream is over: stop buffering for this execution. */
+  drained(execution: E): void {
+    const run = this.runs.get(execution);
+    if (run) run.done = true;
+    if (run && [...this.last.values()].some(l => l.run === run)) this.runs.delete(execution);
+  }
+
+  ended(terminal: T, execution: E, name: string, commandLine: string, exitCode: number | undefined): void {
+    const run = this.runs.get(execution) ?? { chunks: [], size: 0 };
+    if (run.done) this.runs.delete(execution);   // the stream finished first: nothing more will come
+    this.last.set(terminal, { name, commandLine: commandLine.trim(), exitCode, run });
+  }
+
+  closed(terminal: T): void { this.last.delete(terminal); }
+
+  lastOf(terminal: T | undefined): FinishedCommand | undefined {
+    const found = terminal === undefined ? undefined : this.last.get(terminal);
+    if (!found) return undefined;
+    const { text, clipped } = plainOutput(found.run.chunks.join(''));
+    return { terminal: found.name, commandLine: found.commandLine, exitCode: found.exitCode, output: text, clipped };
+  }
+}

@@ -712,7 +712,9 @@ METHODS: tuple[Method, ...] = (
         "Save the live session (if it has messages), start anew.",
     ),
     _request("shiro/session/save", Empty, SessionSaveResult, "Save now; an empty session is not written."),
-    _request("shiro/session/clear", Empty, SessionNewResult, "Like new: the old session stays on disk."),
+    _request(
+        "shiro/session/clear", SessionNewParams, SessionNewResult, "Like new: the old session stays on disk."
+    ),
     _request(
         "shiro/session/compact",
         Empty,

@@ -41,6 +41,7 @@ export const Method = {
   mcpList: 'shiro/mcp/list',
   mcpTrust: 'shiro/mcp/trust',
   models: 'shiro/models',
+  modelsDetect: 'shiro/models/detect',
   changes: 'shiro/changes',
   changesDiff: 'shiro/changes/diff',
   changesUndo: 'shiro/changes/undo',
@@ -54,9 +55,11 @@ export const AGENTS = ['default', 'quick', 'deep', 'plan', 'review'] as const;
 export type Agent = typeof AGENTS[number];
 
 /** shiro/models: the models an endpoint serves (GET /v1/models), or why none could be listed. */
-export interface ModelsParams { baseUrl?: string }
-export interface ModelEntry { id: string; contextWindow?: number | null }
+export type ModelsParams = gen.ModelsParams;
+export type ModelEntry = gen.ModelEntry;
 export interface ModelsResult { baseUrl: string; preset?: string | null; models: ModelEntry[]; error?: string | null }
+/** shiro/models/detect: the local presets (or the given URLs) that answered, and what was found in words. */
+export type ModelsDetectResult = gen.ModelsDetectResult;
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
 export const SERVER_REMEMBER_COMMAND = 'shiro.remember';
@@ -67,7 +70,7 @@ export type StopReason = 'done' | 'cancelled' | 'error' | 'queue-cleared';
 
 export interface Usage { inputTokens: number; outputTokens: number; costUsd: number | null }
 
-export interface ChatParams { text: string; agent?: string }
+export type ChatParams = gen.ChatParams;
 export interface ChatResult { sessionId: string; taskId: string; stopReason: StopReason; usage: Usage; error?: string }
 
 /** An engine event read loosely (every field optional); every `WireEvent` is one (tsc checks it). */
@@ -101,29 +104,23 @@ export interface ApproveParams {
   /** Multi-file calls (apply_patch): every file; `preview` is the first. */
   previews?: FilePreview[] | null;
 }
-export interface ApproveResult { decision: Decision; reason?: string }
+export type ApproveResult = gen.ApproveResult;
 
 // --- reviewable edits and checkpoints (v2) ---
 /** `before` null = a new file, `after` null = a delete; `binary`: both are one-line summaries. */
-export interface FilePreview { path: string; before: string | null; after: string | null; from?: string | null; binary?: boolean }
+export type FilePreview = gen.FilePreview;
 export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'moved';
-export interface ChangedFile {
-  path: string; status: ChangeStatus; from?: string | null; additions: number; deletions: number; reviewed: boolean;
-  binary?: boolean;
-}
-export interface ChangesResult { taskId: string | null; checkpointId: string | null; files: ChangedFile[] }
+export type ChangedFile = gen.ChangedFile;
+export type ChangesResult = gen.ChangesResult;
 /** One contiguous changed region, 1-based lines (for a pure insert/delete, the line before). */
-export interface DiffHunk { index: number; oldStart: number; oldLines: number; newStart: number; newLines: number; header: string }
-export interface ChangesDiffResult { path: string; before: string | null; after: string | null; binary?: boolean; hunks?: DiffHunk[] }
-export interface ChangesUndoResult { path: string; undone: boolean; conflict?: string | null }
-export interface ChangesKeepResult { kept: number }
-export interface CheckpointInfo {
-  id: string; taskId: string; createdAt: string; prompt: string; files: string[];
-  kind?: 'turn' | 'redo'; notCovered?: string[];
-}
-export interface CheckpointListResult { checkpoints: CheckpointInfo[] }
+export type DiffHunk = gen.DiffHunk;
+export type ChangesDiffResult = gen.ChangesDiffResult;
+export type ChangesUndoResult = gen.ChangesUndoResult;
+export type ChangesKeepResult = gen.ChangesKeepResult;
+export type CheckpointInfo = gen.CheckpointInfo;
+export type CheckpointListResult = gen.CheckpointListResult;
 export type RestoreMode = 'code' | 'chat' | 'both';
-export interface CheckpointRestoreResult { restored: string[]; conflicts: string[]; redoId: string | null; messagesRemoved?: number }
+export type CheckpointRestoreResult = gen.CheckpointRestoreResult;
 
 
 /** The message model (spec §5.1): Vercel AI SDK ModelMessage shapes. */
@@ -146,17 +143,11 @@ export interface SaveResult { id: string; saved: boolean; reason?: string }
 
 export interface MemoryEntry { id: string; kind: string; text: string; createdAt: string; hits: number }
 export interface MemoryListResult { entries: MemoryEntry[]; text: string }
-export interface MemoryCompactResult { before: number; after: number; text: string }
-export interface NotesResult { project: string; task: string; projectHash: string; taskHash: string; taskId: string | null }
+export type MemoryCompactResult = gen.MemoryCompactResult;
+export type NotesResult = gen.NotesResult;
 
 export type MeterLevel = 'ok' | 'warn' | 'critical';
-export interface ContextMeter {
-  tokens: number; threshold: number; percent: number; level: MeterLevel; estimated: boolean;
-  /** The model runs on a local endpoint: there is no cost to count. */
-  local?: boolean;
-  /** Prompt tokens of the last request served from the provider's prompt cache. */
-  cachedTokens?: number | null;
-}
+export type ContextMeter = gen.ContextMeter;
 
 export interface InitializationOptions {
   home?: string; model?: string; baseUrl?: string; apiKey?: string; api?: 'responses' | 'chat' | 'auto';
@@ -164,7 +155,10 @@ export interface InitializationOptions {
   trusted?: boolean;
   /** bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or not at all). */
   bashSandbox?: 'off' | 'auto' | 'required'; bashSandboxNetwork?: boolean;
+  contextWindow?: number; maxOutputTokens?: number; maxRetries?: number;
+  toolCallFormat?: ToolCallFormat | Record<string, ToolCallFormat>;
 }
+export type ToolCallFormat = 'auto' | 'native' | 'text';
 
 /** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. */
 export interface RememberSelectionArgs {
@@ -173,9 +167,5 @@ export interface RememberSelectionArgs {
 }
 export type MemoryKind = 'fact' | 'decision' | 'gotcha' | 'command';
 
-export interface McpServerInfo {
-  name: string; source: string; scope: 'project' | 'user';
-  status: 'running' | 'stopped' | 'untrusted' | 'error';
-  trusted: boolean; tools: string[]; command: string; error?: string | null;
-}
+export type McpServerInfo = gen.McpServerInfo;
 export interface McpListResult { servers: McpServerInfo[]; problems: string[] }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -41,7 +42,8 @@ class Settings(BaseModel):
     # The model's context window in tokens; None: from the server's model metadata where it reports one.
     context_window: int | None = Field(default=None, gt=0)
     # auto: tool calls a model writes as text are recognised and run; native: never; text: see text_tools.
-    tool_call_format: ToolCallFormat = "auto"
+    # One format for every model, or per model: {"qwen2.5*": "text", "gpt-*": "native"} (globs).
+    tool_call_format: ToolCallFormat | dict[str, ToolCallFormat] = "auto"
     # max_tokens of each agent step (less when the context window has less room left).
     max_output_tokens: int = Field(default=16_384, gt=0)
     # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
@@ -49,6 +51,15 @@ class Settings(BaseModel):
     bash_sandbox_network: bool = False
     # Per-tool permission rules (spec §7.4): {"bash": {"git *": "allow", "rm *": "deny"}, "write_file": "ask"}.
     permissions: dict[str, str | dict[str, str]] = Field(default_factory=dict)
+
+    def tool_call_format_for(self, model: str) -> ToolCallFormat:
+        """The model's tool-call format: the exact entry, else the first glob that matches, else auto."""
+        formats = self.tool_call_format
+        if isinstance(formats, str):
+            return formats
+        if model in formats:
+            return formats[model]
+        return next((f for pattern, f in formats.items() if fnmatch.fnmatchcase(model, pattern)), "auto")
 
 
 def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ unified diff shown on tool cards keeps the usual three lines of context.
 from __future__ import annotations
 
 import difflib
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -58,13 +59,9 @@ Opcode = tuple[str, int, int, int, int]
 def opcodes(a: list[str], b: list[str]) -> list[Opcode]:
     """difflib's opcodes, with the common head and tail matched first (edits are usually local,
     and ``SequenceMatcher`` is slow on long runs of repeated lines such as blank ones)."""
-    head = 0
     limit = min(len(a), len(b))
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
+    head = _common_run(a, b, limit)
+    tail = _common_run(reversed(a[head:]), reversed(b[head:]), limit - head)
     middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
     out: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
     if middle_a or middle_b:
@@ -74,6 +71,15 @@ def opcodes(a: list[str], b: list[str]) -> list[Opcode]:
     if tail:
         out.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
     return out
+
+
+def _common_run(a: Iterable[str], b: Iterable[str], limit: int) -> int:
+    """How many leading items of ``a`` and ``b`` are equal (at most ``limit``), compared in C."""
+    same = list(map(operator.eq, a, b))
+    try:
+        return min(same.index(False), limit)
+    except ValueError:
+        return min(len(same), limit)
 
 
 def hunks(before: str, after: str) -> list[Hunk]:

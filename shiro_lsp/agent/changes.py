@@ -28,7 +28,7 @@ import uuid6
 from shiro_lsp import diffs
 from shiro_lsp.agent.scan import Snapshot, WorkspaceScanner
 from shiro_lsp.agent.tools import jail
-from shiro_lsp.agent.tools.base import JsonObject, ToolError
+from shiro_lsp.agent.tools.base import JsonObject, ToolError, WriteRecorder
 from shiro_lsp.agent.tools.edits import PLANNERS, FileChange
 from shiro_lsp.agent.tools.jail import Roots, resolve_in_workspace
 from shiro_lsp.agent.tools.secrets import is_secret_path as is_secret_file
@@ -45,7 +45,6 @@ from shiro_lsp.state.checkpoints import (
     last_touching,
     latest_states,
     left_states,
-    put_back,
     same,
     sha256,
     state_of,
@@ -56,7 +55,13 @@ log = logging.getLogger(__name__)
 SCANNED_TOOLS = frozenset({"bash"})
 """Tools that change files without saying which: the workspace is snapshotted around them."""
 SCANNED_PREFIXES = ("mcp__",)
+RECORDED_TOOLS = frozenset({"edit_file", "multi_edit", "write_file"})
+"""Tools that tell the checkpoint what they write (``ToolContext.recorder``): no plan, no re-read."""
 BINARY_SNIFF = 8192
+PREVIEW_MAX_BYTES = 512 * 1024
+"""An approval preview carries a file's text up to this size; a larger one gets a one-line note."""
+INLINE_BLOB_BYTES = 256 * 1024
+"""An edited file's earlier bytes up to this size go into the journal record, not a file of its own."""
 CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
 
 
@@ -81,6 +86,15 @@ def summary_of(data: bytes | None) -> str | None:
     if data is None:
         return None
     return f"(binary file, {len(data)} bytes, sha256 {sha256(data)[:12]})\n"
+
+
+def large_summary_of(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    return (
+        f"(a file of {len(data)} bytes, sha256 {sha256(data)[:12]}: too large to preview here, "
+        f"over {PREVIEW_MAX_BYTES // 1024} KB)\n"
+    )
 
 
 # --- results (plain data; the server maps them to wire types) ------------------------------------
@@ -178,7 +192,74 @@ class _Watch:
     paths: list[str] = field(default_factory=list)
     befores: dict[str, bytes | None] = field(default_factory=dict)
     moves: list[tuple[str, str]] = field(default_factory=list)
+    modes: dict[str, int] = field(default_factory=dict)
+    """The mode each file had when the plan read it."""
     snapshot: Snapshot | None = None
+    recorder: _Recorder | None = None
+
+
+class _Recorder:
+    """The checkpoint end of ``ToolContext.recorder``, called in the tool's thread.
+
+    ``before_write`` stores the old bytes (a blob) and appends the manifest, with the state the
+    write will leave, before the tool replaces the file: one write per edit, and nothing read
+    again. If the write then fails, :meth:`TurnChanges.after` looks at the file and corrects the
+    record; if the server dies in between, the record claims bytes the file does not hold, so an
+    undo reports a conflict and leaves the file alone. The engine runs one mutating call at a
+    time, so nothing else touches the turn's checkpoint meanwhile.
+    """
+
+    def __init__(self, turn: TurnChanges) -> None:
+        self.turn = turn
+        self.befores: dict[str, bytes | None] = {}
+        self.writes: dict[str, bytes] = {}
+        self.pending: list[str] = []
+        self.rows: list[tuple[str, bytes | None, bytes | None]] = []
+        self.result: ToolChanges | None = None
+
+    def before_write(self, rel: str, old: bytes | None, old_mode: int | None, new: bytes) -> None:
+        checkpoint = self.turn._ensure()
+        self.befores.setdefault(rel, old)
+        self.writes[rel] = new
+        if rel not in self.pending:
+            self.pending.append(rel)
+        record = checkpoint.files.get(rel)
+        inline: list[str] = []
+        if record is None:
+            before = None
+            if old is not None:
+                sha, fresh = self.turn.owner.hold(old)
+                inline = [sha] if fresh else []
+                before = FileState(sha, _mode(old_mode), len(old))
+            record = checkpoint.files[rel] = FileRecord(before, before)
+        mode = _mode(old_mode if old is not None else None)
+        record.set_after(FileState(sha256(new), mode, len(new)))
+        record.reviewed = False
+        self.turn.owner.store.save(checkpoint, inline)  # on disk before the tool writes
+
+    def after_write(self, rel: str, mode: int) -> None:
+        if rel in self.pending:
+            self.pending.remove(rel)
+        checkpoint = self.turn._ensure()
+        record = checkpoint.files.get(rel)
+        new = self.writes.get(rel)
+        if record is None or record.after is None or new is None:
+            return
+        dirty = False
+        if record.after.mode != mode:  # not the mode expected: say what is there
+            record.set_after(FileState(record.after.sha, mode, record.after.size))
+            dirty = True
+        if not _holds(record.after, self.befores.get(rel)):
+            self.rows.append((rel, self.befores.get(rel), new))
+        dirty = self.turn._prune(checkpoint) or dirty
+        if dirty:
+            self.turn.owner.store.save(checkpoint)
+        self.result = self.turn.owner.tool_changes(self.rows, checkpoint) if self.rows else None
+
+
+def _mode(mode: int | None) -> int:
+    """A file's mode, or the one a new file gets."""
+    return jail.new_file_mode() if mode is None else mode
 
 
 class TurnChanges:
@@ -215,18 +296,32 @@ class TurnChanges:
         return [self.owner.preview_of(c) for c in changes]
 
     async def before(self, tool_name: str, input: JsonObject) -> _Watch | None:
+        """Before a mutating call: what the checkpoint needs to watch it. For a recorded tool,
+        pass :meth:`recorder` of the result to the tool (``ToolContext.recorder``)."""
+        if tool_name in RECORDED_TOOLS:
+            return _Watch(recorder=_Recorder(self))
         if tool_name in PLANNERS:
             return await asyncio.to_thread(self._before_files, tool_name, input)
         if tool_name in SCANNED_TOOLS or tool_name.startswith(SCANNED_PREFIXES):
             return await asyncio.to_thread(self._before_scan)
         return None
 
+    def recorder(self, watch: _Watch | None) -> WriteRecorder | None:
+        return None if watch is None else watch.recorder
+
     async def after(self, watch: _Watch | None) -> ToolChanges | None:
         if watch is None:
             return None
-        return await asyncio.to_thread(self._after, watch)
+        recorder = watch.recorder
+        if recorder is None:
+            return await asyncio.to_thread(self._after, watch)
+        if recorder.pending:  # told before a write that then failed: look at what is there now
+            leftover = _Watch(paths=list(recorder.pending), befores=dict(recorder.befores))
+            return await asyncio.to_thread(self._after, leftover)
+        return recorder.result
 
     def finish(self) -> TurnChangesView | None:
+        self.owner.store.blobs.flush()
         if self.checkpoint is None or not self.checkpoint.files:
             return None
         return self.owner.view(self.checkpoint)
@@ -256,11 +351,13 @@ class TurnChanges:
                     continue
                 watch.paths.append(path)
                 watch.befores[path] = change.before if path == change.path else change.after
+                if path == change.path and change.before_mode is not None:
+                    watch.modes[path] = change.before_mode
         checkpoint = self._ensure()
         fresh = False
         for path in watch.paths:
             if path not in checkpoint.files:
-                before = self.owner.capture(path, watch.befores.get(path))
+                before = self.owner.capture(path, watch.befores.get(path), watch.modes.get(path))
                 checkpoint.files[path] = FileRecord(before, before)
                 fresh = True
         if fresh:
@@ -296,29 +393,37 @@ class TurnChanges:
                     checkpoint.not_covered.append(note)
         else:
             for path in watch.paths:
-                now = self.owner.capture(path)
+                now, data = self.owner.observe(path)
                 if _holds(now, watch.befores.get(path)):
                     continue
                 record = checkpoint.files[path]
                 record.set_after(now)
                 record.reviewed = False
                 written[path] = now
-                rows.append((path, watch.befores.get(path), self.owner.bytes_of(now)))
+                rows.append((path, watch.befores.get(path), data))
             for source, target in watch.moves:
                 if source in written and target in written and written[source] is None:
                     checkpoint.files[target].moved_from = checkpoint.files[source].moved_from or source
                     checkpoint.files[source].moved_to = target
-        for path in [
-            p for p, r in checkpoint.files.items() if same(r.before, r.after) and r.moved_to is None
-        ]:
-            if checkpoint.files[path].moved_from is None:
-                del checkpoint.files[path]  # touched and put back within the turn: not a change
+        self._prune(checkpoint)
         if not written:
             if checkpoint.files:
                 self.owner.store.save(checkpoint)
             return None
         self.owner.store.save(checkpoint)
         return self.owner.tool_changes(rows, checkpoint)
+
+    @staticmethod
+    def _prune(checkpoint: Checkpoint) -> bool:
+        """Drop the files touched and put back within the turn (not a change); any dropped?"""
+        dropped = [
+            p
+            for p, r in checkpoint.files.items()
+            if same(r.before, r.after) and r.moved_to is None and r.moved_from is None
+        ]
+        for path in dropped:
+            del checkpoint.files[path]
+        return bool(dropped)
 
 
 def _holds(state: FileState | None, data: bytes | None) -> bool:
@@ -363,9 +468,12 @@ class Checkpoints:
         except ToolError as error:
             raise BadParams(error.message) from None
 
-    def capture(self, path: str, expected: bytes | None = None) -> FileState | None:
+    def capture(self, path: str, expected: bytes | None = None, mode: int | None = None) -> FileState | None:
         """Store the file's bytes. ``expected``: what the plan just read (saves reading it again
-        when the file's size still says so; the hash decides nothing here, the bytes are stored)."""
+        when the file's size still says so; the hash decides nothing here, the bytes are stored).
+        With its ``mode`` too (read from the same open file), nothing is looked at again."""
+        if expected is not None and mode is not None:
+            return FileState(self.store.blobs.put(expected), mode, len(expected))
         resolved = self.resolve(path)
         if expected is not None:
             try:
@@ -375,6 +483,41 @@ class Checkpoints:
             if stat.S_ISREG(st.st_mode) and st.st_size == len(expected):
                 return FileState(self.store.blobs.put(expected), stat.S_IMODE(st.st_mode), len(expected))
         return capture(self.store.blobs, resolved)
+
+    def observe(self, path: str) -> tuple[FileState | None, bytes | None]:
+        """The file's state now and its bytes, without storing them: what a file tool left is
+        only compared later (conflicts), never restored, so its bytes need no blob."""
+        try:
+            fd = os.open(self.resolve(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            return None, None
+        with os.fdopen(fd, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise IsADirectoryError(f"{path} is not a regular file")
+            data = handle.read()
+        return FileState(sha256(data), stat.S_IMODE(st.st_mode), len(data)), data
+
+    def hold(self, data: bytes) -> tuple[str, bool]:
+        """A before-image for the journal record itself (small), or a blob file (large)."""
+        if len(data) <= INLINE_BLOB_BYTES:
+            return self.store.blobs.hold(data)
+        return self.store.blobs.put(data), False
+
+    def put_back(self, path: str, state: FileState | None) -> None:
+        """Make ``path`` hold ``state`` (bytes and mode), or remove it when ``state`` is None.
+
+        Through the jail: the new content lands whole (temp file + rename inside the opened parent
+        directory, mode set before the rename), and neither the rename nor an unlink can be
+        redirected by a directory or symlink swapped in after the path was checked.
+        """
+        try:
+            if state is None:
+                jail.remove_file(self.roots(), path)
+            else:
+                jail.write_atomic(self.roots(), path, self.store.blobs.get(state.sha), state.mode)
+        except ToolError as error:
+            raise ShiroError(error.message) from None
 
     def current(self, path: str) -> FileState | None:
         return state_of(self.resolve(path))
@@ -391,11 +534,14 @@ class Checkpoints:
             return None
 
     def preview_of(self, change: FileChange) -> dict[str, Any]:
+        """The approval card's before/after. A binary file, or one over
+        :data:`PREVIEW_MAX_BYTES` on either side, is shown as one line saying what it is."""
         before = change.before
         if change.moved_from is not None:
             before = change.after
-        binary = is_binary(before) or is_binary(change.after)
-        show = summary_of if binary else text_of
+        large = max(len(before or b""), len(change.after or b"")) > PREVIEW_MAX_BYTES
+        binary = large or is_binary(before) or is_binary(change.after)
+        show = large_summary_of if large else summary_of if binary else text_of
         return {
             "path": change.path,
             "before": show(before),
@@ -503,7 +649,7 @@ class Checkpoints:
         else:
             targets = {rel: self._reverted(record, rel, hunks)}
         for each, state in targets.items():
-            put_back(self.store.blobs, self.resolve(each), state)
+            self.put_back(each, state)
             last = last_touching(everything, each) or checkpoint
             last.files[each].set_latest(state)
             if last is not checkpoint:
@@ -640,8 +786,8 @@ class Checkpoints:
                 continue
             held = self.capture(path)
             try:
-                put_back(self.store.blobs, self.resolve(path), before)
-            except OSError as error:
+                self.put_back(path, before)
+            except (OSError, ShiroError) as error:
                 log.warning("restore of %s failed: %s", path, error)
                 conflicts.append(path)
                 continue

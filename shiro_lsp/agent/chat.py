@@ -33,6 +33,7 @@ class ChatOutcome:
     output_tokens: int = 0
     cost_usd: float | None = None
     error: str | None = None
+    cached_input_tokens: int = 0
 
 
 @dataclass
@@ -139,4 +140,5 @@ def chat_outcome(session_id: str, task_id: str, outcome: TurnOutcome) -> ChatOut
         outcome.output_tokens,
         outcome.cost_usd,
         outcome.error,
+        outcome.cached_input_tokens,
     )

@@ -42,8 +42,17 @@ from shiro_lsp.agent.providers.types import (
     ToolInputStart,
     Usage,
 )
-from shiro_lsp.agent.text_tools import TextHold, ToolCallFormat, parse_text_tool_calls, text_call_notice
+from shiro_lsp.agent.text_tools import (
+    TextHold,
+    ToolCallFormat,
+    as_text_protocol,
+    parse_text_tool_calls,
+    split_tagged_calls,
+    text_call_notice,
+    tools_prompt,
+)
 from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments, sandbox
+from shiro_lsp.agent.tools.base import WriteRecorder
 from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.messages import Message
@@ -55,6 +64,10 @@ Decision = Literal["once", "always", "deny"]
 
 STALE_NOTICE = (
     "The provider no longer had part of this session stored. Re-sent the history inline and carried on."
+)
+TEXT_FORMAT_NOTICE = (
+    "The model server cannot take native tool calls for {model}; Shiro describes the tools in the prompt "
+    'instead (toolCallFormat "text") for the rest of this session.'
 )
 DENIED_OUTPUT = "User denied this tool call."
 MAX_REASON = 2_000
@@ -93,7 +106,9 @@ class History(Protocol):
 
     def replace(self, messages: list[Message]) -> None: ...
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None: ...
+    def add_usage(
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -124,6 +139,10 @@ class ChangeTracker(Protocol):
     async def preview(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None: ...
 
     async def before(self, tool_name: str, input: dict[str, Any]) -> Any: ...
+
+    def recorder(self, watch: Any) -> WriteRecorder | None:
+        """What the tool itself tells about its writes (``ToolContext.recorder``), if anything."""
+        ...
 
     async def after(self, watch: Any) -> ToolChangesLike | None: ...
 
@@ -236,6 +255,7 @@ class TurnOutcome:
     output_tokens: int = 0
     cost_usd: float | None = None
     error: str | None = None
+    cached_input_tokens: int = 0
 
 
 @dataclass
@@ -259,9 +279,11 @@ class Turn:
         self.stopped_by_repeat = False
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cached_input_tokens = 0
         self.cost: float | None = 0.0
         self.compacted_reported = False
         self.stale_repaired = False
+        self.tool_call_format: ToolCallFormat = setup.tool_call_format
 
     async def run(self, text: str) -> TurnOutcome:
         self.history.append({"role": "user", "content": text})
@@ -302,23 +324,29 @@ class Turn:
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
                 self.emit(ev.Compacted(wire.before, wire.after))
+            messages = with_reminder(wire.messages, reminder)
+            text_format = self.tool_call_format == "text"
             request = ModelRequest(
                 model=self.setup.model,
-                instructions=instructions,
-                messages=with_reminder(wire.messages, reminder),
-                tools=specs,
+                instructions=instructions + tools_prompt(specs) if text_format else instructions,
+                messages=as_text_protocol(messages) if text_format else messages,
+                tools=[] if text_format else specs,
                 reasoning_effort=plan.variant.reasoning_effort
                 if takes_reasoning_effort(self.setup.model)
                 else None,
                 max_output_tokens=output_budget(self.setup, wire.tokens),
             )
             step = _StepResult()
-            hold = TextHold(enabled=self.setup.tool_call_format != "native")
+            hold = TextHold(enabled=self.tool_call_format != "native", tagged=text_format)
             try:
                 await self._consume(self.setup.client.stream(request), step, wire, hold, specs)
             except ProviderError as error:
                 if error.is_stale_item and not step.delivered and not self.stale_repaired:
                     self._repair_stale_items()
+                    continue
+                if error.is_tools_unsupported and self.tool_call_format == "auto" and not step.delivered:
+                    self.tool_call_format = "text"
+                    self.emit(ev.Notice(TEXT_FORMAT_NOTICE.format(model=self.setup.model)))
                     continue
                 raise
             except asyncio.CancelledError:
@@ -375,11 +403,15 @@ class Turn:
         if not isinstance(parts, list):
             return message
         text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
-        calls = parse_text_tool_calls(text, {spec.name: spec for spec in specs})
+        tools = {spec.name: spec for spec in specs}
+        prose, calls = "", parse_text_tool_calls(text, tools)
+        if not calls and hold.tagged:
+            prose, calls = split_tagged_calls(text, tools) or ("", None)
         if not calls:
             return message
-        hold.held = ""  # the call is not shown as an answer
-        self.emit(ev.Notice(text_call_notice(calls)))
+        hold.drop()  # the call is not shown as an answer
+        if not hold.tagged:  # the text format asked for calls as text: nothing to tell
+            self.emit(ev.Notice(text_call_notice(calls)))
         tool_parts: list[dict[str, Any]] = []
         for call in calls:
             call_id = f"call_text_{uuid.uuid4().hex[:16]}"
@@ -394,7 +426,8 @@ class Turn:
                 }
             )
         kept = [p for p in parts if p.get("type") != "text"]
-        return {**message, "content": kept + tool_parts}
+        said = [{"type": "text", "text": prose}] if prose else []
+        return {**message, "content": kept + said + tool_parts}
 
     def _repair_stale_items(self) -> None:
         """§5.6: rewrite the history inline (and save it), say so, and try once more."""
@@ -410,11 +443,12 @@ class Turn:
             )
 
     def _count(self, usage: Usage) -> None:
-        cost = cost_of(self.setup.model, usage.input_tokens, usage.output_tokens)
+        cost = cost_of(self.setup.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
+        self.cached_input_tokens += usage.cached_input_tokens
         self.cost = None if cost is None or self.cost is None else self.cost + cost
-        self.history.add_usage(usage.input_tokens, usage.output_tokens, cost)
+        self.history.add_usage(usage.input_tokens, usage.output_tokens, cost, usage.cached_input_tokens)
 
     # --- tool calls ----------------------------------------------------------------------------
 
@@ -469,6 +503,8 @@ class Turn:
         try:
             async with self._reserve(call.name):
                 watch = await self._watch(call.name, input)
+                if watch is not None and self.setup.changes is not None:
+                    ctx.recorder = self.setup.changes.recorder(watch)
                 try:
                     output = redact(await registry.run(call.name, input, ctx))
                 finally:
@@ -624,7 +660,9 @@ class Turn:
     def _outcome(
         self, reason: Literal["done", "cancelled", "error"], error: str | None = None
     ) -> TurnOutcome:
-        return TurnOutcome(reason, self.input_tokens, self.output_tokens, self.cost, error)
+        return TurnOutcome(
+            reason, self.input_tokens, self.output_tokens, self.cost, error, self.cached_input_tokens
+        )
 
 
 def _change_fields(changed: ToolChangesLike | None) -> tuple[str | None, list[dict[str, Any]] | None]:

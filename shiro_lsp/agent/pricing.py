@@ -2,37 +2,44 @@
 
 from __future__ import annotations
 
-# (input, output) USD per million tokens.
-PRICES: dict[str, tuple[float, float]] = {
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-haiku-4": (1.0, 5.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-    "gpt-5-mini": (0.25, 2.0),
-    "gpt-5-nano": (0.05, 0.4),
-    "gpt-5": (1.25, 10.0),
-    "gpt-4o-mini": (0.15, 0.6),
-    "gpt-4o": (2.5, 10.0),
-    "o4-mini": (1.1, 4.4),
-    "deepseek-chat": (0.27, 1.1),
-    "deepseek-reasoner": (0.55, 2.19),
-    "grok-4": (3.0, 15.0),
+# (input, output, cached input) USD per million tokens; cached input is what the provider bills for
+# prompt tokens it served from its cache (OpenAI's "cached input", Anthropic's cache reads).
+PRICES: dict[str, tuple[float, float, float]] = {
+    "claude-opus-4": (15.0, 75.0, 1.5),
+    "claude-sonnet-4": (3.0, 15.0, 0.3),
+    "claude-haiku-4": (1.0, 5.0, 0.1),
+    "claude-3-5-haiku": (0.8, 4.0, 0.08),
+    "gpt-5-mini": (0.25, 2.0, 0.025),
+    "gpt-5-nano": (0.05, 0.4, 0.005),
+    "gpt-5": (1.25, 10.0, 0.125),
+    "gpt-4o-mini": (0.15, 0.6, 0.075),
+    "gpt-4o": (2.5, 10.0, 1.25),
+    "o4-mini": (1.1, 4.4, 0.275),
+    "deepseek-chat": (0.27, 1.1, 0.07),
+    "deepseek-reasoner": (0.55, 2.19, 0.14),
+    "grok-4": (3.0, 15.0, 0.75),
 }
 
 
 def price_of(model: str) -> tuple[float, float] | None:
-    """The (input, output) rate of ``model``: lowercased, provider prefix (``openai/…``) stripped."""
+    """The (input, output) rates of ``model``: lowercased, provider prefix (``openai/…``) stripped."""
+    rates = _rates_of(model)
+    return None if rates is None else rates[:2]
+
+
+def _rates_of(model: str) -> tuple[float, float, float] | None:
     name = model.lower().rsplit("/", 1)[-1]
     matches = [prefix for prefix in PRICES if name.startswith(prefix)]
     return PRICES[max(matches, key=len)] if matches else None
 
 
-def cost_of(model: str, input_tokens: int, output_tokens: int) -> float | None:
-    """USD for the tokens, or None when the model is unpriced."""
-    rate = price_of(model)
+def cost_of(model: str, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float | None:
+    """USD for the tokens (``cached_input_tokens`` are part of ``input_tokens``), or None when unpriced."""
+    rate = _rates_of(model)
     if rate is None:
         return None
-    return input_tokens / 1e6 * rate[0] + output_tokens / 1e6 * rate[1]
+    cached = min(max(cached_input_tokens, 0), input_tokens)
+    return ((input_tokens - cached) * rate[0] + cached * rate[2] + output_tokens * rate[1]) / 1e6
 
 
 def format_usd(amount: float) -> str:

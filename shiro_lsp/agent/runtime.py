@@ -47,7 +47,7 @@ from shiro_lsp.agent.tools.git import GIT_TOOLS
 from shiro_lsp.agent.tools.jail import Folders, Roots
 from shiro_lsp.agent.tools.secrets import Redactor
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
-from shiro_lsp.config import Settings, secret_values
+from shiro_lsp.config import Settings, ToolCallFormat, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request, compacted_history
 from shiro_lsp.errors import ShiroError
@@ -138,6 +138,8 @@ class AgentRuntime:
         self.client_factory: Callable[[Settings], ModelClient] = _client_for
         self._client_key: tuple[str | None, str | None, str, int] | None = None
         self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
+        # (base URL, model) whose server refused native tools: the text format from then on (auto only)
+        self._text_only: set[tuple[str, str]] = set()
 
     # --- model ---------------------------------------------------------------------------------
 
@@ -192,10 +194,12 @@ class AgentRuntime:
             return self.context_window()
         if key not in self._windows:
             listing = await list_endpoint_models(s.base_url, s.api_key, timeout=WINDOW_LOOKUP_TIMEOUT_S)
-            window = listing.window_of(s.model)
-            if window is None and len(listing.models) == 1:
-                window = listing.models[0].context_window  # llama.cpp answers for any model name
-            self._windows[key] = window
+            info = listing.info_of(s.model)
+            if info is None and len(listing.models) == 1:
+                info = listing.models[0]  # llama.cpp answers for any model name
+            self._windows[key] = info.context_window if info is not None else None
+            if info is not None and info.native_tools is False:
+                self._text_only.add(key)
         return self._windows[key]
 
     def compact_threshold(self) -> int:
@@ -306,6 +310,8 @@ class AgentRuntime:
         setup.changes = changes
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         outcome = await turn.run(ticket.text)
+        if turn.tool_call_format != setup.tool_call_format:  # the server refused native tools
+            self._text_only.add((self.settings().base_url or "", setup.model))
         await self.refresh_meter()
         if changes is not None:
             await self._announce_changes(changes)
@@ -360,12 +366,18 @@ class AgentRuntime:
             reservation=self.reservation,
             can_ask=self.can_ask,
             yolo=self.yolo,
-            tool_call_format=s.tool_call_format,
+            tool_call_format=self._tool_call_format(s),
             context_window=window,
             max_output_tokens=s.max_output_tokens,
             redactor=Redactor.of(secret_values(s)),
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,
+        )
+
+    def _tool_call_format(self, s: Settings) -> ToolCallFormat:
+        configured = s.tool_call_format_for(s.model)
+        return (
+            "text" if configured == "auto" and (s.base_url or "", s.model) in self._text_only else configured
         )
 
     def grants(self, session: LiveSessionLike) -> Grants:
@@ -507,5 +519,7 @@ class _MeteredHistory:
     def replace(self, messages: list[Message]) -> None:
         self._session.replace(messages)
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
-        self._session.add_usage(input_tokens, output_tokens, cost_usd)
+    def add_usage(
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
+    ) -> None:
+        self._session.add_usage(input_tokens, output_tokens, cost_usd, cached_input_tokens)

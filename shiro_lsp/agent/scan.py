@@ -26,11 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+try:
+    from inotify_simple import INotify
+    from inotify_simple import flags as _in
+except ImportError:  # not Linux: the workspace is walked before and after every command
+    INotify = None
+
 from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.base import ToolError
 from shiro_lsp.agent.tools.ignore import _is_ignored, _Rules, _rules_in
 from shiro_lsp.agent.tools.secrets import is_secret_path
-from shiro_lsp.state.atomic import write_json_atomic
+from shiro_lsp.state.atomic import write_bytes_atomic
 from shiro_lsp.state.checkpoints import BlobStore, FileState, sha256
 
 SKIPPED_DIRS = frozenset(
@@ -59,6 +65,104 @@ RACY_NS = 2_000_000_000
 
 Key = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode)"""
+RULE_FILES = frozenset({".gitignore", ".shiroignore"})
+LINK_NOTE = "a symbolic link the command changed (links are not recorded, so a restore leaves it)"
+
+
+@dataclass
+class Drained:
+    """What the kernel reported since the last drain, as workspace-relative paths."""
+
+    names: set[str] = field(default_factory=set)
+    """Entries created, written, removed or renamed (files; a directory's own events are below)."""
+    dirs_new: set[str] = field(default_factory=set)
+    dirs_gone: set[str] = field(default_factory=set)
+
+
+class Watcher:
+    """inotify watches on every directory the walk looked into, so the next snapshot only has to
+    look at what changed (cost grows with the files changed, not with the workspace).
+
+    The kernel queues an event in the same system call that changes the file, so once a command
+    has returned, everything it did is in the queue. When anything is in doubt (the queue
+    overflowed, out of watches, a watched directory moved) :meth:`drain` returns None and the
+    caller walks the whole workspace again, as it would without a watcher.
+    """
+
+    def __init__(self) -> None:
+        if INotify is None:
+            raise OSError("inotify is not available here")
+        self._inotify = INotify(nonblocking=True)
+        self._dirs: dict[int, str] = {}
+        self.broken = False
+
+    @staticmethod
+    def create() -> Watcher | None:
+        try:
+            return Watcher()
+        except OSError:  # not Linux, or out of inotify instances: walk every time
+            return None
+
+    def add(self, directory: Path, rel: str) -> None:
+        mask = (
+            _in.CREATE
+            | _in.DELETE
+            | _in.MODIFY
+            | _in.CLOSE_WRITE
+            | _in.ATTRIB
+            | _in.MOVED_FROM
+            | _in.MOVED_TO
+            | _in.MOVE_SELF
+            | _in.DONT_FOLLOW
+            | _in.ONLYDIR
+            | _in.EXCL_UNLINK
+        )
+        try:
+            wd = self._inotify.add_watch(directory, mask)
+        except OSError:  # out of watches, or it is gone already
+            self.broken = True
+            return
+        self._dirs[wd] = rel
+
+    def forget(self, rel: str) -> None:
+        prefix = rel + "/"
+        for wd in [w for w, r in self._dirs.items() if r == rel or r.startswith(prefix)]:
+            del self._dirs[wd]
+            with contextlib.suppress(OSError):
+                self._inotify.rm_watch(wd)
+
+    def drain(self) -> Drained | None:
+        if self.broken:
+            return None
+        try:
+            events = self._inotify.read(timeout=0)
+        except OSError:
+            return None
+        out = Drained()
+        for event in events:
+            if event.mask & (_in.Q_OVERFLOW | _in.MOVE_SELF):
+                return None  # events were lost, or a watched directory now has another name
+            rel_dir = self._dirs.get(event.wd)
+            if rel_dir is None:
+                continue
+            if event.mask & _in.IGNORED:
+                del self._dirs[event.wd]
+                continue
+            if not event.name:
+                continue
+            child = f"{rel_dir}/{event.name}" if rel_dir else event.name
+            if event.mask & _in.ISDIR:
+                if event.mask & (_in.CREATE | _in.MOVED_TO):
+                    out.dirs_new.add(child)
+                elif event.mask & (_in.DELETE | _in.MOVED_FROM):
+                    out.dirs_gone.add(child)
+                continue
+            out.names.add(child)
+        return out
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._inotify.close()
 
 
 @dataclass
@@ -73,6 +177,8 @@ class Snapshot:
     truncated: bool = False
     git: dict[str, GitEntry] | None = None
     """Git mode: what ``git status`` listed before the command."""
+    links: dict[str, str] = field(default_factory=dict)
+    """Walk mode: symbolic links (path → target). They are not recorded, only compared."""
 
 
 @dataclass(frozen=True)
@@ -102,15 +208,35 @@ class WorkspaceScanner:
         *,
         exclude: Path | None = None,
         use_git: bool = True,
+        watch: bool = True,
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self.use_git = use_git
+        self.watch = watch
+        """Keep an inotify watcher between snapshots (walk mode); False: walk every time."""
         self._git: bool | None = None
+        self._top: Path | None = None
+        self._prefix = ""
+        """Git mode: the workspace's path inside the repository (``sub/dir/``, or empty)."""
         self.blobs = blobs
         self.cache_path = cache_path
         self.exclude = Path(os.path.realpath(exclude)) if exclude else None
         self._cache: dict[str, list[Any]] | None = None
         self._rules: dict[str, tuple[tuple[int, int], list[_Rules]]] = {}
+        self._watcher: Watcher | None = None
+        self._index: dict[str, Key] | None = None
+        """Walk mode with a watcher: every file as of the last look, kept current by its events."""
+        self._links: dict[str, str] = {}
+        self._stacks: dict[str, list[_Rules]] = {}
+        """The ignore rules in force in each walked directory."""
+        self._skipped: list[str] = []
+        self._truncated = False
+        self._notes: dict[str, str] = {}
+        """Files not recorded because of their size, and why (said in every checkpoint)."""
+        self._shas: dict[str, str | None] = {}
+        """The shas of the last snapshot, for the files no event has touched since."""
+        self._unsettled: set[str] = set()
+        """Files a command changed: the next snapshot looks at them again."""
 
     # -- the stat cache
 
@@ -128,7 +254,8 @@ class WorkspaceScanner:
 
     def _save_cache(self) -> None:
         if self._cache is not None:
-            write_json_atomic(self.cache_path, {"root": str(self.root), "files": self._cache}, sync=False)
+            data = json.dumps({"root": str(self.root), "files": self._cache}, separators=(",", ":"))
+            write_bytes_atomic(self.cache_path, data.encode("utf-8"), sync=False)
 
     # -- walking
 
@@ -154,10 +281,25 @@ class WorkspaceScanner:
         """Every regular file not ignored: rel path → stat key; plus the skipped trees; truncated?"""
         files: dict[str, Key] = {}
         skipped: list[str] = []
-        pending: list[tuple[Path, str, list[_Rules]]] = [(self.root, "", [])]
+        truncated = self._walk_from(self.root, "", [], files, skipped, {}, None)
+        return files, sorted(skipped), truncated
+
+    def _walk_from(
+        self,
+        top: Path,
+        top_rel: str,
+        top_stack: list[_Rules],
+        files: dict[str, Key],
+        skipped: list[str],
+        links: dict[str, str],
+        watcher: Watcher | None,
+    ) -> bool:
+        pending: list[tuple[Path, str, list[_Rules]]] = [(top, top_rel, top_stack)]
         truncated = False
         while pending:
             directory, rel, stack = pending.pop()
+            if watcher is not None:
+                watcher.add(directory, rel)  # before listing it: nothing made meanwhile is missed
             try:
                 with os.scandir(directory) as scan:
                     entries = list(scan)
@@ -165,6 +307,7 @@ class WorkspaceScanner:
                 continue
             names = {e.name for e in entries}
             stack = stack + self._ignore_rules(directory, rel, names)
+            self._stacks[rel] = stack
             prefix = rel + "/" if rel else ""
             for entry in entries:
                 child = prefix + entry.name
@@ -186,25 +329,126 @@ class WorkspaceScanner:
                             continue
                         st = entry.stat(follow_symlinks=False)
                         files[child] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
+                    elif entry.is_symlink():
+                        if stack and _is_ignored(child, False, stack):
+                            continue
+                        links[child] = os.readlink(entry.path)
                 except OSError:
                     continue
-        return files, sorted(skipped), truncated
+        return truncated
+
+    def _look(self) -> tuple[dict[str, Key], dict[str, str], set[str] | None]:
+        """Walk mode: the workspace's files and links now, and which paths changed since the last
+        look (None: all of them may have; a whole walk was done)."""
+        if self._watcher is not None and self._index is not None:
+            drained = self._watcher.drain()
+            if drained is not None:
+                touched = self._apply(drained)
+                if touched is not None:
+                    return self._index, self._links, touched
+            self._watcher.close()
+            self._watcher, self._index = None, None
+        watcher = Watcher.create() if self.watch else None
+        files: dict[str, Key] = {}
+        skipped: list[str] = []
+        links: dict[str, str] = {}
+        self._stacks = {}
+        truncated = self._walk_from(self.root, "", [], files, skipped, links, watcher)
+        self._skipped, self._links = sorted(skipped), links
+        self._truncated = truncated
+        if watcher is not None and (watcher.broken or truncated):
+            watcher.close()
+            watcher = None
+        self._watcher, self._index = watcher, (files if watcher is not None else None)
+        return files, links, None
+
+    def _apply(self, drained: Drained) -> set[str] | None:
+        """Bring the index up to date with a drain; the paths it touched (None: walk again)."""
+        index = self._index
+        watcher = self._watcher
+        assert index is not None and watcher is not None
+        touched: set[str] = set()
+        for gone in drained.dirs_gone:
+            prefix = gone + "/"
+            for rel in [r for r in index if r.startswith(prefix)]:
+                del index[rel]
+                touched.add(rel)
+            for rel in [r for r in self._links if r.startswith(prefix)]:
+                del self._links[rel]
+                touched.add(rel)
+            watcher.forget(gone)
+        for new in sorted(drained.dirs_new, key=len):
+            parent, _, name = new.rpartition("/")
+            stack = self._stacks.get(parent)
+            if stack is None:
+                continue  # inside a new directory already walked below, or not watched
+            if name in SKIPPED_DIRS or (stack and _is_ignored(new, True, stack)):
+                continue
+            if self.exclude is not None and self.root / new == self.exclude:
+                continue
+            found: dict[str, Key] = {}
+            skipped: list[str] = []
+            if self._walk_from(self.root / new, new, stack, found, skipped, self._links, watcher):
+                return None
+            index.update(found)
+            touched.update(found)
+            touched.update(r for r in self._links if r.startswith(new + "/"))
+        for rel in drained.names:
+            parent, _, name = rel.rpartition("/")
+            if name in RULE_FILES:
+                return None  # the ignore rules changed: walk again
+            stack = self._stacks.get(parent, [])
+            if stack and _is_ignored(rel, False, stack):
+                continue
+            try:
+                st = os.lstat(self.root / rel)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode):
+                index[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
+                self._links.pop(rel, None)
+            elif st is not None and stat.S_ISLNK(st.st_mode):
+                index.pop(rel, None)
+                with contextlib.suppress(OSError):
+                    self._links[rel] = os.readlink(self.root / rel)
+            else:
+                index.pop(rel, None)
+                self._links.pop(rel, None)
+            touched.add(rel)
+        if watcher.broken or len(index) > MAX_FILES:
+            return None
+        return touched
 
     # -- before and after a command
 
     # -- git: when the workspace is a repository's top level, git says what is not clean
 
     def git_mode(self) -> bool:
-        if not self.use_git or not (self.root / ".git").exists():
+        """Whether the workspace is in a git repository: its top level or any folder below it."""
+        if not self.use_git:
             return False
         if self._git is None:
             top = _git(self.root, "rev-parse", "--show-toplevel")
-            self._git = top is not None and Path(os.path.realpath(top.decode().strip())) == self.root
+            self._git = False
+            if top is not None:
+                self._top = Path(os.path.realpath(top.decode("utf-8", "surrogateescape").strip()))
+                if self.root.is_relative_to(self._top):
+                    rel = self.root.relative_to(self._top).as_posix()
+                    self._prefix = "" if rel == "." else rel + "/"
+                    self._git = True
         return self._git
 
     def git_status(self) -> dict[str, GitEntry] | None:
+        """What git lists as not clean under the workspace, by workspace-relative path."""
         out = _git(
-            self.root, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all"
+            self.root,
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=all",
+            "--",
+            ".",
         )
         if out is None:
             return None
@@ -228,19 +472,45 @@ class WorkspaceScanner:
                 else:
                     path, mode, sha = parts[-1], parts[4], parts[7]
                 entries[path] = GitEntry(sha, int(mode, 8) & 0o777, xy[1] == "D")
+        if self._prefix:  # porcelain paths are relative to the repository's top level
+            cut = len(self._prefix)
+            entries = {k[cut:]: v for k, v in entries.items() if k.startswith(self._prefix)}
         if self.exclude is not None and self.exclude.is_relative_to(self.root):
             inside = self.exclude.relative_to(self.root).as_posix() + "/"
             entries = {k: v for k, v in entries.items() if not k.startswith(inside)}
         return entries
 
-    def _index_state(self, rel: str, entry: GitEntry) -> FileState | None:
-        """The bytes git has for a file that was clean (worktree = index) before the command."""
-        if entry.index_sha is None or set(entry.index_sha) == {"0"}:
-            return None
-        data = _git(self.root, "cat-file", "--filters", f"--path={rel}", entry.index_sha)
-        if data is None:
-            return None
-        return FileState(self.blobs.put(data), entry.index_mode or 0o644, len(data))
+    def _index_states(self, wanted: dict[str, GitEntry]) -> dict[str, FileState]:
+        """The bytes git has for files that were clean (worktree = index) before the command, all
+        from one ``git cat-file --batch --filters`` (a path git cannot give is left out)."""
+        asked = {
+            rel: entry
+            for rel, entry in wanted.items()
+            if entry.index_sha and set(entry.index_sha) != {"0"} and "\n" not in rel
+        }
+        if not asked:
+            return {}
+        order = list(asked)
+        lines = "".join(f"{asked[rel].index_sha} {self._prefix}{rel}\n" for rel in order)
+        out = _git(self._top or self.root, "cat-file", "--batch", "--filters", stdin=lines.encode())
+        if out is None:
+            return {}
+        states: dict[str, FileState] = {}
+        at = 0
+        for rel in order:
+            end = out.find(b"\n", at)
+            if end < 0:
+                break
+            header = out[at:end].split(b" ")
+            at = end + 1
+            if len(header) != 3 or header[1] != b"blob":
+                continue  # "<object> missing", or not a file
+            size = int(header[2])
+            data = out[at : at + size]
+            at += size + 1
+            entry = asked[rel]
+            states[rel] = FileState(self.blobs.put(data), entry.index_mode or 0o644, len(data))
+        return states
 
     # -- before and after a command
 
@@ -256,18 +526,36 @@ class WorkspaceScanner:
                         files[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
             skipped: list[str] = []
             truncated = False
+            links: dict[str, str] = {}
+            touched: set[str] | None = None
         else:
-            files, skipped, truncated = self.walk()
+            index, found_links, touched = self._look()
+            files, links = dict(index), dict(found_links)
+            skipped, truncated = list(self._skipped), self._truncated
         cache = self._load_cache()
         shas: dict[str, str | None] = {}
         not_covered: list[str] = []
         budget = MAX_TOTAL_NEW_BYTES
         dirty = False
-        if git is None:
-            for rel in [k for k in cache if k not in files]:
+        if touched is not None:  # a watcher said what changed: only that is looked at again
+            candidates = touched | self._unsettled | (files.keys() - self._shas.keys())
+            shas = {rel: sha for rel, sha in self._shas.items() if rel in files and rel not in candidates}
+            for rel in [k for k in candidates if k not in files and k in cache]:
                 del cache[rel]
-                dirty = True
-        for rel, key in files.items():
+            for rel in [k for k in self._notes if k not in files]:
+                del self._notes[rel]
+        else:
+            candidates = set(files)
+            self._notes = {}
+            if git is None:
+                for rel in [k for k in cache if k not in files]:
+                    del cache[rel]
+                    dirty = True
+        self._unsettled = set()
+        for rel in candidates:
+            key = files.get(rel)
+            if key is None:
+                continue
             cached = cache.get(rel)
             if (
                 cached is not None
@@ -284,19 +572,23 @@ class WorkspaceScanner:
                 continue
             if size > MAX_FILE_BYTES or size > budget:
                 shas[rel] = None
-                not_covered.append(f"{rel} ({_mb(size)}, over the {_mb(MAX_FILE_BYTES)} per-file limit)")
+                self._notes[rel] = f"{rel} ({_mb(size)}, over the {_mb(MAX_FILE_BYTES)} per-file limit)"
                 continue
+            self._notes.pop(rel, None)
             sha = self._store(rel)
             shas[rel] = sha
             if sha is not None:
                 budget -= size
                 cache[rel] = [*key, sha]
                 dirty = True
-        if dirty:
+        if dirty and touched is None:  # (with a watcher, the next whole walk saves it)
             self._save_cache()
+        not_covered.extend(self._notes[rel] for rel in sorted(self._notes) if rel in files)
         if truncated:
             not_covered.append(f"files past the first {MAX_FILES} of the workspace")
-        return Snapshot(started, files, shas, not_covered, skipped, truncated, git)
+        if git is None:
+            self._shas = shas
+        return Snapshot(started, files, shas, not_covered, skipped, truncated, git, links)
 
     def _store(self, rel: str) -> str | None:
         """The file's bytes into the blob store, read through the jail: a symlink swapped in, a
@@ -314,18 +606,31 @@ class WorkspaceScanner:
             after_git = self.git_status()
             if after_git is not None:
                 return self._git_changes(before, before.git, after_git)
-        after, _, _ = self.walk()
-        return self._compare(before, after, set(before.files) | set(after), lambda rel: None)
+        after, links, touched = self._look()
+        paths = set(before.files) | set(after) if touched is None else touched
+        found, problems = self._compare(before, after, paths, lambda rel: None)
+        self._unsettled |= paths if touched is not None else set()
+        for rel in sorted(set(before.links) | set(links)):
+            if before.links.get(rel) != links.get(rel):
+                problems.append(f"{rel}: {LINK_NOTE}")
+        return found, problems
 
     def _git_changes(
         self, before: Snapshot, was: dict[str, GitEntry], now: dict[str, GitEntry]
     ) -> tuple[list[ScanChange], list[str]]:
         after: dict[str, Key] = {}
+        links: list[str] = []
         for rel in set(was) | set(now):
             with contextlib.suppress(OSError):
                 st = os.lstat(self.root / rel)
                 if stat.S_ISREG(st.st_mode):
                     after[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
+                elif stat.S_ISLNK(st.st_mode) and (rel not in was or now.get(rel) != was.get(rel)):
+                    links.append(rel)
+
+        clean = self._index_states(
+            {rel: entry for rel, entry in now.items() if rel not in was and entry.index_sha is not None}
+        )
 
         def clean_before(rel: str) -> FileState | None:
             """Not listed before the command: the file was exactly what the index holds."""
@@ -334,12 +639,14 @@ class WorkspaceScanner:
             entry = now.get(rel)
             if entry is None or entry.index_sha is None:
                 return None  # untracked now and not listed before: it is new
-            state = self._index_state(rel, entry)
+            state = clean.get(rel)
             if state is None:
                 raise LookupError(rel)
             return state
 
-        return self._compare(before, after, set(was) | set(now), clean_before)
+        found, problems = self._compare(before, after, set(was) | set(now), clean_before)
+        problems += [f"{rel}: {LINK_NOTE}" for rel in sorted(links)]
+        return found, problems
 
     def _compare(
         self,
@@ -407,12 +714,13 @@ class WorkspaceScanner:
 GIT_TIMEOUT_S = 60
 
 
-def _git(root: Path, *args: str) -> bytes | None:
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
     """Run git read-only in ``root``; None when it fails (the caller falls back to walking)."""
     try:
         done = subprocess.run(
             ["git", *args],
             cwd=root,
+            input=stdin,
             capture_output=True,
             timeout=GIT_TIMEOUT_S,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},

@@ -17,6 +17,12 @@ code block among prose, JSON whose shape is anything else, or an unknown tool na
 
 ``TextHold`` decides while the text streams: text that cannot be a call goes out at once; text that
 may still become one is held back until the step ends, so the user never sees a call as an answer.
+
+``toolCallFormat: text`` is for models and servers with no native tool calling at all (an Ollama model
+without a tool template, llama-server without ``--jinja``, vLLM without a tool parser): no ``tools``
+are sent; ``tools_prompt`` describes them in the system prompt in the Hermes/Qwen ``<tool_call>``
+convention, ``as_text_protocol`` writes earlier calls and results back as text, and a reply may be
+prose followed by ``<tool_call>`` blocks (``split_tagged_calls``).
 """
 
 from __future__ import annotations
@@ -27,8 +33,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from shiro_lsp.agent.providers.wire import parts_of, tool_output_text
 from shiro_lsp.agent.tools.base import JsonObject, ToolError, ToolSpec, validate_input
 from shiro_lsp.config import ToolCallFormat as ToolCallFormat
+from shiro_lsp.messages import Message, Part
+
+TOOL_CALL_TAG = "<tool_call>"
 
 CALL_KEYS = frozenset({"name", "arguments", "parameters", "id", "type", "function"})
 _FENCE = re.compile(
@@ -134,30 +144,64 @@ def _candidates(arguments: Any, spec: ToolSpec) -> list[Any]:
 
 
 class TextHold:
-    """Streams a step's text, holding it back while it may still turn out to be a tool call."""
+    """Streams a step's text, holding it back while it may still turn out to be a tool call.
 
-    def __init__(self, enabled: bool) -> None:
+    ``tagged`` (the text format): after prose, everything from a ``<tool_call>`` tag on is held too.
+    """
+
+    def __init__(self, enabled: bool, *, tagged: bool = False) -> None:
         self.enabled = enabled
+        self.tagged = tagged and enabled
         self.held = ""
         self.released = not enabled
+        self._tail = ""  # tagged: the end of the prose that may be the start of a tag
+        self._in_call = False
 
     def feed(self, delta: str) -> str:
         """What to show now."""
         if self.released:
-            return delta
+            return self._after_prose(delta) if self.tagged else delta
         self.held += delta
         start = self.held.lstrip()
         if not start:
             return ""
         if may_be_call(start):
             return ""
-        return self.release()
+        self.released = True
+        text, self.held = self.held, ""
+        return self._after_prose(text) if self.tagged else text
+
+    def _after_prose(self, delta: str) -> str:
+        if self._in_call:
+            self.held += delta
+            return ""
+        text = self._tail + delta
+        at = text.find(TOOL_CALL_TAG)
+        if at >= 0:
+            self._in_call, self._tail, self.held = True, "", text[at:]
+            return text[:at]
+        keep = _tag_prefix_length(text)
+        self._tail = text[len(text) - keep :] if keep else ""
+        return text[: len(text) - keep]
+
+    def drop(self) -> None:
+        """The held text was a tool call: it is never shown."""
+        self.held = ""
+        self._in_call = False
 
     def release(self) -> str:
         """Give up holding: everything held, to show now."""
         self.released = True
-        out, self.held = self.held, ""
+        out, self.held, self._tail, self._in_call = self._tail + self.held, "", "", False
         return out
+
+
+def _tag_prefix_length(text: str) -> int:
+    """How many characters at the end of ``text`` could begin a ``<tool_call>`` tag."""
+    for size in range(min(len(TOOL_CALL_TAG) - 1, len(text)), 0, -1):
+        if TOOL_CALL_TAG.startswith(text[-size:]):
+            return size
+    return 0
 
 
 _OPENINGS = ('{"name":', '[{"name":', '{"type":', '{"function":', '[{"type":', '[{"function":')
@@ -182,3 +226,80 @@ def text_call_notice(calls: list[TextCall]) -> str:
     names = ", ".join(dict.fromkeys(c.name for c in calls))
     plural = "s" if len(calls) != 1 else ""
     return f"The model wrote its tool call{plural} as text ({names}); Shiro recognised and ran {'them' if plural else 'it'}."
+
+
+def split_tagged_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[str, list[TextCall]] | None:
+    """The text format's reply: prose, then nothing but ``<tool_call>`` blocks (or None)."""
+    at = text.find(TOOL_CALL_TAG)
+    if at < 0:
+        return None
+    calls = parse_text_tool_calls(text[at:], tools)
+    return (text[:at].rstrip(), calls) if calls else None
+
+
+def tools_prompt(specs: list[ToolSpec]) -> str:
+    """The system prompt's tool section for the text format (stable: the cached prefix stays valid)."""
+    if not specs:
+        return ""
+    listing = "\n".join(
+        json.dumps(
+            {"name": s.name, "description": s.description, "parameters": s.parameters},
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+        for s in specs
+    )
+    return (
+        "\n\n# Tools\n\nYou call a tool by writing, at the end of your message, one block per call:\n"
+        f'{TOOL_CALL_TAG}\n{{"name": "<tool name>", "arguments": {{<arguments as JSON>}}}}\n</tool_call>\n'
+        "Write nothing after the blocks. Each result comes back in the next user message inside "
+        "<tool_response> tags. The tools, with the JSON Schema of their arguments:\n"
+        f"<tools>\n{listing}\n</tools>"
+    )
+
+
+def as_text_protocol(messages: list[Message]) -> list[Message]:
+    """The history for a model with no native tool calls: calls and results written as text."""
+    out: list[Message] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            out.append(_assistant_as_text(message))
+        elif role == "tool":
+            _append_user(out, _results_as_text(parts_of(message)))
+        elif role == "user" and isinstance(message.get("content"), str):
+            _append_user(out, str(message["content"]))
+        else:
+            out.append(message)
+    return out
+
+
+def _assistant_as_text(message: Message) -> Message:
+    kept: list[Part] = []
+    texts: list[str] = []
+    for part in parts_of(message):
+        if part.get("type") == "text":
+            texts.append(str(part.get("text", "")))
+        elif part.get("type") == "tool-call":
+            call = {"name": part.get("toolName"), "arguments": part.get("input") or {}}
+            texts.append(f"{TOOL_CALL_TAG}\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>")
+        else:
+            kept.append(part)
+    text = "\n".join(t for t in texts if t)
+    return {**message, "content": [*kept, {"type": "text", "text": text}] if text else kept}
+
+
+def _results_as_text(parts: list[Part]) -> str:
+    return "\n".join(
+        f'<tool_response name="{p.get("toolName", "")}">\n{tool_output_text(p)}\n</tool_response>'
+        for p in parts
+        if p.get("type") in ("tool-result", "tool-error")
+    )
+
+
+def _append_user(out: list[Message], text: str) -> None:
+    """One user message for results and the text after them: strict templates want turns to alternate."""
+    if out and out[-1].get("role") == "user" and isinstance(out[-1].get("content"), str):
+        out[-1] = {**out[-1], "content": f"{out[-1]['content']}\n\n{text}"}
+    else:
+        out.append({"role": "user", "content": text})

@@ -11,7 +11,10 @@ def listing_wire(listing: ModelListing) -> p.ModelsResult:
     return p.ModelsResult(
         base_url=listing.base_url,
         preset=listing.preset,
-        models=[p.ModelEntry(id=m.id, context_window=m.context_window) for m in listing.models],
+        models=[
+            p.ModelEntry(id=m.id, context_window=m.context_window, native_tools=m.native_tools)
+            for m in listing.models
+        ],
         error=listing.error,
     )
 

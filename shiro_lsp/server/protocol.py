@@ -219,6 +219,9 @@ class ChatUsage(Wire):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    cached_tokens: int = Field(
+        default=0, description="Of input_tokens, those the provider served from its prompt cache (this turn)."
+    )
 
 
 class ChatResult(Wire):
@@ -435,6 +438,12 @@ class SessionInfo(Wire):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    cached_tokens: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Of input_tokens, those the provider served from its prompt cache, over the whole "
+        "session; left out of listings (shiro/session/list), which come from the index.",
+    )
     snippet: str | None = Field(
         default=None,
         description="Extension: with a list `query`, the matching text of the best message (absent otherwise).",
@@ -610,7 +619,14 @@ class ModelsParams(Wire):
 class ModelEntry(Wire):
     id: str
     context_window: int | None = Field(
-        default=None, description="Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio)."
+        default=None,
+        description="Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio). Ollama: the "
+        "loaded model's window (/api/ps), else its num_ctx, else Ollama's default of 4,096.",
+    )
+    native_tools: bool | None = Field(
+        default=None,
+        description="false: the server takes no native tool calls for this model (Ollama's capabilities), "
+        'so Shiro uses toolCallFormat "text" with it; null: not known.',
     )
 
 

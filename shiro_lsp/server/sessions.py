@@ -25,6 +25,7 @@ def session_wire(summary: SessionSummary, snippet: str | None = None) -> p.Sessi
         input_tokens=summary.input_tokens,
         output_tokens=summary.output_tokens,
         cost_usd=summary.cost_usd,
+        cached_tokens=summary.cached_input_tokens,
         snippet=snippet,
     )
 

@@ -141,6 +141,40 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+def append_record(path: Path, record: bytes) -> None:
+    """Append one record (one line, ending in a newline) to a journal in a single ``write``.
+
+    The journal's atomicity is per record: a reader sees a record whole or not at all, because
+    :func:`read_records` drops a last line without its newline (a write a crash cut short) and
+    ``O_APPEND`` keeps two writers' records from overlapping. Cheaper than a temp file + rename
+    (no new directory entry), for records written on a hot path (checkpoint manifests).
+    """
+    if not record.endswith(b"\n") or b"\n" in record[:-1]:
+        raise ValueError("a journal record is exactly one line ending in a newline")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            record = b"\n" + record  # end a torn record first, so it does not swallow this one
+        view = memoryview(record)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
+
+
+def read_records(path: Path) -> list[bytes]:
+    """The whole records of a journal written by :func:`append_record`, oldest first."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    lines = data.split(b"\n")
+    return [line for line in lines[:-1] if line.strip()]  # lines[-1]: "" or a torn last record
+
+
 @contextlib.contextmanager
 def locked(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold the cross-process lock that guards ``path`` (a sibling ``.lock`` file)."""

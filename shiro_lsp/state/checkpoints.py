@@ -3,7 +3,8 @@
 Layout under the state root (never the user's ``.git``, and it works without git)::
 
     checkpoints/blobs/<aa>/<sha256>         file contents, content-addressed, shared
-    checkpoints/<session id>/<id>.json      one manifest per checkpoint (a turn, or a restore)
+    checkpoints/<session id>/journal.jsonl  the manifests of its checkpoints (a turn, or a restore):
+                                            one line per version, appended; the last one wins
     checkpoints/scans/<project key>.json    the stat cache of the bash snapshots (see agent.changes)
 
 A manifest maps each workspace-relative path the turn touched to its state *before* the turn
@@ -18,6 +19,7 @@ Blocking by design: callers on the event loop use ``asyncio.to_thread``.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -25,15 +27,18 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from shiro_lsp.state.atomic import write_json_atomic
+from shiro_lsp.state.atomic import append_record, read_records
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 
 FORMAT_VERSION = 1
+JOURNAL = "journal.jsonl"
+"""Per session: one line per checkpoint version, appended (format 1 kept a ``<id>.json`` each)."""
 Kind = Literal["turn", "redo"]
 RestoreMode = Literal["code", "chat", "both"]
 
@@ -196,12 +201,33 @@ class BlobStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.held: dict[str, bytes] = {}
+        """Blobs that so far live only inline in a journal record (see :meth:`hold`), by sha."""
+        self._lock = threading.Lock()
 
     def path(self, sha: str) -> Path:
         return self.root / sha[:2] / sha
 
     def has(self, sha: str) -> bool:
-        return self.path(sha).is_file()
+        return sha in self.held or self.path(sha).is_file()
+
+    def hold(self, data: bytes) -> tuple[str, bool]:
+        """Keep ``data`` in memory, to go inline into the next journal record instead of a file of
+        its own (one write on the hot path instead of two). Returns (sha, whether it is new: the
+        caller must then journal it). :meth:`flush` writes held blobs out as files later."""
+        digest = sha256(data)
+        with self._lock:
+            if digest in self.held or self.path(digest).is_file():
+                return digest, False
+            self.held[digest] = data
+        return digest, True
+
+    def flush(self) -> None:
+        """Write the held blobs as files (after the turn; their journal record already has them)."""
+        with self._lock:
+            held, self.held = self.held, {}
+        for digest, data in held.items():
+            self.put(data, digest)
 
     def put(self, data: bytes, sha: str | None = None) -> str:
         digest = sha or sha256(data)
@@ -221,6 +247,9 @@ class BlobStore:
         return digest
 
     def get(self, sha: str) -> bytes:
+        held = self.held.get(sha)
+        if held is not None:
+            return held
         data = self.path(sha).read_bytes()
         if sha256(data) != sha:
             raise OSError(f"checkpoint blob {sha[:12]} is damaged")
@@ -276,32 +305,6 @@ def state_of(path: Path) -> FileState | None:
     return FileState(sha256(data), file_mode(st), len(data))
 
 
-def put_back(blobs: BlobStore, path: Path, state: FileState | None) -> None:
-    """Make ``path`` hold ``state`` (bytes and mode), or remove it when ``state`` is None.
-
-    The new content lands whole (temp file in the same directory, then rename), so an editor or a
-    crash never sees half a file.
-    """
-    if state is None:
-        with contextlib.suppress(FileNotFoundError):
-            if path.is_dir() and not path.is_symlink():
-                raise IsADirectoryError(f"{path.name} is a directory now; left alone")
-            path.unlink()
-        return
-    data = blobs.get(state.sha)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".shiro-tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, state.mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 # --- the store -----------------------------------------------------------------------------------
 
 
@@ -323,23 +326,70 @@ class CheckpointStore:
 
     # -- manifests
 
-    def save(self, checkpoint: Checkpoint) -> None:
-        directory = self.session_dir(checkpoint.session_id)
-        # Not fsynced: a power cut can cost the newest checkpoint (undo), never the user's files.
-        write_json_atomic(directory / f"{checkpoint.id}.json", checkpoint.to_json(), sync=False)
+    def journal(self, session_id: str) -> Path:
+        return self.session_dir(session_id) / JOURNAL
+
+    def save(self, checkpoint: Checkpoint, inline: Iterable[str] = ()) -> None:
+        """Append the checkpoint's new version to its session's journal (the last version wins).
+
+        One ``write`` of one line, no temp file or rename: this runs before every file tool.
+        ``inline``: shas of held blobs (:meth:`BlobStore.hold`) to carry in the same record; a
+        reader of the journal writes them out as blob files (:meth:`list`). Not fsynced: a power
+        cut can cost the newest checkpoint (undo), never the user's files.
+        """
+        record = checkpoint.to_json()
+        blobs = {sha: base64.b64encode(self.blobs.get(sha)).decode("ascii") for sha in inline}
+        if blobs:
+            record["blobs"] = blobs
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        append_record(self.journal(checkpoint.session_id), line.encode("utf-8"))
 
     def list(self, session_id: str) -> list[Checkpoint]:
-        """Oldest first (ids are UUIDv7, so name order is creation order)."""
+        """Oldest first (ids are UUIDv7, so their order is creation order).
+
+        Manifests of format 1 (one ``<id>.json`` file each) are read too; a journal version of the
+        same checkpoint is newer.
+        """
         directory = self.session_dir(session_id)
         if not directory.is_dir():
             return []
-        out: list[Checkpoint] = []
+        found: dict[str, Checkpoint] = {}
         for path in sorted(directory.glob("*.json")):
             try:
-                out.append(Checkpoint.from_json(json.loads(path.read_text(encoding="utf-8"))))
+                checkpoint = Checkpoint.from_json(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError, KeyError, TypeError) as error:
                 self.reporter(f"Checkpoint {path.name} could not be read ({error}); it is left as it is.")
-        return out
+                continue
+            found[checkpoint.id] = checkpoint
+        try:
+            records = read_records(directory / JOURNAL)
+        except OSError as error:
+            self.reporter(f"The checkpoint journal of {session_id} could not be read ({error}).")
+            records = []
+        for number, record in enumerate(records, start=1):
+            try:
+                value = json.loads(record)
+                checkpoint = Checkpoint.from_json(value)
+                self._write_out(value.get("blobs"))
+            except (ValueError, KeyError, TypeError) as error:
+                self.reporter(
+                    f"Record {number} of {session_id}'s checkpoint journal is damaged ({error}); skipped."
+                )
+                continue
+            found[checkpoint.id] = checkpoint
+        return [found[key] for key in sorted(found)]
+
+    def _write_out(self, inline: Any) -> None:
+        """Blobs a journal record carries inline become files (once; content-addressed)."""
+        if not isinstance(inline, dict):
+            return
+        for sha, encoded in inline.items():
+            if self.blobs.has(sha):
+                continue
+            data = base64.b64decode(encoded, validate=True)
+            if sha256(data) != sha:
+                raise ValueError(f"inline blob {sha[:12]} is damaged")
+            self.blobs.put(data, sha)
 
     def get(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         for checkpoint in self.list(session_id):

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from chat_helpers import model_bodies, task_list_of, text_of, tool_names_of, types_of
+from chat_helpers import model_bodies, system_prompt_of, task_list_of, text_of, tool_names_of, types_of
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall, Usage
-from fakes.local_servers import LLAMACPP_MODEL, serve
+from fakes.local_servers import LLAMACPP_MODEL, OLLAMA_NO_TOOLS_MODEL, serve
 from fakes.recorded import exchange
-from lsp_client import ShiroClient
+from lsp_client import ShiroClient, start_server
 
 pytest_plugins = ["fakes.fixtures"]
 
@@ -254,3 +254,118 @@ async def test_a_small_window_gets_the_compact_prompt(client: ShiroClient, fake:
     assert "multi_edit" not in tool_names_of(body) and "edit_file" in tool_names_of(body)
     meter = client.notifications["shiro/context/changed"][-1]
     assert meter["threshold"] == 6144  # 3/4 of the 8,192-token window llama.cpp's /props reports
+
+
+def set_format(client: ShiroClient, value: object) -> None:
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"shiro": {"toolCallFormat": value}})
+    )
+
+
+async def test_the_text_format_describes_the_tools_and_runs_calls_written_after_prose(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("launch code: 7731\n")
+    set_format(client, {"qwen2.5-coder-*": "text", "gpt-*": "native"})  # per model, by glob
+    reply = 'Let me read it.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
+    fake.script += [Step(Text(reply, chunks=9)), Step(Text("The launch code is 7731.", chunks=3))]
+    result = await client.call("shiro/chat", {"text": "What is the launch code in notes.txt?"})
+    assert result["stopReason"] == "done"
+    events = client.events(result["taskId"])
+    # the prose is shown, the call is not, and nothing is announced: this format asked for text calls
+    assert text_of(events) == "Let me read it.\nThe launch code is 7731."
+    assert not any(e["type"] == "notice" for e in events)
+    assert "launch code: 7731" in next(e["output"] for e in events if e["type"] == "tool-result")
+    first, second = model_bodies(fake)
+    assert "tools" not in first and "tools" not in second
+    system = system_prompt_of(first)
+    assert "<tools>" in system and '"name": "read_file"' in system and "<tool_call>" in system
+    assert system_prompt_of(second) == system
+    assert not [m for m in second["messages"] if m["role"] in ("tool",) or m.get("tool_calls")]
+    said = [m for m in second["messages"] if m["role"] == "assistant"][-1]["content"]
+    assert said.startswith("Let me read it.\n<tool_call>\n") and '"path": "notes.txt"' in said
+    answered = [m for m in second["messages"] if m["role"] == "user"][-1]["content"]
+    assert '<tool_response name="read_file">' in answered and "launch code: 7731" in answered
+
+
+async def test_the_text_format_leaves_prose_with_a_stray_tag_as_text(
+    client: ShiroClient, fake: FakeOpenAI
+) -> None:
+    set_format(client, "text")
+    answer = (
+        "Qwen's template wraps calls in <tool_call> tags, like this: <tool_call>...</tool_call> and so on."
+    )
+    fake.script.append(Step(Text(answer, chunks=6)))
+    result = await client.call("shiro/chat", {"text": "How does Qwen format tool calls?"})
+    events = client.events(result["taskId"])
+    assert text_of(events) == answer
+    assert not [t for t in types_of(events) if t.startswith("tool")]
+    assert len(model_bodies(fake)) == 1
+
+
+async def test_a_server_that_refuses_native_tools_gets_the_text_format_from_then_on(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("launch code: 7731\n")
+    fake.no_native_tools = {LLAMACPP_MODEL}  # as Ollama answers for a model with no tool template
+    call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
+    fake.script += [Step(Text(call)), Step(Text("7731.")), Step(Text("Still here."))]
+    result = await client.call("shiro/chat", {"text": "What is the launch code in notes.txt?"})
+    assert result["stopReason"] == "done"
+    events = client.events(result["taskId"])
+    notice = next(e["text"] for e in events if e["type"] == "notice")
+    assert "cannot take native tool calls" in notice and 'toolCallFormat "text"' in notice
+    assert [e["name"] for e in events if e["type"] == "tool-result"] == ["read_file"]
+    assert text_of(events) == "7731."
+    await client.call("shiro/chat", {"text": "and now?"})
+    refused, *rest = [r for r in fake.requests if r["path"].endswith("/chat/completions")]
+    assert refused["body"].get("tools")  # the one request that was refused
+    assert len(rest) == 3 and not any(r["body"].get("tools") for r in rest)  # the next turn too
+    assert "<tools>" in system_prompt_of(rest[-1]["body"])
+
+
+async def test_ollama_says_which_models_cannot_take_tools_before_any_request_fails(
+    home: Path, fake: FakeOpenAI, workspace: Path
+) -> None:
+    serve(fake, "ollama")
+    fake.chat_dialect = "openai"
+    fake.script.append(Step(Text("Hello.")))
+    ollama = await start_server(
+        workspace, home=str(home), baseUrl=fake.base_url, api="chat", model=OLLAMA_NO_TOOLS_MODEL
+    )
+    try:
+        result = await ollama.call("shiro/chat", {"text": "hi"})
+        assert result["stopReason"] == "done"
+        (body,) = model_bodies(fake)
+        assert "tools" not in body and "<tools>" in system_prompt_of(body)
+        meter = ollama.notifications["shiro/context/changed"][-1]
+        assert meter["threshold"] == 6144  # 3/4 of the num_ctx 8192 its Modelfile sets
+    finally:
+        await ollama.shutdown_session()
+
+
+async def test_cached_prompt_tokens_add_up_over_the_session_and_survive_a_resume(
+    init_options: dict[str, object], fake: FakeOpenAI, workspace: Path
+) -> None:
+    fake.script += [
+        Step(ToolCall("list_dir", {"path": "."}, call_id="c1"), usage=Usage(3000, 20, cached_tokens=2800)),
+        Step(Text("Two files."), usage=Usage(3100, 5, cached_tokens=3000)),
+    ]
+    first = await start_server(workspace, **init_options)
+    try:
+        first.decisions = ["once"]
+        result = await first.call("shiro/chat", {"text": "what is here?"})
+        assert result["usage"]["cachedTokens"] == 5800  # both steps, not only the last request
+        current = await first.call("shiro/session/current", {})
+        assert (current["inputTokens"], current["cachedTokens"]) == (6100, 5800)
+        await first.call("shiro/session/save", {})
+        (listed,) = (await first.call("shiro/session/list", {}))["sessions"]
+        assert listed["id"] == current["id"] and "cachedTokens" not in listed  # listings come from the index
+    finally:
+        await first.shutdown_session()
+    again = await start_server(workspace, **init_options)
+    try:
+        resumed = await again.call("shiro/session/resume", {"id": current["id"]})
+        assert resumed["session"]["cachedTokens"] == 5800
+    finally:
+        await again.shutdown_session()

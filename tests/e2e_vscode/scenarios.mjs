@@ -633,6 +633,46 @@ export const scenarios = [
     },
   },
   {
+    name: 'panel-find-local-server',
+    needsModel: true,
+    async run({ wb, model, workspace, page }) {
+      // the scripted model answers as Ollama does (owned_by "library", /api/ps); shiro.localServerUrls
+      // points the probe at it instead of the real preset ports, which may be taken on a developer's machine
+      const ollama = [{ id: 'qwen2.5-coder:1.5b', object: 'model', created: 1764576000, owned_by: 'library' }];
+      await model.post('/_control/models', { models: ollama, get_routes: { '/api/ps': { models: [{ model: 'qwen2.5-coder:1.5b', context_length: 16384 }] } } });
+      const file = path.join(workspace, '.vscode', 'settings.json');
+      const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(before || '{}'), 'shiro.localServerUrls': [`${model.url}/v1`] }));
+      try {
+        await wb.runCommand('Shiro: Set up the model endpoint');
+        const chat = wb.chat();
+        await chat.locator('#welcome').waitFor({ state: 'visible', timeout: 15_000 });
+        await page.waitForTimeout(1_000); // the settings file watcher
+        await chat.locator('#setup-detect').click();
+        const row = wb.quickPickRow('qwen2.5-coder:1.5b');
+        await row.waitFor({ timeout: 30_000 });
+        assert.match(await row.innerText(), /Ollama · 127\.0\.0\.1:\d+\/v1 · 16k context/);
+        await wb.shot('panel-find-local-server-pick');
+        await row.click();
+        await chat.locator('.entry.notice', { hasText: /Model: qwen2\.5-coder:1\.5b at http:\/\/127\.0\.0\.1:\d+\/v1/ }).waitFor({ timeout: 15_000 });
+        await chat.locator('#model', { hasText: 'qwen2.5-coder:1.5b' }).waitFor({ timeout: 15_000 });
+        await wb.shot('panel-find-local-server-chosen');
+      } finally {
+        await model.post('/_control/models', { models: ['gpt-5', 'gpt-5-mini', 'gpt-4o'] });
+        if (before === undefined) fs.rmSync(file, { force: true }); else fs.writeFileSync(file, before);
+      }
+      // back to the scripted model's name for the scenarios that follow, through the same card
+      await wb.runCommand('Shiro: Set up the model endpoint');
+      const chat = wb.chat();
+      await chat.locator('#welcome').waitFor({ state: 'visible', timeout: 15_000 });
+      await chat.locator('#setup-model').fill('fake-model');
+      await chat.locator('#setup-test').click();
+      await chat.locator('#setup-result.ok', { hasText: 'Connected' }).waitFor({ timeout: 30_000 });
+      await chat.locator('#model', { hasText: 'fake-model' }).waitFor({ timeout: 15_000 });
+    },
+  },
+  {
     name: 'panel-sessions-clickable',
     needsModel: true,
     async run({ wb }) {

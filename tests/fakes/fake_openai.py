@@ -42,7 +42,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -209,6 +209,11 @@ class HttpError:
     @classmethod
     def bad_request(cls, message: str, *, param: str | None = None, code: str | None = None) -> HttpError:
         return cls(400, message, code=code, param=param)
+
+    @classmethod
+    def tools_unsupported(cls, model: str) -> HttpError:
+        """Ollama's answer to ``tools`` for a model whose template has no tool calling."""
+        return cls(400, f"registry.ollama.ai/library/{model} does not support tools", type="api_error")
 
 
 @dataclass
@@ -396,6 +401,10 @@ class FakeOpenAI:
         self.models: list[str | dict[str, Any]] = ["gpt-5", "gpt-5-mini", "gpt-4o"]
         # other GET paths and their JSON answers, e.g. llama.cpp's "/props"
         self.get_routes: dict[str, Any] = {}
+        # POST paths answered by a function of the request body -> (status, JSON), e.g. Ollama's /api/show
+        self.post_routes: dict[str, Callable[[dict[str, Any]], tuple[int, Any]]] = {}
+        # models whose chat requests with ``tools`` are refused as Ollama refuses them
+        self.no_native_tools: set[str] = set()
         # or "ollama-legacy": no tool-call index, delta.reasoning; "llamacpp": llama-server's chunk shapes
         self.chat_dialect = "openai"
         self.disconnects = 0  # streams the client closed before the end
@@ -491,6 +500,8 @@ class FakeOpenAI:
                 return _send_error(h, HttpError.invalid_api_key(given))
         if method == "GET" and path in self.get_routes:
             return _send_json(h, 200, self.get_routes[path])
+        if method == "POST" and path in self.post_routes:
+            return _send_json(h, *self.post_routes[path](body))
         if method == "GET" and path.endswith("/models"):
             data = [
                 m
@@ -514,6 +525,8 @@ class FakeOpenAI:
             )
         responses = path.endswith("/responses")
         problem = (self.check_responses(body) if responses else check_chat(body)) if self.validate else None
+        if body.get("tools") and body.get("model") in self.no_native_tools:
+            problem = HttpError.tools_unsupported(str(body["model"]))
         entry = problem or self._next(body)
         if isinstance(entry, HttpError):
             return _send_error(h, entry)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shiro_lsp.config import DEFAULT_COMPACT_THRESHOLD, DEFAULT_MODEL, load_settings, secret_values
+from shiro_lsp.config import DEFAULT_COMPACT_THRESHOLD, DEFAULT_MODEL, Settings, load_settings, secret_values
 
 NO_ENV: dict[str, str] = {}
 
@@ -70,3 +70,27 @@ def test_secrets_include_the_key_and_credentials_in_a_base_url() -> None:
     secrets = secret_values(settings, env={"OPENAI_API_KEY": "sk-env"})
     assert {"sk-1", "sk-env", "user:pass", "user", "pass"} <= set(secrets)
     assert secret_values(load_settings(None, env=NO_ENV)[0], env=NO_ENV) == []
+
+
+def test_a_bad_option_is_dropped_with_its_name_and_the_rest_apply() -> None:
+    settings, problems = load_settings({"model": "qwen", "toolCallFormat": "xml", "maxRetries": 0}, env={})
+    assert settings.model == "qwen" and settings.max_retries == 0
+    assert settings.tool_call_format == "auto"
+    assert len(problems) == 1 and 'Ignored the setting "toolCallFormat"' in problems[0]
+
+
+def test_the_tool_call_format_is_chosen_per_model_exact_first_then_the_first_glob() -> None:
+    settings, problems = load_settings(
+        {"toolCallFormat": {"qwen2.5-coder:1.5b": "native", "qwen*": "text", "*": "native"}}, env={}
+    )
+    assert problems == []
+    assert settings.tool_call_format_for("qwen2.5-coder:1.5b") == "native"
+    assert settings.tool_call_format_for("qwen3:4b") == "text"
+    assert settings.tool_call_format_for("gpt-5") == "native"
+    assert Settings(tool_call_format={"qwen*": "text"}).tool_call_format_for("gpt-5") == "auto"
+    assert Settings(tool_call_format="text").tool_call_format_for("anything") == "text"
+
+
+def test_a_per_model_map_with_a_bad_format_is_refused_whole() -> None:
+    settings, problems = load_settings({"toolCallFormat": {"qwen*": "xml"}}, env={})
+    assert settings.tool_call_format == "auto" and problems

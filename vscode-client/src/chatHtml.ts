@@ -30,6 +30,7 @@ export function chatHtml(cspSource: string, nonce: string, scriptUri: string, st
     <input id="setup-model" type="text" placeholder="e.g. gpt-5, qwen3:8b" spellcheck="false">
     <div class="welcome-buttons">
       <button type="button" id="setup-key" class="secondary">Set API key…</button>
+      <button type="button" id="setup-detect" class="secondary" title="Look for Ollama, LM Studio, llama.cpp and vLLM on this machine">Find a local server…</button>
       <button type="button" id="setup-test">Save and test</button>
     </div>
     <div id="setup-result" class="setup-result" role="status"></div>

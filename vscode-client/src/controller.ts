@@ -79,7 +79,7 @@ export class ChatController implements vscode.Disposable {
   /** What the panel's bar and welcome show (settings, SecretStorage): set by the extension. */
   infoSource: () => Promise<PanelInfo | undefined> = async () => undefined;
   /** Panel actions that need the workbench (pickers, settings, SecretStorage): set by the extension. */
-  onAction: (m: Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'setup' }>) => Promise<void> = async () => {};
+  onAction: (m: Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'detectLocal' | 'setup' }>) => Promise<void> = async () => {};
 
   constructor(private readonly server: ShiroServer) {
     this.model = new ChatModel(entry => this.post({ type: 'entry', entry }));
@@ -96,6 +96,7 @@ export class ChatController implements vscode.Disposable {
   /** The webview's script has started (its `ready`): messages posted now are not lost. */
   private ready = false;
   private wantFocus = false;
+  private wantSetup = false;
 
   sendState(): void {
     this.post({ type: 'state', state: this.model.state, history: this.history });
@@ -106,7 +107,10 @@ export class ChatController implements vscode.Disposable {
     if (info) this.post({ type: 'info', info });
   }
 
-  showSetup(): void { this.post({ type: 'showSetup' }); }
+  showSetup(): void {
+    if (this.ready) this.post({ type: 'showSetup' });
+    else this.wantSetup = true;  // the view is still being created (the command opened it)
+  }
   postSetupResult(ok: boolean, text: string): void { this.post({ type: 'setupResult', ok, text }); }
 
   /** Ask the panel to focus its prompt (after it is revealed, after an approval is answered). */
@@ -170,10 +174,11 @@ export class ChatController implements vscode.Disposable {
         this.sendState();
         for (const attachment of this.pendingAttachments.splice(0)) this.post({ type: 'attach', attachment });
         if (this.wantFocus) { this.wantFocus = false; this.post({ type: 'focus' }); }
+        if (this.wantSetup) { this.wantSetup = false; this.post({ type: 'showSetup' }); }
         void this.sendInfo();
         void this.refreshFromServer();
         break;
-      case 'pickModel': case 'pickAgent': case 'setApiKey': case 'setup': await this.onAction(m); break;
+      case 'pickModel': case 'pickAgent': case 'setApiKey': case 'detectLocal': case 'setup': await this.onAction(m); break;
       case 'send': await this.submit(m.text, m.attachments ?? []); break;
       case 'cancel': this.cancel(); break;
       case 'clearQueue': await this.clearQueue(); break;

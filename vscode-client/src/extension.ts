@@ -8,10 +8,10 @@ import { showMcpServers } from './mcp';
 import { MEMORY_SCHEME, MemoryFileSystem, editMemory, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
 import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
-import type { Agent, ModelsResult } from './protocol';
+import type { Agent, ModelsDetectResult, ModelsResult } from './protocol';
 import { selectionLabel } from './attachments';
 import type { Candidate } from './mentions';
-import { endpointReport, modelItems, needsSetup, shownModel } from './setup';
+import { detectParams, detectionReport, endpointReport, localModelItems, modelItems, needsSetup, shownModel } from './setup';
 import type {
   ApproveParams, ChangesResult, ContextMeter, EventNotification, ResumeResult, SessionInfo, TodosPayload, NewSessionResult,
   RememberSelectionArgs,
@@ -81,6 +81,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (m.type === 'pickModel') await pickModel();
     else if (m.type === 'pickAgent') await pickAgent();
     else if (m.type === 'setApiKey') await vscode.commands.executeCommand('shiro.setApiKey');
+    else if (m.type === 'detectLocal') await detectLocal();
     else await saveAndTest(m.baseUrl, m.model);
   };
 
@@ -184,6 +185,35 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (!model || model === current) return;
     await cfg.update('model', model, vscode.ConfigurationTarget.Global);
     ctl.model.addNotice(`Model: ${model}`);
+  }
+
+  /** Probe Ollama, LM Studio, llama.cpp and vLLM on their usual ports; pick one of their models. */
+  async function detectLocal(): Promise<void> {
+    let found: ModelsDetectResult;
+    try {
+      found = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Shiro: looking for local model servers…' },
+        () => srv.sendRequest<ModelsDetectResult>(Method.modelsDetect, detectParams(vscode.workspace.getConfiguration('shiro').get('localServerUrls'))));
+    } catch (error) {
+      ctl.postSetupResult(false, `Could not look for local servers: ${errorReason(error)}`);
+      return;
+    }
+    const problem = detectionReport(found);
+    if (problem) {
+      ctl.postSetupResult(false, problem);
+      void vscode.window.showWarningMessage(problem);
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(localModelItems(found),
+      { title: 'Shiro: Local model', placeHolder: found.message, matchOnDescription: true });
+    if (!pick) return;
+    const cfg = vscode.workspace.getConfiguration('shiro');
+    await cfg.update('baseUrl', pick.baseUrl, vscode.ConfigurationTarget.Global);
+    await cfg.update('model', pick.model, vscode.ConfigurationTarget.Global);
+    await srv.pushConfiguration();
+    ctl.postSetupResult(true, `Using ${pick.model} at ${pick.baseUrl} (no API key needed).`);
+    ctl.model.addNotice(`Model: ${pick.model} at ${pick.baseUrl}`);
+    await ctl.sendInfo();
   }
 
   async function pickAgent(): Promise<void> {
@@ -387,6 +417,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       ctl.addAttachment({ label, text });
     }),
     vscode.commands.registerCommand('shiro.pickModel', () => pickModel()),
+    vscode.commands.registerCommand('shiro.detectLocalModels', () => detectLocal()),
     vscode.commands.registerCommand('shiro.pickAgent', () => pickAgent()),
     vscode.commands.registerCommand('shiro.setup', async () => { await chatView.reveal(); ctl.showSetup(); }),
     vscode.commands.registerCommand('shiro.openSettings', () =>

@@ -1,4 +1,4 @@
-import type { InitializationOptions } from './protocol';
+import type { InitializationOptions, ToolCallFormat } from './protocol';
 
 /** Settings + the SecretStorage key → initializationOptions (empty values left out: the server's defaults apply). */
 export function initializationOptions(
@@ -19,6 +19,24 @@ export function initializationOptions(
   const sandbox = text('bashSandbox');
   if (sandbox === 'off' || sandbox === 'auto' || sandbox === 'required') options.bashSandbox = sandbox;
   const network = cfg.get<boolean>('bashSandboxNetwork'); if (typeof network === 'boolean') options.bashSandboxNetwork = network;
+  for (const key of ['contextWindow', 'maxOutputTokens'] as const) {
+    const value = cfg.get<number | null>(key);
+    if (typeof value === 'number' && value > 0) options[key] = Math.floor(value);
+  }
+  const retries = cfg.get<number | null>('maxRetries');
+  if (typeof retries === 'number' && retries >= 0) options.maxRetries = Math.floor(retries);
+  const format = toolCallFormat(cfg.get<unknown>('toolCallFormat'));
+  if (format !== undefined) options.toolCallFormat = format;
   if (apiKey) options.apiKey = apiKey;
   return options;
+}
+
+const FORMATS = new Set<string>(['auto', 'native', 'text']);
+
+/** `shiro.toolCallFormat`: one format, or one per model glob; anything else is left to the server's default. */
+export function toolCallFormat(value: unknown): ToolCallFormat | Record<string, ToolCallFormat> | undefined {
+  if (typeof value === 'string') return FORMATS.has(value) ? value as ToolCallFormat : undefined;
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const entries = Object.entries(value).filter((e): e is [string, ToolCallFormat] => typeof e[1] === 'string' && FORMATS.has(e[1]));
+  return entries.length ? Object.fromEntries(entries) : undefined;
 }

@@ -257,6 +257,10 @@ export interface ChatResult {
   usage: ChatUsage;
 }
 export interface ChatUsage {
+  /**
+   * Of input_tokens, those the provider served from its prompt cache (this turn).
+   */
+  cachedTokens?: number;
   costUsd: number | null;
   inputTokens: number;
   outputTokens: number;
@@ -539,10 +543,14 @@ export interface MemoryCompactResult {
 }
 export interface ModelEntry {
   /**
-   * Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio).
+   * Tokens, when the server reports it (vLLM, llama.cpp /props, LM Studio). Ollama: the loaded model's window (/api/ps), else its num_ctx, else Ollama's default of 4,096.
    */
   contextWindow?: number | null;
   id: string;
+  /**
+   * false: the server takes no native tool calls for this model (Ollama's capabilities), so Shiro uses toolCallFormat "text" with it; null: not known.
+   */
+  nativeTools?: boolean | null;
 }
 export interface ModelsDetectParams {
   /**
@@ -683,6 +691,10 @@ export interface SessionExportResult {
   content: string;
 }
 export interface SessionInfo {
+  /**
+   * Of input_tokens, those the provider served from its prompt cache, over the whole session; left out of listings (shiro/session/list), which come from the index.
+   */
+  cachedTokens?: number | null;
   costUsd: number | null;
   createdAt: string;
   /**

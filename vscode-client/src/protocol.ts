@@ -41,6 +41,7 @@ export const Method = {
   mcpList: 'shiro/mcp/list',
   mcpTrust: 'shiro/mcp/trust',
   models: 'shiro/models',
+  modelsDetect: 'shiro/models/detect',
   changes: 'shiro/changes',
   changesDiff: 'shiro/changes/diff',
   changesUndo: 'shiro/changes/undo',
@@ -57,6 +58,8 @@ export type Agent = typeof AGENTS[number];
 export type ModelsParams = gen.ModelsParams;
 export type ModelEntry = gen.ModelEntry;
 export interface ModelsResult { baseUrl: string; preset?: string | null; models: ModelEntry[]; error?: string | null }
+/** shiro/models/detect: the local presets (or the given URLs) that answered, and what was found in words. */
+export type ModelsDetectResult = gen.ModelsDetectResult;
 
 /** Server command (workspace/executeCommand); vscode-languageclient registers it itself. */
 export const SERVER_REMEMBER_COMMAND = 'shiro.remember';
@@ -152,7 +155,10 @@ export interface InitializationOptions {
   trusted?: boolean;
   /** bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or not at all). */
   bashSandbox?: 'off' | 'auto' | 'required'; bashSandboxNetwork?: boolean;
+  contextWindow?: number; maxOutputTokens?: number; maxRetries?: number;
+  toolCallFormat?: ToolCallFormat | Record<string, ToolCallFormat>;
 }
+export type ToolCallFormat = 'auto' | 'native' | 'text';
 
 /** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. */
 export interface RememberSelectionArgs {

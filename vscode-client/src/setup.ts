@@ -1,5 +1,5 @@
 // First run and the model picker: what the panel shows about the endpoint. Pure (no vscode import).
-import type { ModelsResult } from './protocol';
+import type { ModelsDetectResult, ModelsResult } from './protocol';
 
 export interface SetupInfo { show: boolean; baseUrl: string; model: string; hasKey: boolean }
 export interface PanelInfo { model: string; agent: string; setup: SetupInfo }
@@ -40,4 +40,34 @@ export function modelItems(models: readonly { id: string; contextWindow?: number
   }
   if (!rows.length && current) rows.push({ label: current, description: 'current', model: current });
   return rows;
+}
+
+const PRESET_NAMES: Record<string, string> = { ollama: 'Ollama', lmstudio: 'LM Studio', llamacpp: 'llama.cpp', vllm: 'vLLM', openai: 'OpenAI' };
+
+export interface LocalModelItem { label: string; description: string; baseUrl: string; model: string }
+
+/** One row per model of each local server that answered, the server's name and window alongside. */
+export function localModelItems(found: ModelsDetectResult): LocalModelItem[] {
+  return found.endpoints.flatMap(e => e.models.map(m => ({
+    label: m.id,
+    description: [
+      `${e.preset ? PRESET_NAMES[e.preset] ?? e.preset : 'server'} · ${e.baseUrl.replace(/^https?:\/\//, '')}`,
+      m.contextWindow ? `${Math.round(m.contextWindow / 1024)}k context` : '',
+      m.nativeTools === false ? 'tools described in the prompt' : '',
+    ].filter(Boolean).join(' · '),
+    baseUrl: e.baseUrl, model: m.id,
+  })));
+}
+
+/** `shiro.localServerUrls` as shiro/models/detect params: the URLs given, else the server's presets. */
+export function detectParams(urls: unknown): { baseUrls?: string[] } {
+  const given = Array.isArray(urls) ? urls.filter((u): u is string => typeof u === 'string' && u.trim() !== '').map(u => u.trim()) : [];
+  return given.length ? { baseUrls: given } : {};
+}
+
+/** What to say when detection found servers but no model on any of them, or nothing at all. */
+export function detectionReport(found: ModelsDetectResult): string | undefined {
+  if (!found.endpoints.length) return found.message;
+  if (!found.endpoints.some(e => e.models.length)) return `${found.message} None of them lists a model yet: load or pull one first.`;
+  return undefined;
 }

@@ -129,6 +129,7 @@ export function formatSlashResult(command: string, results: unknown[]): string {
         `- billed: ${s.inputTokens} in / ${s.outputTokens} out`,
         `- spend: ${costLabel(s.costUsd, c.local)}`,
         `- context: ${c.estimated ? '~' : ''}${c.tokens} tokens (${Math.round(c.percent)}% of ${c.threshold})`,
+        ...(s.cachedTokens ? [`- cached: ${s.cachedTokens} of ${s.inputTokens} prompt tokens this session (${Math.round(s.cachedTokens / Math.max(s.inputTokens, 1) * 100)}%)`] : []),
         ...(typeof c.cachedTokens === 'number' ? [`- cached: ${c.cachedTokens} prompt tokens of the last request`] : []),
         `- session: ${s.id.slice(0, 8)}`].join('\n');
     }

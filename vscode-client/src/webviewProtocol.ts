@@ -34,6 +34,7 @@ export type WebviewMessage =
   | { type: 'pickModel' }
   | { type: 'pickAgent' }
   | { type: 'setApiKey' }
+  | { type: 'detectLocal' }
   | { type: 'setup'; baseUrl: string; model: string }
   | { type: 'mentions' }
   | { type: 'mention'; kind: MentionKind; value: string }

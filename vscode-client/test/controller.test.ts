@@ -208,6 +208,19 @@ test('a request that fails outright shows its reason once, with Retry', async ()
   assert.ok(errors[0].kind === 'notice' && /No API key/.test(errors[0].text) && errors[0].retry === 'hello');
 });
 
+test('"Set up the model endpoint" with the panel still opening shows the card once its script is up', async () => {
+  const ctl = new ChatController(fakeServer(c => c.method === 'shiro/history' ? { prompts: [] } : {}).server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  ctl.showSetup();  // the command revealed the view; its script has not said ready yet
+  assert.equal(posted.some(m => m.type === 'showSetup'), false);
+  await ctl.handleMessage({ type: 'ready' });
+  assert.equal(posted.filter(m => m.type === 'showSetup').length, 1);
+  ctl.showSetup();  // and at once while the view is up
+  assert.equal(posted.filter(m => m.type === 'showSetup').length, 2);
+  await new Promise(r => setTimeout(r, 0));
+});
+
 test('multi-root: a fresh session sends the chosen folder as root; a session with messages is bound and sends none', async () => {
   const { server, calls } = fakeServer(c => c.method === 'shiro/chat' ? { sessionId: 's', taskId: 't', stopReason: 'done', usage } : {});
   const ctl = new ChatController(server);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { reportServerFailure, serverFailureMessage } from '../src/errors';
-import { initializationOptions } from '../src/options';
+import { initializationOptions, toolCallFormat } from '../src/options';
 import { choosePython, expandPath } from '../src/pythonPath';
 import { stub } from './vscode-stub';
 
@@ -51,4 +51,19 @@ test('the interpreter setting expands ${workspaceFolder} and ~', () => {
   assert.equal(expandPath('${workspaceFolder}/.venv/bin/python', '/repo', '/home/u'), '/repo/.venv/bin/python');
   assert.equal(expandPath('~/venvs/shiro/bin/python', '/repo', '/home/u'), '/home/u/venvs/shiro/bin/python');
   assert.equal(expandPath(' python3.11 ', undefined, '/home/u'), 'python3.11');
+});
+
+test('local-model settings reach the server: window, output cap, retries and the tool-call format', () => {
+  const values: Record<string, unknown> = {
+    contextWindow: 8192.7, maxOutputTokens: 0, maxRetries: 0, toolCallFormat: { 'qwen2.5*': 'text', 'gpt-*': 'native', bad: 'xml' },
+  };
+  const cfg = { get: <T>(k: string): T | undefined => values[k] as T };
+  const options = initializationOptions(cfg, undefined, true);
+  assert.equal(options.contextWindow, 8192);
+  assert.equal('maxOutputTokens' in options, false); // 0 is not a cap: the server's default applies
+  assert.equal(options.maxRetries, 0); // 0 retries is a real choice
+  assert.deepEqual(options.toolCallFormat, { 'qwen2.5*': 'text', 'gpt-*': 'native' });
+  assert.equal(toolCallFormat('text'), 'text');
+  assert.equal(toolCallFormat('xml'), undefined);
+  assert.equal(toolCallFormat(['text']), undefined);
 });

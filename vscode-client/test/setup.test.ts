@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { endpointReport, modelItems, needsSetup, shownModel } from '../src/setup';
+import { detectParams, detectionReport, endpointReport, localModelItems, modelItems, needsSetup, shownModel } from '../src/setup';
 
 test('the welcome shows only when there is no key anywhere and no base URL', () => {
   assert.equal(needsSetup({ hasKey: false, envKey: false, baseUrl: '' }), true);
@@ -30,4 +30,27 @@ test('the model picker: a typed name first, then the current model, then the res
   assert.deepEqual(modelItems(models, 'gpt-5', 'my-finetune').map(i => i.model), ['my-finetune', 'gpt-5', 'alpha', 'zeta']);
   assert.deepEqual(modelItems(models, 'gpt-5', 'alpha').map(i => i.model), ['gpt-5', 'alpha', 'zeta'], 'a listed name is not added twice');
   assert.deepEqual(modelItems([], 'typed-before').map(i => i.label), ['typed-before']);
+});
+
+test('local servers found are listed one row per model with the server and what it can do', () => {
+  const found = {
+    message: 'Found Ollama at http://127.0.0.1:11434/v1 (2 models).',
+    endpoints: [{
+      baseUrl: 'http://127.0.0.1:11434/v1', preset: 'ollama' as const,
+      models: [{ id: 'gemma3:1b', contextWindow: 8192, nativeTools: false }, { id: 'qwen2.5-coder:1.5b', contextWindow: 4096, nativeTools: true }],
+    }],
+  };
+  assert.deepEqual(localModelItems(found).map(i => [i.label, i.description, i.baseUrl, i.model]), [
+    ['gemma3:1b', 'Ollama · 127.0.0.1:11434/v1 · 8k context · tools described in the prompt', 'http://127.0.0.1:11434/v1', 'gemma3:1b'],
+    ['qwen2.5-coder:1.5b', 'Ollama · 127.0.0.1:11434/v1 · 4k context', 'http://127.0.0.1:11434/v1', 'qwen2.5-coder:1.5b'],
+  ]);
+  assert.equal(detectionReport(found), undefined);
+  assert.match(detectionReport({ message: 'No local model server answered. Tried Ollama (…).', endpoints: [] }) ?? '', /No local model server answered/);
+  assert.match(detectionReport({ message: 'Found vLLM.', endpoints: [{ baseUrl: 'http://127.0.0.1:8000/v1', preset: 'vllm', models: [] }] }) ?? '', /load or pull one first/);
+});
+
+test('shiro.localServerUrls replaces the presets only when it names a URL', () => {
+  assert.deepEqual(detectParams([' http://10.0.0.5:11434/v1 ', '', 7]), { baseUrls: ['http://10.0.0.5:11434/v1'] });
+  assert.deepEqual(detectParams([]), {});
+  assert.deepEqual(detectParams(undefined), {});
 });

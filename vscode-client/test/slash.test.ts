@@ -56,9 +56,10 @@ test('results are formatted for the chat', () => {
   assert.match(cost, /spend: \$0\.0045/);
   assert.doesNotMatch(cost, /cached:/);
   const local = formatSlashResult('cost', [
-    { id: '0193ab2c-1', model: 'qwen2.5-coder', inputTokens: 3300, outputTokens: 40, costUsd: null },
+    { id: '0193ab2c-1', model: 'qwen2.5-coder', inputTokens: 3300, outputTokens: 40, costUsd: null, cachedTokens: 2970 },
     { tokens: 3340, threshold: 6144, percent: 54, level: 'ok', estimated: false, local: true, cachedTokens: 3245 }]);
   assert.match(local, /spend: local model/);
+  assert.match(local, /cached: 2970 of 3300 prompt tokens this session \(90%\)/);
   assert.match(local, /cached: 3245 prompt tokens of the last request/);
 });
 

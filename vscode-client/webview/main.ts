@@ -413,6 +413,10 @@ function renderInfo(info: PanelInfo): void {
 $<HTMLButtonElement>('model').addEventListener('click', () => post({ type: 'pickModel' }));
 $<HTMLButtonElement>('agent').addEventListener('click', () => post({ type: 'pickAgent' }));
 $<HTMLButtonElement>('setup-key').addEventListener('click', () => post({ type: 'setApiKey' }));
+$<HTMLButtonElement>('setup-detect').addEventListener('click', () => {
+  $<HTMLElement>('setup-result').textContent = 'Looking for local model servers…';
+  post({ type: 'detectLocal' });
+});
 $<HTMLButtonElement>('setup-test').addEventListener('click', () => {
   $<HTMLElement>('setup-result').textContent = 'Testing…';
   post({ type: 'setup', baseUrl: $<HTMLInputElement>('setup-base-url').value.trim(), model: $<HTMLInputElement>('setup-model').value.trim() });

@@ -3,8 +3,10 @@
 Local model servers speak OpenAI's ``GET /v1/models`` but each adds its own metadata: vLLM puts
 ``max_model_len`` on every model, llama.cpp answers ``GET /props`` with the window it was started
 with (``default_generation_settings.n_ctx``) and puts ``meta.n_ctx_train`` on its model, LM Studio
-lists ``loaded_context_length`` / ``max_context_length`` under ``/api/v0/models``. Which server it
-is comes from what it answers (``owned_by``, ``/props``), then from its well-known port.
+lists ``loaded_context_length`` / ``max_context_length`` under ``/api/v0/models``, and Ollama says what
+a loaded model really got in ``GET /api/ps`` (``context_length``) and what a model is set to, and
+can do, in ``POST /api/show`` (``num_ctx`` in ``parameters``, ``capabilities``). Which server it is
+comes from what it answers (``owned_by``, ``/props``), then from its well-known port.
 
 Nothing here raises for an endpoint that is down or odd: the listing carries ``error`` instead, in
 words a person can act on.
@@ -50,12 +52,19 @@ _WINDOW_KEYS = (
 
 LIST_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 2.0
+# What Ollama gives a model that sets no num_ctx on a machine under 24 GiB of VRAM (its docs,
+# "Context length"); OLLAMA_CONTEXT_LENGTH or a bigger GPU give more, which the API only shows once
+# the model is loaded (/api/ps). Assuming more than the model gets makes Ollama cut the prompt's start.
+OLLAMA_DEFAULT_WINDOW = 4096
+OLLAMA_SHOW_LIMIT = 32  # /api/show calls per listing (one per model)
 
 
 @dataclass(frozen=True)
 class ModelInfo:
     id: str
     context_window: int | None = None
+    native_tools: bool | None = None
+    """Whether the server takes native tool calls for this model (Ollama's capabilities); None: unknown."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,9 @@ class ModelListing:
 
     def window_of(self, model: str) -> int | None:
         return next((m.context_window for m in self.models if m.id == model), None)
+
+    def info_of(self, model: str) -> ModelInfo | None:
+        return next((m for m in self.models if m.id == model), None)
 
 
 @dataclass(frozen=True)
@@ -185,6 +197,8 @@ def _listing(url: str, key: str, timeout: float) -> ModelListing:
         windows = {str(e["id"]): window_from_entry(e) for e in entries}
         if preset == "lmstudio":
             windows.update(_lmstudio_windows(client, url))
+        if preset == "ollama":
+            return ModelListing(url, preset, _ollama_models(client, url, sorted(windows)))
         served = window_from_props(props) if props is not None else None
         models = [
             # llama.cpp serves one model: its /props window is what a request really gets.
@@ -200,6 +214,64 @@ def _optional_json(client: Any, url: str) -> dict[str, Any] | None:
     except Exception:
         return None
     return body if isinstance(body, dict) else None
+
+
+def _ollama_models(client: Any, base_url: str, ids: list[str]) -> list[ModelInfo]:
+    root = server_root(base_url)
+    loaded = ollama_loaded_windows(_optional_json(client, root + "/api/ps") or {})
+    shows = {i: _optional_post(client, root + "/api/show", {"model": i}) for i in ids[:OLLAMA_SHOW_LIMIT]}
+    return [ollama_model(i, loaded.get(i), shows.get(i)) for i in ids]
+
+
+def ollama_loaded_windows(ps: Mapping[str, Any]) -> dict[str, int]:
+    """``GET /api/ps``: the window each loaded model really has."""
+    found: dict[str, int] = {}
+    for entry in ps.get("models") or []:
+        if isinstance(entry, Mapping):
+            name, window = entry.get("model") or entry.get("name"), _positive_int(entry.get("context_length"))
+            if isinstance(name, str) and window:
+                found[name] = window
+    return found
+
+
+def ollama_model(model_id: str, loaded_window: int | None, show: Mapping[str, Any] | None) -> ModelInfo:
+    """One Ollama model: the loaded window, else its num_ctx, else Ollama's default (never over its training length)."""
+    if show is None:
+        return ModelInfo(model_id, loaded_window or OLLAMA_DEFAULT_WINDOW)
+    trained = _ollama_trained_window(show.get("model_info"))
+    window = loaded_window or _ollama_num_ctx(show.get("parameters")) or OLLAMA_DEFAULT_WINDOW
+    if trained is not None and loaded_window is None:
+        window = min(window, trained)
+    capabilities = show.get("capabilities")
+    tools = "tools" in capabilities if isinstance(capabilities, list) else None
+    return ModelInfo(model_id, window, native_tools=tools)
+
+
+def _ollama_num_ctx(parameters: Any) -> int | None:
+    """``num_ctx 8192`` in the Modelfile parameters Ollama shows (one ``name value`` per line)."""
+    if not isinstance(parameters, str):
+        return None
+    for line in parameters.splitlines():
+        name, _, value = line.strip().partition(" ")
+        if name == "num_ctx" and value.strip().isdigit():
+            return _positive_int(int(value.strip()))
+    return None
+
+
+def _ollama_trained_window(model_info: Any) -> int | None:
+    if not isinstance(model_info, Mapping):
+        return None
+    return next((_positive_int(v) for k, v in model_info.items() if str(k).endswith(".context_length")), None)
+
+
+def _optional_post(client: Any, url: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
+    try:
+        response = client.post(url, json=dict(body))
+        response.raise_for_status()
+        answer = response.json()
+    except Exception:
+        return None
+    return answer if isinstance(answer, dict) else None
 
 
 def _lmstudio_windows(client: Any, base_url: str) -> dict[str, int]:

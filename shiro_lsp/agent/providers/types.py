@@ -26,6 +26,12 @@ ErrorKind = Literal[
 ]
 
 STALE_ITEM = re.compile(r"item with id '[^']*' not found", re.IGNORECASE)
+# What servers with no native tool calling answer to a request with ``tools``: Ollama (a model with no
+# tool template), vLLM without --enable-auto-tool-choice, llama-server without --jinja.
+TOOLS_UNSUPPORTED = re.compile(
+    r"does not support tools|--enable-auto-tool-choice|tools param requires --jinja|tools are not supported",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -147,6 +153,11 @@ class ProviderError(ShiroError):
         self.retry_after = retry_after
         self.request_id = request_id
         self.provider_code = provider_code  # OpenAI's error code, e.g. "context_length_exceeded"
+
+    @property
+    def is_tools_unsupported(self) -> bool:
+        """The server cannot take native tools for this model: the text format can still work."""
+        return self.status == 400 and bool(TOOLS_UNSUPPORTED.search(self.message))
 
     @property
     def is_stale_item(self) -> bool:

@@ -22,7 +22,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
@@ -174,6 +174,19 @@ class ToolSpec:
         }
 
 
+class WriteRecorder(Protocol):
+    """Told by a file tool, in the tool's own thread, right before and after it replaces a file.
+
+    ``before_write`` gets the bytes and mode being replaced (None: no file yet) and the new bytes:
+    the turn's checkpoint is on disk before the write, so nothing is read twice. ``after_write``
+    gets the mode the file has now. ``rel`` is the workspace-relative posix path.
+    """
+
+    def before_write(self, rel: str, old: bytes | None, old_mode: int | None, new: bytes) -> None: ...
+
+    def after_write(self, rel: str, mode: int) -> None: ...
+
+
 @dataclass
 class ToolContext:
     """What a running tool may use besides its input.
@@ -194,6 +207,8 @@ class ToolContext:
     sandbox: str = "off"
     """How bash runs: ``off`` (unsandboxed), ``auto`` (bubblewrap when it works), ``required``."""
     sandbox_network: bool = False
+    recorder: WriteRecorder | None = None
+    """Set while a checkpoint watches this call (edit_file, multi_edit, write_file tell it)."""
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[str]]

@@ -39,6 +39,8 @@ class FileChange:
     moved_from: str | None = None
     mode: int | None = None
     """The mode the new file gets (a move keeps its source's)."""
+    before_mode: int | None = None
+    """The mode of the file the plan read (None: not known; the checkpoint then stats it)."""
 
 
 Planner = Callable[[Roots, JsonObject], list[FileChange]]
@@ -59,18 +61,14 @@ def _read(workspace: Roots, rel: str) -> bytes | None:
         with jail.reading(workspace, rel) as (_, handle):
             data: bytes = handle.read()
             return data
-    except ToolError as error:
-        if str(error).startswith("No such file"):
-            return None
-        raise
+    except jail.NoSuchFile:
+        return None
 
 
 def write_whole(workspace: Roots, rel: str, data: bytes, mode: int | None = None) -> None:
     """Replace the file whole through the jail (temp file + rename in the opened parent); a
-    restored file gets its recorded ``mode`` back."""
-    written = jail.write_atomic(workspace, rel, data)
-    if mode is not None:
-        os.chmod(written, mode)
+    restored file gets its recorded ``mode`` back (set on the temp file, before the rename)."""
+    jail.write_atomic(workspace, rel, data, mode)
 
 
 def _decode(data: bytes, shown: str) -> str:
@@ -92,16 +90,16 @@ def plan_write(workspace: Roots, input: JsonObject) -> list[FileChange]:
 
 
 def plan_edits(workspace: Roots, path: str, edits: list[JsonObject]) -> list[FileChange]:
-    _resolved, rel = _resolve(workspace, path)
-    data = _read(workspace, rel)
-    if data is None:
-        raise ToolError(f"No such file: {path}")
+    with jail.reading(workspace, path) as (opened, handle):  # one resolve: this is on every edit's path
+        data: bytes = handle.read()
+        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+    rel = relative_posix(workspace, opened.resolved)
     text = _decode(data, rel)
     for edit in edits:
         text, _ = _apply_edit(
             text, edit["oldString"], edit["newString"], bool(edit.get("replaceAll", False)), path
         )
-    return [FileChange(rel, data, _encode(text))]
+    return [FileChange(rel, data, _encode(text), before_mode=mode)]
 
 
 def plan_edit(workspace: Roots, input: JsonObject) -> list[FileChange]:
@@ -297,25 +295,22 @@ def carry_out(workspace: Roots, changes: list[FileChange]) -> None:
     """Write every change, or none: if one fails, the ones already written are put back."""
     done: list[FileChange] = []
     try:
-        for change in changes:
-            resolved = resolve_in_workspace(workspace, change.path)
+        for change in changes:  # every rename, unlink and write goes through the jail's opened dirs
             if change.moved_from is not None:
-                source = resolve_in_workspace(workspace, change.moved_from)
-                resolved.parent.mkdir(parents=True, exist_ok=True)
-                os.rename(source, resolved)
+                jail.move(workspace, change.moved_from, change.path)
             elif change.after is None:
-                resolved.unlink()
+                if not jail.remove_file(workspace, change.path):
+                    raise jail.NoSuchFile(change.path)
             else:
                 write_whole(workspace, change.path, change.after, change.mode)
             done.append(change)
     except BaseException:
         for change in reversed(done):
             with contextlib.suppress(OSError, ToolError):
-                resolved = resolve_in_workspace(workspace, change.path)
                 if change.moved_from is not None:
-                    os.rename(resolved, resolve_in_workspace(workspace, change.moved_from))
+                    jail.move(workspace, change.path, change.moved_from)
                 elif change.before is None:
-                    resolved.unlink()
+                    jail.remove_file(workspace, change.path)
                 else:
                     write_whole(workspace, change.path, change.before)
         raise

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Annotated
@@ -23,10 +25,11 @@ from shiro_lsp.agent.tools.base import (
     ToolInput,
     ToolRules,
     ToolSpec,
+    WriteRecorder,
     field_subject,
     typed_tool,
 )
-from shiro_lsp.agent.tools.jail import Roots, locate, reading, relative_posix, write_atomic
+from shiro_lsp.agent.tools.jail import NoSuchFile, Roots, locate, reading, relative_posix, write_atomic
 from shiro_lsp.agent.tools.secrets import (
     SECRET_FILE_EXCEPTIONS,
     SECRET_FILE_PATTERNS,
@@ -181,6 +184,47 @@ def _read_exact(workspace: Roots, path: str) -> str:
         return f.read()
 
 
+def _read_original(workspace: Roots, path: str) -> tuple[str, bytes, str, int]:
+    """A text file about to be edited, from one open through the jail (secrets refused): its text
+    (decoded as :func:`open_text` does), its bytes, its workspace-relative path and its mode."""
+    refuse_secrets(workspace, path)
+    with reading(workspace, path) as (opened, handle):
+        data: bytes = handle.read()
+        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+    if b"\x00" in data[:SNIFF_BYTES]:
+        raise ToolError(f"{path} is a binary file, not text. Use bash if you need to inspect it.")
+    rel = relative_posix(workspace, opened.resolved)
+    return data.decode("utf-8", errors="replace"), data, rel or ".", mode
+
+
+def _replace(
+    workspace: Roots,
+    path: str,
+    rel: str,
+    data: bytes,
+    before: tuple[bytes | None, int | None],
+    recorder: WriteRecorder | None,
+) -> None:
+    """``write_atomic``, with the checkpoint told before (the old bytes) and after (the new state)."""
+    if recorder is not None:
+        recorder.before_write(rel, *before, data)
+    written = write_atomic(workspace, path, data)
+    if recorder is not None:
+        recorder.after_write(rel, stat.S_IMODE(os.lstat(written).st_mode))
+
+
+def _raw_before(workspace: Roots, path: str) -> tuple[bytes | None, int | None] | None:
+    """The bytes and mode a write will replace ((None, None): no file yet); None if unreadable
+    (``write_atomic`` then gives the reason)."""
+    try:
+        with reading(workspace, path) as (_, handle):
+            return handle.read(), stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+    except NoSuchFile:
+        return None, None
+    except (ToolError, OSError):
+        return None
+
+
 def _collapsed(before: str, after: str) -> bool:
     """A rewrite of similar size with far fewer lines: usually squeezed whitespace, rarely intended."""
     if not before:
@@ -189,7 +233,7 @@ def _collapsed(before: str, after: str) -> bool:
     return 0.5 <= ratio <= 1.5 and after.count("\n") + 1 < (before.count("\n") + 1) / 2
 
 
-def write_sync(workspace: Roots, path: str, content: str) -> str:
+def write_sync(workspace: Roots, path: str, content: str, recorder: WriteRecorder | None = None) -> str:
     target = locate(workspace, path)[1]
     if target.is_dir():
         raise ToolError(f"{path} is a directory; give a file path.")
@@ -199,7 +243,11 @@ def write_sync(workspace: Roots, path: str, content: str) -> str:
             before = _read_exact(workspace, path)
         except ToolError:
             before = None  # binary, or a secrets file: overwriting it is the user's call (approval)
-    _write_text(workspace, path, content)
+    raw = _raw_before(workspace, path) if recorder is not None else None
+    if raw is None:
+        _write_text(workspace, path, content)
+    else:
+        _replace(workspace, path, relative_posix(workspace, target), content.encode("utf-8"), raw, recorder)
     message = f"Wrote {len(content)} chars to {path}"
     if before is not None and _collapsed(before, content):
         old_lines, new_lines = before.count("\n") + 1, content.count("\n") + 1
@@ -211,7 +259,7 @@ def write_sync(workspace: Roots, path: str, content: str) -> str:
 
 
 async def write_file(input: WriteFileInput, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(write_sync, ctx.workspace, input.path, input.content)
+    return await asyncio.to_thread(write_sync, ctx.workspace, input.path, input.content, ctx.recorder)
 
 
 def _apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> tuple[str, int]:
@@ -239,8 +287,15 @@ def _apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) ->
     return text.replace(old, new, 1), 1
 
 
-def edit_sync(workspace: Roots, path: str, edits: Sequence[Edit | EditFileInput], *, batch: bool) -> str:
-    original = _read_exact(workspace, path)
+def edit_sync(
+    workspace: Roots,
+    path: str,
+    edits: Sequence[Edit | EditFileInput],
+    *,
+    batch: bool,
+    recorder: WriteRecorder | None = None,
+) -> str:
+    original, data, rel, mode = _read_original(workspace, path)
     text = original
     counts: list[int] = []
     for index, edit in enumerate(edits, start=1):
@@ -253,18 +308,22 @@ def edit_sync(workspace: Roots, path: str, edits: Sequence[Edit | EditFileInput]
         counts.append(count)
     if text == original:
         raise ToolError(f"No change to {path}: the edits cancel out.")
-    _write_text(workspace, path, text)
+    _replace(workspace, path, rel, text.encode("utf-8"), (data, mode), recorder)
     if batch:
         return f"Applied {len(edits)} edit(s) to {path} ({', '.join(f'{c}x' for c in counts)})"
     return f"Replaced {counts[0]} occurrence(s) in {path}"
 
 
 async def edit_file(input: EditFileInput, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(edit_sync, ctx.workspace, input.path, [input], batch=False)
+    return await asyncio.to_thread(
+        edit_sync, ctx.workspace, input.path, [input], batch=False, recorder=ctx.recorder
+    )
 
 
 async def multi_edit(input: MultiEditInput, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(edit_sync, ctx.workspace, input.path, input.edits, batch=True)
+    return await asyncio.to_thread(
+        edit_sync, ctx.workspace, input.path, input.edits, batch=True, recorder=ctx.recorder
+    )
 
 
 def _many_paths(input: JsonObject) -> list[str]:

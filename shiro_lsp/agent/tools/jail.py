@@ -94,6 +94,11 @@ def _current_umask() -> int:
 _UMASK = _current_umask()
 
 
+def new_file_mode() -> int:
+    """The permission bits a file created by :func:`write_atomic` gets."""
+    return 0o666 & ~_UMASK
+
+
 class PathEscapes(ToolError):
     def __init__(self, path: str) -> None:
         super().__init__(f"Path escapes workspace: {path}")
@@ -113,6 +118,13 @@ class PathChanged(ToolError):
             f"{path} changed while it was being opened (a symlink appeared on the way); "
             "refusing so nothing outside the workspace is touched. Try again."
         )
+
+
+class NoSuchFile(ToolError):
+    """The file (or a directory on its way) does not exist: callers test the type, not the text."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"No such file: {path}")
 
 
 class HardLinked(ToolError):
@@ -277,12 +289,12 @@ def open_regular(workspace: Roots, path: str) -> Opened:
     try:
         parent = _walk_dirs(root, parts[:-1], path, create=False)
     except FileNotFoundError:
-        raise ToolError(f"No such file: {path}") from None
+        raise NoSuchFile(path) from None
     try:
         try:
             fd = os.open(parts[-1], _READ_FLAGS, dir_fd=parent)
         except FileNotFoundError:
-            raise ToolError(f"No such file: {path}") from None
+            raise NoSuchFile(path) from None
         except OSError as error:
             raise _component_error(error, path, parts[-1], parent) from error
     finally:
@@ -302,12 +314,12 @@ def open_regular(workspace: Roots, path: str) -> Opened:
     return Opened(fd, root, resolved, info.st_size)
 
 
-def write_atomic(workspace: Roots, path: str, data: bytes) -> Path:
+def write_atomic(workspace: Roots, path: str, data: bytes, mode: int | None = None) -> Path:
     """Replace (or create) ``path`` with ``data``; parents are created. Returns the resolved path.
 
     The temp file is made in the opened parent directory and renamed over the target there, so a
     reader sees the old or the new content and a swapped directory cannot redirect the write. An
-    existing file keeps its permission bits.
+    existing file keeps its permission bits unless ``mode`` says which to set (a restore).
     """
     root, resolved = locate(workspace, path)
     parts = resolved.relative_to(root).parts
@@ -316,7 +328,8 @@ def write_atomic(workspace: Roots, path: str, data: bytes) -> Path:
     parent = _walk_dirs(root, parts[:-1], path, create=True)
     name = parts[-1]
     try:
-        mode = _target_mode(parent, name, path)
+        kept = _target_mode(parent, name, path)
+        mode = kept if mode is None else mode
         temp = f".{name[:100]}.{_random.token_hex(6)}.shiro.tmp"
         fd = os.open(temp, _TEMP_FLAGS, 0o600, dir_fd=parent)
         try:
@@ -333,11 +346,63 @@ def write_atomic(workspace: Roots, path: str, data: bytes) -> Path:
     return resolved
 
 
+def _parent_of(workspace: Roots, path: str, *, create: bool) -> tuple[int, str, Path]:
+    """The opened parent directory of ``path`` (O_NOFOLLOW walk), its last component, the resolved path."""
+    root, resolved = locate(workspace, path)
+    parts = resolved.relative_to(root).parts
+    if not parts:
+        raise ToolError(f"{path} is a directory; give a file path.")
+    try:
+        return _walk_dirs(root, parts[:-1], path, create=create), parts[-1], resolved
+    except FileNotFoundError:
+        raise NoSuchFile(path) from None
+
+
+def remove_file(workspace: Roots, path: str) -> bool:
+    """Remove a file (or a symbolic link itself) inside the opened parent directory, so a swapped
+    directory cannot redirect it. False when it is already gone; a directory is refused."""
+    try:
+        parent, name, _ = _parent_of(workspace, path, create=False)
+    except NoSuchFile:
+        return False
+    try:
+        try:
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{path} is a directory now; it was left alone.")
+        os.unlink(name, dir_fd=parent)
+        return True
+    finally:
+        os.close(parent)
+
+
+def move(workspace: Roots, source: str, target: str) -> None:
+    """Rename a regular file to ``target`` (missing directories are made) with both parents opened
+    through the jail, so neither side can be redirected. An existing target is refused."""
+    src_parent, src_name, _ = _parent_of(workspace, source, create=False)
+    try:
+        info = os.stat(src_name, dir_fd=src_parent, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{source} is not a regular file; it was not moved.")
+        dst_parent, dst_name, _ = _parent_of(workspace, target, create=True)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.stat(dst_name, dir_fd=dst_parent, follow_symlinks=False)
+                raise ToolError(f"{target} already exists; nothing was moved.")
+            os.rename(src_name, dst_name, src_dir_fd=src_parent, dst_dir_fd=dst_parent)
+        finally:
+            os.close(dst_parent)
+    finally:
+        os.close(src_parent)
+
+
 def _target_mode(parent: int, name: str, shown: str) -> int:
     try:
         info = os.stat(name, dir_fd=parent, follow_symlinks=False)
     except FileNotFoundError:
-        return 0o666 & ~_UMASK
+        return new_file_mode()
     if stat.S_ISLNK(info.st_mode):
         raise PathChanged(shown)
     if stat.S_ISDIR(info.st_mode):

@@ -22,6 +22,8 @@ class SessionSummary:
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    cached_input_tokens: int | None = None
+    """Known from the session itself (current, resume), not from the index (listings)."""
 
     @classmethod
     def of(cls, record: SessionRecord) -> SessionSummary:
@@ -36,6 +38,7 @@ class SessionSummary:
             input_tokens=record.input_tokens,
             output_tokens=record.output_tokens,
             cost_usd=record.cost_usd,
+            cached_input_tokens=record.cached_input_tokens,
         )
 
     @classmethod

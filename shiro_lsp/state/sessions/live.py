@@ -31,6 +31,7 @@ class LiveSession:
         input_tokens: int = 0,
         output_tokens: int = 0,
         cost_usd: float | None = None,
+        cached_input_tokens: int = 0,
         updated_at: str | None = None,
         custom_title: str | None = None,
         on_change: Callable[[], None] | None = None,
@@ -46,6 +47,7 @@ class LiveSession:
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
         self.cost_usd = cost_usd
+        self.cached_input_tokens = cached_input_tokens
         self.custom_title = custom_title
         self.on_change = on_change
         # `always` approval grants: per session, never saved; a new LiveSession starts with none.
@@ -70,6 +72,7 @@ class LiveSession:
             input_tokens=record.input_tokens,
             output_tokens=record.output_tokens,
             cost_usd=record.cost_usd,
+            cached_input_tokens=record.cached_input_tokens,
             custom_title=record.custom_title,
         )
 
@@ -89,10 +92,13 @@ class LiveSession:
         self.messages = list(messages)
         self.changed()
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
+    def add_usage(
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
+    ) -> None:
         """Add one model run's usage; ``cost_usd`` None means that run's model is unpriced."""
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
+        self.cached_input_tokens += cached_input_tokens
         if cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + cost_usd
         self.changed()
@@ -115,6 +121,7 @@ class LiveSession:
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
             cost_usd=self.cost_usd,
+            cached_input_tokens=self.cached_input_tokens,
             todos=list(self.tasks.todos),
             messages=list(self.messages),
             custom_title=self.custom_title,

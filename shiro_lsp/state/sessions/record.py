@@ -51,6 +51,8 @@ class SessionRecord:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    cached_input_tokens: int = 0
+    """Of ``input_tokens``, those the provider served from its prompt cache."""
     todos: list[Todo] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
     # A title the user gave (`shiro/session/rename`); None = the first prompt (``title_of``).
@@ -72,6 +74,8 @@ class SessionRecord:
         }
         if self.cost_usd is not None:
             value["costUsd"] = self.cost_usd
+        if self.cached_input_tokens:
+            value["cachedInputTokens"] = self.cached_input_tokens
         value["notebook"] = {"todos": [t.to_json() for t in self.todos]}
         return value
 
@@ -102,6 +106,7 @@ class SessionRecord:
             input_tokens=_count(value, "inputTokens"),
             output_tokens=_count(value, "outputTokens"),
             cost_usd=_cost(value),
+            cached_input_tokens=_count(value, "cachedInputTokens"),
             todos=restore_todos((notebook or {}).get("todos")),
             messages=messages,
             custom_title=custom_title or None,

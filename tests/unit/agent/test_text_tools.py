@@ -146,3 +146,76 @@ def test_native_mode_holds_nothing() -> None:
 def test_a_hermes_call_is_held_from_its_first_characters() -> None:
     hold = TextHold(enabled=True)
     assert feed_all(hold, ["<tool", "_call>\n{", '\n  "na', 'me": "glob"']) == ""
+
+
+# --- the text format (toolCallFormat "text") -------------------------------------------------------
+
+CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 11, 200])
+def test_the_tagged_hold_shows_the_prose_and_holds_the_call_at_any_chunking(size: int) -> None:
+    text = "Let me look.\n" + CALL
+    hold = TextHold(enabled=True, tagged=True)
+    shown = feed_all(hold, [text[i : i + size] for i in range(0, len(text), size)])
+    assert shown == "Let me look.\n"
+    assert hold.held == CALL
+    hold.drop()
+    assert hold.release() == ""
+
+
+def test_the_tagged_hold_gives_back_a_tag_start_that_was_not_a_tag() -> None:
+    hold = TextHold(enabled=True, tagged=True)
+    shown = feed_all(hold, ["Compare a <to", "ol> with a <b>."])
+    assert shown + hold.release() == "Compare a <tool> with a <b>."
+
+
+def test_a_tag_after_prose_is_a_call_only_when_nothing_follows_the_blocks() -> None:
+    from shiro_lsp.agent.text_tools import split_tagged_calls
+
+    split = split_tagged_calls("Reading it.\n" + CALL + "\n" + CALL, TOOLS)
+    assert split is not None and split[0] == "Reading it." and [c.name for c in split[1]] == ["read_file"] * 2
+    assert split_tagged_calls("Reading it.\n" + CALL + "\nThen I will edit it.", TOOLS) is None
+    assert split_tagged_calls("Qwen writes <tool_call>...</tool_call> around calls.", TOOLS) is None
+    assert split_tagged_calls("No tags at all.", TOOLS) is None
+
+
+def test_the_history_is_written_as_text_with_turns_that_alternate() -> None:
+    from shiro_lsp.agent.text_tools import as_text_protocol
+
+    call = {"type": "tool-call", "toolCallId": "c1", "toolName": "read_file", "input": {"path": "a"}}
+    result = {
+        "type": "tool-result",
+        "toolCallId": "c1",
+        "toolName": "read_file",
+        "output": {"type": "text", "value": "A"},
+    }
+    history = [
+        {"role": "user", "content": "read a"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Sure."}, call]},
+        {"role": "tool", "content": [result]},
+        {"role": "user", "content": "Your task list: [ ] read a"},
+    ]
+    wire = as_text_protocol(history)
+    assert [m["role"] for m in wire] == ["user", "assistant", "user"]
+    said = wire[1]["content"]
+    assert said == [
+        {
+            "type": "text",
+            "text": 'Sure.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a"}}\n</tool_call>',
+        }
+    ]
+    assert wire[2]["content"] == (
+        '<tool_response name="read_file">\nA\n</tool_response>\n\nYour task list: [ ] read a'
+    )
+    assert history[2]["role"] == "tool"  # the session itself is untouched
+
+
+def test_the_tools_prompt_is_the_same_for_the_same_tools() -> None:
+    from shiro_lsp.agent.text_tools import tools_prompt
+
+    specs = list(TOOLS.values())
+    first = tools_prompt(specs)
+    assert first == tools_prompt(list(specs))
+    assert all(f'"name": "{name}"' in first for name in TOOLS)
+    assert tools_prompt([]) == ""

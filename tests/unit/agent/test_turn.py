@@ -30,7 +30,9 @@ class ListHistory:
     def replace(self, messages: list[Message]) -> None:
         self.messages = list(messages)
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
+    def add_usage(
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
+    ) -> None:
         self.usage.append((input_tokens, output_tokens, cost_usd))
 
 

@@ -47,3 +47,10 @@ def test_format_usd(amount: float, text: str) -> None:
 def test_usage_line() -> None:
     assert usage_line("gpt-5", 12000, 800) == "12000 in / 800 out tokens - $0.02"
     assert usage_line("llama3", 5, 6) == "5 in / 6 out tokens (llama3 is unpriced)"
+
+
+def test_prompt_tokens_served_from_the_cache_are_billed_at_the_cached_rate() -> None:
+    # 1M prompt tokens of which 800k cached: 200k at $1.25/M + 800k at $0.125/M, and 0 output
+    assert cost_of("gpt-5", 1_000_000, 0, 800_000) == pytest.approx(0.25 + 0.1)
+    assert cost_of("gpt-5", 1_000, 0, 5_000) == cost_of("gpt-5", 1_000, 0, 1_000)  # never more than sent
+    assert cost_of("qwen2.5-coder:1.5b", 1_000, 10, 900) is None

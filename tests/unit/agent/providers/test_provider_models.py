@@ -48,12 +48,26 @@ async def test_lmstudio_windows_come_from_its_own_api(fake: FakeOpenAI) -> None:
     assert listing.window_of("text-embedding-nomic-embed-text-v1.5") == 2048
 
 
-async def test_ollama_is_recognised_without_windows(fake: FakeOpenAI) -> None:
+async def test_ollama_windows_are_what_each_model_really_gets(fake: FakeOpenAI) -> None:
     serve(fake, "ollama")
     listing = await list_endpoint_models(fake.base_url, None)
     assert listing.preset == "ollama"
-    assert [m.id for m in listing.models] == ["llama3.2:latest", "qwen2.5-coder:1.5b"]
-    assert all(m.context_window is None for m in listing.models)
+    assert listing.models == [
+        ModelInfo("gemma3:1b", 8192, native_tools=False),  # its Modelfile's num_ctx; no tool template
+        ModelInfo("llama3.2:latest", 16384, native_tools=True),  # loaded: /api/ps says what it got
+        ModelInfo("qwen2.5-coder:1.5b", 4096, native_tools=True),  # nothing set: Ollama's default
+    ]
+    shown = sorted(r["body"]["model"] for r in fake.requests if r["path"] == "/api/show")
+    assert shown == ["gemma3:1b", "llama3.2:latest", "qwen2.5-coder:1.5b"]
+
+
+async def test_an_ollama_without_api_show_still_lists_with_the_default_window(fake: FakeOpenAI) -> None:
+    serve(fake, "ollama")
+    fake.post_routes, fake.get_routes = {}, {}  # an older or proxied Ollama: only the OpenAI routes
+    listing = await list_endpoint_models(fake.base_url, None)
+    assert listing.error is None
+    assert {m.context_window for m in listing.models} == {4096}
+    assert {m.native_tools for m in listing.models} == {None}
 
 
 async def test_a_plain_openai_compatible_server(fake: FakeOpenAI) -> None:

@@ -43,6 +43,16 @@ async def wait_for_pgid(chunks: list[str]) -> int:
     raise AssertionError("the command never printed its pgid")
 
 
+async def wait_for_members(pgid: int, count: int) -> list[int]:
+    """The group once it has ``count`` live members (the shell starts its children after the echo)."""
+    for _ in range(1000):
+        members = group_members(pgid)
+        if len(members) >= count:
+            return members
+        await asyncio.sleep(0.01)
+    return group_members(pgid)
+
+
 async def wait_until_gone(pgid: int) -> list[int]:
     for _ in range(200):
         if not group_members(pgid):
@@ -74,7 +84,7 @@ async def test_timeout_kills_the_whole_group(run: RunTool, chunks: list[str]) ->
 async def test_cancellation_kills_the_child_tree_and_reraises(run: RunTool, chunks: list[str]) -> None:
     task = asyncio.create_task(run("bash", command="echo pgid=$$; sleep 1000 & sleep 1000; "))
     pgid = await wait_for_pgid(chunks)
-    assert len(group_members(pgid)) >= 3  # the shell and both sleeps
+    assert len(await wait_for_members(pgid, 3)) >= 3  # the shell and both sleeps
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

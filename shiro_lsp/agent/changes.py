@@ -109,10 +109,12 @@ class ChangedFile:
     deletions: int
     reviewed: bool
     binary: bool
+    turn_counts: tuple[int, int] | None = None
+    """What the turn itself added/deleted (``additions``/``deletions`` compare with the file now)."""
 
     def to_json(self) -> dict[str, Any]:
         """The wire shape (``ChangedFile`` in server/protocol.py)."""
-        return {
+        out: dict[str, Any] = {
             "path": self.path,
             "status": self.status,
             "from": self.moved_from,
@@ -121,6 +123,9 @@ class ChangedFile:
             "reviewed": self.reviewed,
             "binary": self.binary,
         }
+        if self.turn_counts is not None:
+            out["turnAdditions"], out["turnDeletions"] = self.turn_counts
+        return out
 
 
 @dataclass(frozen=True)
@@ -321,10 +326,11 @@ class TurnChanges:
         return recorder.result
 
     def finish(self) -> TurnChangesView | None:
+        """At the turn's end: held blobs go to files, and each file's own counts are fixed."""
         self.owner.store.blobs.flush()
         if self.checkpoint is None or not self.checkpoint.files:
             return None
-        return self.owner.view(self.checkpoint)
+        return self.owner.view(self.checkpoint, settle=True)
 
     # -- the work, in a thread
 
@@ -553,7 +559,9 @@ class Checkpoints:
     def row(self, path: str, record: FileRecord, before: bytes | None, now: bytes | None) -> ChangedFile:
         binary = is_binary(before) or is_binary(now)
         added, deleted = (0, 0) if binary else diffs.counts(text_of(before) or "", text_of(now) or "")
-        return ChangedFile(path, record.status, record.moved_from, added, deleted, record.reviewed, binary)
+        return ChangedFile(
+            path, record.status, record.moved_from, added, deleted, record.reviewed, binary, record.counts
+        )
 
     def tool_changes(
         self, rows: list[tuple[str, bytes | None, bytes | None]], checkpoint: Checkpoint
@@ -580,13 +588,23 @@ class Checkpoints:
 
     # -- views
 
-    def view(self, checkpoint: Checkpoint) -> TurnChangesView:
+    def view(self, checkpoint: Checkpoint, *, settle: bool = False) -> TurnChangesView:
+        """Each file's row: the checkpoint against the file now. ``settle`` (the turn's end): a file
+        that still holds what the turn left gets those counts as the turn's own, kept for good."""
         rows = []
+        settled = False
         for path in checkpoint.visible_files():
             record = checkpoint.files[path]
             before_path = record.moved_from or path
             before_record = checkpoint.files.get(before_path, record)
-            rows.append(self.row(path, record, self.bytes_of(before_record.before), self.read_now(path)))
+            now = self.read_now(path)
+            if settle and record.counts is None and _holds(record.after, now):
+                row = self.row(path, record, self.bytes_of(before_record.before), now)
+                record.counts = (row.additions, row.deletions)
+                settled = True
+            rows.append(self.row(path, record, self.bytes_of(before_record.before), now))
+        if settled:
+            self.store.save(checkpoint)
         return TurnChangesView(checkpoint.task_id, checkpoint.id, rows)
 
     def _turns(self, session_id: str) -> list[Checkpoint]:

@@ -34,11 +34,10 @@ from shiro_lsp.agent.tools.base import JsonObject, RuleDecision, RuleEntry, Tool
 from shiro_lsp.agent.tools.secrets import command_reads_secrets, is_secret_path, secrets_warning
 from shiro_lsp.agent.tools.secrets import refusal as secrets_refusal
 
-Decision = RuleDecision
 Rules = dict[str, RuleEntry]
 
-DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
-_STRICTNESS: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
+RULE_DECISIONS: tuple[RuleDecision, ...] = ("allow", "ask", "deny")
+_STRICTNESS: dict[RuleDecision, int] = {"allow": 0, "ask": 1, "deny": 2}
 REPEAT_LIMIT = 3
 
 AUTO_APPROVED: frozenset[str] = frozenset(name for name, spec in KNOWN_SPECS.items() if spec.auto_approved)
@@ -51,8 +50,8 @@ PATH_READERS: frozenset[str] = frozenset({"read_file", "read_many_files"})
 """Tools whose refusal of a secrets file is explained to the model as such."""
 
 
-def is_decision(value: object) -> TypeGuard[Decision]:
-    return isinstance(value, str) and value in DECISIONS
+def is_rule_decision(value: object) -> TypeGuard[RuleDecision]:
+    return isinstance(value, str) and value in RULE_DECISIONS
 
 
 # --- guard -----------------------------------------------------------------------------------
@@ -127,10 +126,10 @@ def parse_rules(raw: object) -> Rules:
     for tool, entry in raw.items():
         if not isinstance(tool, str):
             continue
-        if is_decision(entry):
+        if is_rule_decision(entry):
             out[tool] = entry
         elif isinstance(entry, Mapping):
-            rules: ToolRules = {p: d for p, d in entry.items() if isinstance(p, str) and is_decision(d)}
+            rules: ToolRules = {p: d for p, d in entry.items() if isinstance(p, str) and is_rule_decision(d)}
             if rules:
                 out[tool] = rules
     return out
@@ -138,7 +137,7 @@ def parse_rules(raw: object) -> Rules:
 
 @dataclass(frozen=True)
 class _Resolved:
-    decision: Decision
+    decision: RuleDecision
     pattern: str | None
 
 
@@ -215,7 +214,7 @@ class RepeatGuard:
 
 @dataclass(frozen=True)
 class Verdict:
-    decision: Decision
+    decision: RuleDecision
     reason: str | None = None
     """Why a call is refused, fit for a ``notice`` (set on deny only)."""
     matched_pattern: str | None = None

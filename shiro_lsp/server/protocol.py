@@ -334,6 +334,17 @@ class ChangedFile(Wire):
     deletions: int
     reviewed: bool = Field(description="Kept, undone, or otherwise dealt with by the user.")
     binary: bool = Field(default=False, description="Extension: additions/deletions are 0 for binary files.")
+    turn_additions: int | None = Field(
+        default=None,
+        description=(
+            "Extension: lines this turn itself added (its checkpoint vs what it left, fixed when the turn "
+            "ended); `additions` compares the checkpoint with the file now, so it includes later turns' "
+            "and the user's edits. null while the turn runs and for checkpoints older than this field."
+        ),
+    )
+    turn_deletions: int | None = Field(
+        default=None, description="Extension: as `turnAdditions`, lines deleted."
+    )
 
 
 class ChangesResult(Wire):
@@ -728,7 +739,9 @@ METHODS: tuple[Method, ...] = (
         "Save the live session (if it has messages), start anew.",
     ),
     _request("shiro/session/save", Empty, SessionSaveResult, "Save now; an empty session is not written."),
-    _request("shiro/session/clear", Empty, SessionNewResult, "Like new: the old session stays on disk."),
+    _request(
+        "shiro/session/clear", SessionNewParams, SessionNewResult, "Like new: the old session stays on disk."
+    ),
     _request(
         "shiro/session/compact",
         Empty,

@@ -69,8 +69,8 @@ def register(server: ShiroServer) -> None:
         return new_wire(await ls.folders.new_session(fs_path(params.root) if params.root else None))
 
     @request(server, "shiro/session/clear")
-    async def clear(ls: ShiroServer, params: p.Empty) -> p.SessionNewResult:
-        return new_wire(await ls.shiro.new_session())
+    async def clear(ls: ShiroServer, params: p.SessionNewParams) -> p.SessionNewResult:
+        return new_wire(await ls.folders.new_session(fs_path(params.root) if params.root else None))
 
     @request(server, "shiro/session/compact")
     async def compact(ls: ShiroServer, params: p.Empty) -> p.SessionCompactResult:

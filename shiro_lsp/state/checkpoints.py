@@ -78,6 +78,8 @@ class FileRecord:
     latest: FileState | None = None
     latest_set: bool = False
     """An undo wrote ``latest`` here after the turn (None: it removed the file)."""
+    counts: tuple[int, int] | None = None
+    """Lines the turn itself added and deleted (its before vs what it left), fixed at its end."""
 
     @property
     def left(self) -> FileState | None:
@@ -91,7 +93,7 @@ class FileRecord:
         self.after, self.latest, self.latest_set = state, None, False
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "before": self.before.to_json() if self.before else None,
             "after": self.after.to_json() if self.after else None,
             "from": self.moved_from,
@@ -100,10 +102,13 @@ class FileRecord:
         }
         if self.latest_set:
             out["latest"] = self.latest.to_json() if self.latest else None
+        if self.counts is not None:
+            out["counts"] = list(self.counts)
         return out
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> FileRecord:
+        counts = value.get("counts")
         return cls(
             FileState.from_json(value.get("before")),
             FileState.from_json(value.get("after")),
@@ -112,6 +117,7 @@ class FileRecord:
             bool(value.get("reviewed", False)),
             FileState.from_json(value.get("latest")),
             "latest" in value,
+            (int(counts[0]), int(counts[1])) if isinstance(counts, list) and len(counts) == 2 else None,
         )
 
     @property

@@ -87,3 +87,26 @@ async def test_a_file_too_large_to_preview_gets_a_note(
     assert preview["binary"] is True and preview["before"] is None
     assert "too large to preview" in preview["after"] and len(preview["after"]) < 200
     assert (workspace / "big.txt").read_text() == big
+
+
+async def test_a_turns_own_counts_stay_when_a_later_turn_edits_the_file(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "m.py").write_text("A = 1\nB = 2\n")
+    first = await turn(
+        client,
+        fake,
+        "one",
+        ToolCall("edit_file", {"path": "m.py", "oldString": "A = 1", "newString": "A = 10"}),
+    )
+    await turn(
+        client,
+        fake,
+        "two",
+        ToolCall("edit_file", {"path": "m.py", "oldString": "B = 2", "newString": "B = 20\nC = 3"}),
+    )
+    (row,) = (await client.call("shiro/changes", {"taskId": first["taskId"]}))["files"]
+    assert (row["additions"], row["deletions"]) == (3, 2)  # the first turn's checkpoint vs the file now
+    assert (row["turnAdditions"], row["turnDeletions"]) == (1, 1)  # what the first turn itself did
+    (latest,) = (await client.call("shiro/changes", {}))["files"]
+    assert (latest["turnAdditions"], latest["turnDeletions"]) == (2, 1)

@@ -200,6 +200,22 @@ async def test_sessions_are_bound_to_their_folder_and_listed_per_folder(
     assert (alpha / "again.txt").exists() and not (beta / "again.txt").exists()
 
 
+async def test_clear_with_a_root_starts_over_in_that_folder(
+    client: ShiroClient, fake: FakeOpenAI, alpha: Path, beta: Path
+) -> None:
+    first = await turn(client, fake, ToolCall("write_file", {"path": "from-a.txt", "content": "1\n"}))
+    cleared = await client.call("shiro/session/clear", {"root": str(beta)})
+    assert cleared["session"]["cwd"] == str(beta)
+    assert cleared["previous"]["id"] == first["sessionId"]
+    await turn(client, fake, ToolCall("write_file", {"path": "after-clear.txt", "content": "2\n"}))
+    assert (beta / "after-clear.txt").exists() and not (alpha / "after-clear.txt").exists()
+    # Without a root, /clear starts over in the live session's folder, as before.
+    again = await client.call("shiro/session/clear", {})
+    assert again["session"]["cwd"] == str(beta)
+    listed_a = (await client.call("shiro/session/list", {"root": str(alpha)}))["sessions"]
+    assert [s["id"] for s in listed_a] == [first["sessionId"]]  # the old session stays on disk, in alpha
+
+
 async def test_a_chat_from_the_other_folders_editor_moves_only_an_empty_session(
     client: ShiroClient, fake: FakeOpenAI, alpha: Path, beta: Path
 ) -> None:

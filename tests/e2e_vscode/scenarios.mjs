@@ -949,6 +949,64 @@ export const scenarios = [
     },
   },
   {
+    // Keep this the last scenario of the default profile: it leaves the single-folder window for a
+    // multi-root one (a .code-workspace file with two fresh folders next to the e2e workspace).
+    name: 'multiroot-picker',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      const base = path.join(path.dirname(workspace), 'multiroot');
+      const alpha = path.join(base, 'alpha');
+      const beta = path.join(base, 'beta');
+      const marker = 'the beta folder keeps its own notes (e2e-marker-51c7)';
+      fs.mkdirSync(alpha, { recursive: true });
+      fs.mkdirSync(beta, { recursive: true });
+      fs.writeFileSync(path.join(alpha, 'README.md'), 'The alpha folder.\n');
+      fs.writeFileSync(path.join(beta, 'beta-notes.txt'), `${marker}\n`);
+      const file = path.join(base, 'two-folders.code-workspace');
+      fs.writeFileSync(file, JSON.stringify({ folders: [{ path: 'alpha' }, { path: 'beta' }] }));
+      await page.goto(`${new URL(page.url()).origin}/?workspace=${encodeURIComponent(file)}`);
+      await wb.ready();
+      await wb.meter().waitFor({ timeout: 60_000 });
+      await page.waitForFunction(() => {
+        const item = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')].find(i => i.textContent.includes('Shiro'));
+        return item && !item.querySelector('.codicon-sync');
+      }, null, { timeout: 60_000 });
+      assert.equal(await page.locator('.tabs-container .tab').count(), 0, 'no editor is open');
+
+      await model.script([
+        step([toolCall('read_file', { path: 'beta-notes.txt' }, 'call_multiroot_read')]),
+        step([text('The notes of beta are read.')]),
+      ]);
+      const before = (await model.requests()).length;
+      await wb.openChat();
+      await wb.send('what do the notes say?');
+      const picker = page.locator('.quick-input-widget', { hasText: 'which workspace folder is this session for?' });
+      await picker.waitFor({ state: 'visible', timeout: 15_000 });
+      const rows = picker.locator('.monaco-list-row');
+      assert.equal(await rows.count(), 2, 'the picker offers both folders');
+      const row = picker.locator('.monaco-list-row[aria-label^="beta"]').first();
+      assert.ok((await row.innerText()).includes(beta), 'the row shows the path of the folder');
+      await wb.shot('multiroot-folder-picker');
+      await row.click();
+      await picker.waitFor({ state: 'hidden', timeout: 10_000 });
+      const chat = wb.chat();
+      await chat.locator('.entry.assistant', { hasText: 'The notes of beta are read.' }).waitFor({ timeout: 30_000 });
+      const tool = chat.locator('.entry.tool', { hasText: 'read_file' }).last();
+      await tool.waitFor({ timeout: 10_000 });
+      assert.doesNotMatch(await tool.innerText(), /not found|escapes|error/i);
+      // the turn's requests: the first asks for the tool call, a later one carries its result
+      const sent = (await model.requests()).slice(before).map(r => JSON.stringify(r.body))
+        .filter(body => body.includes('what do the notes say?'));
+      const shape = sent.map(b => `${b.length} chars, marker ${b.includes(marker)}`).join('; ');
+      assert.ok(sent.length >= 2, `one request for the tool call, one with its result: ${shape}`);
+      assert.ok(!sent[0].includes(marker), `the file is not in the first request: ${shape}`);
+      assert.ok(sent.slice(1).some(b => b.includes(marker)), `the content of beta/beta-notes.txt reached the model: ${shape}`);
+      assert.ok(sent[0].includes("this session's root is folder beta"), 'the session is bound to beta');
+      await tool.locator('summary').click().catch(() => undefined);
+      await wb.shot('multiroot-read-in-second-folder');
+    },
+  },
+  {
     // profile selfsetup (SHIRO_E2E_PROFILE=selfsetup scripts/e2e.sh): a clean code-server, no shiro.pythonPath, no venv
     name: 'vsix-sets-itself-up',
     profile: 'selfsetup',

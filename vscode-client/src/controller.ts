@@ -243,6 +243,12 @@ export class ChatController implements vscode.Disposable {
     if (action.kind === 'error') { this.model.addNotice(action.message, 'warn'); return; }
     if (action.kind === 'pickSession') { await this.onPickSession(); return; }
     try {
+      if (action.command === 'new' || action.command === 'clear') {
+        // multi-root: like the New session command, the fresh session goes to the editor's folder (or the pick)
+        const source = this.rootSource(false);
+        const root = source instanceof Promise ? await source : source;
+        if (root) action.steps[0].params.root = root;
+      }
       const results: unknown[] = [];
       for (const step of action.steps) results.push(await this.server.sendRequest(step.method, step.params));
       if (action.command === 'resume') { this.loadResumed(results[0] as ResumeResult); }

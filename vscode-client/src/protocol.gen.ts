@@ -157,6 +157,14 @@ export interface ChangedFile {
    */
   reviewed: boolean;
   status: 'added' | 'modified' | 'deleted' | 'moved';
+  /**
+   * Extension: lines this turn itself added (its checkpoint vs what it left, fixed when the turn ended); `additions` compares the checkpoint with the file now, so it includes later turns' and the user's edits. null while the turn runs and for checkpoints older than this field.
+   */
+  turnAdditions?: number | null;
+  /**
+   * Extension: as `turnAdditions`, lines deleted.
+   */
+  turnDeletions?: number | null;
 }
 export interface ChangesDiffParams {
   path: string;

@@ -208,6 +208,25 @@ test('a request that fails outright shows its reason once, with Retry', async ()
   assert.ok(errors[0].kind === 'notice' && /No API key/.test(errors[0].text) && errors[0].retry === 'hello');
 });
 
+test('multi-root: /new and /clear typed in the chat send the chosen folder as root, like the New session command', async () => {
+  const fresh = { session: { id: 'n', title: '', cwd: '/work/web', createdAt: '', updatedAt: '', messageCount: 0, model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null }, previous: null };
+  const { server, calls } = fakeServer(c => c.method === 'shiro/session/new' || c.method === 'shiro/session/clear' ? fresh : {});
+  const ctl = new ChatController(server);
+  const asked: boolean[] = [];
+  const picks: (string | undefined)[] = ['/work/web', '/work/api', undefined];
+  ctl.rootSource = bound => { asked.push(bound); return Promise.resolve(picks.shift()); };
+  ctl.setSession({ ...fresh.session, id: 'old', messageCount: 4 });   // a session with messages: a new one may go anywhere
+  await ctl.submit('/new');
+  await ctl.submit('/clear');
+  await ctl.submit('/new');   // the picker dismissed: no root, the live session's folder
+  assert.deepEqual(calls.filter(c => c.method.startsWith('shiro/session/')).map(c => [c.method, c.params]), [
+    ['shiro/session/new', { root: '/work/web' }], ['shiro/session/clear', { root: '/work/api' }], ['shiro/session/new', {}],
+  ]);
+  assert.deepEqual(asked, [false, false, false]);
+  await ctl.submit('/save');
+  assert.equal(asked.length, 3, 'other commands do not ask for a folder');
+});
+
 test('"Set up the model endpoint" with the panel still opening shows the card once its script is up', async () => {
   const ctl = new ChatController(fakeServer(c => c.method === 'shiro/history' ? { prompts: [] } : {}).server);
   const posted: HostMessage[] = [];

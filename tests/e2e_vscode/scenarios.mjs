@@ -768,6 +768,12 @@ export const scenarios = [
     name: 'memory-edit-document',
     needsModel: true,
     async run({ wb, page, model, workspace }) {
+      // What the server holds on disk, as "kind: text" (earlier scenarios, e.g. remember-this, leave entries).
+      const dir = path.join(workspace, '..', 'home', 'memory');
+      const storedMemory = () => (fs.existsSync(dir) ? fs.readdirSync(dir) : []).filter(f => f.endsWith('.json'))
+        .flatMap(f => { const v = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')); return Array.isArray(v) ? v : v.entries ?? []; })
+        .map(e => `${e.kind}: ${e.text}`).sort();
+      const before = storedMemory();
       const chat = wb.chat();
       await wb.openChat();
       await model.script([
@@ -804,12 +810,10 @@ export const scenarios = [
       await wb.toast('project memory saved: 1 added, 1 changed, 1 deleted').waitFor({ timeout: 20_000 });
       await page.locator('.editor-instance .view-lines', { hasText: 'the docs are in docs/' }).first().waitFor({ timeout: 15_000 });
       await wb.shot('memory-document-saved');
-      // What the server now holds: exactly the edited entries.
-      const dir = path.join(workspace, '..', 'home', 'memory');
-      const stored = fs.readdirSync(dir).filter(f => f.endsWith('.json'))
-        .flatMap(f => { const v = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')); return Array.isArray(v) ? v : v.entries ?? []; })
-        .map(e => `${e.kind}: ${e.text}`).sort();
-      assert.deepEqual(stored, ['command: run the tests with make test', 'fact: the docs are in docs/']);
+      // What the server now holds: exactly the edited entries, and every entry it had before untouched.
+      const stored = storedMemory();
+      assert.deepEqual(stored.filter(e => !before.includes(e)), ['command: run the tests with make test', 'fact: the docs are in docs/']);
+      for (const entry of before) assert.ok(stored.includes(entry), `an entry the edit did not touch is kept: ${entry}`);
       // The saved document came back with ids for every line (the new one too).
       await page.locator('.editor-instance .view-lines', { hasText: /the\sdocs\sare\sin\sdocs\/\s<!--\sid:/ }).first().waitFor({ timeout: 15_000 });
       const reloaded = await copyAll();

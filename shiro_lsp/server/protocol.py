@@ -636,8 +636,9 @@ class ModelEntry(Wire):
     )
     native_tools: bool | None = Field(
         default=None,
+        exclude_if=lambda value: value is None,
         description="false: the server takes no native tool calls for this model (Ollama's capabilities), "
-        'so Shiro uses toolCallFormat "text" with it; null: not known.',
+        'so Shiro uses toolCallFormat "text" with it; left out when not known.',
     )
 
 

@@ -556,7 +556,7 @@ export interface ModelEntry {
   contextWindow?: number | null;
   id: string;
   /**
-   * false: the server takes no native tool calls for this model (Ollama's capabilities), so Shiro uses toolCallFormat "text" with it; null: not known.
+   * false: the server takes no native tool calls for this model (Ollama's capabilities), so Shiro uses toolCallFormat "text" with it; left out when not known.
    */
   nativeTools?: boolean | null;
 }

@@ -154,7 +154,8 @@ export interface InitializationOptions {
 export type ToolCallFormat = 'auto' | 'native' | 'text';
 
 /** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. Hand-written:
- *  a client command's arguments are an LSP Command's, built by server/code_actions.py, not a Shiro wire type. */
+ *  the schema has the methods' params and results and the events; a code action's command arguments
+ *  (protocol.py's RememberSelectionArgs, whose `range` is an LSP Range kept as a plain dict) are neither. */
 export interface RememberSelectionArgs {
   text: string; uri: string;
   range: { start: { line: number; character: number }; end: { line: number; character: number } };

@@ -79,23 +79,6 @@ def rung_view(messages: Sequence[Message], keep: int | None) -> list[Message]:
     return _Ladder(messages, estimate_tokens).rung(keep)[0]
 
 
-def inline_without_reasoning(message: Message) -> Message:
-    """One message as every rung sends it: no reasoning parts, no provider item ids.
-
-    The same as ``detach_provider_items(prune_messages([message], reasoning="all",
-    empty_messages="keep"))`` for one message, so it can be remembered per message.
-    """
-    content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    parts = content
-    if message.get("role") == "assistant" and any(p.get("type") in REASONING_TYPES for p in parts):
-        parts = [p for p in parts if p.get("type") not in REASONING_TYPES]
-    if any(item_id_of(p) is not None for p in parts):
-        parts = [p if item_id_of(p) is None else without_item_id(p) for p in parts]
-    return message if parts is content else {**message, "content": parts}
-
-
 _NO_IDS: frozenset[str] = frozenset()
 
 
@@ -137,8 +120,10 @@ class _Entry:
         role = message.get("role")
         assistant = role == "assistant"
         self.prunable = prunable = assistant or role == "tool"
-        # One pass over the parts (this runs for every message of a resumed session): the base form
-        # (``inline_without_reasoning``) and what the rungs need to know of its parts.
+        # One pass over the parts (this runs for every message of a resumed session): the base form,
+        # the message as every rung sends it (no reasoning, no provider item ids: the same as
+        # ``detach_provider_items(prune_messages([message], reasoning="all", empty_messages="keep"))``),
+        # and what the rungs need to know of its parts.
         parts: list[Part] = []
         changed = False
         calls: set[str] = set()

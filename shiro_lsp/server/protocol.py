@@ -650,6 +650,12 @@ class ModelsResult(Wire):
     )
     models: list[ModelEntry] = Field(description="Sorted by id; empty when error is set.")
     error: str | None = Field(default=None, description="Why nothing could be listed, for a person to read.")
+    preset_name: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description='Extension: the preset\'s display name (e.g. "LM Studio"), to show as it is; left out '
+        "when preset is null.",
+    )
 
 
 class ModelsDetectParams(Wire):

@@ -151,8 +151,12 @@ def append_record(path: Path, record: bytes) -> None:
     """
     if not record.endswith(b"\n") or b"\n" in record[:-1]:
         raise ValueError("a journal record is exactly one line ending in a newline")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileNotFoundError:  # the first record: make the directory (not looked at on every append)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, flags, 0o600)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":

@@ -207,6 +207,7 @@ class BlobStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._root = str(root)
         self.held: dict[str, bytes] = {}
         """Blobs that so far live only inline in a journal record (see :meth:`hold`), by sha."""
         self._lock = threading.Lock()
@@ -223,7 +224,7 @@ class BlobStore:
         caller must then journal it). :meth:`flush` writes held blobs out as files later."""
         digest = sha256(data)
         with self._lock:
-            if digest in self.held or self.path(digest).is_file():
+            if digest in self.held or os.path.isfile(os.path.join(self._root, digest[:2], digest)):
                 return digest, False
             self.held[digest] = data
         return digest, True
@@ -343,12 +344,13 @@ class CheckpointStore:
         reader of the journal writes them out as blob files (:meth:`list`). Not fsynced: a power
         cut can cost the newest checkpoint (undo), never the user's files.
         """
-        record = checkpoint.to_json()
-        blobs = {sha: base64.b64encode(self.blobs.get(sha)).decode("ascii") for sha in inline}
-        if blobs:
-            record["blobs"] = blobs
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        append_record(self.journal(checkpoint.session_id), line.encode("utf-8"))
+        line = json.dumps(checkpoint.to_json(), ensure_ascii=False, separators=(",", ":"))
+        blobs = ",".join(
+            f'"{sha}":"{base64.b64encode(self.blobs.get(sha)).decode("ascii")}"' for sha in inline
+        )
+        if blobs:  # hex keys and base64 values need no escaping: spliced in, not scanned by json
+            line = f'{line[:-1]},"blobs":{{{blobs}}}}}'
+        append_record(self.journal(checkpoint.session_id), (line + "\n").encode("utf-8"))
 
     def list(self, session_id: str) -> list[Checkpoint]:
         """Oldest first (ids are UUIDv7, so their order is creation order).

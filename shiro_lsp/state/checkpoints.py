@@ -39,6 +39,8 @@ from shiro_lsp.state.jsonstore import Reporter, log_reporter
 FORMAT_VERSION = 1
 JOURNAL = "journal.jsonl"
 """Per session: one line per checkpoint version, appended (format 1 kept a ``<id>.json`` each)."""
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""One journal line's JSON (the encoder made once: this runs before every file tool)."""
 Kind = Literal["turn", "redo"]
 RestoreMode = Literal["code", "chat", "both"]
 
@@ -344,7 +346,7 @@ class CheckpointStore:
         reader of the journal writes them out as blob files (:meth:`list`). Not fsynced: a power
         cut can cost the newest checkpoint (undo), never the user's files.
         """
-        line = json.dumps(checkpoint.to_json(), ensure_ascii=False, separators=(",", ":"))
+        line = _compact_json(checkpoint.to_json())
         blobs = ",".join(
             f'"{sha}":"{base64.b64encode(self.blobs.get(sha)).decode("ascii")}"' for sha in inline
         )

@@ -333,11 +333,21 @@ class TurnChanges:
         return recorder.result
 
     def finish(self) -> TurnChangesView | None:
-        """At the turn's end: held blobs go to files, and each file's own counts are fixed."""
+        """At the turn's end: held blobs go to files, each file's own counts are fixed, and the
+        session's journal is compacted when superseded versions dominate it."""
         self.owner.store.blobs.flush()
         if self.checkpoint is None or not self.checkpoint.files:
+            self._compact()
             return None
-        return self.owner.view(self.checkpoint, settle=True)
+        view = self.owner.view(self.checkpoint, settle=True)
+        self._compact()
+        return view
+
+    def _compact(self) -> None:
+        try:
+            self.owner.store.maybe_compact(self.session_id)
+        except (OSError, ValueError) as error:  # the journal stays as it was: nothing is lost
+            log.warning("could not compact the checkpoint journal of %s: %s", self.session_id, error)
 
     # -- the work, in a thread
 

@@ -33,10 +33,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from shiro_lsp.state.atomic import append_record, read_records
+from shiro_lsp.state.atomic import (
+    append_record,
+    clean_stale_temp_files,
+    fsync_dir,
+    read_records,
+    rewrite_records,
+)
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 
 FORMAT_VERSION = 1
+COMPACT_MIN_BYTES = 256 * 1024
+"""A journal smaller than this is never compacted (superseded versions cost little there)."""
 JOURNAL = "journal.jsonl"
 """Per session: one line per checkpoint version, appended (format 1 kept a ``<id>.json`` each)."""
 _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -255,6 +263,15 @@ class BlobStore:
             raise
         return digest
 
+    def sync(self, sha: str) -> None:
+        """Make a blob file durable (before a journal that carried it inline is rewritten without it)."""
+        fd = os.open(self.path(sha), os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(self.path(sha).parent)
+
     def get(self, sha: str) -> bytes:
         held = self.held.get(sha)
         if held is not None:
@@ -324,6 +341,8 @@ class CheckpointStore:
         self.root = root
         self.reporter = reporter
         self.blobs = BlobStore(root / "blobs")
+        self._checked: dict[str, int] = {}
+        """Per session, the journal's size when :meth:`maybe_compact` last compacted it."""
 
     def session_dir(self, session_id: str) -> Path:
         if not session_id or "/" in session_id or session_id.startswith("."):
@@ -389,17 +408,82 @@ class CheckpointStore:
             found[checkpoint.id] = checkpoint
         return [found[key] for key in sorted(found)]
 
-    def _write_out(self, inline: Any) -> None:
+    def compact(self, session_id: str, *, force: bool = True) -> bool:
+        """Rewrite the session's journal with only the last version of each checkpoint.
+
+        The blobs superseded records carried inline are first written out as files and synced,
+        so every state a live checkpoint refers to is on disk before the old journal goes; the
+        rewrite itself is atomic (:func:`rewrite_records`). A line that cannot be read is kept as it
+        is. ``force=False``: only when superseded versions are more than half of the bytes.
+        """
+        path = self.journal(session_id)
+        clean_stale_temp_files([path.parent])  # of a rewrite a kill interrupted
+
+        def rewrite(records: list[bytes]) -> list[bytes] | None:
+            kept: list[bytes] = []
+            parsed: list[dict[str, Any]] = []
+            for record in records:
+                try:
+                    value = json.loads(record)
+                    str(value["id"])
+                except (ValueError, KeyError, TypeError):
+                    kept.append(record)  # unreadable: not ours to drop
+                    continue
+                parsed.append(value)
+            last: dict[str, dict[str, Any]] = {}
+            for value in parsed:
+                last.pop(str(value["id"]), None)  # re-inserted: in the order of the last versions
+                last[str(value["id"])] = value
+            out = kept + [
+                _compact_json({k: v for k, v in value.items() if k != "blobs"}).encode("utf-8")
+                for value in last.values()
+            ]
+            if not force and sum(map(len, out)) > sum(map(len, records)) // 2:
+                return None  # mostly live records: not worth a rewrite yet
+            for value in parsed:  # superseded ones too: a later version refers to their blobs
+                inline = value.get("blobs")
+                for sha, encoded in inline.items() if isinstance(inline, dict) else ():
+                    try:
+                        self._write_out({sha: encoded}, sync=True)
+                    except ValueError as error:
+                        self.reporter(f"A blob in {session_id}'s checkpoint journal is damaged ({error}).")
+            return out
+
+        compacted = rewrite_records(path, rewrite)
+        self._checked[session_id] = self._size(path)
+        return compacted
+
+    def maybe_compact(self, session_id: str) -> bool:
+        """:meth:`compact` when the journal passed :data:`COMPACT_MIN_BYTES` and has grown by half
+        since it was last looked at (a turn's end calls this; most turns only stat the file)."""
+        path = self.journal(session_id)
+        size = self._size(path)
+        seen = self._checked.get(session_id)
+        if size < COMPACT_MIN_BYTES or (seen is not None and size < seen * 3 // 2):
+            return False
+        return self.compact(session_id, force=False)
+
+    @staticmethod
+    def _size(path: Path) -> int:
+        try:
+            return path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def _write_out(self, inline: Any, *, sync: bool = False) -> None:
         """Blobs a journal record carries inline become files (once; content-addressed)."""
         if not isinstance(inline, dict):
             return
         for sha, encoded in inline.items():
-            if self.blobs.has(sha):
+            if self.blobs.has(sha) and not sync:
                 continue
-            data = base64.b64decode(encoded, validate=True)
-            if sha256(data) != sha:
-                raise ValueError(f"inline blob {sha[:12]} is damaged")
-            self.blobs.put(data, sha)
+            if not (sync and self.blobs.path(sha).is_file()):  # held in memory is not on disk
+                data = base64.b64decode(encoded, validate=True)
+                if sha256(data) != sha:
+                    raise ValueError(f"inline blob {sha[:12]} is damaged")
+                self.blobs.put(data, sha)
+            if sync:
+                self.blobs.sync(sha)
 
     def get(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         for checkpoint in self.list(session_id):

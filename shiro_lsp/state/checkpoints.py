@@ -26,7 +26,6 @@ import json
 import os
 import shutil
 import stat
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from shiro_lsp.state.atomic import (
     fsync_dir,
     read_records,
     rewrite_records,
+    write_bytes_atomic,
 )
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 
@@ -251,16 +251,7 @@ class BlobStore:
         target = self.path(digest)
         if target.is_file():
             return digest
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".blob.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_bytes_atomic(target, data, sync=False)  # synced when it must be (see :meth:`sync`)
         return digest
 
     def sync(self, sha: str) -> None:
@@ -524,6 +515,8 @@ class CheckpointStore:
     def collect_garbage(self) -> int:
         """Remove blobs no manifest or scan cache refers to."""
         keep = self.referenced()
+        if self.blobs.root.is_dir():  # blob writes a kill interrupted
+            clean_stale_temp_files([b for b in self.blobs.root.iterdir() if b.is_dir()])
         removed = 0
         for sha in list(self.blobs.all()):
             if sha not in keep:

@@ -261,7 +261,8 @@ def rewrite_records(path: Path, rewrite: Callable[[list[bytes]], list[bytes] | N
                 return False
             if any(not r or b"\n" in r for r in records):
                 raise ValueError("a journal record is exactly one line")
-            write_bytes_durable(path, b"".join(r + b"\n" for r in records))
+            with replacing(path, durable=True) as staged:
+                staged.file.write(b"".join(r + b"\n" for r in records))
             return True
         finally:
             os.close(fd)

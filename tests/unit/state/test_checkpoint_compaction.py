@@ -94,10 +94,6 @@ def test_a_turns_end_compacts_only_a_large_journal_mostly_superseded(tmp_path: P
     assert not store.maybe_compact("s1")
 
 
-class Killed(BaseException):
-    pass
-
-
 def test_a_kill_at_any_point_of_a_compaction_leaves_every_live_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -63,6 +63,39 @@ async function setTheme(wb, workspace, id) {
   await wb.page.waitForTimeout(300);
 }
 
+/**
+ * One state, seen the ways the issue asks: the default dark theme (`name`), Default Light Modern
+ * (`name-light`), Default High Contrast (`name-high-contrast`) and, unless `narrow` is false, the chat
+ * side bar at 280 px (`name-280px`, where nothing may push the transcript sideways). Ends in the
+ * default theme at the width it started with. `reopen` brings the state back after the side bar's sash
+ * was dragged (a drag takes the focus, which closes a suggestion list); `check(variant)` runs in each.
+ * States in a QuickPick or an editor pass `narrow: false`: the side bar's width does not change them,
+ * and the drag would close the picker.
+ */
+async function shotVariants(wb, workspace, name, { narrow = true, reopen, check } = {}) {
+  await check?.('dark');
+  await wb.shot(name);
+  for (const [theme, suffix] of [['Default Light Modern', 'light'], ['Default High Contrast', 'high-contrast']]) {
+    await setTheme(wb, workspace, theme);
+    await check?.(suffix);
+    await wb.shot(`${name}-${suffix}`);
+  }
+  await setTheme(wb, workspace, undefined);
+  if (!narrow) return;
+  const before = (await wb.page.locator('.part.sidebar').boundingBox()).width;
+  await setSidebarWidth(wb.page, 280);
+  await reopen?.();
+  const chat = wb.chat();
+  const width = await chat.locator('body').evaluate(b => b.clientWidth);
+  assert.ok(width <= 300, `${name}: the panel is narrow (${width} px)`);
+  const overflow = await chat.locator('#transcript').evaluate(t => t.scrollWidth - t.clientWidth);
+  assert.ok(overflow <= 1, `${name}: nothing pushes the transcript sideways at 280 px (${overflow} px)`);
+  await check?.('280px');
+  await wb.shot(`${name}-280px`);
+  await setSidebarWidth(wb.page, before);
+  await reopen?.();
+}
+
 const PANEL_MARKDOWN = [
   'Here is **the fix** in [hello.py](hello.py):',
   '',

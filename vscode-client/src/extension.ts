@@ -17,7 +17,10 @@ import type {
   RememberSelectionArgs,
 } from './protocol';
 import { API_KEY_SECRET, ShiroServer } from './server';
-import { TerminalCommands, terminalContext, terminalLabel } from './terminalOutput';
+import {
+  TerminalCommands, copiedBy, noSelectionNotice, selectionChipLabel, selectionContext, terminalContext, terminalLabel,
+  terminalSelection, withBufferOutput,
+} from './terminalOutput';
 import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem } from './sessions';
 import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
 
@@ -108,8 +111,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       items.push({ kind: 'selection', value: 'selection', label: 'Current selection', detail: selectionLabel(file, editor.selection.start.line + 1, editor.selection.end.line + 1) });
     }
-    const lastCommand = terminalCommands.lastOf(vscode.window.activeTerminal);
+    const terminal = vscode.window.activeTerminal;
+    const lastCommand = terminalCommands.lastOf(terminal);
     if (lastCommand) items.push({ kind: 'terminal', value: 'terminal', label: 'Terminal: last command', detail: terminalLabel(lastCommand) });
+    // Whether the terminal has a selection is only known by copying it, and copying nothing makes VS Code
+    // warn, so the row is offered whenever a terminal is active and the check happens when it is picked.
+    if (terminal) items.push({ kind: 'terminal', value: 'terminal-selection', label: 'Terminal: selection', detail: `what is selected in "${terminal.name}"` });
     const problems = vscode.languages.getDiagnostics().reduce((n, [, d]) => n + d.length, 0);
     items.push({ kind: 'problems', value: 'problems', label: 'Problems', detail: problems ? `${problems} in the workspace` : 'none right now' });
     const uris = await vscode.workspace.findFiles('**/*', SKIP, 5000);
@@ -131,9 +138,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const sel = editor.selection;
       return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel) };
     }
+    if (kind === 'terminal' && value === 'terminal-selection') {
+      const terminal = vscode.window.activeTerminal;
+      const [copied] = terminal ? await copiedBy(vscode.env.clipboard, [() => vscode.commands.executeCommand('workbench.action.terminal.copySelection')]) : [undefined];
+      const selected = terminal && terminalSelection(terminal.name, copied);
+      if (!selected) { ctl.model.addNotice(noSelectionNotice(terminal?.name), 'warn'); return undefined; }
+      return { label: selectionChipLabel(selected), text: selectionContext(selected) };
+    }
     if (kind === 'terminal') {
-      const last = terminalCommands.lastOf(vscode.window.activeTerminal);
+      let last = terminalCommands.lastOf(vscode.window.activeTerminal);
       if (!last) { ctl.model.addNotice('No finished command in the active terminal (it needs shell integration).', 'warn'); return undefined; }
+      if (!last.output) {
+        // the stream can miss a command that printed and ended at once (see terminalOutput.ts): read the buffer
+        const [command, output] = await copiedBy(vscode.env.clipboard, [
+          () => vscode.commands.executeCommand('workbench.action.terminal.copyLastCommand'),
+          () => vscode.commands.executeCommand('workbench.action.terminal.copyLastCommandOutput'),
+        ]);
+        last = withBufferOutput(last, command, output);
+      }
       return { label: `Terminal ${terminalLabel(last)}`, text: terminalContext(last) };
     }
     if (kind === 'problems') {

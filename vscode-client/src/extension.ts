@@ -21,7 +21,7 @@ import {
   TerminalCommands, copiedBy, noSelectionNotice, selectionChipLabel, selectionContext, terminalContext, terminalLabel,
   terminalSelection, withBufferOutput,
 } from './terminalOutput';
-import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem } from './sessions';
+import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem, unmatchableLabel } from './sessions';
 import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
 
 let server: ShiroServer | undefined;
@@ -307,12 +307,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!first.length) { void vscode.window.showInformationMessage('Shiro: no saved sessions in this workspace yet.'); return; }
       const trash = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete this session…' };
       const pencil = { iconPath: new vscode.ThemeIcon('edit'), tooltip: 'Rename this session…' };
-      type Item = vscode.QuickPickItem & { sessionId: string };
+      type Item = vscode.QuickPickItem & { sessionId: string; title: string };
       const pick = vscode.window.createQuickPick<Item>();
       const fill = (query: string, sessions: SessionInfo[]): void => {
-        // Search results come from the server: alwaysShow keeps the picker from filtering them again.
+        // Search results come from the server, ranked: alwaysShow keeps the picker from filtering them
+        // again, and an unmatchable label keeps it from re-sorting them by its own label match.
         pick.items = sessionPickItems(sessions, new Date(), ctl.session?.id, query.trim() !== '')
-          .map(i => ({ ...i, alwaysShow: true, buttons: i.current ? [pencil] : [pencil, trash] }));
+          .map(i => ({ ...i, title: i.label, label: unmatchableLabel(i.label), alwaysShow: true, buttons: i.current ? [pencil] : [pencil, trash] }));
       };
       const search = new SessionSearch(
         listSessions, fill,
@@ -330,7 +331,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (e.button === pencil) {
           asking = true;
           try {
-            const renamed = await askTitle(e.item.sessionId, e.item.label);
+            const renamed = await askTitle(e.item.sessionId, e.item.title);
             if (renamed) void vscode.window.showInformationMessage(`Shiro: renamed to "${renamed.title}".`);
           } catch (error) {
             void vscode.window.showErrorMessage(`Shiro: could not rename the session: ${errorReason(error)}`);
@@ -342,12 +343,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           return;
         }
         const confirm = await vscode.window.showWarningMessage(
-          `Delete the session "${e.item.label}"? Its transcript is removed from disk.`, { modal: true }, 'Delete');
+          `Delete the session "${e.item.title}"? Its transcript is removed from disk.`, { modal: true }, 'Delete');
         if (confirm !== 'Delete') return;
         try {
           await srv.sendRequest(Method.sessionDelete, { id: e.item.sessionId });
           await search.run();
-          void vscode.window.showInformationMessage(`Shiro: deleted "${e.item.label}".`);
+          void vscode.window.showInformationMessage(`Shiro: deleted "${e.item.title}".`);
         } catch (error) {
           void vscode.window.showErrorMessage(`Shiro: could not delete the session: ${errorReason(error)}`);
         }

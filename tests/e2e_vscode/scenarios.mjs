@@ -80,7 +80,7 @@ async function shotVariants(wb, workspace, name, { narrow = true, reopen, check 
     await check?.(suffix);
     await wb.shot(`${name}-${suffix}`);
   }
-  await setTheme(wb, workspace, undefined);
+  await setTheme(wb, workspace, 'Default Dark Modern');   // (an empty settings file does not bring it back)
   if (!narrow) return;
   const before = (await wb.page.locator('.part.sidebar').boundingBox()).width;
   await setSidebarWidth(wb.page, 280);

@@ -952,7 +952,8 @@ export const scenarios = [
       await chat.locator('#chips .chip', { hasText: 'Terminal $ echo "shiro sees' }).waitFor({ timeout: 10_000 });
       await model.script([step([text('The last command was false, so it exited with 1.')])]);
       await prompt.press('Enter');
-      await chat.locator('.entry.user').last().locator('.chip', { hasText: 'Terminal $ echo "shiro sees' }).waitFor({ timeout: 15_000 });
+      // (a saved chip label has ' for ": the <context label="…"> attribute)
+      await chat.locator('.entry.user').last().locator('.chip', { hasText: /Terminal \$ echo .shiro sees/ }).waitFor({ timeout: 15_000 });
       await chat.locator('.entry.assistant', { hasText: 'exited with 1' }).waitFor({ timeout: 30_000 });
       let last = JSON.stringify((await model.requests()).at(-1));
       assert.ok(last.includes('shiro sees 42 apples'), 'the model got the command output');

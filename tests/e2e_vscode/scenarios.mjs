@@ -50,6 +50,7 @@ async function setSidebarWidth(page, width) {
   await page.mouse.down();
   await page.mouse.move(box.x + width, y, { steps: 8 });
   await page.mouse.up();
+  await page.mouse.move(box.x + width + 300, y);   // off the sash, which is highlighted while hovered
   await page.waitForTimeout(300);
 }
 

@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from shiro_lsp.config import Settings
 from shiro_lsp.errors import BadParams, ShiroError
 from shiro_lsp.service import Shiro
-from shiro_lsp.state.memory import SEARCH_HITS, ProjectMemory
+from shiro_lsp.state.memory import KINDS_DESCRIBED, SEARCH_HITS, Kind, ProjectMemory
 from shiro_lsp.state.notes import NotesView
 
 T = TypeVar("T")
@@ -96,9 +96,8 @@ def build_server(workspace: str, home: str | None, allow_write: bool) -> MCPServ
             return view_json(await _call(shiro.notes.append, scope, note, task_id))
         return view_json(await _call(shiro.notes.replace, scope, note, expected_hash, task_id))
 
-    @server.tool()
-    async def remember(kind: Literal["fact", "decision", "gotcha", "command"], text: str) -> str:
-        """Store one project memory: a fact, decision, gotcha or command that future sessions should know."""
+    @server.tool(description=f"Store one project memory that future sessions should know. {KINDS_DESCRIBED}.")
+    async def remember(kind: Kind, text: str) -> str:
         writable()
         return (await _call(shiro.remember, kind, text)).text
 

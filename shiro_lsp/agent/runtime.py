@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.changes import Checkpoints, TurnChanges, TurnChangesView
-from shiro_lsp.agent.chat import ChatOutcome, ChatQueue, Ticket, chat_outcome
+from shiro_lsp.agent.chat_queue import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
 from shiro_lsp.agent.engine import (
     Answer,

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from shiro_lsp.agent.changes import TurnChangesView
-from shiro_lsp.agent.chat import ChatOutcome
+from shiro_lsp.agent.chat_queue import ChatOutcome
 from shiro_lsp.agent.context_window import Meter
 from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision
 from shiro_lsp.agent.events import (

@@ -26,6 +26,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails
 
 from shiro_lsp.agent import events
+from shiro_lsp.state import memory
 
 # Size limits on what a client may send (a bigger value is -32602 naming the field and the limit).
 MAX_PROMPT_CHARS = 256 * 1024
@@ -55,7 +56,7 @@ Root = Annotated[
 ]
 NoteText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NOTE_CHARS)]
 NoteTextOrEmpty = Annotated[str, StringConstraints(max_length=MAX_NOTE_CHARS)]
-MemoryKind = Literal["fact", "decision", "gotcha", "command"]
+MemoryKind = memory.Kind  # the kinds of memory: their one home is state/memory.py
 TodoStatus = Literal["pending", "in_progress", "done", "blocked"]
 
 

@@ -27,14 +27,17 @@ from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, ShiroError
 from shiro_lsp.state.jsonstore import JsonArrayFile, Reporter, log_reporter
 
+# The kinds of memory: their one home. The wire (server/protocol.py), the MCP server, the remember
+# tool and the compaction prompt use these; the extension's list is vscode-client/src/memoryEdit.ts.
 Kind = Literal["fact", "decision", "gotcha", "command"]
-KINDS: tuple[str, ...] = get_args(Kind)
-KIND_MEANINGS = {
+KINDS: tuple[Kind, ...] = get_args(Kind)
+KIND_MEANINGS: dict[Kind, str] = {
     "fact": "how it is",
     "decision": "what was chosen and why",
     "gotcha": "a trap",
     "command": "an invocation that works",
 }
+KINDS_DESCRIBED = ". ".join(f"{kind}: {KIND_MEANINGS[kind]}" for kind in KINDS)
 
 MAX_ENTRIES = 300
 MAX_TEXT = 400
@@ -53,10 +56,11 @@ COMPACT_SYSTEM_PROMPT = (
     "You are compacting an agent's notes about one codebase. Merge duplicates and near-duplicates, "
     "drop anything that is no longer useful or was only true of one past task, and keep the rest "
     "verbatim where you can. Output one note per line, each prefixed with its kind in brackets: "
-    "[fact], [decision], [gotcha], or [command]. No preamble, no numbering, no blank lines."
+    f"{', '.join(f'[{kind}]' for kind in KINDS[:-1])}, or [{KINDS[-1]}]. "
+    "No preamble, no numbering, no blank lines."
 )
 DISABLED_TEXT = "memory is disabled (--no-memory)"
-_COMPACT_LINE = re.compile(r"^\s*\[(fact|decision|gotcha|command)\]\s*(.+?)\s*$", re.IGNORECASE)
+_COMPACT_LINE = re.compile(rf"^\s*\[({'|'.join(KINDS)})\]\s*(.+?)\s*$", re.IGNORECASE)
 
 # (system prompt, user prompt) -> the model's text. Filled in by the agent layer.
 Summarizer = Callable[[str, str], Awaitable[str]]

@@ -4,17 +4,10 @@ import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import { Method, SERVER_REMEMBER_COMMAND } from './protocol';
 import type { MemoryEntry, MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from './protocol';
 import type { RememberResult } from './protocol.gen';
-import { NOTES_HEADING, conflicts, describePlan, planMemoryEdits, renderMemoryDocument } from './memoryEdit';
+import { MEMORY_KINDS, NOTES_HEADING, conflicts, describePlan, planMemoryEdits, renderMemoryDocument } from './memoryEdit';
 import type { MemoryOp } from './memoryEdit';
 import type { ShiroServer } from './server';
 import { errorReason } from './errors';
-
-export const MEMORY_KINDS: { kind: MemoryKind; meaning: string }[] = [
-  { kind: 'fact', meaning: 'how it is' },
-  { kind: 'decision', meaning: 'what was chosen and why' },
-  { kind: 'gotcha', meaning: 'a trap' },
-  { kind: 'command', meaning: 'an invocation that works' },
-];
 
 export function kindPickItems(): (vscode.QuickPickItem & { memoryKind: MemoryKind })[] {
   return MEMORY_KINDS.map(k => ({ label: k.kind, description: k.meaning, memoryKind: k.kind }));

@@ -2,7 +2,18 @@
 // back, and turn the difference into shiro/memory/* operations (pure logic: no vscode, no server).
 import type { MemoryEntry, MemoryKind } from './protocol';
 
-export const KINDS: readonly MemoryKind[] = ['fact', 'decision', 'gotcha', 'command'];
+/** The kinds of memory and what each means: the extension's one list (the values are the generated
+ *  `MemoryKind`; tsc fails when the server's kinds change and this list does not follow). */
+const KIND_MEANINGS: Readonly<Record<MemoryKind, string>> = {
+  fact: 'how it is',
+  decision: 'what was chosen and why',
+  gotcha: 'a trap',
+  command: 'an invocation that works',
+};
+export const MEMORY_KINDS: readonly { kind: MemoryKind; meaning: string }[] = (
+  Object.entries(KIND_MEANINGS) as [MemoryKind, string][]
+).map(([kind, meaning]) => ({ kind, meaning }));
+export const KINDS: readonly MemoryKind[] = MEMORY_KINDS.map(k => k.kind);
 export const MEMORY_HEADING = '# Shiro project memory';
 export const NOTES_HEADING = '# Project notes';
 const HELP = '<!-- Edit or delete lines and save (Ctrl+S). A new line "- **fact** text" adds a memory; kinds: '

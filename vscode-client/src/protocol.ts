@@ -165,7 +165,8 @@ export interface RememberSelectionArgs {
   text: string; uri: string;
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
 }
-export type MemoryKind = 'fact' | 'decision' | 'gotcha' | 'command';
+/** The kinds of memory (generated: the server's `state.memory.Kind`). */
+export type MemoryKind = gen.RememberParams['kind'];
 
 export type McpServerInfo = gen.McpServerInfo;
 export interface McpListResult { servers: McpServerInfo[]; problems: string[] }

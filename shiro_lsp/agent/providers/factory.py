@@ -77,7 +77,7 @@ def make_client(
 
     import openai
 
-    from shiro_lsp.agent.providers.chat import ChatClient
+    from shiro_lsp.agent.providers.chat_completions import ChatClient
     from shiro_lsp.agent.providers.fallback import FallbackClient
     from shiro_lsp.agent.providers.responses import ResponsesClient
 

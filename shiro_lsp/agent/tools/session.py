@@ -21,7 +21,7 @@ from shiro_lsp.agent.tools.base import (
     typed_tool,
 )
 from shiro_lsp.errors import ShiroError
-from shiro_lsp.state.memory import Kind, ProjectMemory
+from shiro_lsp.state.memory import KINDS_DESCRIBED, Kind, ProjectMemory
 from shiro_lsp.state.todos import Status, TaskList, parse_todos
 
 
@@ -41,9 +41,7 @@ class TodoWriteInput(ToolInput):
 
 
 class RememberInput(ToolInput):
-    kind: Kind = Field(
-        description="fact: how it is. decision: what was chosen and why. gotcha: a trap. command: an invocation that works"
-    )
+    kind: Kind = Field(description=KINDS_DESCRIBED)
     text: str = Field(description="One self-contained line, understandable with no other context")
 
 

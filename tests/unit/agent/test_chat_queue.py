@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from shiro_lsp.agent.chat import ChatOutcome, ChatQueue, Ticket
+from shiro_lsp.agent.chat_queue import ChatOutcome, ChatQueue, Ticket
 
 SESSION = "session-1"
 

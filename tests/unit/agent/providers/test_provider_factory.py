@@ -68,7 +68,7 @@ def test_local_and_official_urls() -> None:
 def test_importing_the_providers_does_not_import_openai() -> None:
     code = (
         "import sys, shiro_lsp.agent.providers, shiro_lsp.agent.pricing\n"
-        "import shiro_lsp.agent.providers.responses, shiro_lsp.agent.providers.chat\n"
+        "import shiro_lsp.agent.providers.responses, shiro_lsp.agent.providers.chat_completions\n"
         "assert 'openai' not in sys.modules, 'openai imported at module load'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakes.fake_openai import FakeOpenAI, check_chat
-from shiro_lsp.agent.providers.chat import to_chat_messages
+from shiro_lsp.agent.providers.chat_completions import to_chat_messages
 from shiro_lsp.agent.providers.responses import to_responses_input
 
 words = st.text(alphabet="abc xyz", min_size=1, max_size=12)

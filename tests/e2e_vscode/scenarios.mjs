@@ -993,6 +993,19 @@ export const scenarios = [
       assert.ok(last.includes('[redacted AWS access key]'), 'it was replaced by a marker');
       await chat.locator('.entry.notice', { hasText: 'Your message held a secret' }).last().waitFor({ timeout: 10_000 });
       await shotVariants(wb, workspace, 'terminal-selection-sent');
+
+      // The terminal's own context menu offers the same, only when text is selected in it.
+      await wb.runCommand('Terminal: Select All');
+      await page.waitForTimeout(300);
+      await page.locator('.terminal-wrapper.active .xterm-screen').first().click({ button: 'right', position: { x: 40, y: 10 } });
+      const item = page.locator('.context-view .action-item', { hasText: 'Add terminal selection to chat' }).first();
+      await item.waitFor({ timeout: 10_000 });
+      await wb.shot('terminal-context-menu');
+      await item.click();
+      await chat.locator('#chips .chip', { hasText: /Terminal selection \(.*\)/ }).waitFor({ timeout: 15_000 });
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), userClipboard, 'the clipboard is put back');
+      await wb.shot('terminal-context-menu-chip');
+      await chat.locator('#chips .chip .chip-remove, #chips .chip button').first().click().catch(() => undefined);
       await wb.runCommand('Terminal: Kill All Terminals');
     },
   },

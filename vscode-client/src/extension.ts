@@ -10,6 +10,7 @@ import { meterView } from './meter';
 import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
 import type { Agent, ModelsDetectResult, ModelsResult } from './protocol';
 import { selectionLabel } from './attachments';
+import type { Attachment } from './attachments';
 import type { Candidate } from './mentions';
 import { detectParams, detectionReport, endpointReport, localModelItems, modelItems, needsSetup, shownModel } from './setup';
 import type {
@@ -103,6 +104,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.window.onDidCloseTerminal(t => terminalCommands.closed(t)),
   );
 
+  /** What is selected in the active terminal, as an attachment (read through VS Code's copy command; the clipboard is restored). */
+  async function terminalSelectionAttachment(): Promise<Attachment | undefined> {
+    const terminal = vscode.window.activeTerminal;
+    const [copied] = terminal ? await copiedBy(vscode.env.clipboard, [() => vscode.commands.executeCommand('workbench.action.terminal.copySelection')]) : [undefined];
+    const selected = terminal && terminalSelection(terminal.name, copied);
+    if (!selected) { ctl.model.addNotice(noSelectionNotice(terminal?.name), 'warn'); return undefined; }
+    return { label: selectionChipLabel(selected), text: selectionContext(selected) };
+  }
+
   const SKIP = '**/{node_modules,.git,.venv,venv,dist,out,build,__pycache__,.mypy_cache,.pytest_cache,.tools,.artifacts}/**';
   ctl.mentionCandidates = async () => {
     const items: Candidate[] = [];
@@ -138,13 +148,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const sel = editor.selection;
       return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel) };
     }
-    if (kind === 'terminal' && value === 'terminal-selection') {
-      const terminal = vscode.window.activeTerminal;
-      const [copied] = terminal ? await copiedBy(vscode.env.clipboard, [() => vscode.commands.executeCommand('workbench.action.terminal.copySelection')]) : [undefined];
-      const selected = terminal && terminalSelection(terminal.name, copied);
-      if (!selected) { ctl.model.addNotice(noSelectionNotice(terminal?.name), 'warn'); return undefined; }
-      return { label: selectionChipLabel(selected), text: selectionContext(selected) };
-    }
+    if (kind === 'terminal' && value === 'terminal-selection') return terminalSelectionAttachment();
     if (kind === 'terminal') {
       let last = terminalCommands.lastOf(vscode.window.activeTerminal);
       if (!last) { ctl.model.addNotice('No finished command in the active terminal (it needs shell integration).', 'warn'); return undefined; }
@@ -438,6 +442,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const label = whole ? file : selectionLabel(file, sel.start.line + 1, sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1));
       await chatView.reveal(true);
       ctl.addAttachment({ label, text });
+    }),
+    vscode.commands.registerCommand('shiro.addTerminalSelection', async () => {
+      const attachment = await terminalSelectionAttachment();
+      await chatView.reveal(true);
+      if (attachment) ctl.addAttachment(attachment);
     }),
     vscode.commands.registerCommand('shiro.pickModel', () => pickModel()),
     vscode.commands.registerCommand('shiro.detectLocalModels', () => detectLocal()),

@@ -896,7 +896,7 @@ export const scenarios = [
       await model.script([
         {
           type: 'http_error', status: 429, code: 'rate_limit_exceeded', error_type: 'requests',
-          message: 'Rate limit reached for requests. Please try again in 20s.', headers: { 'retry-after': '20' },
+          message: 'Rate limit reached for requests. Please try again in 45s.', headers: { 'retry-after': '45' },
         },
         step([text('Answered after the wait.')]),
       ]);
@@ -904,11 +904,11 @@ export const scenarios = [
       const countdown = chat.locator('.retry-countdown');
       await countdown.waitFor({ timeout: 15_000 });
       assert.match(await chat.locator('.entry.notice', { has: countdown }).innerText(), /429|[Rr]ate limit/);
-      // (20 s leave time for the four screenshots while it still counts down)
+      // (45 s leave time for the four screenshots while it still counts down, also on a busy machine)
       await shotVariants(wb, workspace, 'retry-countdown', {
         check: async variant => assert.match(await countdown.innerText(), /^Retrying in \d+ s… \(attempt 2 of \d\)$/, variant),
       });
-      await chat.locator('.entry.assistant', { hasText: 'Answered after the wait.' }).waitFor({ timeout: 40_000 });
+      await chat.locator('.entry.assistant', { hasText: 'Answered after the wait.' }).waitFor({ timeout: 60_000 });
       assert.match(await countdown.innerText(), /^Retried \(attempt 2 of \d\)$/);
       await shotVariants(wb, workspace, 'retry-then-answer');
     },
@@ -994,7 +994,7 @@ export const scenarios = [
       await chat.locator('.entry.notice', { hasText: 'Your message held a secret' }).last().waitFor({ timeout: 10_000 });
       await shotVariants(wb, workspace, 'terminal-selection-sent');
 
-      // The terminal's own context menu offers the same, only when text is selected in it.
+      // The terminal's own context menu offers the same (like its Copy, it says so when nothing is selected).
       await wb.runCommand('Terminal: Select All');
       await page.waitForTimeout(300);
       await page.locator('.terminal-wrapper.active .xterm-screen').first().click({ button: 'right', position: { x: 40, y: 10 } });

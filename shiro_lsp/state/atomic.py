@@ -14,10 +14,11 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from filelock import FileLock
 
@@ -91,26 +92,63 @@ def _unlink_if_unheld(path: Path) -> bool:
         os.close(fd)
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, sync: bool = True) -> None:
-    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a mix.
+@dataclass
+class Staged:
+    """The temp file ``replacing`` writes into: ``file`` while the block runs, ``stat`` after it."""
 
-    ``sync=False`` skips the fsync: still atomic, but a power cut may keep the old version. For
-    records that are cheap to lose and written on a hot path (a checkpoint's manifest).
+    file: BinaryIO
+    stat: os.stat_result | None = None  # the written file's fstat, taken before the rename
+
+
+@contextlib.contextmanager
+def replacing(
+    path: Path,
+    *,
+    sync: bool = True,
+    durable: bool = False,
+    before_replace: Callable[[], None] | None = None,
+) -> Iterator[Staged]:
+    """The one atomic writer: write into ``staged.file``; when the block ends, the file replaces ``path``.
+
+    A reader sees the old file or the new one, never a mix. The temp file (``.NAME.xxxxxxxx.tmp``
+    beside ``path``) is locked while it is written (``mark_in_use``: the start-up cleanup leaves a
+    live writer's file alone) and removed if the block or the replace fails, so ``path`` is then
+    untouched. In order, after the block: flush; fsync unless ``sync=False`` (still atomic, but a
+    power cut may keep the old version: for records cheap to lose on a hot path);
+    ``before_replace()`` (a last check or an audit row: if it raises, nothing is replaced);
+    ``stat`` = the fstat of what was written; the rename, with the file still open and locked;
+    with ``durable`` an fsync of the directory, so the rename itself survives a power cut.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     mark_in_use(fd)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            staged = Staged(handle)
+            yield staged
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())
+            if before_replace is not None:
+                before_replace()
+            staged.stat = os.fstat(handle.fileno())
             os.replace(tmp, path)  # still open: the cleanup at start sees a live writer
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    if durable:
+        _fsync_dir(path.parent)
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, sync: bool = True) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a mix.
+
+    ``sync=False`` skips the fsync: still atomic, but a power cut may keep the old version. For
+    records that are cheap to lose and written on a hot path (a checkpoint's manifest).
+    """
+    with replacing(path, sync=sync) as staged:
+        staged.file.write(data)
 
 
 def write_bytes_durable(path: Path, data: bytes) -> None:
@@ -119,8 +157,8 @@ def write_bytes_durable(path: Path, data: bytes) -> None:
     Plain atomic writes already leave either the old or the new file after a crash; this is for
     the few writes (session files, migrations) where losing the newest version matters.
     """
-    write_bytes_atomic(path, data)
-    _fsync_dir(path.parent)
+    with replacing(path, durable=True) as staged:
+        staged.file.write(data)
 
 
 def write_text_atomic(path: Path, text: str, *, sync: bool = True) -> None:

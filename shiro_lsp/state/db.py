@@ -2,13 +2,33 @@
 
 A migration is a list of SQL statements that take the database from version N-1 to N. Add new
 ones at the end of ``MIGRATIONS``; never edit one that has shipped.
+
+How a connection is opened (the one policy: nothing else in shiro_lsp calls ``sqlite3.connect``;
+``_open`` is where it is done):
+- **Timeout**: ``BUSY_TIMEOUT_S`` (30 s, also as ``PRAGMA busy_timeout``). Two servers (two VS Code
+  windows, the MCP server) share the file; a writer waits for the other's transaction, never fails
+  at once.
+- **Isolation**: autocommit (``isolation_level=None``). The sqlite3 module never opens a
+  transaction on its own; a write that must be all or nothing uses ``transaction()``
+  (``BEGIN IMMEDIATE``: the write lock is taken up front, so two writers queue instead of one
+  failing with "database is locked" at its first write).
+- **WAL** journal: readers never block the writer nor the writer the readers. Foreign keys on; rows
+  are ``sqlite3.Row``.
+- **Migrated** on open (``connect``): a database from a newer Shiro is refused, untouched.
+- **Per thread**: a connection is used only by the thread that opened it (sqlite3's rule). A store
+  that lives as long as the server keeps one per thread (``PerThread``: the session index, whose
+  methods run in ``asyncio.to_thread`` workers); short-lived users open and close one per call
+  (``opened``, ``opened_for_reading``: task notes, one store per workspace and front door).
+- **Reading when writing is impossible** (``connect_for_reading``): read-only, then immutable, then
+  an empty in-memory database, so a read on a read-only or full disk still answers.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,16 +110,68 @@ MIGRATIONS: list[list[str]] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating and migrating as needed). Each thread should open its own connection."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+BUSY_TIMEOUT_S = 30.0
+
+
+def _open(target: Path | str, *, uri: bool = False) -> sqlite3.Connection:
+    """Every connection Shiro opens: the busy timeout, autocommit, rows as ``sqlite3.Row``."""
+    connection = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=uri)
     connection.row_factory = sqlite3.Row
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA foreign_keys=ON")
-    connection.execute("PRAGMA busy_timeout=30000")
-    migrate(connection, path)
     return connection
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open for reading and writing (creating and migrating as needed), for this thread only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = _open(path)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA foreign_keys=ON")
+        connection.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        migrate(connection, path)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+@contextmanager
+def opened(path: Path) -> Iterator[sqlite3.Connection]:
+    """``connect`` for one call: closed when the block ends."""
+    connection = connect(path)
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+@contextmanager
+def opened_for_reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """``connect_for_reading`` for one call: closed when the block ends."""
+    connection = connect_for_reading(path)
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+class PerThread:
+    """One connection per thread, opened by ``opener`` the first time a thread asks, then kept.
+
+    For a store that lives as long as the server. The connections are never shared between
+    threads; each closes when its thread ends and its connection is collected.
+    """
+
+    def __init__(self, opener: Callable[[], sqlite3.Connection]) -> None:
+        self._opener = opener
+        self._local = threading.local()
+
+    def get(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._opener()
+            self._local.connection = connection
+        return connection
 
 
 def connect_for_reading(path: Path) -> sqlite3.Connection:
@@ -113,8 +185,7 @@ def connect_for_reading(path: Path) -> sqlite3.Connection:
         if path.is_file():
             for mode in ("mode=ro", "immutable=1"):
                 try:
-                    connection = sqlite3.connect(f"{path.absolute().as_uri()}?{mode}", uri=True, timeout=30)
-                    connection.row_factory = sqlite3.Row
+                    connection = _open(f"{path.absolute().as_uri()}?{mode}", uri=True)
                     if schema_version(connection) >= SCHEMA_VERSION:
                         return connection
                     connection.close()
@@ -160,11 +231,13 @@ def backup(connection: sqlite3.Connection, path: Path, version: int) -> Path:
     """
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     target = path.with_name(f"{path.name}.v{version}-{stamp}.bak")
-    source = sqlite3.connect(path, timeout=30)
+    source = _open(path)
     try:
-        with sqlite3.connect(target) as copy:
+        copy = _open(target)
+        try:
             source.backup(copy)
-        copy.close()
+        finally:
+            copy.close()
     finally:
         source.close()
     return target

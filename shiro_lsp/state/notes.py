@@ -13,16 +13,13 @@ reads show no task notes and task writes ask for an explicit ``taskId``.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from shiro_lsp.errors import BadParams, Conflict
-from shiro_lsp.state.atomic import mark_in_use
+from shiro_lsp.state.atomic import replacing
 from shiro_lsp.state.confined import ConfinedRead, read_confined
 from shiro_lsp.state.notes_context import render_project_block, render_task_block
 from shiro_lsp.state.reservation import reserve_workspace
@@ -84,25 +81,18 @@ class ProjectNotesFile:
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.current()  # the folders were just created: re-check none of them is a link
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".project.md.", suffix=".tmp")
-        mark_in_use(fd)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
-                if note_hash(self.current()) != note_hash(observed):
-                    raise Conflict(
-                        f"{self.path} was changed on disk (in an editor?) while Shiro was writing it. "
-                        "Nothing was changed; read the notes again and retry."
-                    )
-                if before_replace is not None:
-                    before_replace()
-                os.replace(tmp, self.path)  # still open: the cleanup at start sees a live writer
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+
+        def unchanged_then_audit() -> None:
+            if note_hash(self.current()) != note_hash(observed):
+                raise Conflict(
+                    f"{self.path} was changed on disk (in an editor?) while Shiro was writing it. "
+                    "Nothing was changed; read the notes again and retry."
+                )
+            if before_replace is not None:
+                before_replace()
+
+        with replacing(self.path, before_replace=unchanged_then_audit) as staged:
+            staged.file.write(text.encode("utf-8"))
 
 
 class Notes:

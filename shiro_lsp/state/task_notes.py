@@ -13,8 +13,7 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -175,22 +174,13 @@ class TaskNotesStore:
         self.root = root
         self.database = root / "shiro.db"
 
-    @contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
-        connection = db.connect(self.database)
-        try:
-            yield connection
-        finally:
-            connection.close()
+    def connection(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A connection for this call (``db.opened``), closed when the block ends."""
+        return db.opened(self.database)
 
-    @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> AbstractContextManager[sqlite3.Connection]:
         """A connection for reads: works on a read-only or full disk, or with no state root at all."""
-        connection = db.connect_for_reading(self.database)
-        try:
-            yield connection
-        finally:
-            connection.close()
+        return db.opened_for_reading(self.database)
 
     # --- tasks -----------------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ class SessionStore:
         self.dir = paths.sessions_dir
         self.database = paths.database
         self.reporter = reporter
-        self._local = threading.local()
+        self._connections = db.PerThread(self._connect)
         self._scan_lock = threading.Lock()
         self._text_lock = threading.Lock()
         self._skipped: dict[str, FileSignature] = {}
@@ -326,12 +326,8 @@ class SessionStore:
         self._skipped.pop(summary.id, None)
 
     def _db(self) -> sqlite3.Connection:
-        """This thread's connection (sqlite3 connections stay in the thread that made them)."""
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = self._connect()
-            self._local.connection = connection
-        return connection
+        """This thread's connection (``db.PerThread``: sqlite3 connections stay in the thread that made them)."""
+        return self._connections.get()
 
     def _connect(self) -> sqlite3.Connection:
         try:

@@ -32,11 +32,13 @@ stdio: $(STAMP)
 serve: $(STAMP)
 	$(PY) -m shiro_lsp --tcp $${PORT:-2087}
 
-## make lint: ruff (check + format check) and the layer rules (import-linter contracts in pyproject.toml)
+## make lint: ruff (check + format check), the layer rules (import-linter), dead code (vulture) and dependencies (deptry); all configured in pyproject.toml
 lint: $(STAMP)
 	$(VENV)/bin/ruff check shiro_lsp tests bench
 	$(VENV)/bin/ruff format --check shiro_lsp tests bench
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/vulture
+	$(VENV)/bin/deptry .
 
 ## make fix: ruff's fixes and formatting applied
 fix: $(STAMP)

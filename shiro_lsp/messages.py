@@ -80,10 +80,6 @@ def item_id_of(part: Part) -> str | None:
     return None
 
 
-def user_text(text: str) -> Message:
-    return {"role": "user", "content": text}
-
-
 def title_of(messages: list[Message]) -> str:
     """Session title (spec §3.1): the first user message, clipped to 60 chars + '...'."""
     for message in messages:

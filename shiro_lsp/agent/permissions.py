@@ -40,12 +40,6 @@ RULE_DECISIONS: tuple[RuleDecision, ...] = ("allow", "ask", "deny")
 _STRICTNESS: dict[RuleDecision, int] = {"allow": 0, "ask": 1, "deny": 2}
 REPEAT_LIMIT = 3
 
-AUTO_APPROVED: frozenset[str] = frozenset(name for name, spec in KNOWN_SPECS.items() if spec.auto_approved)
-"""Tools that never prompt (a deny rule still refuses them)."""
-
-DEFAULT_RULES: Rules = {name: spec.default_rule for name, spec in KNOWN_SPECS.items()}
-"""The rule for each of Shiro's own tools when the config says nothing about it."""
-
 PATH_READERS: frozenset[str] = frozenset({"read_file", "read_many_files"})
 """Tools whose refusal of a secrets file is explained to the model as such."""
 

@@ -151,16 +151,6 @@ def write_bytes_atomic(path: Path, data: bytes, *, sync: bool = True) -> None:
         staged.file.write(data)
 
 
-def write_bytes_durable(path: Path, data: bytes) -> None:
-    """``write_bytes_atomic``, then fsync the directory so the rename itself survives a power cut.
-
-    Plain atomic writes already leave either the old or the new file after a crash; this is for
-    the few writes (session files, migrations) where losing the newest version matters.
-    """
-    with replacing(path, durable=True) as staged:
-        staged.file.write(data)
-
-
 def write_text_atomic(path: Path, text: str, *, sync: bool = True) -> None:
     write_bytes_atomic(path, text.encode("utf-8"), sync=sync)
 

@@ -234,9 +234,6 @@ class TaskNotesStore:
 
     # --- notes -----------------------------------------------------------------------------------
 
-    def legacy_path(self, task_id: str) -> Path:
-        return self.root / "tasks" / check_task_id(task_id) / LEGACY_NOTE_NAME
-
     def read_legacy(self, task_id: str) -> TaskNoteText:
         found = read_confined(self.root, ["tasks", check_task_id(task_id), LEGACY_NOTE_NAME], NOTE_CAP_BYTES)
         if found.problem:

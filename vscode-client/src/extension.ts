@@ -182,7 +182,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     try {
       return await srv.sendRequest<ModelsResult>(Method.models, baseUrl ? { baseUrl } : {});
     } catch (error) {
-      return { baseUrl: baseUrl || '(the configured endpoint)', models: [], error: `could not list models: ${errorReason(error)}` };
+      return { baseUrl: baseUrl || '(the configured endpoint)', preset: null, models: [], error: `could not list models: ${errorReason(error)}` };
     }
   };
 

@@ -40,7 +40,7 @@ export const UNTRUST = 'Stop trusting it';
 export async function showMcpServers(srv: Requester): Promise<void> {
   try {
     const listing = await srv.sendRequest<McpListResult>(Method.mcpList, {});
-    for (const problem of listing.problems) void vscode.window.showWarningMessage(`Shiro: ${problem}`);
+    for (const problem of listing.problems ?? []) void vscode.window.showWarningMessage(`Shiro: ${problem}`);
     if (!listing.servers.length) {
       void vscode.window.showInformationMessage('Shiro: no MCP servers are configured (.mcp.json, .vscode/mcp.json or the user mcp.json).');
       return;

@@ -1,6 +1,6 @@
 // The wire contract v1 (docs/protocol.md): method names and shapes. Names here are a contract; keep them exact.
-// The shapes come from protocol.gen.ts, generated from docs/protocol.schema.json (`make protocol`); the
-// hand-written ones below are being replaced by it one by one (a generated type is the one to trust).
+// The shapes come from protocol.gen.ts, generated from docs/protocol.schema.json (`make protocol`). The few
+// written here by hand say why they cannot be generated; every other name is an alias of a generated type.
 import type * as gen from './protocol.gen';
 
 /** Every event the server sends in `shiro/event` (a union on `type`). */
@@ -57,7 +57,7 @@ export type Agent = typeof AGENTS[number];
 /** shiro/models: the models an endpoint serves (GET /v1/models), or why none could be listed. */
 export type ModelsParams = gen.ModelsParams;
 export type ModelEntry = gen.ModelEntry;
-export interface ModelsResult { baseUrl: string; preset?: string | null; models: ModelEntry[]; error?: string | null }
+export type ModelsResult = gen.ModelsResult;
 /** shiro/models/detect: the local presets (or the given URLs) that answered, and what was found in words. */
 export type ModelsDetectResult = gen.ModelsDetectResult;
 
@@ -66,14 +66,15 @@ export const SERVER_REMEMBER_COMMAND = 'shiro.remember';
 /** Client command the server's "Remember this" code action points at. */
 export const CLIENT_REMEMBER_COMMAND = 'shiro.rememberSelection';
 
-export type StopReason = 'done' | 'cancelled' | 'error' | 'queue-cleared';
+export type StopReason = gen.ChatResult['stopReason'];
 
-export interface Usage { inputTokens: number; outputTokens: number; costUsd: number | null }
+export type Usage = gen.ChatUsage;
 
 export type ChatParams = gen.ChatParams;
-export interface ChatResult { sessionId: string; taskId: string; stopReason: StopReason; usage: Usage; error?: string }
+export type ChatResult = gen.ChatResult;
 
-/** An engine event read loosely (every field optional); every `WireEvent` is one (tsc checks it). */
+/** An engine event read loosely (every field optional); every `WireEvent` is one (tsc checks it). Hand-written
+ *  on purpose: the panel reads any event through it, including types a newer server may add. */
 export interface EngineEvent {
   type: 'text' | 'reasoning' | 'tool-start' | 'tool-call' | 'tool-output' | 'tool-result' | 'tool-error'
     | 'tool-denied' | 'compacted' | 'notice' | 'retry' | 'error' | 'done' | string;
@@ -93,23 +94,14 @@ export interface EngineEvent {
 }
 
 
-export type Decision = 'once' | 'always' | 'deny';
-export interface ApproveParams {
-  taskId: string; toolName: string; input: unknown;
-  matchedPattern?: string; suggestedPattern: string; repeated: boolean;
-  /** bash: whether it runs sandboxed or with full access; a command that reads a secrets file. */
-  warning?: string | null;
-  /** File tools: what the call would do to the file (v2). */
-  preview?: FilePreview | null;
-  /** Multi-file calls (apply_patch): every file; `preview` is the first. */
-  previews?: FilePreview[] | null;
-}
+export type Decision = gen.ApproveResult['decision'];
+export type ApproveParams = gen.ApproveParams;
 export type ApproveResult = gen.ApproveResult;
 
 // --- reviewable edits and checkpoints (v2) ---
 /** `before` null = a new file, `after` null = a delete; `binary`: both are one-line summaries. */
 export type FilePreview = gen.FilePreview;
-export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'moved';
+export type ChangeStatus = gen.ChangedFile['status'];
 export type ChangedFile = gen.ChangedFile;
 export type ChangesResult = gen.ChangesResult;
 /** One contiguous changed region, 1-based lines (for a pure insert/delete, the line before). */
@@ -119,36 +111,37 @@ export type ChangesUndoResult = gen.ChangesUndoResult;
 export type ChangesKeepResult = gen.ChangesKeepResult;
 export type CheckpointInfo = gen.CheckpointInfo;
 export type CheckpointListResult = gen.CheckpointListResult;
-export type RestoreMode = 'code' | 'chat' | 'both';
+export type RestoreMode = gen.CheckpointRestoreParams['mode'];
 export type CheckpointRestoreResult = gen.CheckpointRestoreResult;
 
 
-/** The message model (spec §5.1): Vercel AI SDK ModelMessage shapes. */
+/** The message model (spec §5.1): Vercel AI SDK ModelMessage shapes. Hand-written: the wire schema carries
+ *  messages as open JSON objects (`transcript: {[k: string]: unknown}[]`; the server stores what providers
+ *  send), so there is no generated type for them. */
 export interface MessagePart {
   type: string; text?: string; toolCallId?: string; toolName?: string; input?: unknown; output?: unknown; error?: string;
 }
 export interface Message { role: 'system' | 'user' | 'assistant' | 'tool'; content: string | MessagePart[] }
 
-export type TodoStatus = 'pending' | 'in_progress' | 'done' | 'blocked' | string;
-export interface Todo { content: string; status: TodoStatus; note?: string }
-export interface TodosPayload {
-  todos: Todo[];
-  progress: { done: number; total: number; blocked: number; current?: string };
-  rendered: string;
-}
+export type TodoStatus = gen.TodoItem['status'];
+export type Todo = gen.TodoItem;
+export type TodosPayload = gen.TodosPayload;
 
-export interface ResumeResult { session: SessionInfo; transcript: Message[]; todos: TodosPayload }
-export interface NewSessionResult { session: SessionInfo; previous?: { id: string; title: string; messageCount: number } }
-export interface SaveResult { id: string; saved: boolean; reason?: string }
+/** The generated result with its transcript read as the message model (see `Message`). */
+export type ResumeResult = Omit<gen.SessionResumeResult, 'transcript'> & { transcript: Message[] };
+export type NewSessionResult = gen.SessionNewResult;
+export type SaveResult = gen.SessionSaveResult;
 
-export interface MemoryEntry { id: string; kind: string; text: string; createdAt: string; hits: number }
-export interface MemoryListResult { entries: MemoryEntry[]; text: string }
+export type MemoryEntry = gen.MemoryEntry;
+export type MemoryListResult = gen.EntriesResult;
 export type MemoryCompactResult = gen.MemoryCompactResult;
 export type NotesResult = gen.NotesResult;
 
-export type MeterLevel = 'ok' | 'warn' | 'critical';
+export type MeterLevel = gen.ContextMeter['level'];
 export type ContextMeter = gen.ContextMeter;
 
+/** What the extension sends as initializationOptions. Hand-written: the server reads them as settings
+ *  (shiro_lsp/config.py, a dataclass read leniently), which are not wire types and not in the schema. */
 export interface InitializationOptions {
   home?: string; model?: string; baseUrl?: string; apiKey?: string; api?: 'responses' | 'chat' | 'auto';
   agent?: string; thinking?: string; compactThreshold?: number; memory?: boolean; approvalTimeoutMs?: number;
@@ -160,7 +153,9 @@ export interface InitializationOptions {
 }
 export type ToolCallFormat = 'auto' | 'native' | 'text';
 
-/** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. */
+/** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. Hand-written:
+ *  the schema has the methods' params and results and the events; a code action's command arguments
+ *  (protocol.py's RememberSelectionArgs, whose `range` is an LSP Range kept as a plain dict) are neither. */
 export interface RememberSelectionArgs {
   text: string; uri: string;
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
@@ -169,4 +164,4 @@ export interface RememberSelectionArgs {
 export type MemoryKind = gen.RememberParams['kind'];
 
 export type McpServerInfo = gen.McpServerInfo;
-export interface McpListResult { servers: McpServerInfo[]; problems: string[] }
+export type McpListResult = gen.McpListResult;

@@ -1,4 +1,4 @@
-import type { SessionInfo } from './protocol';
+import type { NewSessionResult, SessionInfo } from './protocol';
 
 /** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", else the date. */
 export function formatAge(iso: string, now: Date = new Date()): string {
@@ -153,7 +153,7 @@ export function sessionLine(s: SessionInfo, shownId: string = s.id.slice(0, 8)):
   return `${shownId}  ${s.updatedAt.slice(0, 16).replace('T', ' ')}  ${s.messageCount}msg  ${s.title}`;
 }
 
-export function savedPreviousMessage(previous: { id: string; title: string; messageCount: number } | undefined): string {
+export function savedPreviousMessage(previous: NewSessionResult['previous']): string {
   if (!previous || previous.messageCount === 0) return 'Started a new session.';
   const title = previous.title && previous.title !== 'untitled' ? `: "${previous.title}"` : '';
   return `Saved ${plural(previous.messageCount, 'message')}${title} — resume it with Shiro: Resume session.`;

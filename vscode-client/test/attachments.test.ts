@@ -26,7 +26,7 @@ test('labels: quotes cannot break the block; selection labels are 1-based line r
 
 test('forgetting a memory removes every entry containing its text: the picker says how many', async () => {
   const { forgetImpact } = await import('../src/memoryImpact');
-  const e = (id: string, text: string) => ({ id, kind: 'command', text, createdAt: '', hits: 0 });
+  const e = (id: string, text: string) => ({ id, kind: 'command' as const, text, createdAt: '', hits: 0 });
   const entries = [e('1', 'use pytest'), e('2', 'use pytest -q for speed'), e('3', 'ruff check')];
   assert.deepEqual(forgetImpact(entries, 'use pytest').map(x => x.id), ['1', '2']);
   assert.deepEqual(forgetImpact(entries, 'ruff check').map(x => x.id), ['3']);

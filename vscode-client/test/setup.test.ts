@@ -16,7 +16,7 @@ test('the shown model: the setting, else the session, else the server default', 
 });
 
 test('a connection test says what is wrong, or what it found', () => {
-  assert.deepEqual(endpointReport({ baseUrl: 'http://x/v1', models: [], error: 'nothing is listening there' }),
+  assert.deepEqual(endpointReport({ baseUrl: 'http://x/v1', preset: null, models: [], error: 'nothing is listening there' }),
     { ok: false, text: 'http://x/v1: nothing is listening there' });
   const ok = endpointReport({ baseUrl: 'http://x/v1', preset: 'ollama', models: [{ id: 'a' }, { id: 'b' }] });
   assert.equal(ok.ok, true);

@@ -348,7 +348,7 @@ function renderTodos(todos: TodosPayload | undefined): void {
   todosPanel.appendChild(bar);
   const list = el('ul', 'todos-list');
   for (const t of todos.todos) {
-    const done = t.status === 'done' || t.status === 'completed';
+    const done = t.status === 'done';
     const li = el('li', `todo status-${done ? 'done' : t.status}`);
     li.appendChild(el('span', 'todo-mark', done ? '✓' : t.status === 'in_progress' ? '▶' : t.status === 'blocked' ? '!' : '○'));
     li.appendChild(el('span', 'todo-content', t.content));

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shiro_lsp.context.estimate import estimate_tokens as estimate
-from shiro_lsp.messages import Message, item_id_of
+from shiro_lsp.messages import Message
 
 __all__ = ["estimate"]
 
@@ -149,15 +149,3 @@ def stranded_results(messages: Sequence[Message]) -> list[str]:
         for p in m["content"]
         if p["type"] in ("tool-result", "tool-error") and p["toolCallId"] not in calls
     ]
-
-
-def orphaned_item_refs(messages: Sequence[Message]) -> list[str]:
-    """Non-reasoning assistant parts with an itemId in a message that carries no reasoning item."""
-    found: list[str] = []
-    for m in messages:
-        if m["role"] != "assistant" or not isinstance(m["content"], list):
-            continue
-        if any(p["type"] == "reasoning" and item_id_of(p) for p in m["content"]):
-            continue
-        found.extend(i for p in m["content"] if p["type"] != "reasoning" and (i := item_id_of(p)))
-    return found

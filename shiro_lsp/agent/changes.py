@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import uuid6
-
 from shiro_lsp import diffs
 from shiro_lsp.agent.scan import Snapshot, WorkspaceScanner
 from shiro_lsp.agent.tools import jail
@@ -35,6 +33,7 @@ from shiro_lsp.agent.tools.jail import Roots, resolve_in_workspace
 from shiro_lsp.agent.tools.secrets import is_secret_path
 from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, NotFound, ShiroError
+from shiro_lsp.ids import new_id
 from shiro_lsp.messages import Message
 from shiro_lsp.state.checkpoints import (
     Checkpoint,
@@ -354,7 +353,7 @@ class TurnChanges:
     def _ensure(self) -> Checkpoint:
         if self.checkpoint is None:
             self.checkpoint = Checkpoint(
-                id=str(uuid6.uuid7()),
+                id=new_id(),
                 session_id=self.session_id,
                 task_id=self.task_id,
                 created_at=now_iso(),
@@ -749,7 +748,7 @@ class Checkpoints:
         messages = chat.get()
         chat_op = self._chat_op(target, messages) if mode in ("chat", "both") else None
         redo = Checkpoint(
-            id=str(uuid6.uuid7()),
+            id=new_id(),
             session_id=session_id,
             task_id=target.task_id,
             created_at=now_iso(),

@@ -32,18 +32,16 @@ class PromptParts:
 
 
 def tools_section(tools: Sequence[ToolSpec]) -> list[str]:
-    """One line per tool (its ``prompt_hint``); tools sharing a hint share one line, after the rest."""
+    """One line per tool (its ``prompt_hint``); tools sharing a hint share one line, where the first
+    of them comes. The lines only point the way: each tool's schema carries its description."""
     lines = ["Tools available to you now:"]
     shared: dict[str, list[str]] = {}
     for spec in tools:
         shared.setdefault(spec.prompt_hint, []).append(spec.name)
     for spec in tools:
-        if spec.prompt_hint and len(shared[spec.prompt_hint]) > 1:
-            continue
-        lines.append(f"- {spec.name}: {spec.prompt_hint or 'see its own description.'}")
-    for hint, names in shared.items():
-        if hint and len(names) > 1:
-            lines.append(f"- {', '.join(names)}: {hint}")
+        names = shared[spec.prompt_hint] if spec.prompt_hint else [spec.name]
+        if names[0] == spec.name:
+            lines.append(f"- {', '.join(names)}: {spec.prompt_hint or 'see its own description.'}")
     return lines
 
 

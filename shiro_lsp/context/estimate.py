@@ -16,6 +16,7 @@ lengths and re-serialise only the messages that changed.
 from __future__ import annotations
 
 import json
+import json.encoder
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
@@ -28,11 +29,24 @@ T = TypeVar("T")
 # One encoder for every call: ``json.dumps`` with options builds a new one each time, which costs
 # as much as encoding a typical message.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# ``JSONEncoder.encode`` itself builds the C encoder (and a closure) on every call and checks every
+# container for cycles; messages are JSON data (no cycles), so the estimator keeps one C encoder
+# without that check. It is the very encoder ``encode`` uses, so the text is the same.
+_C_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
+_C_ENCODER: Callable[[Any, int], list[str]] | None = (
+    None
+    if _C_MAKE_ENCODER is None
+    else _C_MAKE_ENCODER(
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+)
 
 
 def json_text(value: Any) -> str:
     """``JSON.stringify(value)`` as far as message values go (see the module docstring)."""
-    return _ENCODER.encode(value)
+    if _C_ENCODER is None:
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
 
 
 def tokens_for_chars(chars: int) -> int:
@@ -80,21 +94,30 @@ class TokenEstimator:
         self._tracked: list[Message] = []
         self._chars: list[int] = []
         self._total = 0
-        # id -> (the object, kept alive so its id stays unique; the length of its JSON)
-        self._known: dict[int, tuple[Message, int]] = {}
-        # id -> (the message, the transform, its result)
-        self._derived: dict[int, tuple[Message, Callable[[Message], Any], Any]] = {}
+        # Per message object, by id: the object (kept alive so its id stays unique) and the length
+        # of its JSON. Parallel dicts rather than one of tuples: a resumed session's first estimate
+        # then allocates no container per message, which would wake the cyclic GC over the history.
+        self._known_objects: dict[int, Message] = {}
+        self._known_chars: dict[int, int] = {}
+        # Per message object, by id: the object, the transform and its result (parallel, as above).
+        self._derived_objects: dict[int, Message] = {}
+        self._derived_by: dict[int, Callable[[Message], Any]] = {}
+        self._derived: dict[int, Any] = {}
 
     def derive(self, message: Message, transform: Callable[[Message], T]) -> T:
         """``transform(message)``, computed once per message object (``transform`` must be pure)."""
-        hit = self._derived.get(id(message))
-        if hit is not None and hit[1] is transform:
-            return cast(T, hit[2])
+        key = id(message)
+        if self._derived_by.get(key) is transform:
+            return cast(T, self._derived[key])
         if len(self._derived) > self._bound():
             tracked = {id(m) for m in self._tracked}
-            self._derived = {key: entry for key, entry in self._derived.items() if key in tracked}
+            self._derived_objects = {k: m for k, m in self._derived_objects.items() if k in tracked}
+            self._derived_by = {k: f for k, f in self._derived_by.items() if k in tracked}
+            self._derived = {k: r for k, r in self._derived.items() if k in tracked}
         result = transform(message)
-        self._derived[id(message)] = (message, transform, result)
+        self._derived_objects[key] = message
+        self._derived_by[key] = transform
+        self._derived[key] = result
         return result
 
     def _bound(self) -> int:
@@ -113,18 +136,21 @@ class TokenEstimator:
 
     def chars_of(self, message: Message) -> int:
         """Length of one message's JSON, serialised only the first time this object is seen."""
-        known = self._known.get(id(message))
+        key = id(message)
+        known = self._known_chars.get(key)
         if known is not None:
-            return known[1]
+            return known
         chars = message_chars(message)
-        if len(self._known) > 2 * self._bound():
+        if len(self._known_chars) > 2 * self._bound():
             self._forget_unused()
-        self._known[id(message)] = (message, chars)
+        self._known_objects[key] = message
+        self._known_chars[key] = chars
         return chars
 
     def _forget_unused(self) -> None:
         """Keep the lengths of tracked messages only (rare: after thousands of pruned views)."""
-        self._known = {id(m): (m, c) for m, c in zip(self._tracked, self._chars, strict=True)}
+        self._known_objects = {id(m): m for m in self._tracked}
+        self._known_chars = {id(m): c for m, c in zip(self._tracked, self._chars, strict=True)}
 
     def _track(self, messages: Sequence[Message]) -> int:
         tracked, chars = self._tracked, self._chars

@@ -16,7 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
-from shiro_lsp.context.estimate import TokenEstimator, estimate_tokens, list_chars, tokens_for_chars
+from shiro_lsp.context.estimate import (
+    CHARS_PER_TOKEN,
+    TokenEstimator,
+    estimate_tokens,
+    list_chars,
+    tokens_for_chars,
+)
 from shiro_lsp.context.prune import (
     APPROVAL_TYPES,
     CALL_ID_TYPES,
@@ -57,8 +63,11 @@ def prune_to_fit(
     """
     ladder = _Ladder(messages, estimate)
     view: list[Message] = []
+    # The most characters of JSON that fit: tokens_for_chars(c) + fixed_overhead <= threshold.
+    limit = CHARS_PER_TOKEN * (threshold - fixed_overhead) + CHARS_PER_TOKEN // 2 - 1
     for keep in (None, *KEEP_LADDER):
-        view, chars = ladder.rung(keep)
+        last = keep == KEEP_LADDER[-1]
+        view, chars = ladder.rung(keep, None if last else limit)
         tokens = estimate(view) if chars is None else tokens_for_chars(chars)
         if tokens + fixed_overhead <= threshold:
             return view
@@ -70,27 +79,15 @@ def rung_view(messages: Sequence[Message], keep: int | None) -> list[Message]:
     return _Ladder(messages, estimate_tokens).rung(keep)[0]
 
 
-def inline_without_reasoning(message: Message) -> Message:
-    """One message as every rung sends it: no reasoning parts, no provider item ids.
-
-    The same as ``detach_provider_items(prune_messages([message], reasoning="all",
-    empty_messages="keep"))`` for one message, so it can be remembered per message.
-    """
-    content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    parts = content
-    if message.get("role") == "assistant" and any(p.get("type") in REASONING_TYPES for p in parts):
-        parts = [p for p in parts if p.get("type") not in REASONING_TYPES]
-    if any(item_id_of(p) is not None for p in parts):
-        parts = [p if item_id_of(p) is None else without_item_id(p) for p in parts]
-    return message if parts is content else {**message, "content": parts}
+_NO_IDS: frozenset[str] = frozenset()
 
 
 class _Entry:
     """What every rung needs to know about one message, worked out once per message object."""
 
     __slots__ = (
+        "_said",
+        "_said_known",
         "approval_calls",
         "approvals",
         "bare",
@@ -99,63 +96,102 @@ class _Entry:
         "base_chars",
         "base_dropped",
         "calls",
+        "message",
         "prunable",
         "results",
-        "said",
         "tool_ids",
     )
 
     def __init__(self, message: Message) -> None:
-        original = parts_of(message)
-        # the original's parts that say something, with their keys (see dropped_span)
-        self.said = (
-            None
-            if original is None
-            else tuple((p, _part_key(p)) for p in original if p.get("type") not in REASONING_TYPES)
-        )
-        self.base = inline_without_reasoning(message)
-        parts = parts_of(self.base)
-        self.prunable = parts is not None and message.get("role") in ("assistant", "tool")
-        # One pass over the parts (this runs for every message of a resumed session).
+        self.message = message
+        self._said: _Said | None = None
+        self._said_known = False
+        self.base_chars = -1  # lengths of JSON, measured on first use
+        self.bare_chars = -1
+        self.calls = self.results = self.tool_ids = self.approvals = _NO_IDS
+        self.approval_calls: tuple[tuple[str, str], ...] = ()
+        content = message.get("content")
+        self.bare: Message | None
+        if not isinstance(content, list):
+            self.base = self.bare = message
+            self.prunable = False
+            self.base_dropped = _droppable_empty(message)
+            return
+        role = message.get("role")
+        assistant = role == "assistant"
+        self.prunable = prunable = assistant or role == "tool"
+        # One pass over the parts (this runs for every message of a resumed session): the base form,
+        # the message as every rung sends it (no reasoning, no provider item ids: the same as
+        # ``detach_provider_items(prune_messages([message], reasoning="all", empty_messages="keep"))``),
+        # and what the rungs need to know of its parts.
+        parts: list[Part] = []
+        changed = False
         calls: set[str] = set()
         results: set[str] = set()
         tool_ids: set[str] = set()
         approvals: set[str] = set()
         approval_calls: list[tuple[str, str]] = []
-        tool_parts: list[Part] = []
         rest: list[Part] = []
-        for p in parts or ():
+        for p in content:
             kind = p.get("type")
+            if assistant and kind in REASONING_TYPES:
+                changed = True
+                continue
+            if "providerOptions" in p and item_id_of(p) is not None:
+                p = without_item_id(p)
+                changed = True
+            parts.append(p)
             call_id = p.get("toolCallId")
-            if kind == "tool-call" and _is_id(call_id):
-                calls.add(call_id)
+            if kind == "tool-call":
+                if _is_id(call_id):
+                    calls.add(call_id)
             elif kind in TOOL_RESULT_TYPES:
                 # A result without a usable call id is recorded as "", which no call has: every rung drops it.
                 results.add(call_id if _is_id(call_id) else "")
-            if not (self.prunable and kind in PRUNABLE_TOOL_TYPES):
+            if not (prunable and kind in PRUNABLE_TOOL_TYPES):
                 rest.append(p)
                 continue
-            tool_parts.append(p)
-            if kind in CALL_ID_TYPES and _is_id(call_id):
-                tool_ids.add(call_id)
-            if kind in APPROVAL_TYPES:
+            if kind in CALL_ID_TYPES:
+                if _is_id(call_id):
+                    tool_ids.add(call_id)
+            else:  # an approval part
                 approval_id = p.get("approvalId")
                 if _is_id(approval_id):
                     approvals.add(approval_id)
                     if kind == "tool-approval-request" and _is_id(call_id):
                         approval_calls.append((approval_id, call_id))
-        self.calls = frozenset(calls)
-        self.results = frozenset(results)
-        self.tool_ids = frozenset(tool_ids)
-        self.approvals = frozenset(approvals)
-        self.approval_calls = tuple(approval_calls)
-        self.base_dropped = _droppable_empty(self.base)
+        self.base = base = {**message, "content": parts} if changed else message
+        # One frozenset where two are equal (a call's message: calls = tool ids; a result's: results
+        # = tool ids): fewer containers for the cyclic GC to count and walk.
+        if calls:
+            self.calls = frozenset(calls)
+        if results:
+            self.results = frozenset(results)
+        if tool_ids:
+            self.tool_ids = (
+                self.calls
+                if tool_ids == calls
+                else self.results
+                if tool_ids == results
+                else frozenset(tool_ids)
+            )
+        if approvals:
+            self.approvals = frozenset(approvals)
+            self.approval_calls = tuple(approval_calls)
+        self.base_dropped = not parts
         # The message once a rung strips all its tool parts; None when nothing of it would be sent.
-        self.bare: Message | None = self.base
-        if tool_parts:
-            self.bare = {**self.base, "content": rest} if rest else None
-        self.base_chars = -1  # lengths of JSON, measured on first use
-        self.bare_chars = -1
+        self.bare = base
+        if len(rest) < len(parts):
+            self.bare = {**base, "content": rest} if rest else None
+
+    @property
+    def said(self) -> _Said | None:
+        """The original's parts that say something, with their keys (see ``dropped_span``).
+
+        Worked out when first asked: only the messages a prune dropped need it."""
+        if not self._said_known:
+            self._said, self._said_known = _said(self.message), True
+        return self._said
 
 
 def _is_id(value: object) -> TypeGuard[str]:
@@ -179,12 +215,18 @@ class _Ladder:
             (i for e in reversed(self.entries) for i in sorted(e.results) if i in self.all_calls), None
         )
 
-    def rung(self, keep: int | None) -> tuple[list[Message], int | None]:
-        """The rung's messages, and the length of their JSON when an estimator is at hand."""
+    def rung(self, keep: int | None, limit: int | None = None) -> tuple[list[Message], int | None]:
+        """The rung's messages, and the length of their JSON when an estimator is at hand.
+
+        With ``limit``, a rung that is surely longer than ``limit`` characters (the lengths already
+        known say so) is returned with a lower bound of its length above ``limit``, without
+        serialising the messages not yet measured: a cold rung that cannot fit costs no encoding.
+        """
         chosen, calls = self._tool_pruned(keep)
         sized = self.estimator is not None
         view: list[Message] = []
         chars = 0
+        unmeasured: list[tuple[_Entry | None, Message]] = []  # (entry whose base or bare it is, message)
         for message, entry in zip(chosen, self.entries, strict=True):
             if message is None:
                 continue
@@ -193,17 +235,18 @@ class _Ladder:
                     message = self._fresh(drop_orphaned_results_in(message, calls))
                 elif entry.base_dropped:
                     continue
-                elif sized:
-                    if entry.base_chars < 0:
-                        entry.base_chars = self._chars(message)
-                    chars += entry.base_chars
+                else:
+                    if entry.base_chars >= 0:
+                        chars += entry.base_chars
+                    elif sized:
+                        unmeasured.append((entry, message))
                     view.append(message)
                     continue
             elif message is entry.bare:
-                if sized:
-                    if entry.bare_chars < 0:
-                        entry.bare_chars = self._chars(message)
+                if entry.bare_chars >= 0:
                     chars += entry.bare_chars
+                elif sized:
+                    unmeasured.append((entry, message))
                 view.append(message)
                 continue
             else:
@@ -211,14 +254,27 @@ class _Ladder:
             if message is None:
                 continue
             if sized:
-                chars += self._chars(message)
+                unmeasured.append((None, message))
             view.append(message)
         # User prompts are never dropped, so this cannot fire today; it keeps the goal guarantee
         # (A@97834e1 re-prepends the head) should a rung ever drop user content.
         if self.goal is not None and not any(m is self.goal for m in view):
             view.insert(0, self.goal)
-            chars += self._chars(self.goal) if sized else 0
-        return view, (list_chars((chars,), len(view)) if sized else None)
+            if sized:
+                unmeasured.append((None, self.goal))
+        if not sized:
+            return view, None
+        if limit is not None and list_chars((chars,), len(view)) > limit:
+            return view, list_chars((chars,), len(view))  # a lower bound, already too long
+        for owner, message in unmeasured:
+            size = self._chars(message)
+            if owner is not None:
+                if message is owner.base:
+                    owner.base_chars = size
+                else:
+                    owner.bare_chars = size
+            chars += size
+        return view, list_chars((chars,), len(view))
 
     def _fresh(self, message: Message | None) -> Message | None:
         return None if message is None or _droppable_empty(message) else message
@@ -282,12 +338,21 @@ def _droppable_empty(message: Message) -> bool:
 # --- what a prune dropped ----------------------------------------------------------------------
 
 
-def _part_key(part: Part) -> tuple[Any, ...]:
-    """Identifies a part across the copies pruning makes (copies are shallow, so values are shared)."""
+PartKey = str | tuple[Any, ...]
+# A message's parts that say something (all but reasoning), and their keys, in the same order.
+_Said = tuple[tuple[Part, ...], tuple[PartKey, ...]]
+
+
+def _part_key(part: Part) -> PartKey:
+    """Identifies a part across the copies pruning makes (copies are shallow, so values are shared).
+
+    A tool part is known by its kind and call or approval id (a string: no container to allocate
+    for each of a long history's parts); any other part by its kind and its values' identities.
+    """
     kind = part.get("type")
     ident = part.get("toolCallId") if kind in CALL_ID_TYPES else part.get("approvalId")
     if isinstance(ident, str) and (kind in CALL_ID_TYPES or kind in APPROVAL_TYPES):
-        return (kind, ident)
+        return f"{kind}\x00{ident}"
     return (kind, *((key, id(value)) for key, value in part.items() if key != "providerOptions"))
 
 
@@ -303,7 +368,7 @@ def dropped_span(
     Pass the ``TokenEstimator`` that ``prune_to_fit`` used as ``memo`` to reuse its per-message work.
     """
     surviving_messages = {id(m) for m in after}
-    surviving_parts: set[tuple[Any, ...]] = set()
+    surviving_parts: set[PartKey] = set()
     surviving_strings: set[tuple[Any, int]] = set()
     for message in after:
         content = message.get("content")
@@ -322,14 +387,16 @@ def dropped_span(
             if (message.get("role"), id(content)) not in surviving_strings and not is_summary_note(message):
                 span.append(message)
             continue
-        lost = [part for part, key in said if key not in surviving_parts]
+        parts, keys = said
+        lost = [part for part, key in zip(parts, keys, strict=True) if key not in surviving_parts]
         if lost:
-            span.append(message if len(lost) == len(said) else {**message, "content": lost})
+            span.append(message if len(lost) == len(parts) else {**message, "content": lost})
     return span
 
 
-def _said(message: Message) -> tuple[tuple[Part, tuple[Any, ...]], ...] | None:
+def _said(message: Message) -> _Said | None:
     parts = parts_of(message)
     if parts is None:
         return None
-    return tuple((p, _part_key(p)) for p in parts if p.get("type") not in REASONING_TYPES)
+    said = tuple(p for p in parts if p.get("type") not in REASONING_TYPES)
+    return said, tuple(map(_part_key, said))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiro_lsp.context.estimate import json_text
-from shiro_lsp.context.prune import APPROVAL_TYPES, detach_provider_items
+from shiro_lsp.context.prune import APPROVAL_TYPES, REASONING_TYPES, detach_provider_items
 from shiro_lsp.messages import Message, Part
 
 COMPACT_SYSTEM_PROMPT = (
@@ -252,13 +252,15 @@ def content_keys(message: Message) -> list[str]:
     """Stable keys for the content of a dropped message, so a span is summarised only once.
 
     Tool parts are keyed by their call or approval id (a reduced copy of a message then matches its
-    original); other content by a hash of its text.
+    original); other content by a hash of its text. Reasoning is not content a summary keeps (nor
+    one a span carries on its own), so it has a key only in a message that holds nothing else.
     """
     content = message.get("content")
     if not isinstance(content, list):
         return [f"msg:{_digest_key([message.get('role'), content])}"]
+    said = [part for part in content if part.get("type") not in REASONING_TYPES]
     keys: list[str] = []
-    for part in content:
+    for part in said or content:
         kind = part.get("type")
         ident = part.get("approvalId") if kind in APPROVAL_TYPES else part.get("toolCallId")
         if isinstance(ident, str):
@@ -291,20 +293,26 @@ class SpanSummaries:
     min_batch: int = MIN_SPAN_TO_SUMMARISE
     # messages and parts (by identity) already found covered: a long span costs O(new messages)
     _seen: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
-    # id -> (message, its content keys): due, record and note_text ask for the same messages' keys
-    _keys: dict[int, tuple[Message, list[str]]] = field(default_factory=dict, repr=False, compare=False)
+    # id -> its content keys, and id -> the message (kept alive so its id stays unique): due, record
+    # and note_text ask for the same messages' keys
+    _keys: dict[int, list[str]] = field(default_factory=dict, repr=False, compare=False)
+    _keyed: dict[int, Message] = field(default_factory=dict, repr=False, compare=False)
 
     def _keys_of(self, message: Message) -> list[str]:
-        hit = self._keys.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
+        key = id(message)
+        if self._keyed.get(key) is message:
+            return self._keys[key]
         if len(self._keys) > 200_000:
             self._keys.clear()
+            self._keyed.clear()
         keys = content_keys(message)
-        self._keys[id(message)] = (message, keys)
+        self._keys[key] = keys
+        self._keyed[key] = message
         return keys
 
     def unsummarised(self, span: Iterable[Message]) -> list[Message]:
+        if not self.covered and not self._seen:  # nothing summarised yet: only notes are covered
+            return [m for m in span if not is_summary_note(m)]
         return [m for m in span if not self._is_covered(m)]
 
     def _is_covered(self, message: Message) -> bool:
@@ -319,25 +327,37 @@ class SpanSummaries:
             or (self.covered and all(k in self.covered for k in self._keys_of(message)))
         ):
             return False
-        if len(seen) > 200_000:
-            seen.clear()
-        seen[id(message)] = message
-        for part in content if isinstance(content, list) else ():
-            seen[id(part)] = part
+        self._seen_as_covered((message,))
         return True
 
     def due(self, span: Iterable[Message]) -> list[Message]:
         """The unsummarised messages of ``span`` once there are enough to be worth a model call."""
         pending = self.unsummarised(span)
-        return pending if len(pending) >= self.min_batch and digest_of(pending) else []
+        # digest_of(pending) is empty exactly when no message has a digest line
+        says = any(digest_line(m) is not None for m in pending)
+        return pending if len(pending) >= self.min_batch and says else []
 
     def record(self, batch: Sequence[Message], summary: str | None) -> None:
         """Remember ``batch`` as summarised by ``summary`` (``None``/blank: the call failed)."""
         text = span_note_text(summary, batch)
         if text:
             self.notes.append(text)
+        keys_of, covered = self._keys_of, self.covered
         for message in batch:
-            self.covered.update(self._keys_of(message))
+            covered.update(keys_of(message))
+        self._seen_as_covered(batch)
+
+    def _seen_as_covered(self, messages: Sequence[Message]) -> None:
+        """Remember ``messages`` (and their parts) as covered, as ``_is_covered`` would."""
+        seen = self._seen
+        if len(seen) > 200_000:
+            seen.clear()
+        for message in messages:
+            seen[id(message)] = message
+            content = message.get("content")
+            if isinstance(content, list):
+                for part in content:
+                    seen[id(part)] = part
 
     def note_text(self, span: Iterable[Message] = ()) -> str:
         pending = digest_of(self.unsummarised(span), MAX_DIGEST_NOTE_CHARS)

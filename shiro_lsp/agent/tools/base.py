@@ -79,6 +79,7 @@ _SUBSCHEMA_KEYS = frozenset(
     {"items", "anyOf", "allOf", "oneOf", "not", "additionalProperties", "prefixItems"}
 )
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties"})
+_DROPPED_KEYS = frozenset({"title", "$defs", "default"})  # see input_schema
 
 
 def input_schema(model: type[BaseModel]) -> JsonObject:
@@ -86,7 +87,9 @@ def input_schema(model: type[BaseModel]) -> JsonObject:
 
     References are inlined (no ``$defs``: some OpenAI-compatible servers do not follow them), the
     generated titles are dropped (they only repeat the names), and an optional field (``X | None``)
-    is shown as ``X`` with no default: leaving it out is how the model says "none".
+    is shown as ``X``. Defaults are dropped too: they ride on every request and a default is the
+    handler's business (the input model fills it in); leaving a field out is how the model asks for
+    it, and a description says the default where the model needs to know it ("default 2000").
     """
     schema = model.model_json_schema(by_alias=True)
     defs: dict[str, Any] = schema.get("$defs", {})
@@ -101,7 +104,7 @@ def input_schema(model: type[BaseModel]) -> JsonObject:
             return plain({**target, **{k: v for k, v in node.items() if k != "$ref"}})
         out: JsonObject = {}
         for key, value in node.items():
-            if key in ("title", "$defs") or (key == "default" and value is None):
+            if key in _DROPPED_KEYS:
                 continue
             if key in _SCHEMA_MAPS and isinstance(value, dict):
                 out[key] = {name: plain(sub) for name, sub in value.items()}
@@ -139,7 +142,8 @@ class ToolSpec:
     - ``default_rule``: the permission rule when the config says nothing about the tool.
     - ``auto_approved``: never prompts, whatever the rules say (a deny rule still refuses it).
     - ``prompt_hint``: its line under "Tools available to you now" (``name: hint``); tools that
-      share a hint are listed together on one line after the others.
+      share a hint (a family: ``files.READ_HINT``, ``files.CHANGE_HINT``, ``git.GIT_HINT``) are
+      listed together on one line, where the first of them comes.
     """
 
     name: str

@@ -23,7 +23,7 @@ from pydantic import Field
 
 from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.base import JsonObject, ToolContext, ToolError, ToolInput, ToolSpec, typed_tool
-from shiro_lsp.agent.tools.files import _apply_edit, refuse_secrets
+from shiro_lsp.agent.tools.files import CHANGE_HINT, _apply_edit, refuse_secrets
 from shiro_lsp.agent.tools.jail import Roots, relative_posix, resolve_in_workspace
 
 MAX_PATCH_FILES = 50
@@ -419,11 +419,11 @@ PLANNERS: dict[str, Planner] = {
 
 
 class ApplyPatchInput(ToolInput):
-    patch: str = Field(description="The unified diff")
+    patch: str
 
 
 class MoveFileInput(ToolInput):
-    from_: str = Field(alias="from", description="The file to move")
+    from_: str = Field(alias="from")
     to: str = Field(description="Its new path (missing directories are created)")
 
 
@@ -448,15 +448,13 @@ APPLY_PATCH = typed_tool(
         name="apply_patch",
         description=(
             "Apply a unified diff to one or more files, all or nothing: if any hunk does not apply, no "
-            "file is changed and the error names the file and hunk. Use '--- a/path' / '+++ b/path' "
-            "headers ('--- /dev/null' for a new file, '+++ /dev/null' to delete one) and '@@ -l,n +l,n @@' "
-            "hunks with ' ' context, '-' removed and '+' added lines. Line numbers may be approximate; "
-            "context lines must match the file."
+            "file is changed. Headers '--- a/path' / '+++ b/path' ('--- /dev/null' for a new file, "
+            "'+++ /dev/null' to delete one); line numbers may be approximate, context lines must match."
         ),
         input_model=ApplyPatchInput,
         mutating=True,
         subject=patch_paths,
-        prompt_hint="a unified diff over one or more files, all or nothing.",
+        prompt_hint=CHANGE_HINT,
     ),
     ApplyPatchInput,
     apply_patch_tool,
@@ -469,7 +467,7 @@ MOVE_FILE = typed_tool(
         input_model=MoveFileInput,
         mutating=True,
         subject=move_paths,
-        prompt_hint="move or rename a file.",
+        prompt_hint=CHANGE_HINT,
     ),
     MoveFileInput,
     move_file_tool,
@@ -482,7 +480,7 @@ DELETE_FILE = typed_tool(
         input_model=DeleteFileInput,
         mutating=True,
         subject=path_subject,
-        prompt_hint="delete a file (the user can restore it from the turn's checkpoint).",
+        prompt_hint=CHANGE_HINT,
     ),
     DeleteFileInput,
     delete_file_tool,

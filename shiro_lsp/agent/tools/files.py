@@ -29,7 +29,15 @@ from shiro_lsp.agent.tools.base import (
     field_subject,
     typed_tool,
 )
-from shiro_lsp.agent.tools.jail import NoSuchFile, Roots, locate, reading, relative_posix, write_atomic
+from shiro_lsp.agent.tools.jail import (
+    NoSuchFile,
+    Roots,
+    locate,
+    reading,
+    relative_posix,
+    write_atomic,
+    write_atomic_mode,
+)
 from shiro_lsp.agent.tools.secrets import (
     SECRET_FILE_EXCEPTIONS,
     SECRET_FILE_PATTERNS,
@@ -116,20 +124,32 @@ def read_numbered(workspace: Roots, path: str, offset: int = 1, limit: int = DEF
     return "\n".join(out)
 
 
+# Hints shared by a family of tools: one line of the prompt's tool list names them all (see
+# ``ToolSpec.prompt_hint``); each tool's own description says the rest.
+READ_HINT = "read files (numbered lines); use offset/limit for long files."
+CHANGE_HINT = "change files; read a file before you edit it."
+
 FilePath = Annotated[str, Field(description="File path relative to the workspace root")]
 OldString = Annotated[str, Field(description="Exact text to find, including whitespace and indentation")]
-NewString = Annotated[str, Field(description="Replacement text")]
+NewString = str
 ReplaceAll = Annotated[bool, Field(description="Replace every occurrence instead of requiring exactly one")]
 
 
-class ReadFileInput(ToolInput):
+class FileSlice(ToolInput):
+    # One file of read_many_files: read_file's fields, described once, on read_file (a docstring
+    # here would be sent as the schema's description).
     path: FilePath
+    offset: int = Field(1, ge=1)
+    limit: int = Field(DEFAULT_LIMIT, ge=1)
+
+
+class ReadFileInput(FileSlice):
     offset: int = Field(1, ge=1, description="First line to return (1-based)")
     limit: int = Field(DEFAULT_LIMIT, ge=1, description="Max lines to return, default 2000")
 
 
 class ReadManyFilesInput(ToolInput):
-    files: list[ReadFileInput] = Field(
+    files: list[FileSlice] = Field(
         min_length=1, max_length=MAX_BATCH_FILES, description="The files to read, at most 20"
     )
 
@@ -140,9 +160,11 @@ class WriteFileInput(ToolInput):
 
 
 class Edit(ToolInput):
-    old_string: OldString
-    new_string: NewString
-    replace_all: ReplaceAll = False
+    # One edit of multi_edit: edit_file's fields, described once, on edit_file (no docstring: it
+    # would be sent as the schema's description).
+    old_string: str
+    new_string: str
+    replace_all: bool = False
 
 
 class EditFileInput(ToolInput):
@@ -161,7 +183,7 @@ async def read_file(input: ReadFileInput, ctx: ToolContext) -> str:
     return await asyncio.to_thread(read_numbered, ctx.workspace, input.path, input.offset, input.limit)
 
 
-def _read_block(workspace: Roots, item: ReadFileInput) -> str:
+def _read_block(workspace: Roots, item: FileSlice) -> str:
     try:
         body = read_numbered(workspace, item.path, item.offset, item.limit)
     except ToolError as exc:
@@ -208,9 +230,9 @@ def _replace(
     """``write_atomic``, with the checkpoint told before (the old bytes) and after (the new state)."""
     if recorder is not None:
         recorder.before_write(rel, *before, data)
-    written = write_atomic(workspace, path, data)
+    _, mode = write_atomic_mode(workspace, path, data)
     if recorder is not None:
-        recorder.after_write(rel, stat.S_IMODE(os.lstat(written).st_mode))
+        recorder.after_write(rel, mode)
 
 
 def _raw_before(workspace: Roots, path: str) -> tuple[bytes | None, int | None] | None:
@@ -346,13 +368,13 @@ READ_FILE = typed_tool(
         description=(
             "Read a UTF-8 text file. Lines are numbered like `cat -n`: the 1-based line number right-aligned "
             "in 6 columns, a tab, then the line; the numbers are not part of the file. Returns up to `limit` "
-            "lines (default 2000) from `offset`; a note at the end says where to continue."
+            "lines from `offset`; a note at the end says where to continue."
         ),
         input_model=ReadFileInput,
         subject=field_subject("path"),
         plan_safe=True,
         default_rule=SECRET_RULES,
-        prompt_hint="read a file (numbered lines); use offset/limit for long files.",
+        prompt_hint=READ_HINT,
     ),
     ReadFileInput,
     read_file,
@@ -370,7 +392,7 @@ READ_MANY_FILES = typed_tool(
         subject=_many_paths,
         plan_safe=True,
         default_rule=SECRET_RULES,
-        prompt_hint="read up to 20 files in one call.",
+        prompt_hint=READ_HINT,
     ),
     ReadManyFilesInput,
     read_many_files,
@@ -386,7 +408,7 @@ WRITE_FILE = typed_tool(
         input_model=WriteFileInput,
         mutating=True,
         subject=field_subject("path"),
-        prompt_hint="create or overwrite a whole file.",
+        prompt_hint=CHANGE_HINT,
     ),
     WriteFileInput,
     write_file,
@@ -403,7 +425,7 @@ EDIT_FILE = typed_tool(
         input_model=EditFileInput,
         mutating=True,
         subject=field_subject("path"),
-        prompt_hint="replace an exact string in a file; read the file first.",
+        prompt_hint=CHANGE_HINT,
     ),
     EditFileInput,
     edit_file,
@@ -413,14 +435,14 @@ MULTI_EDIT = typed_tool(
     ToolSpec(
         name="multi_edit",
         description=(
-            "Apply several exact-string edits to one file in one call; "
+            "Apply several edits (each as edit_file's) to one file in one call; "
             "each edit sees the result of the previous one. "
             "All or nothing: if any edit fails, nothing is written."
         ),
         input_model=MultiEditInput,
         mutating=True,
         subject=field_subject("path"),
-        prompt_hint="several exact edits to one file, all or nothing.",
+        prompt_hint=CHANGE_HINT,
     ),
     MultiEditInput,
     multi_edit,

@@ -149,7 +149,7 @@ class GitStatusInput(ToolInput):
 
 
 class GitDiffInput(ToolInput):
-    staged: bool = Field(False, description="Diff the index against HEAD")
+    staged: bool = False
     path: Narrow = None
 
 
@@ -159,12 +159,12 @@ class GitLogInput(ToolInput):
 
 
 class GitShowInput(ToolInput):
-    ref: str = Field(description="Commit hash, tag, or ref")
+    ref: str
     path: Narrow = None
 
 
 class GitBlameInput(ToolInput):
-    path: str = Field(description="File to blame")
+    path: str
     start_line: int | None = Field(None, ge=1)
     end_line: int | None = Field(None, ge=1)
 

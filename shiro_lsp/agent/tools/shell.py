@@ -250,7 +250,7 @@ BASH = typed_tool(
         description=(
             "Run a shell command (bash -c) in the workspace root. Use for builds, tests, git and package "
             "managers. Output streams live; the result starts with the exit code. The command and every "
-            "process it starts are killed on timeout (default 120000 ms) or when the user interrupts it."
+            "process it starts are killed on timeout or when the user interrupts it."
         ),
         input_model=BashInput,
         mutating=True,

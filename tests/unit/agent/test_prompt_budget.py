@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.context_window import tools_tokens
 from shiro_lsp.agent.engine import plan_turn
-from shiro_lsp.agent.prompt import PromptParts, build_compact_system_prompt, build_system_prompt
+from shiro_lsp.agent.prompt import (
+    PromptParts,
+    build_compact_system_prompt,
+    build_system_prompt,
+    tools_section,
+)
 from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
 from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.context.estimate import estimate_text
@@ -59,3 +65,38 @@ def test_the_workspace_path_is_not_near_the_top(tmp_path: Path) -> None:
     for build in (build_system_prompt, build_compact_system_prompt):
         prompt = build(PromptParts(workspace=WORKSPACE, tools=plan.specs))
         assert prompt.index(str(WORKSPACE)) > len(prompt) // 2
+
+
+RECORDING = (
+    Path(__file__).resolve().parents[2] / "fixtures/realmodel/qwen2.5-coder-1.5b-instruct-q4_k_m.wire.jsonl"
+)
+
+
+def test_the_full_prompt_stays_within_five_percent_of_the_recorded_one(tmp_path: Path) -> None:
+    """The prompt recorded against llama.cpp offered 18 tools; every tool since then must pay its way."""
+    body = json.loads(RECORDING.read_text(encoding="utf-8").splitlines()[0])["body"]
+    recorded_tools = [t["function"] for t in body["tools"]]
+    recorded = estimate_text(body["messages"][0]["content"]) + estimate_text(json.dumps(recorded_tools))
+    plan = plan_turn(variant("default", None), every_tool(tmp_path))
+    assert len(plan.specs) > len(recorded_tools)
+    prompt = build_system_prompt(
+        PromptParts(workspace=Path("/home/user/project"), tools=plan.specs, can_ask=False)
+    )
+    assert estimate_text(prompt) + tools_tokens(list(plan.specs)) <= recorded * 1.05
+
+
+def test_a_family_of_tools_shares_one_line_where_its_first_tool_comes(tmp_path: Path) -> None:
+    plan = plan_turn(variant("default", None), every_tool(tmp_path))
+    lines = tools_section(plan.specs)
+    changes = [line for line in lines if "write_file" in line]
+    assert changes == [
+        "- write_file, edit_file, multi_edit, apply_patch, move_file, delete_file: "
+        "change files; read a file before you edit it."
+    ]
+    assert lines.index(changes[0]) < lines.index(
+        "- bash: run a shell command in the workspace (tests, builds, scripts)."
+    )
+    named = ", ".join(lines)
+    assert all(name in named for name in plan.tools)
+    read_only = tools_section(plan_turn(variant("plan", None), every_tool(tmp_path)).specs)
+    assert not any("write_file" in line or "change files" in line for line in read_only)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from unit.context.context_fixtures import call_and_result, reasoning_turn, transcript, user
 
-from shiro_lsp.context.estimate import TokenEstimator, estimate_text, estimate_tokens
+from shiro_lsp.context.estimate import TokenEstimator, estimate_text, estimate_tokens, json_text
 from shiro_lsp.messages import Message
 
 
@@ -77,3 +77,19 @@ def test_incremental_estimates_equal_full_estimates_under_random_edits(
         assert estimator.estimate(history) == estimate_tokens(history)
         view = [*rng.sample(history, k=len(history) // 2), random_message(rng)]
         assert estimator.measure(view) == estimate_tokens(view)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_the_estimators_encoder_writes_what_json_dumps_writes(value: object) -> None:
+    assert json_text(value) == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    assert json_text([value, {"k": value}]) == json.dumps(
+        [value, {"k": value}], separators=(",", ":"), ensure_ascii=False
+    )

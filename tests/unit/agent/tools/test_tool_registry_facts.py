@@ -249,3 +249,11 @@ def test_the_headless_denial_names_every_tool_that_would_ask() -> None:
         "bash",
     ]
     assert HEADLESS_DENIAL.startswith(f"shiro: headless denies {', '.join(asking)} and mcp tools")
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_SPECS))
+def test_schemas_carry_no_defaults_the_handler_fills_them_in(name: str) -> None:
+    """A default rides on every request and says nothing the model needs: leaving a field out is
+    how it asks for the default (the input model fills it in; descriptions name it where it matters)."""
+    for node in _walk(KNOWN_SPECS[name].parameters):
+        assert "default" not in node, name

@@ -50,6 +50,7 @@ async function setSidebarWidth(page, width) {
   await page.mouse.down();
   await page.mouse.move(box.x + width, y, { steps: 8 });
   await page.mouse.up();
+  await page.mouse.move(box.x + width + 300, y);   // off the sash, which is highlighted while hovered
   await page.waitForTimeout(300);
 }
 
@@ -61,6 +62,39 @@ async function setTheme(wb, workspace, id) {
   const want = id?.includes('High Contrast') ? 'vscode-high-contrast' : id?.includes('Light') ? 'vscode-light' : 'vscode-dark';
   await wb.chat().locator(`body.${want}`).waitFor({ timeout: 20_000 });
   await wb.page.waitForTimeout(300);
+}
+
+/**
+ * One state, seen the ways the issue asks: the default dark theme (`name`), Default Light Modern
+ * (`name-light`), Default High Contrast (`name-high-contrast`) and, unless `narrow` is false, the chat
+ * side bar at 280 px (`name-280px`, where nothing may push the transcript sideways). Ends in the
+ * default theme at the width it started with. `reopen` brings the state back after the side bar's sash
+ * was dragged (a drag takes the focus, which closes a suggestion list); `check(variant)` runs in each.
+ * States in a QuickPick or an editor pass `narrow: false`: the side bar's width does not change them,
+ * and the drag would close the picker.
+ */
+async function shotVariants(wb, workspace, name, { narrow = true, reopen, check } = {}) {
+  await check?.('dark');
+  await wb.shot(name);
+  for (const [theme, suffix] of [['Default Light Modern', 'light'], ['Default High Contrast', 'high-contrast']]) {
+    await setTheme(wb, workspace, theme);
+    await check?.(suffix);
+    await wb.shot(`${name}-${suffix}`);
+  }
+  await setTheme(wb, workspace, 'Default Dark Modern');   // (an empty settings file does not bring it back)
+  if (!narrow) return;
+  const before = (await wb.page.locator('.part.sidebar').boundingBox()).width;
+  await setSidebarWidth(wb.page, 280);
+  await reopen?.();
+  const chat = wb.chat();
+  const width = await chat.locator('body').evaluate(b => b.clientWidth);
+  assert.ok(width <= 300, `${name}: the panel is narrow (${width} px)`);
+  const overflow = await chat.locator('#transcript').evaluate(t => t.scrollWidth - t.clientWidth);
+  assert.ok(overflow <= 1, `${name}: nothing pushes the transcript sideways at 280 px (${overflow} px)`);
+  await check?.('280px');
+  await wb.shot(`${name}-280px`);
+  await setSidebarWidth(wb.page, before);
+  await reopen?.();
 }
 
 const PANEL_MARKDOWN = [
@@ -715,7 +749,7 @@ export const scenarios = [
     // is only in the model's answer (not in any title), then renamed from the picker.
     name: 'session-search-rename',
     needsModel: true,
-    async run({ wb, page, model }) {
+    async run({ wb, page, model, workspace }) {
       const chat = wb.chat();
       await wb.openChat();
       await wb.runCommand('Shiro: New session');
@@ -741,7 +775,7 @@ export const scenarios = [
       }, undefined, { timeout: 15_000 });
       assert.match(await found.innerText(), /quokka is a cheerful marsupial/);   // the snippet, as the detail
       assert.equal(await rows.count(), 1);
-      await wb.shot('session-search-by-message-text');
+      await shotVariants(wb, workspace, 'session-search-by-message-text', { narrow: false });
 
       await found.hover();
       await found.locator('.action-label[aria-label^="Rename"], .action-label[title^="Rename"]').first().click();
@@ -752,13 +786,36 @@ export const scenarios = [
       await page.keyboard.press('Enter');
       await wb.toast('renamed to "Quokka facts"').waitFor({ timeout: 15_000 });
       await wb.quickPickRow('Quokka facts').waitFor({ timeout: 15_000 });
-      await wb.shot('session-renamed-in-picker');
+      await shotVariants(wb, workspace, 'session-renamed-in-picker', { narrow: false });
       await page.keyboard.press('Escape');
 
       // The plain listing (no query) has the new title too, and the live session is marked current.
       await wb.runCommand('Shiro: Resume session');
       await wb.quickPickRow('Quokka facts').waitFor({ timeout: 15_000 });
       assert.match(await wb.quickPickRow('How do I find a number').innerText(), /current/);
+      await page.keyboard.press('Escape');
+
+      // The server's ranking is the order the user sees: a session whose messages are all about quokkas
+      // outranks "Quokka facts" (one answer and its title), although only the latter's title has the word.
+      // (VS Code's QuickPick would lift a row whose label matches the typed text to the top.)
+      await wb.runCommand('Shiro: New session');
+      await wb.toast('Saved').waitFor({ timeout: 15_000 });
+      await model.script([step([text('Quokka! Quokka quokka quokka quokka, quokka quokka.')])]);
+      await wb.send('Which animal smiles the most?');
+      await chat.locator('.entry.assistant', { hasText: 'Quokka quokka' }).waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(1_000);   // the autosave
+      await wb.runCommand('Shiro: Resume session');
+      await wb.quickPickRow('Which animal smiles').waitFor({ timeout: 15_000 });
+      await page.keyboard.type('quokka');
+      await page.waitForFunction(() => {
+        const all = [...document.querySelectorAll('.quick-input-widget .monaco-list-row')];
+        return all.length === 2 && all.every(r => /quokka/i.test(r.textContent ?? ''));
+      }, undefined, { timeout: 15_000 });
+      const shown = await page.locator('.quick-input-widget .monaco-list-row').evaluateAll(all => all
+        .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
+        .map(r => (r.querySelector('.label-name')?.textContent ?? r.textContent ?? '').replace(/\u2060/g, '')));
+      assert.deepEqual(shown.map(t => t.trim()), ['Which animal smiles the most?', 'Quokka facts'], `rows top to bottom: ${JSON.stringify(shown)}`);
+      await shotVariants(wb, workspace, 'session-search-ranked-order', { narrow: false });
       await page.keyboard.press('Escape');
     },
   },
@@ -809,7 +866,7 @@ export const scenarios = [
       await page.keyboard.press('Control+S');
       await wb.toast('project memory saved: 1 added, 1 changed, 1 deleted').waitFor({ timeout: 20_000 });
       await page.locator('.editor-instance .view-lines', { hasText: 'the docs are in docs/' }).first().waitFor({ timeout: 15_000 });
-      await wb.shot('memory-document-saved');
+      await shotVariants(wb, workspace, 'memory-document-saved', { narrow: false });
       // What the server now holds: exactly the edited entries, and every entry it had before untouched.
       const stored = storedMemory();
       assert.deepEqual(stored.filter(e => !before.includes(e)), ['command: run the tests with make test', 'fact: the docs are in docs/']);
@@ -824,7 +881,7 @@ export const scenarios = [
       await page.keyboard.press('Control+S');
       await wb.toast('is not a memory line').waitFor({ timeout: 20_000 });
       assert.ok(await page.locator('.tabs-container .tab.active.dirty').count(), 'the refused document stays modified');
-      await wb.shot('memory-document-refused-in-words');
+      await shotVariants(wb, workspace, 'memory-document-refused-in-words', { narrow: false });
       assert.ok((await copyAll()).includes('* not a memory line'));
       await wb.runCommand('View: Revert and Close Editor');
     },
@@ -833,64 +890,122 @@ export const scenarios = [
     // Self-contained (SHIRO_E2E_ONLY=retry-countdown): a 429 with retry-after; the panel counts down, then answers.
     name: 'retry-countdown',
     needsModel: true,
-    async run({ wb, model }) {
+    async run({ wb, model, workspace }) {
       const chat = wb.chat();
       await wb.openChat();
       await model.script([
         {
           type: 'http_error', status: 429, code: 'rate_limit_exceeded', error_type: 'requests',
-          message: 'Rate limit reached for requests. Please try again in 6s.', headers: { 'retry-after': '6' },
+          message: 'Rate limit reached for requests. Please try again in 45s.', headers: { 'retry-after': '45' },
         },
         step([text('Answered after the wait.')]),
       ]);
       await wb.send('answer even when rate limited');
       const countdown = chat.locator('.retry-countdown');
       await countdown.waitFor({ timeout: 15_000 });
-      assert.match(await countdown.innerText(), /^Retrying in \d s… \(attempt 2 of \d\)$/);
       assert.match(await chat.locator('.entry.notice', { has: countdown }).innerText(), /429|[Rr]ate limit/);
-      await wb.shot('retry-countdown');
-      await chat.locator('.entry.assistant', { hasText: 'Answered after the wait.' }).waitFor({ timeout: 30_000 });
+      // (45 s leave time for the four screenshots while it still counts down, also on a busy machine)
+      await shotVariants(wb, workspace, 'retry-countdown', {
+        check: async variant => assert.match(await countdown.innerText(), /^Retrying in \d+ s… \(attempt 2 of \d\)$/, variant),
+      });
+      await chat.locator('.entry.assistant', { hasText: 'Answered after the wait.' }).waitFor({ timeout: 60_000 });
       assert.match(await countdown.innerText(), /^Retried \(attempt 2 of \d\)$/);
-      await wb.shot('retry-then-answer');
+      await shotVariants(wb, workspace, 'retry-then-answer');
     },
   },
   {
-    // Self-contained (SHIRO_E2E_ONLY=terminal-mention): run a command in a terminal with shell
-    // integration, then attach its output to a prompt with @terminal.
+    // Self-contained (SHIRO_E2E_ONLY=terminal-mention): run a command that prints and ends at once in a
+    // terminal with shell integration, attach its output with @terminal; then attach what is selected in
+    // the terminal (a secret in it is redacted by the server), and the user's clipboard is put back.
     name: 'terminal-mention',
     needsModel: true,
-    async run({ wb, page, model }) {
+    async run({ wb, page, model, workspace }) {
       await wb.runCommand('Terminal: Create New Terminal');
       await page.locator('.terminal-wrapper.active .xterm').first().waitFor({ timeout: 20_000 });
       // shell integration marks the prompt (a decoration) once the injected script runs
       await page.locator('.terminal-wrapper.active .xterm-screen .terminal-command-decoration').first()
         .waitFor({ state: 'attached', timeout: 20_000 }).catch(() => page.waitForTimeout(3_000));
-      await page.locator('.terminal-wrapper.active .xterm-helper-textarea').first().focus();
-      // (a command that prints at once can finish before VS Code starts the execution's stream: see the report)
-      await page.keyboard.type('sleep 1; echo "shiro sees $((6 * 7)) apples"; false');
-      await page.keyboard.press('Enter');
-      await page.waitForTimeout(4_000);   // the command runs; its end event, then the output's last chunks
+      const typeInTerminal = async line => {
+        await page.locator('.terminal-wrapper.active .xterm-helper-textarea').first().focus();
+        await page.keyboard.type(line);
+        await page.keyboard.press('Enter');
+        await page.waitForTimeout(2_000);   // it runs; its end event
+      };
+      // prints and ends at once: the case where the execution's stream can miss the output
+      await typeInTerminal('echo "shiro sees $((6 * 7)) apples"; false');
       await wb.openChat();
       const chat = wb.chat();
       const prompt = chat.locator('#prompt');
-      await prompt.click();
-      await prompt.fill('');
-      await prompt.pressSequentially('why did it fail? @Termin');
       const suggest = chat.locator('#suggest');
-      const row = suggest.locator('.suggest-item', { hasText: 'Terminal: last command' }).first();
-      await row.waitFor({ timeout: 15_000 });
-      assert.match(await row.innerText(), /sleep 1; echo "shiro sees.*\(exit 1\)/);
-      await wb.shot('terminal-mention-picker');
+      const ask = async (typed, rowText) => {
+        await prompt.click();
+        await prompt.fill('');
+        await prompt.pressSequentially(typed);
+        const row = suggest.locator('.suggest-item', { hasText: rowText }).first();
+        await row.waitFor({ timeout: 15_000 });
+        return row;
+      };
+      const row = await ask('why did it fail? @Termin', 'Terminal: last command');
+      assert.match(await row.innerText(), /echo "shiro sees \$\(\(6 \* 7\)\) apples"; false \(exit 1\)/);
+      await suggest.locator('.suggest-item', { hasText: 'Terminal: selection' }).waitFor();
+      await shotVariants(wb, workspace, 'terminal-mention-picker', { reopen: () => ask('why did it fail? @Termin', 'Terminal: last command') });
       await prompt.press('Enter');
-      await chat.locator('#chips .chip', { hasText: 'Terminal $ sleep 1; echo' }).waitFor({ timeout: 10_000 });
+      await chat.locator('#chips .chip', { hasText: 'Terminal $ echo "shiro sees' }).waitFor({ timeout: 10_000 });
       await model.script([step([text('The last command was false, so it exited with 1.')])]);
       await prompt.press('Enter');
-      await chat.locator('.entry.user').last().locator('.chip', { hasText: 'Terminal $ sleep 1; echo' }).waitFor({ timeout: 15_000 });
+      // (a saved chip label has ' for ": the <context label="…"> attribute)
+      await chat.locator('.entry.user').last().locator('.chip', { hasText: /Terminal \$ echo .shiro sees/ }).waitFor({ timeout: 15_000 });
       await chat.locator('.entry.assistant', { hasText: 'exited with 1' }).waitFor({ timeout: 30_000 });
-      const last = JSON.stringify((await model.requests()).at(-1));
+      let last = JSON.stringify((await model.requests()).at(-1));
       assert.ok(last.includes('shiro sees 42 apples'), 'the model got the command output');
       assert.ok(last.includes('exited with code 1'), 'and how the command ended');
-      await wb.shot('terminal-mention-sent');
+      await shotVariants(wb, workspace, 'terminal-mention-sent');
+
+      // Nothing selected in the terminal: said in words, nothing attached.
+      const userClipboard = 'what the user had copied (e2e)';
+      await page.evaluate(v => navigator.clipboard.writeText(v), userClipboard);
+      await ask('@selec', 'Terminal: selection');
+      await suggest.locator('.suggest-item.active', { hasText: 'Terminal: selection' }).waitFor({ timeout: 10_000 });
+      await prompt.press('Enter');
+      await chat.locator('.entry.notice', { hasText: 'Nothing is selected in the terminal' }).last().waitFor({ timeout: 15_000 });
+      assert.equal(await chat.locator('#chips .chip').count(), 0, 'no chip without a selection');
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), userClipboard, 'the clipboard is put back');
+      await wb.shot('terminal-selection-none-in-words');
+
+      // A selection (here the whole buffer: Terminal: Select All) with a secret in it.
+      await typeInTerminal('echo "deploy key AKIAIOSFODNN7EXAMPLE reaches $((40 + 2)) hosts"');
+      await wb.runCommand('Terminal: Select All');
+      await page.waitForTimeout(300);
+      await page.evaluate(v => navigator.clipboard.writeText(v), userClipboard);
+      await ask('what does this say? @selec', 'Terminal: selection');
+      await prompt.press('Enter');
+      const chip = chat.locator('#chips .chip', { hasText: /Terminal selection \(.*, \d+ lines\)/ });
+      await chip.waitFor({ timeout: 15_000 });
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), userClipboard, 'the clipboard is put back after the copy');
+      await shotVariants(wb, workspace, 'terminal-selection-chip');
+      await model.script([step([text('It deploys to 42 hosts; the key was redacted.')])]);
+      await prompt.press('Enter');
+      await chat.locator('.entry.assistant', { hasText: 'deploys to 42 hosts' }).waitFor({ timeout: 30_000 });
+      last = JSON.stringify((await model.requests()).at(-1));
+      assert.ok(last.includes('Text the user selected in the terminal'), 'the model got the labelled selection');
+      assert.ok(last.includes('reaches 42 hosts'), 'with the command output that was selected');
+      assert.ok(!last.includes('AKIAIOSFODNN7EXAMPLE'), 'the secret in the selection never reached the model');
+      assert.ok(last.includes('[redacted AWS access key]'), 'it was replaced by a marker');
+      await chat.locator('.entry.notice', { hasText: 'Your message held a secret' }).last().waitFor({ timeout: 10_000 });
+      await shotVariants(wb, workspace, 'terminal-selection-sent');
+
+      // The terminal's own context menu offers the same (like its Copy, it says so when nothing is selected).
+      await wb.runCommand('Terminal: Select All');
+      await page.waitForTimeout(300);
+      await page.locator('.terminal-wrapper.active .xterm-screen').first().click({ button: 'right', position: { x: 40, y: 10 } });
+      const item = page.locator('.context-view .action-item', { hasText: 'Add terminal selection to chat' }).first();
+      await item.waitFor({ timeout: 10_000 });
+      await wb.shot('terminal-context-menu');
+      await item.click();
+      await chat.locator('#chips .chip', { hasText: /Terminal selection \(.*\)/ }).waitFor({ timeout: 15_000 });
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), userClipboard, 'the clipboard is put back');
+      await wb.shot('terminal-context-menu-chip');
+      await chat.locator('#chips .chip .chip-remove, #chips .chip button').first().click().catch(() => undefined);
       await wb.runCommand('Terminal: Kill All Terminals');
     },
   },

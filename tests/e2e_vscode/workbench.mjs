@@ -44,8 +44,10 @@ export class Workbench {
     await this.page.keyboard.press('Enter');
   }
 
+  /** A QuickPick row by its text. The Resume picker puts a word joiner (U+2060) between the characters of its labels (vscode-client/src/sessions.ts). */
   quickPickRow(text) {
-    return this.page.locator('.quick-input-widget .monaco-list-row', { hasText: text }).first();
+    const pattern = [...text].map(c => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\u2060?');
+    return this.page.locator('.quick-input-widget .monaco-list-row', { hasText: new RegExp(pattern) }).first();
   }
 
   toast(text) {

@@ -10,6 +10,7 @@ import { meterView } from './meter';
 import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
 import type { Agent, ModelsDetectResult, ModelsResult } from './protocol';
 import { selectionLabel } from './attachments';
+import type { Attachment } from './attachments';
 import type { Candidate } from './mentions';
 import { detectParams, detectionReport, endpointReport, localModelItems, modelItems, needsSetup, shownModel } from './setup';
 import type {
@@ -17,8 +18,11 @@ import type {
   RememberSelectionArgs,
 } from './protocol';
 import { API_KEY_SECRET, ShiroServer } from './server';
-import { TerminalCommands, terminalContext, terminalLabel } from './terminalOutput';
-import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem } from './sessions';
+import {
+  TerminalCommands, copiedBy, noSelectionNotice, selectionChipLabel, selectionContext, terminalContext, terminalLabel,
+  terminalSelection, withBufferOutput,
+} from './terminalOutput';
+import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem, unmatchableLabel } from './sessions';
 import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
 
 let server: ShiroServer | undefined;
@@ -50,7 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       controller?.setSession(s);
       if (lastMeter) renderMeter(lastMeter);
     }),
-    client.onNotification(Method.changesChanged, (r: ChangesResult) => review?.onChanged(r)),
+    client.onNotification(Method.changesChanged, (r: ChangesResult) => review?.onNotified(r)),
     client.onRequest(Method.approve, (p: ApproveParams, token: vscode.CancellationToken) =>
       controller!.requestApproval(p, token)),
   ]);
@@ -100,6 +104,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.window.onDidCloseTerminal(t => terminalCommands.closed(t)),
   );
 
+  /** What is selected in the active terminal, as an attachment (read through VS Code's copy command; the clipboard is restored). */
+  async function terminalSelectionAttachment(): Promise<Attachment | undefined> {
+    const terminal = vscode.window.activeTerminal;
+    const [copied] = terminal ? await copiedBy(vscode.env.clipboard, [() => vscode.commands.executeCommand('workbench.action.terminal.copySelection')]) : [undefined];
+    const selected = terminal && terminalSelection(terminal.name, copied);
+    if (!selected) { ctl.model.addNotice(noSelectionNotice(terminal?.name), 'warn'); return undefined; }
+    return { label: selectionChipLabel(selected), text: selectionContext(selected) };
+  }
+
   const SKIP = '**/{node_modules,.git,.venv,venv,dist,out,build,__pycache__,.mypy_cache,.pytest_cache,.tools,.artifacts}/**';
   ctl.mentionCandidates = async () => {
     const items: Candidate[] = [];
@@ -108,8 +121,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       items.push({ kind: 'selection', value: 'selection', label: 'Current selection', detail: selectionLabel(file, editor.selection.start.line + 1, editor.selection.end.line + 1) });
     }
-    const lastCommand = terminalCommands.lastOf(vscode.window.activeTerminal);
+    const terminal = vscode.window.activeTerminal;
+    const lastCommand = terminalCommands.lastOf(terminal);
     if (lastCommand) items.push({ kind: 'terminal', value: 'terminal', label: 'Terminal: last command', detail: terminalLabel(lastCommand) });
+    // Whether the terminal has a selection is only known by copying it, and copying nothing makes VS Code
+    // warn, so the row is offered whenever a terminal is active and the check happens when it is picked.
+    if (terminal) items.push({ kind: 'terminal', value: 'terminal-selection', label: 'Terminal: selection', detail: `what is selected in "${terminal.name}"` });
     const problems = vscode.languages.getDiagnostics().reduce((n, [, d]) => n + d.length, 0);
     items.push({ kind: 'problems', value: 'problems', label: 'Problems', detail: problems ? `${problems} in the workspace` : 'none right now' });
     const uris = await vscode.workspace.findFiles('**/*', SKIP, 5000);
@@ -131,9 +148,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const sel = editor.selection;
       return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel) };
     }
+    if (kind === 'terminal' && value === 'terminal-selection') return terminalSelectionAttachment();
     if (kind === 'terminal') {
-      const last = terminalCommands.lastOf(vscode.window.activeTerminal);
+      let last = terminalCommands.lastOf(vscode.window.activeTerminal);
       if (!last) { ctl.model.addNotice('No finished command in the active terminal (it needs shell integration).', 'warn'); return undefined; }
+      if (!last.output) {
+        // the stream can miss a command that printed and ended at once (see terminalOutput.ts): read the buffer
+        const [command, output] = await copiedBy(vscode.env.clipboard, [
+          () => vscode.commands.executeCommand('workbench.action.terminal.copyLastCommand'),
+          () => vscode.commands.executeCommand('workbench.action.terminal.copyLastCommandOutput'),
+        ]);
+        last = withBufferOutput(last, command, output);
+      }
       return { label: `Terminal ${terminalLabel(last)}`, text: terminalContext(last) };
     }
     if (kind === 'problems') {
@@ -285,12 +311,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!first.length) { void vscode.window.showInformationMessage('Shiro: no saved sessions in this workspace yet.'); return; }
       const trash = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete this session…' };
       const pencil = { iconPath: new vscode.ThemeIcon('edit'), tooltip: 'Rename this session…' };
-      type Item = vscode.QuickPickItem & { sessionId: string };
+      type Item = vscode.QuickPickItem & { sessionId: string; title: string };
       const pick = vscode.window.createQuickPick<Item>();
       const fill = (query: string, sessions: SessionInfo[]): void => {
-        // Search results come from the server: alwaysShow keeps the picker from filtering them again.
+        // Search results come from the server, ranked: alwaysShow keeps the picker from filtering them
+        // again, and an unmatchable label keeps it from re-sorting them by its own label match.
         pick.items = sessionPickItems(sessions, new Date(), ctl.session?.id, query.trim() !== '')
-          .map(i => ({ ...i, alwaysShow: true, buttons: i.current ? [pencil] : [pencil, trash] }));
+          .map(i => ({ ...i, title: i.label, label: unmatchableLabel(i.label), alwaysShow: true, buttons: i.current ? [pencil] : [pencil, trash] }));
       };
       const search = new SessionSearch(
         listSessions, fill,
@@ -308,7 +335,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (e.button === pencil) {
           asking = true;
           try {
-            const renamed = await askTitle(e.item.sessionId, e.item.label);
+            const renamed = await askTitle(e.item.sessionId, e.item.title);
             if (renamed) void vscode.window.showInformationMessage(`Shiro: renamed to "${renamed.title}".`);
           } catch (error) {
             void vscode.window.showErrorMessage(`Shiro: could not rename the session: ${errorReason(error)}`);
@@ -320,12 +347,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           return;
         }
         const confirm = await vscode.window.showWarningMessage(
-          `Delete the session "${e.item.label}"? Its transcript is removed from disk.`, { modal: true }, 'Delete');
+          `Delete the session "${e.item.title}"? Its transcript is removed from disk.`, { modal: true }, 'Delete');
         if (confirm !== 'Delete') return;
         try {
           await srv.sendRequest(Method.sessionDelete, { id: e.item.sessionId });
           await search.run();
-          void vscode.window.showInformationMessage(`Shiro: deleted "${e.item.label}".`);
+          void vscode.window.showInformationMessage(`Shiro: deleted "${e.item.title}".`);
         } catch (error) {
           void vscode.window.showErrorMessage(`Shiro: could not delete the session: ${errorReason(error)}`);
         }
@@ -415,6 +442,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const label = whole ? file : selectionLabel(file, sel.start.line + 1, sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1));
       await chatView.reveal(true);
       ctl.addAttachment({ label, text });
+    }),
+    vscode.commands.registerCommand('shiro.addTerminalSelection', async () => {
+      const attachment = await terminalSelectionAttachment();
+      await chatView.reveal(true);
+      if (attachment) ctl.addAttachment(attachment);
     }),
     vscode.commands.registerCommand('shiro.pickModel', () => pickModel()),
     vscode.commands.registerCommand('shiro.detectLocalModels', () => detectLocal()),

@@ -20,6 +20,26 @@ export const plural = (n: number, word: string): string => `${n} ${word}${n === 
 
 export interface SessionPickItem { label: string; description: string; detail: string; sessionId: string; current: boolean }
 
+/** U+2060 WORD JOINER: zero width, never drawn, no line break. */
+export const WORD_JOINER = '\u2060';
+
+/**
+ * A Resume-picker label that looks and reads like `title` but that VS Code's QuickPick cannot match
+ * against what is typed. The QuickPick moves rows whose label matches the typed text to the top and sorts
+ * them by that match, which would undo the server's ranking (best message match first); turning that off
+ * (`sortByLabel`, `matchOnLabel`) is proposed API only (microsoft/vscode#73904). Its label match is a prefix,
+ * camel-case or contiguous-substring match, so a word joiner between every two characters (grapheme
+ * clusters, so accents and combined scripts stay whole) keeps any typed text from matching. The detail (the
+ * snippet) still highlights the words that matched.
+ */
+export function unmatchableLabel(title: string): string {
+  const clusters = [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(title)].map(s => s.segment);
+  return clusters.join(WORD_JOINER);
+}
+
+/** The text a person sees in a label made by {@link unmatchableLabel}. */
+export const shownLabel = (label: string): string => label.split(WORD_JOINER).join('');
+
 /**
  * The shortest prefix (at least `min` characters) of each id that no other listed id shares. UUIDv7
  * ids start with their timestamp, so sessions of the same minute need more than 8 characters.

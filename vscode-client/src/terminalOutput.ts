@@ -1,6 +1,17 @@
 // The `@terminal` mention: the active terminal's last command and its output, as read through VS Code's
-// shell integration (window.onDidStartTerminalShellExecution + TerminalShellExecution.read()). Pure: no vscode.
-// VS Code 1.100's stable API has no way to read a terminal's selection, so only the last command is offered.
+// shell integration (window.onDidStartTerminalShellExecution + TerminalShellExecution.read()), and
+// `@terminal selection`. Pure: no vscode.
+//
+// VS Code 1.100's stable API has no `Terminal.selection` and no way to read a terminal's buffer, so both the
+// selection and (when the stream came back empty) the last command's output are read the way peers do it:
+// run VS Code's own copy command (`workbench.action.terminal.copySelection` / `copyLastCommandOutput`,
+// which act on the active terminal), read the clipboard, then put the user's clipboard text back.
+//
+// Why the stream can come back empty: the workbench forwards a command's output to extensions only from
+// the moment it has parsed the command's start mark (OSC 633;C). A command that prints and ends at once
+// can deliver its output in the same chunk as that mark, before the forwarding starts, so `read()` gets
+// nothing however early it is called. The terminal buffer still holds the output (VS Code's own
+// "Copy Last Command Output" reads it from there), so that is the fallback.
 
 export const MAX_OUTPUT_CHARS = 20_000;
 
@@ -31,6 +42,66 @@ export function terminalContext(c: FinishedCommand): string {
   const clipped = c.clipped ? ` (only the last ${MAX_OUTPUT_CHARS} characters of its output are shown)` : '';
   return `The last command in the terminal "${c.terminal}" was \`${c.commandLine}\`; ${ended}${clipped}. Its output:\n`
     + (c.output ? c.output : '(no output)');
+}
+
+/** The clipboard, as `vscode.env.clipboard` offers it. */
+export interface Clipboard { readText(): Thenable<string>; writeText(value: string): Thenable<void> }
+
+/** Written before each copy command, so a command that copied nothing is told apart from one that copied. */
+export const CLIPBOARD_PROBE = '\u2063shiro: nothing was copied\u2063';
+
+/**
+ * Run each copy command and read what it put on the clipboard (undefined: it copied nothing), then restore
+ * the clipboard text the user had, also when a command fails. Only text is restored: the stable API cannot
+ * read an image or other formats from the clipboard.
+ */
+export async function copiedBy(clipboard: Clipboard, commands: readonly (() => Thenable<unknown>)[]): Promise<(string | undefined)[]> {
+  const saved = await clipboard.readText();
+  const copied: (string | undefined)[] = [];
+  try {
+    for (const run of commands) {
+      await clipboard.writeText(CLIPBOARD_PROBE);
+      try { await run(); } catch { /* the command is unavailable (no terminal, no shell integration) */ }
+      const text = await clipboard.readText();
+      copied.push(text === CLIPBOARD_PROBE || text === '' ? undefined : text);
+    }
+  } finally {
+    await clipboard.writeText(saved);
+  }
+  return copied;
+}
+
+/** The last command's output from the terminal buffer, when the stream gave none and the buffer's last command is this one. */
+export function withBufferOutput(c: FinishedCommand, bufferCommand: string | undefined, bufferOutput: string | undefined): FinishedCommand {
+  if (c.output || bufferOutput === undefined || bufferCommand?.trim() !== c.commandLine) return c;
+  const { text, clipped } = plainOutput(bufferOutput);
+  return { ...c, output: text, clipped };
+}
+
+export interface TerminalSelection { terminal: string; text: string; clipped: boolean }
+
+/** The text selected in a terminal, as attached (escape sequences gone, the end kept), or undefined when blank. */
+export function terminalSelection(terminal: string, copied: string | undefined): TerminalSelection | undefined {
+  if (copied === undefined) return undefined;
+  const { text, clipped } = plainOutput(copied);
+  return text.trim() ? { terminal, text, clipped } : undefined;
+}
+
+export function selectionChipLabel(s: TerminalSelection): string {
+  const lines = s.text.split('\n').length;
+  return `Terminal selection (${s.terminal}, ${lines} line${lines === 1 ? '' : 's'})`;
+}
+
+export function selectionContext(s: TerminalSelection): string {
+  const clipped = s.clipped ? ` (only its last ${MAX_OUTPUT_CHARS} characters are shown)` : '';
+  return `Text the user selected in the terminal "${s.terminal}"${clipped}:\n${s.text}`;
+}
+
+/** What the picker and the notice say when the active terminal has nothing selected. */
+export function noSelectionNotice(terminal: string | undefined): string {
+  return terminal === undefined
+    ? 'There is no active terminal, so there is no terminal selection to attach.'
+    : `Nothing is selected in the terminal "${terminal}". Select some text in it, then pick "Terminal: selection" again.`;
 }
 
 /**

@@ -1,6 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_OUTPUT_CHARS, TerminalCommands, plainOutput, terminalContext, terminalLabel } from '../src/terminalOutput';
+import {
+  MAX_OUTPUT_CHARS, TerminalCommands, copiedBy, noSelectionNotice, plainOutput, selectionChipLabel, selectionContext,
+  terminalContext, terminalLabel, terminalSelection, withBufferOutput,
+} from '../src/terminalOutput';
+
+/** A clipboard holding text, as vscode.env.clipboard does. */
+class FakeClipboard {
+  constructor(public text: string) {}
+  async readText(): Promise<string> { return this.text; }
+  async writeText(value: string): Promise<void> { this.text = value; }
+}
 
 test('terminal output loses colours, shell-integration marks and carriage-return overwrites', () => {
   const raw = '\x1b]633;C\x07\x1b[31mFAILED\x1b[0m test_x.py::test_a\r\n'
@@ -67,4 +77,48 @@ test('a chatty command is buffered only to about twice what is kept', () => {
   assert.ok(last.output.endsWith('y'.repeat(995)));
   assert.ok(last.output.includes('0199 '));
   assert.ok(!last.output.includes('0100 '));
+});
+
+test('a copy command is read through the clipboard and the user\'s clipboard text is put back', async () => {
+  const clipboard = new FakeClipboard('what the user copied');
+  const copied = await copiedBy(clipboard, [async () => { await clipboard.writeText('selected in the terminal'); }]);
+  assert.deepEqual(copied, ['selected in the terminal']);
+  assert.equal(clipboard.text, 'what the user copied');
+});
+
+test('a command that copies nothing reads as undefined, not as the user\'s clipboard or the previous copy', async () => {
+  const clipboard = new FakeClipboard('selected in the terminal');   // the user's clipboard may equal a selection
+  const copied = await copiedBy(clipboard, [
+    async () => { await clipboard.writeText('pytest -q'); },
+    async () => { /* no selection: VS Code copies nothing */ },
+  ]);
+  assert.deepEqual(copied, ['pytest -q', undefined]);
+  assert.equal(clipboard.text, 'selected in the terminal');
+});
+
+test('the clipboard is restored when a copy command fails', async () => {
+  const clipboard = new FakeClipboard('keep me');
+  const copied = await copiedBy(clipboard, [async () => { throw new Error('command not found'); }]);
+  assert.deepEqual(copied, [undefined]);
+  assert.equal(clipboard.text, 'keep me');
+});
+
+test('an empty stream is filled from the buffer only when the buffer\'s last command is the same one', () => {
+  const streamed = { terminal: 'bash', commandLine: 'echo hi', exitCode: 0, output: '', clipped: false };
+  assert.equal(withBufferOutput(streamed, 'echo hi', 'hi\r\n').output, 'hi');
+  assert.equal(withBufferOutput(streamed, 'ls', 'a b c').output, '', 'another command\'s output is not taken');
+  assert.equal(withBufferOutput(streamed, 'echo hi', undefined).output, '');
+  const full = { ...streamed, output: 'from the stream' };
+  assert.equal(withBufferOutput(full, 'echo hi', 'from the buffer').output, 'from the stream');
+});
+
+test('a terminal selection becomes a labelled chip and context; a blank one is no selection', () => {
+  const s = terminalSelection('bash', 'Traceback (most recent call last):\r\n  File "x.py"\r\n')!;
+  assert.deepEqual(s, { terminal: 'bash', text: 'Traceback (most recent call last):\n  File "x.py"', clipped: false });
+  assert.equal(selectionChipLabel(s), 'Terminal selection (bash, 2 lines)');
+  assert.equal(selectionContext(s), 'Text the user selected in the terminal "bash":\nTraceback (most recent call last):\n  File "x.py"');
+  assert.equal(terminalSelection('bash', '  \n '), undefined);
+  assert.equal(terminalSelection('bash', undefined), undefined);
+  assert.match(noSelectionNotice('bash'), /Nothing is selected in the terminal "bash"/);
+  assert.match(noSelectionNotice(undefined), /no active terminal/);
 });

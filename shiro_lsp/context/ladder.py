@@ -464,17 +464,30 @@ def dropped_span(
         else:
             surviving_strings.add((message.get("role"), id(content)))
 
+    # The ladder's entries of the history ``prune_to_fit`` just pruned, when ``before`` is that history
+    # (checked per position by identity): no per-message lookup in the estimator's memo.
+    history = memo.memo if memo is not None else None
+    entries = (
+        history.entries if isinstance(history, _History) and len(history.entries) == len(before) else None
+    )
     span: list[Message] = []
-    for message in before:
+    for position, message in enumerate(before):
         if id(message) in surviving_messages:
             continue
-        said = memo.derive(message, _Entry).said if memo is not None else _said(message)
+        if entries is not None and entries[position].message is message:
+            said = entries[position].said
+        else:
+            said = memo.derive(message, _Entry).said if memo is not None else _said(message)
         if said is None:
             content = message.get("content")
             if (message.get("role"), id(content)) not in surviving_strings and not is_summary_note(message):
                 span.append(message)
             continue
         parts, keys = said
+        if surviving_parts.isdisjoint(keys):  # the usual case: all of it is gone
+            if parts:
+                span.append(message)
+            continue
         lost = [part for part, key in zip(parts, keys, strict=True) if key not in surviving_parts]
         if lost:
             span.append(message if len(lost) == len(parts) else {**message, "content": lost})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,6 +29,24 @@ def _tools() -> Path | None:
     for base in (os.environ.get("SHIRO_TOOLS"), str(ROOT / ".tools")):
         if base and (Path(base) / "code-server" / "node_modules" / "playwright-core").is_dir():
             return Path(base) / "code-server" / "node_modules"
+    return None
+
+
+def _modules_current(client: Path) -> str | None:
+    """Bring ``vscode-client/node_modules`` up to its lockfile (``npm ci`` when the lockfile is newer,
+    as scripts/package.sh does); None when it is current, else one line saying how to fix it."""
+    lock, installed = client / "package-lock.json", client / "node_modules" / ".package-lock.json"
+    if installed.is_file() and installed.stat().st_mtime >= lock.stat().st_mtime:
+        return None
+    npm = shutil.which("npm")
+    if npm is None:
+        return "vscode-client/node_modules is older than package-lock.json; run `cd vscode-client && npm ci`"
+    print("  vscode-client/node_modules is older than package-lock.json: npm ci", flush=True)
+    done = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund"], cwd=client, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        return f"`npm ci` in vscode-client failed ({done.stderr.strip()[-200:]}); run it by hand"
     return None
 
 
@@ -50,6 +69,10 @@ def run() -> list[Result]:
         print(f"skipped: the panel benchmark needs {', '.join(missing)}", flush=True)
         return []
     assert node and chromium and tools
+    stale = _modules_current(ROOT / "vscode-client")
+    if stale is not None:
+        print(f"skipped: {stale}", flush=True)
+        return []
     done = subprocess.run(
         [node, str(ROOT / "bench" / "panel.mjs"), str(tools), chromium],
         capture_output=True,
@@ -58,7 +81,15 @@ def run() -> list[Result]:
         check=False,
     )
     if done.returncode != 0:
-        print(f"skipped: the panel benchmark failed: {done.stderr.strip()[-400:]}", flush=True)
+        unresolved = re.search(r'Could not resolve "([^"]+)"', done.stderr)
+        if unresolved:  # a package the webview imports is not installed
+            print(
+                f"skipped: the webview imports {unresolved.group(1)}, which vscode-client/node_modules lacks; "
+                "run `cd vscode-client && npm ci`",
+                flush=True,
+            )
+        else:
+            print(f"skipped: the panel benchmark failed: {done.stderr.strip()[-400:]}", flush=True)
         return []
     out = json.loads(done.stdout.strip().splitlines()[-1])
     resume = out["resume"]["2400"] / out["resume"]["100"]

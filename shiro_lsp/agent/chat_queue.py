@@ -14,9 +14,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import uuid6
-
 from shiro_lsp.agent.engine import TurnOutcome
+from shiro_lsp.ids import new_id
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +48,7 @@ TurnRunner = Callable[[Ticket], Coroutine[Any, Any, ChatOutcome]]
 
 
 def new_task_id() -> str:
-    return str(uuid6.uuid7())
+    return new_id()
 
 
 class ChatQueue:

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
-import uuid6
-
 from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, ShiroError
+from shiro_lsp.ids import new_id
 from shiro_lsp.state.jsonstore import JsonArrayFile, Reporter, log_reporter
 
 # The kinds of memory: their one home. The wire (server/protocol.py), the MCP server, the remember
@@ -241,7 +240,7 @@ class ProjectMemory:
         with self.file.locked_items() as entries:
             if any(e["text"] == clean for e in entries):
                 return RememberResult(f"Already recorded: {clean}", True, None, truncated)
-            entry = Entry(str(uuid6.uuid7()), kind, clean, now_iso(), 0)
+            entry = Entry(new_id(), kind, clean, now_iso(), 0)
             entries.append(entry.to_json())
             self._hits.take_into(entries)
             _cap(entries)
@@ -364,5 +363,5 @@ def _parse_compacted(output: str) -> list[Entry]:
         match = _COMPACT_LINE.match(line)
         if match:
             text, _ = clean_text(match.group(2))
-            merged.append(Entry(str(uuid6.uuid7()), match.group(1).lower(), text, now_iso(), 0))
+            merged.append(Entry(new_id(), match.group(1).lower(), text, now_iso(), 0))
     return merged

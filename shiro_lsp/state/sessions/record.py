@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import uuid6
-
 from shiro_lsp.clock import now_iso as now_iso  # the sessions package names it too
 from shiro_lsp.errors import BadParams, ShiroError
+from shiro_lsp.ids import new_id
 from shiro_lsp.messages import Message, title_of
 from shiro_lsp.state.todos import Todo, restore_todos
 
@@ -24,7 +23,7 @@ ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
 def new_session_id() -> str:
-    return str(uuid6.uuid7())
+    return new_id()
 
 
 class SessionFormatError(ShiroError):

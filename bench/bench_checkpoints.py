@@ -61,13 +61,14 @@ async def edit_ratio(root: Path) -> Result:
         await registry.run("edit_file", next_input(), ctx)
 
     turns = [0]
+    watched = ToolContext(workspace=workspace)  # one context each side, built once (not timed)
 
     async def checkpointed() -> None:
         turns[0] += 1
         changes = service.turn("bench-session", f"task-{turns[0]}", "edit", 0)
         edit = next_input()
         watch = await changes.before("edit_file", edit)
-        watched = ToolContext(workspace=workspace, recorder=changes.recorder(watch))  # as the engine does
+        watched.recorder = changes.recorder(watch)  # as the engine does
         await registry.run("edit_file", edit, watched)
         await changes.after(watch)
 

@@ -64,13 +64,97 @@ def opcodes(a: list[str], b: list[str]) -> list[Opcode]:
     tail = _common_run(reversed(a[head:]), reversed(b[head:]), limit - head)
     middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
     out: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
-    if middle_a or middle_b:
+    if middle_a and middle_b and set(middle_a).isdisjoint(middle_b):
+        out.append(("replace", head, len(a) - tail, head, len(b) - tail))  # what difflib would say
+    elif middle_a or middle_b:
         matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             out.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
     if tail:
         out.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
     return out
+
+
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+_OTHER_BREAKS_WIDE = ("\x85", "\u2028", "\u2029")
+"""Line breaks ``str.splitlines`` knows besides "\\n": a text with none is split on "\\n" alone."""
+
+
+def _only_newlines(text: str) -> bool:
+    """Whether "\\n" is the only line break in ``text`` (each ``in`` is a fast search in C)."""
+    if any(mark in text for mark in _OTHER_BREAKS):
+        return False
+    return text.isascii() or not any(mark in text for mark in _OTHER_BREAKS_WIDE)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix: slices compared in C, halving the range each time."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while hi - lo > 1:  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _common_suffix(a: str, b: str, bound: int) -> int:
+    """Length of the longest common suffix, at most ``bound``."""
+    lo, hi = 0, bound
+    if hi <= 0 or a[len(a) - hi :] == b[len(b) - hi :]:
+        return max(hi, 0)
+    while hi - lo > 1:  # the last lo characters agree, the last hi do not
+        mid = (lo + hi) // 2
+        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _window(before: str, after: str, context: int) -> tuple[int, list[str], list[str]] | None:
+    """The changed lines and ``context`` lines either side, found without splitting the rest.
+
+    Returns (the window's first line number, its lines in ``before``, its lines in ``after``): the
+    lines outside are the same in both, so :func:`opcodes` of the window, shifted by that number,
+    are the opcodes of the whole texts. None when a text has line breaks other than "\\n" (then
+    the whole texts are split, as ``str.splitlines`` splits them).
+    """
+    if not (_only_newlines(before) and _only_newlines(after)):
+        return None
+    cut = before.rfind("\n", 0, _common_prefix(before, after)) + 1  # the whole lines both start with
+    same = _common_suffix(before, after, min(len(before), len(after)) - cut)
+    end_a, end_b = len(before) - same, len(after) - same
+    if not ((end_a == 0 or before[end_a - 1] == "\n") and (end_b == 0 or after[end_b - 1] == "\n")):
+        newline = before.find("\n", end_a)  # the common tail starts at a line start in both
+        step = (newline + 1 if newline != -1 else len(before)) - end_a
+        end_a, end_b = end_a + step, end_b + step
+    start = cut
+    for _ in range(context):
+        if start == 0:
+            break
+        start = before.rfind("\n", 0, start - 1) + 1
+    for _ in range(context):
+        if end_a == len(before):
+            break
+        newline = before.find("\n", end_a)
+        step = (newline + 1 if newline != -1 else len(before)) - end_a
+        end_a, end_b = end_a + step, end_b + step
+    return before.count("\n", 0, start), lines(before[start:end_a]), lines(after[start:end_b])
+
+
+def _windowed(before: str, after: str, context: int) -> tuple[int, list[str], list[str], list[Opcode]]:
+    """(offset, lines of before, lines of after, their opcodes): the lines may be a window (see
+    :func:`_window`) starting at line ``offset`` of the texts."""
+    window = _window(before, after, context)
+    if window is None:
+        a, b = lines(before), lines(after)
+        return 0, a, b, opcodes(a, b)
+    offset, a, b = window
+    return offset, a, b, opcodes(a, b)
 
 
 def _common_run(a: Iterable[str], b: Iterable[str], limit: int) -> int:
@@ -84,9 +168,10 @@ def _common_run(a: Iterable[str], b: Iterable[str], limit: int) -> int:
 
 def hunks(before: str, after: str) -> list[Hunk]:
     out: list[Hunk] = []
-    for tag, i1, i2, j1, j2 in opcodes(lines(before), lines(after)):
+    offset, _, _, codes = _windowed(before, after, 0)
+    for tag, i1, i2, j1, j2 in codes:
         if tag != "equal":
-            out.append(Hunk(len(out), i1, i2, j1, j2))
+            out.append(Hunk(len(out), i1 + offset, i2 + offset, j1 + offset, j2 + offset))
     return out
 
 
@@ -161,16 +246,23 @@ def card(
     before: str | None, after: str | None, path: str, *, limit: int = SHORT_DIFF_CHARS
 ) -> tuple[int, int, str]:
     """(lines added, lines deleted, the unified diff) from one comparison."""
-    a, b = lines(before or ""), lines(after or "")
-    codes = opcodes(a, b)
+    offset, a, b, codes = _windowed(before or "", after or "", 3)
     added = sum(j2 - j1 for tag, _, _, j1, j2 in codes if tag != "equal")
     deleted = sum(i2 - i1 for tag, i1, i2, _, _ in codes if tag != "equal")
-    return added, deleted, _unified(a, b, codes, before is not None, after is not None, path, limit)
+    return added, deleted, _unified(a, b, codes, before is not None, after is not None, path, limit, offset)
 
 
 def _unified(
-    a: list[str], b: list[str], codes: list[Opcode], old: bool, new: bool, path: str, limit: int
+    a: list[str],
+    b: list[str],
+    codes: list[Opcode],
+    old: bool,
+    new: bool,
+    path: str,
+    limit: int,
+    offset: int = 0,
 ) -> str:
+    """``offset``: the line number of ``a[0]`` and ``b[0]`` in the texts (a window of them)."""
     groups = _grouped(codes)
     if not groups:
         return ""
@@ -178,8 +270,8 @@ def _unified(
     out.append(f"+++ {'b/' + path if new else '/dev/null'}\n")
     for group in groups:
         first, last = group[0], group[-1]
-        old_range = _range(first[1], last[2] - first[1])
-        new_range = _range(first[3], last[4] - first[3])
+        old_range = _range(first[1] + offset, last[2] - first[1])
+        new_range = _range(first[3] + offset, last[4] - first[3])
         out.append(f"@@ -{old_range} +{new_range} @@\n")
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":

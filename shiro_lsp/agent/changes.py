@@ -15,6 +15,7 @@ Methods are blocking (files, hashing); the async ones hop to a thread themselves
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import stat
@@ -29,7 +30,7 @@ from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.base import JsonObject, ToolError, WriteRecorder
 from shiro_lsp.agent.tools.edits import PLANNERS, FileChange
 from shiro_lsp.agent.tools.jail import Roots, resolve_in_workspace
-from shiro_lsp.agent.tools.secrets import is_secret_path as is_secret_file
+from shiro_lsp.agent.tools.secrets import is_secret_path
 from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, NotFound, ShiroError
 from shiro_lsp.ids import new_id
@@ -62,6 +63,12 @@ PREVIEW_MAX_BYTES = 512 * 1024
 INLINE_BLOB_BYTES = 256 * 1024
 """An edited file's earlier bytes up to this size go into the journal record, not a file of its own."""
 CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
+
+
+@functools.lru_cache(maxsize=1024)
+def is_secret_file(path: str) -> bool:
+    """``secrets.is_secret_path``, remembered per path (the patterns are fixed; asked per card)."""
+    return is_secret_path(path)
 
 
 def is_binary(data: bytes | None) -> bool:
@@ -253,7 +260,7 @@ class _Recorder:
         if record.after.mode != mode:  # not the mode expected: say what is there
             record.set_after(FileState(record.after.sha, mode, record.after.size))
             dirty = True
-        if not _holds(record.after, self.befores.get(rel)):
+        if self.befores.get(rel) != new:  # the call changed the bytes (compared, not hashed again)
             self.rows.append((rel, self.befores.get(rel), new))
         dirty = self.turn._prune(checkpoint) or dirty
         if dirty:
@@ -325,11 +332,21 @@ class TurnChanges:
         return recorder.result
 
     def finish(self) -> TurnChangesView | None:
-        """At the turn's end: held blobs go to files, and each file's own counts are fixed."""
+        """At the turn's end: held blobs go to files, each file's own counts are fixed, and the
+        session's journal is compacted when superseded versions dominate it."""
         self.owner.store.blobs.flush()
         if self.checkpoint is None or not self.checkpoint.files:
+            self._compact()
             return None
-        return self.owner.view(self.checkpoint, settle=True)
+        view = self.owner.view(self.checkpoint, settle=True)
+        self._compact()
+        return view
+
+    def _compact(self) -> None:
+        try:
+            self.owner.store.maybe_compact(self.session_id)
+        except (OSError, ValueError) as error:  # the journal stays as it was: nothing is lost
+            log.warning("could not compact the checkpoint journal of %s: %s", self.session_id, error)
 
     # -- the work, in a thread
 

@@ -138,7 +138,7 @@ def replacing(
             os.unlink(tmp)
         raise
     if durable:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 def write_bytes_atomic(path: Path, data: bytes, *, sync: bool = True) -> None:
@@ -160,7 +160,8 @@ def write_json_atomic(path: Path, value: Any, *, sync: bool = True) -> None:
     write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n", sync=sync)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make the names in ``directory`` (a rename into it) survive a power cut."""
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -176,21 +177,46 @@ def append_record(path: Path, record: bytes) -> None:
     :func:`read_records` drops a last line without its newline (a write a crash cut short) and
     ``O_APPEND`` keeps two writers' records from overlapping. Cheaper than a temp file + rename
     (no new directory entry), for records written on a hot path (checkpoint manifests).
+
+    The append holds a shared lock on the journal, and :func:`rewrite_records` an exclusive one:
+    an append that opened a journal a rewrite then replaced sees that (another file is at the
+    path now) and appends to the new one, so no record is written into a file already gone.
     """
     if not record.endswith(b"\n") or b"\n" in record[:-1]:
         raise ValueError("a journal record is exactly one line ending in a newline")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileNotFoundError:  # the first record: make the directory (not looked at on every append)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, flags, 0o600)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_SH)
+            opened = os.fstat(fd)
+            if not _still_at(path, opened):
+                continue  # a rewrite replaced the journal meanwhile: append to the one there now
+            if opened.st_size and os.pread(fd, 1, opened.st_size - 1) != b"\n":
+                record = b"\n" + record  # end a torn record first, so it does not swallow this one
+            view = memoryview(record)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            return
+        finally:
+            os.close(fd)  # and with it the lock
+
+
+def _still_at(path: Path, opened: os.stat_result) -> bool:
+    """Whether the open file ``opened`` is still the one at ``path``."""
+    if fcntl is None:
+        return True  # no locks (Windows): nothing rewrites a journal concurrently there
     try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            record = b"\n" + record  # end a torn record first, so it does not swallow this one
-        view = memoryview(record)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-    finally:
-        os.close(fd)
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (now.st_ino, now.st_dev) == (opened.st_ino, opened.st_dev)
 
 
 def read_records(path: Path) -> list[bytes]:
@@ -199,8 +225,47 @@ def read_records(path: Path) -> list[bytes]:
         data = path.read_bytes()
     except FileNotFoundError:
         return []
+    return _whole_records(data)
+
+
+def _whole_records(data: bytes) -> list[bytes]:
     lines = data.split(b"\n")
     return [line for line in lines[:-1] if line.strip()]  # lines[-1]: "" or a torn last record
+
+
+def rewrite_records(path: Path, rewrite: Callable[[list[bytes]], list[bytes] | None]) -> bool:
+    """Replace a journal's records by ``rewrite(records)`` (None: leave it), atomically.
+
+    No append is lost: the rewrite holds the journal's exclusive lock from the read to the
+    replace, and an append waiting meanwhile goes to the new file (see :func:`append_record`).
+    The new journal is written to a temp file, synced, renamed over the old one, and the directory
+    synced: a kill at any point leaves the old journal or the new one, each whole. A torn last
+    record (a cut-short append) is dropped, as every reader drops it. False when nothing was
+    rewritten (no journal, or ``rewrite`` said None).
+    """
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            return False
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            if not _still_at(path, os.fstat(fd)):
+                continue  # rewritten by someone else meanwhile: read the new one
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            records = rewrite(_whole_records(b"".join(chunks)))
+            if records is None:
+                return False
+            if any(not r or b"\n" in r for r in records):
+                raise ValueError("a journal record is exactly one line")
+            with replacing(path, durable=True) as staged:
+                staged.file.write(b"".join(r + b"\n" for r in records))
+            return True
+        finally:
+            os.close(fd)
 
 
 @contextlib.contextmanager

@@ -26,19 +26,29 @@ import json
 import os
 import shutil
 import stat
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from shiro_lsp.state.atomic import append_record, read_records
+from shiro_lsp.state.atomic import (
+    append_record,
+    clean_stale_temp_files,
+    fsync_dir,
+    read_records,
+    rewrite_records,
+    write_bytes_atomic,
+)
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 
 FORMAT_VERSION = 1
+COMPACT_MIN_BYTES = 256 * 1024
+"""A journal smaller than this is never compacted (superseded versions cost little there)."""
 JOURNAL = "journal.jsonl"
 """Per session: one line per checkpoint version, appended (format 1 kept a ``<id>.json`` each)."""
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""One journal line's JSON (the encoder made once: this runs before every file tool)."""
 Kind = Literal["turn", "redo"]
 RestoreMode = Literal["code", "chat", "both"]
 
@@ -207,6 +217,7 @@ class BlobStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._root = str(root)
         self.held: dict[str, bytes] = {}
         """Blobs that so far live only inline in a journal record (see :meth:`hold`), by sha."""
         self._lock = threading.Lock()
@@ -223,7 +234,7 @@ class BlobStore:
         caller must then journal it). :meth:`flush` writes held blobs out as files later."""
         digest = sha256(data)
         with self._lock:
-            if digest in self.held or self.path(digest).is_file():
+            if digest in self.held or os.path.isfile(os.path.join(self._root, digest[:2], digest)):
                 return digest, False
             self.held[digest] = data
         return digest, True
@@ -240,17 +251,17 @@ class BlobStore:
         target = self.path(digest)
         if target.is_file():
             return digest
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".blob.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_bytes_atomic(target, data, sync=False)  # synced when it must be (see :meth:`sync`)
         return digest
+
+    def sync(self, sha: str) -> None:
+        """Make a blob file durable (before a journal that carried it inline is rewritten without it)."""
+        fd = os.open(self.path(sha), os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(self.path(sha).parent)
 
     def get(self, sha: str) -> bytes:
         held = self.held.get(sha)
@@ -321,6 +332,8 @@ class CheckpointStore:
         self.root = root
         self.reporter = reporter
         self.blobs = BlobStore(root / "blobs")
+        self._checked: dict[str, int] = {}
+        """Per session, the journal's size when :meth:`maybe_compact` last compacted it."""
 
     def session_dir(self, session_id: str) -> Path:
         if not session_id or "/" in session_id or session_id.startswith("."):
@@ -343,12 +356,13 @@ class CheckpointStore:
         reader of the journal writes them out as blob files (:meth:`list`). Not fsynced: a power
         cut can cost the newest checkpoint (undo), never the user's files.
         """
-        record = checkpoint.to_json()
-        blobs = {sha: base64.b64encode(self.blobs.get(sha)).decode("ascii") for sha in inline}
-        if blobs:
-            record["blobs"] = blobs
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        append_record(self.journal(checkpoint.session_id), line.encode("utf-8"))
+        line = _compact_json(checkpoint.to_json())
+        blobs = ",".join(
+            f'"{sha}":"{base64.b64encode(self.blobs.get(sha)).decode("ascii")}"' for sha in inline
+        )
+        if blobs:  # hex keys and base64 values need no escaping: spliced in, not scanned by json
+            line = f'{line[:-1]},"blobs":{{{blobs}}}}}'
+        append_record(self.journal(checkpoint.session_id), (line + "\n").encode("utf-8"))
 
     def list(self, session_id: str) -> list[Checkpoint]:
         """Oldest first (ids are UUIDv7, so their order is creation order).
@@ -385,17 +399,82 @@ class CheckpointStore:
             found[checkpoint.id] = checkpoint
         return [found[key] for key in sorted(found)]
 
-    def _write_out(self, inline: Any) -> None:
+    def compact(self, session_id: str, *, force: bool = True) -> bool:
+        """Rewrite the session's journal with only the last version of each checkpoint.
+
+        The blobs superseded records carried inline are first written out as files and synced,
+        so every state a live checkpoint refers to is on disk before the old journal goes; the
+        rewrite itself is atomic (:func:`rewrite_records`). A line that cannot be read is kept as it
+        is. ``force=False``: only when superseded versions are more than half of the bytes.
+        """
+        path = self.journal(session_id)
+        clean_stale_temp_files([path.parent])  # of a rewrite a kill interrupted
+
+        def rewrite(records: list[bytes]) -> list[bytes] | None:
+            kept: list[bytes] = []
+            parsed: list[dict[str, Any]] = []
+            for record in records:
+                try:
+                    value = json.loads(record)
+                    str(value["id"])
+                except (ValueError, KeyError, TypeError):
+                    kept.append(record)  # unreadable: not ours to drop
+                    continue
+                parsed.append(value)
+            last: dict[str, dict[str, Any]] = {}
+            for value in parsed:
+                last.pop(str(value["id"]), None)  # re-inserted: in the order of the last versions
+                last[str(value["id"])] = value
+            out = kept + [
+                _compact_json({k: v for k, v in value.items() if k != "blobs"}).encode("utf-8")
+                for value in last.values()
+            ]
+            if not force and sum(map(len, out)) > sum(map(len, records)) // 2:
+                return None  # mostly live records: not worth a rewrite yet
+            for value in parsed:  # superseded ones too: a later version refers to their blobs
+                inline = value.get("blobs")
+                for sha, encoded in inline.items() if isinstance(inline, dict) else ():
+                    try:
+                        self._write_out({sha: encoded}, sync=True)
+                    except ValueError as error:
+                        self.reporter(f"A blob in {session_id}'s checkpoint journal is damaged ({error}).")
+            return out
+
+        compacted = rewrite_records(path, rewrite)
+        self._checked[session_id] = self._size(path)
+        return compacted
+
+    def maybe_compact(self, session_id: str) -> bool:
+        """:meth:`compact` when the journal passed :data:`COMPACT_MIN_BYTES` and has grown by half
+        since it was last looked at (a turn's end calls this; most turns only stat the file)."""
+        path = self.journal(session_id)
+        size = self._size(path)
+        seen = self._checked.get(session_id)
+        if size < COMPACT_MIN_BYTES or (seen is not None and size < seen * 3 // 2):
+            return False
+        return self.compact(session_id, force=False)
+
+    @staticmethod
+    def _size(path: Path) -> int:
+        try:
+            return path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def _write_out(self, inline: Any, *, sync: bool = False) -> None:
         """Blobs a journal record carries inline become files (once; content-addressed)."""
         if not isinstance(inline, dict):
             return
         for sha, encoded in inline.items():
-            if self.blobs.has(sha):
+            if self.blobs.has(sha) and not sync:
                 continue
-            data = base64.b64decode(encoded, validate=True)
-            if sha256(data) != sha:
-                raise ValueError(f"inline blob {sha[:12]} is damaged")
-            self.blobs.put(data, sha)
+            if not (sync and self.blobs.path(sha).is_file()):  # held in memory is not on disk
+                data = base64.b64decode(encoded, validate=True)
+                if sha256(data) != sha:
+                    raise ValueError(f"inline blob {sha[:12]} is damaged")
+                self.blobs.put(data, sha)
+            if sync:
+                self.blobs.sync(sha)
 
     def get(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         for checkpoint in self.list(session_id):
@@ -436,6 +515,8 @@ class CheckpointStore:
     def collect_garbage(self) -> int:
         """Remove blobs no manifest or scan cache refers to."""
         keep = self.referenced()
+        if self.blobs.root.is_dir():  # blob writes a kill interrupted
+            clean_stale_temp_files([b for b in self.blobs.root.iterdir() if b.is_dir()])
         removed = 0
         for sha in list(self.blobs.all()):
             if sha not in keep:

@@ -134,7 +134,17 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
     return this.host.model.state.entries.find((e): e is ChangesEntry => e.kind === 'changes' && e.taskId === taskId);
   }
 
-  /** shiro/changes/changed, or a refresh: one block per turn, updated in place. */
+  /** shiro/changes/changed: this turn's block, and the blocks of earlier turns that changed the same files
+   *  (their "now" counts moved; their own counts stay what those turns did). */
+  onNotified(r: ChangesResult): void {
+    this.onChanged(r);
+    const paths = new Set(r.files.map(f => f.path));
+    const earlier = this.host.model.state.entries.filter((e): e is ChangesEntry =>
+      e.kind === 'changes' && e.taskId !== r.taskId && e.files.some(f => paths.has(f.path)));
+    for (const e of earlier) void this.refreshChanges(e.taskId);
+  }
+
+  /** A refresh (or the notification): one block per turn, updated in place. */
   onChanged(r: ChangesResult): void {
     const view = changesView(r);
     if (!view) return;

@@ -1,7 +1,7 @@
 // What the review UI shows, as plain data (no vscode import): approval previews, the "Changed files"
 // block, which user turns have a checkpoint, the hunks still to review, and tool-card diffs.
 import { classifyDiffLines, countLines, countUnified, diffHunks, formatCounts } from './lineDiff';
-import type { DiffLineKind } from './lineDiff';
+import type { DiffLineKind, LineCounts } from './lineDiff';
 import type {
   ApproveParams, ChangedFile, ChangeStatus, ChangesResult, CheckpointInfo, CheckpointRestoreResult, DiffHunk, FilePreview,
   RestoreMode,
@@ -42,24 +42,40 @@ export function approvalPreview(p: Pick<ApproveParams, 'preview' | 'previews'>):
 // --- the "Changed files" block ---
 
 export interface ChangedFileView {
-  path: string; from?: string; status: ChangeStatus; counts: string; reviewed: boolean; binary: boolean;
+  path: string; from?: string; status: ChangeStatus; reviewed: boolean; binary: boolean;
+  /** What this turn itself changed in the file (`+N −M`), as Copilot and Cline show per request. */
+  counts: string;
+  /** The turn's checkpoint vs the file now, when that differs from `counts` (a later turn, an undo or the
+   *  user changed the file since). */
+  since?: string;
 }
 export interface ChangesEntry {
   id: string; kind: 'changes'; taskId: string; checkpointId: string | null; files: ChangedFileView[]; total: string;
   pending: number;
 }
 
+/** The lines the turn itself added and deleted: fixed by the server at the turn's end; before that (or from a
+ *  server that does not send them) the checkpoint vs now, which is the same thing until the file changes again. */
+export function turnCounts(f: ChangedFile): LineCounts {
+  return typeof f.turnAdditions === 'number' && typeof f.turnDeletions === 'number'
+    ? { additions: f.turnAdditions, deletions: f.turnDeletions }
+    : { additions: f.additions, deletions: f.deletions };
+}
+
 export function changesView(r: ChangesResult): Omit<ChangesEntry, 'id' | 'kind'> | undefined {
   if (!r.taskId || !r.files.length) return undefined;
   let additions = 0;
   let deletions = 0;
-  const files = r.files.map((f: ChangedFile) => {
-    additions += f.additions;
-    deletions += f.deletions;
-    return {
+  const files = r.files.map((f: ChangedFile): ChangedFileView => {
+    const own = turnCounts(f);
+    additions += own.additions;
+    deletions += own.deletions;
+    const view: ChangedFileView = {
       path: f.path, from: f.from ?? undefined, status: f.status, reviewed: f.reviewed, binary: Boolean(f.binary),
-      counts: f.binary ? 'binary' : formatCounts(f),
+      counts: f.binary ? 'binary' : formatCounts(own),
     };
+    if (!f.binary && (own.additions !== f.additions || own.deletions !== f.deletions)) view.since = formatCounts(f);
+    return view;
   });
   return {
     taskId: r.taskId, checkpointId: r.checkpointId, files, total: formatCounts({ additions, deletions }),

@@ -54,7 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       controller?.setSession(s);
       if (lastMeter) renderMeter(lastMeter);
     }),
-    client.onNotification(Method.changesChanged, (r: ChangesResult) => review?.onChanged(r)),
+    client.onNotification(Method.changesChanged, (r: ChangesResult) => review?.onNotified(r)),
     client.onRequest(Method.approve, (p: ApproveParams, token: vscode.CancellationToken) =>
       controller!.requestApproval(p, token)),
   ]);

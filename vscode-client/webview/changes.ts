@@ -102,7 +102,9 @@ export function renderChanges(entry: ChangesEntry, post: Post): HTMLElement {
   const box = el('div', 'changes-block');
   const head = el('div', 'changes-head');
   head.appendChild(el('span', 'changes-title', `Changed files (${entry.files.length})`));
-  head.appendChild(counts(entry.total));
+  const total = counts(entry.total);
+  total.title = 'What this turn changed, in all files';
+  head.appendChild(total);
   const actions = el('span', 'changes-actions');
   if (entry.pending) {
     actions.appendChild(button('Keep all', 'secondary keep-all', () => post({ type: 'keepAll', taskId: entry.taskId })));
@@ -120,7 +122,16 @@ export function renderChanges(entry: ChangesEntry, post: Post): HTMLElement {
     link.title = 'Open the diff: checkpoint vs now';
     link.addEventListener('click', e => { e.preventDefault(); post({ type: 'openChange', taskId: entry.taskId, path: f.path }); });
     li.appendChild(link);
-    li.appendChild(counts(f.counts));
+    const own = counts(f.counts);
+    own.classList.add('turn-counts');
+    own.title = 'What this turn changed in the file';
+    li.appendChild(own);
+    if (f.since) {   // changed again since (a later turn, an undo, your edit): the checkpoint vs the file now
+      const since = el('span', 'since-counts', 'now');
+      since.title = "This turn's checkpoint vs the file now (later turns' changes, undos and your edits included)";
+      since.appendChild(counts(f.since));
+      li.appendChild(since);
+    }
     if (!f.reviewed) {
       li.appendChild(button('Keep', 'secondary small keep-file', () => post({ type: 'keepChange', taskId: entry.taskId, path: f.path })));
       li.appendChild(button('Undo', 'secondary small undo-file', () => post({ type: 'undoChange', taskId: entry.taskId, path: f.path })));

@@ -29,7 +29,15 @@ from shiro_lsp.agent.tools.base import (
     field_subject,
     typed_tool,
 )
-from shiro_lsp.agent.tools.jail import NoSuchFile, Roots, locate, reading, relative_posix, write_atomic
+from shiro_lsp.agent.tools.jail import (
+    NoSuchFile,
+    Roots,
+    locate,
+    reading,
+    relative_posix,
+    write_atomic,
+    write_atomic_mode,
+)
 from shiro_lsp.agent.tools.secrets import (
     SECRET_FILE_EXCEPTIONS,
     SECRET_FILE_PATTERNS,
@@ -222,9 +230,9 @@ def _replace(
     """``write_atomic``, with the checkpoint told before (the old bytes) and after (the new state)."""
     if recorder is not None:
         recorder.before_write(rel, *before, data)
-    written = write_atomic(workspace, path, data)
+    _, mode = write_atomic_mode(workspace, path, data)
     if recorder is not None:
-        recorder.after_write(rel, stat.S_IMODE(os.lstat(written).st_mode))
+        recorder.after_write(rel, mode)
 
 
 def _raw_before(workspace: Roots, path: str) -> tuple[bytes | None, int | None] | None:

@@ -321,6 +321,11 @@ def write_atomic(workspace: Roots, path: str, data: bytes, mode: int | None = No
     reader sees the old or the new content and a swapped directory cannot redirect the write. An
     existing file keeps its permission bits unless ``mode`` says which to set (a restore).
     """
+    return write_atomic_mode(workspace, path, data, mode)[0]
+
+
+def write_atomic_mode(workspace: Roots, path: str, data: bytes, mode: int | None = None) -> tuple[Path, int]:
+    """:func:`write_atomic`, also returning the permission bits the file was given."""
     root, resolved = locate(workspace, path)
     parts = resolved.relative_to(root).parts
     if not parts:
@@ -343,7 +348,7 @@ def write_atomic(workspace: Roots, path: str, data: bytes, mode: int | None = No
             raise
     finally:
         os.close(parent)
-    return resolved
+    return resolved, mode
 
 
 def _parent_of(workspace: Roots, path: str, *, create: bool) -> tuple[int, str, Path]:

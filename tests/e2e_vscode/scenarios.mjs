@@ -397,26 +397,20 @@ export const scenarios = [
       await earlier.locator('.since-counts', { hasText: /now\s*\+3\s+\u22122/ }).waitFor({ timeout: 30_000 });
       assert.match(await earlier.locator('.turn-counts').innerText(), /\+3\s+\u22123/);
       assert.match(await first.locator('.changes-head .diff-counts').innerText(), /\+3\s+\u22123/);
-      const shotAt = async name => {
-        await second.scrollIntoViewIfNeeded();
-        await wb.shot(name);
-      };
-      await first.scrollIntoViewIfNeeded();
-      await shotAt('review-turn-counts-dark');
-      await setSidebarWidth(page, 280);
-      for (const block of [first, second]) {
-        const overflow = await block.evaluate(b => b.scrollWidth - b.clientWidth);
-        assert.ok(overflow <= 1, `a Changed files block fits at 280 px (${overflow} px)`);
-      }
-      await shotAt('review-turn-counts-280px');
-      for (const [theme, shot] of [['Default Light Modern', 'light'], ['Default High Contrast', 'high-contrast']]) {
-        await setTheme(wb, workspace, theme);
-        const [fg, bg] = await earlier.locator('.since-counts').evaluate(e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]);
-        assert.notEqual(fg, bg, `${theme}: the "now" counts are readable`);
-        await shotAt(`review-turn-counts-${shot}`);
-      }
       await setTheme(wb, workspace, 'Default Dark Modern');
-      await setSidebarWidth(page, 420);
+      await shotVariants(wb, workspace, 'review-turn-counts', {
+        check: async variant => {
+          await second.scrollIntoViewIfNeeded();
+          const [fg, bg] = await earlier.locator('.since-counts').evaluate(e =>
+            [getComputedStyle(e).color, getComputedStyle(e.closest('.changes-block')).backgroundColor]);
+          assert.notEqual(fg, bg, `${variant}: the "now" counts stand out from the block`);
+          if (variant !== '280px') return;
+          for (const block of [first, second]) {
+            const overflow = await block.evaluate(b => b.scrollWidth - b.clientWidth);
+            assert.ok(overflow <= 1, `a Changed files block fits at 280 px (${overflow} px)`);
+          }
+        },
+      });
     },
   },
   {

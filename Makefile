@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+## make venv: the Python virtualenv in .venv with the dev tools (reinstalled when pyproject.toml changes)
 venv: $(STAMP)
 
 ## make run: VS Code with Shiro (or code-server on 127.0.0.1 when `code` is not on PATH; the URL is printed)

@@ -40,6 +40,7 @@ _.toolName
 # Wire fields pydantic fills and dumps (server/protocol.py); the extension reads them
 _.turn_additions
 _.turn_deletions
+_.preset_name
 
 # A pydantic field of a test's input model (tests/unit/agent/tools/test_tool_registry_facts.py)
 _.labels

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -179,6 +180,11 @@ class TurnPlan:
     compact: bool = False
     """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
 
+    @cached_property
+    def text_tools_prompt(self) -> str:
+        """The system prompt's tool section when tool calls are written as text: built once per plan."""
+        return tools_prompt(list(self.specs))
+
 
 def plan_turn(
     variant: AgentVariant,
@@ -328,7 +334,7 @@ class Turn:
             text_format = self.tool_call_format == "text"
             request = ModelRequest(
                 model=self.setup.model,
-                instructions=instructions + tools_prompt(specs) if text_format else instructions,
+                instructions=instructions + plan.text_tools_prompt if text_format else instructions,
                 messages=as_text_protocol(messages) if text_format else messages,
                 tools=[] if text_format else specs,
                 reasoning_effort=plan.variant.reasoning_effort

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shiro_lsp.agent.providers.models import ModelListing, detect_local
+from shiro_lsp.agent.providers.models import PRESET_NAMES, ModelListing, detect_local
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, request
 
@@ -16,6 +16,7 @@ def listing_wire(listing: ModelListing) -> p.ModelsResult:
             for m in listing.models
         ],
         error=listing.error,
+        preset_name=PRESET_NAMES[listing.preset] if listing.preset else None,
     )
 
 

@@ -26,6 +26,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails
 
 from shiro_lsp.agent import events
+from shiro_lsp.agent.providers import models as provider_models
 from shiro_lsp.state import memory
 
 # Size limits on what a client may send (a bigger value is -32602 naming the field and the limit).
@@ -619,7 +620,9 @@ class McpTrustParams(Wire):
 # --- models (local model presets) ----------------------------------------------------------------
 
 
-ModelPreset = Literal["ollama", "lmstudio", "llamacpp", "vllm", "openai"]
+ModelPreset = (
+    provider_models.Preset
+)  # the local model-server presets: their one home is agent/providers/models.py
 
 
 class ModelsParams(Wire):
@@ -650,6 +653,12 @@ class ModelsResult(Wire):
     )
     models: list[ModelEntry] = Field(description="Sorted by id; empty when error is set.")
     error: str | None = Field(default=None, description="Why nothing could be listed, for a person to read.")
+    preset_name: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description='Extension: the preset\'s display name (e.g. "LM Studio"), to show as it is; left out '
+        "when preset is null.",
+    )
 
 
 class ModelsDetectParams(Wire):

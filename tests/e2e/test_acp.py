@@ -84,16 +84,7 @@ class Editor:
         return [u.status for u in ordered if u.status is not None]
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "state"
+# `workspace` and `home` are tests/e2e/conftest.py's.
 
 
 @pytest.fixture

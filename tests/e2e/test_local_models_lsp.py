@@ -143,10 +143,14 @@ async def test_a_multi_step_turn_read_edit_answer(
     assert "'helo'" in str(tool_messages(bodies[1])[0]["content"])
 
 
-async def test_native_format_never_parses_text(client: ShiroClient, fake: FakeOpenAI) -> None:
+def set_format(client: ShiroClient, value: object) -> None:
     client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"shiro": {"toolCallFormat": "native"}})
+        types.DidChangeConfigurationParams(settings={"shiro": {"toolCallFormat": value}})
     )
+
+
+async def test_native_format_never_parses_text(client: ShiroClient, fake: FakeOpenAI) -> None:
+    set_format(client, "native")
     recorded = exchange("1.5b", 2)
     fake.script.append(recorded.reply)
     result = await client.call("shiro/chat", {"text": recorded.prompt})
@@ -254,12 +258,6 @@ async def test_a_small_window_gets_the_compact_prompt(client: ShiroClient, fake:
     assert "multi_edit" not in tool_names_of(body) and "edit_file" in tool_names_of(body)
     meter = client.notifications["shiro/context/changed"][-1]
     assert meter["threshold"] == 6144  # 3/4 of the 8,192-token window llama.cpp's /props reports
-
-
-def set_format(client: ShiroClient, value: object) -> None:
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"shiro": {"toolCallFormat": value}})
-    )
 
 
 async def test_the_text_format_describes_the_tools_and_runs_calls_written_after_prose(

@@ -55,7 +55,7 @@ async def test_models_of_another_address_never_get_the_configured_key(
     client: ShiroClient, local: FakeOpenAI
 ) -> None:
     result = await client.call("shiro/models", {"baseUrl": local.base_url})
-    assert result["preset"] == "llamacpp"
+    assert result["preset"] == "llamacpp" and result["presetName"] == "llama.cpp"
     assert result["models"] == [{"id": LLAMACPP_MODEL, "contextWindow": LLAMACPP_CTX}]
     assert all("sk-configured" not in str(r["headers"]) for r in local.requests)
 

@@ -590,6 +590,10 @@ export interface ModelsResult {
    * Which server answered: from its answer (owned_by, /props), else its well-known port.
    */
   preset: ('ollama' | 'lmstudio' | 'llamacpp' | 'vllm' | 'openai') | null;
+  /**
+   * Extension: the preset's display name (e.g. "LM Studio"), to show as it is; left out when preset is null.
+   */
+  presetName?: string | null;
 }
 export interface ModelsParams {
   /**

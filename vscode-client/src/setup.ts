@@ -42,8 +42,6 @@ export function modelItems(models: readonly { id: string; contextWindow?: number
   return rows;
 }
 
-const PRESET_NAMES: Record<string, string> = { ollama: 'Ollama', lmstudio: 'LM Studio', llamacpp: 'llama.cpp', vllm: 'vLLM', openai: 'OpenAI' };
-
 export interface LocalModelItem { label: string; description: string; baseUrl: string; model: string }
 
 /** One row per model of each local server that answered, the server's name and window alongside. */
@@ -51,7 +49,7 @@ export function localModelItems(found: ModelsDetectResult): LocalModelItem[] {
   return found.endpoints.flatMap(e => e.models.map(m => ({
     label: m.id,
     description: [
-      `${e.preset ? PRESET_NAMES[e.preset] ?? e.preset : 'server'} · ${e.baseUrl.replace(/^https?:\/\//, '')}`,
+      `${e.presetName ?? e.preset ?? 'server'} · ${e.baseUrl.replace(/^https?:\/\//, '')}`,
       m.contextWindow ? `${Math.round(m.contextWindow / 1024)}k context` : '',
       m.nativeTools === false ? 'tools described in the prompt' : '',
     ].filter(Boolean).join(' · '),

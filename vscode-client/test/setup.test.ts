@@ -36,7 +36,7 @@ test('local servers found are listed one row per model with the server and what 
   const found = {
     message: 'Found Ollama at http://127.0.0.1:11434/v1 (2 models).',
     endpoints: [{
-      baseUrl: 'http://127.0.0.1:11434/v1', preset: 'ollama' as const,
+      baseUrl: 'http://127.0.0.1:11434/v1', preset: 'ollama' as const, presetName: 'Ollama',
       models: [{ id: 'gemma3:1b', contextWindow: 8192, nativeTools: false }, { id: 'qwen2.5-coder:1.5b', contextWindow: 4096, nativeTools: true }],
     }],
   };

@@ -15,6 +15,7 @@ from shiro_lsp.agent.context_window import ContextWindow
 from shiro_lsp.agent.engine import ApprovalRequest, Turn, TurnSetup, plan_turn
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.providers.types import ProviderError
+from shiro_lsp.agent.text_tools import ToolCallFormat
 from shiro_lsp.agent.tools import builtin_registry
 from shiro_lsp.messages import Message
 
@@ -44,6 +45,7 @@ def make_turn(
     decisions: list[str] | None = None,
     threshold: int = 120_000,
     agent: str = "default",
+    tool_call_format: ToolCallFormat = "auto",
 ) -> tuple[Turn, ListHistory, list[ev.Event], list[ApprovalRequest]]:
     asked: list[ApprovalRequest] = []
     answers = list(decisions or [])
@@ -66,6 +68,7 @@ def make_turn(
         system_prompt=prompt,
         workspace=workspace,
         approver=approve,
+        tool_call_format=tool_call_format,
     )
     emitted: list[ev.Event] = []
     history = history if history is not None else ListHistory()
@@ -198,3 +201,29 @@ async def test_a_history_over_the_threshold_is_pruned_on_the_wire_not_in_the_ses
     assert len(sent) < len(old) and "the newest question" in str(sent[-1])
     assert len(history.messages) == len(old) + 2  # the session keeps everything
     assert any(isinstance(e, ev.Compacted) for e in emitted)
+
+
+async def test_text_tool_calls_describe_the_tools_once_per_turn_and_the_same_every_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shiro_lsp.agent import engine
+
+    built: list[int] = []
+    real = engine.tools_prompt
+
+    def counting(specs: list[Any]) -> str:
+        built.append(len(specs))
+        return real(specs)
+
+    monkeypatch.setattr(engine, "tools_prompt", counting)
+    (tmp_path / "notes.txt").write_text("the answer is 42\n")
+    call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
+    client = ScriptedClient(Reply(call), Reply(call), Reply("it says 42"))
+    turn, _, emitted, _ = make_turn(tmp_path, client, tool_call_format="text")
+    assert (await turn.run("what does notes.txt say?")).stop_reason == "done"
+    assert len([e for e in emitted if isinstance(e, ev.ToolResult)]) == 2
+    instructions = [request.instructions for request in client.requests]
+    assert len(instructions) == 3 and len(set(instructions)) == 1  # a stable prefix for the prompt cache
+    assert "<tools>" in instructions[0] and '"name": "read_file"' in instructions[0]
+    assert all(request.tools == [] for request in client.requests)
+    assert len(built) == 1  # built once for the turn's plan, not at every step

@@ -304,13 +304,16 @@ class AgentRuntime:
             emit(Notice(PROMPT_REDACTED_NOTICE.format(kinds=", ".join(found.kinds))))
         # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
         self._background(asyncio.to_thread(self.prompts.append, ticket.text))
+        registered: asyncio.Task[None] | None = None
         if self.turn_started is not None:
             started = self.turn_started
 
             def register() -> None:
                 started(ticket.task_id, session.id, ticket.text)
 
-            self._background(asyncio.to_thread(register))
+            # In parallel with the turn, but the chat is answered only once the task is registered:
+            # a notes call right after the answer must find the turn's task.
+            registered = self._background(asyncio.to_thread(register))
         changes = (
             self.checkpoints.turn(session.id, ticket.task_id, ticket.text, len(session.messages))
             if self.checkpoints is not None and self.settings().trusted
@@ -319,6 +322,8 @@ class AgentRuntime:
         setup.changes = changes
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         outcome = await turn.run(ticket.text)
+        if registered is not None:
+            await asyncio.wait([registered])  # a failure was logged by _finished
         if turn.tool_call_format != setup.tool_call_format:  # the server refused native tools
             self._text_only.add((self.settings().base_url or "", setup.model))
         await self.refresh_meter()
@@ -396,10 +401,11 @@ class AgentRuntime:
             self.window.reset()
         return self._grants[1]
 
-    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+    def _background(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)

@@ -125,3 +125,29 @@ async def test_stopping_the_agent_cancels_the_running_chat(shiro: Shiro) -> None
     await shiro.stop_agent()
     assert (await ticket.future).stop_reason == "cancelled"
     assert "partial" in json.dumps(shiro.sessions.current.messages)
+
+
+async def test_the_chat_is_answered_only_once_its_task_is_registered(
+    shiro: Shiro, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notes call right after the answer finds the turn's task, however slow the database is."""
+    real = shiro.notes.register_task
+    release = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow_register(task_id: str, session_id: str, prompt: str) -> Any:
+        asyncio.run_coroutine_threadsafe(release.wait(), loop).result()  # the disk is slow today
+        return real(task_id, session_id, prompt)
+
+    monkeypatch.setattr(shiro.notes, "register_task", slow_register)
+    runtime, _ = started(shiro, ScriptedClient(Reply("done quickly")))
+    ticket = runtime.submit("fix the parser")
+    try:
+        await asyncio.sleep(0.2)  # the scripted model has answered by now
+        assert not ticket.future.done()
+    finally:
+        release.set()
+    outcome = await ticket.future
+    assert outcome.stop_reason == "done"
+    view = await asyncio.to_thread(shiro.notes.read)
+    assert view.task_id == ticket.task_id

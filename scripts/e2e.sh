@@ -89,4 +89,4 @@ for _ in $(seq 600); do curl -fs -o /dev/null "http://127.0.0.1:$CS_PORT/healthz
 export SHIRO_E2E_TOOLS="$TOOLS"
 CS_URL="http://127.0.0.1:$CS_PORT/?folder=$WS" WS="$WS" ART="$ART" MODEL_URL="$MODEL_URL" SHIRO_E2E_PROFILE="$PROFILE" \
   SETTINGS="$RUN/data/User/settings.json" SHIRO_HOME_DIR="$RUN/home" \
-  timeout --kill-after=10 "${SHIRO_E2E_TIMEOUT:-900}" node "$ROOT/tests/e2e_vscode/run.mjs"
+  timeout --kill-after=10 "${SHIRO_E2E_TIMEOUT:-1500}" node "$ROOT/tests/e2e_vscode/run.mjs"

@@ -103,6 +103,16 @@ class TokenEstimator:
         self._derived_objects: dict[int, Message] = {}
         self._derived_by: dict[int, Callable[[Message], Any]] = {}
         self._derived: dict[int, Any] = {}
+        # How many leading tracked messages are the objects they were at the last take_unchanged().
+        self._unchanged = 0
+        self.memo: object = None
+        """Where the pruning ladder keeps its per-history state between steps (see ``take_unchanged``)."""
+
+    def take_unchanged(self) -> int:
+        """How many leading messages of the tracked list are the same objects as when this was last
+        asked (0 the first time), and start counting again: what a per-history memo may keep."""
+        unchanged, self._unchanged = self._unchanged, len(self._tracked)
+        return unchanged
 
     def derive(self, message: Message, transform: Callable[[Message], T]) -> T:
         """``transform(message)``, computed once per message object (``transform`` must be pure)."""
@@ -155,9 +165,11 @@ class TokenEstimator:
     def _track(self, messages: Sequence[Message]) -> int:
         tracked, chars = self._tracked, self._chars
         common = min(len(tracked), len(messages))
+        self._unchanged = min(self._unchanged, common)
         for position in range(common):
             message = messages[position]
             if tracked[position] is not message:
+                self._unchanged = min(self._unchanged, position)
                 size = self.chars_of(message)
                 self._total += size - chars[position]
                 chars[position] = size

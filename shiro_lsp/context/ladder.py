@@ -66,6 +66,8 @@ def prune_to_fit(
     # The most characters of JSON that fit: tokens_for_chars(c) + fixed_overhead <= threshold.
     limit = CHARS_PER_TOKEN * (threshold - fixed_overhead) + CHARS_PER_TOKEN // 2 - 1
     for keep in (None, *KEEP_LADDER):
+        if keep is None and ladder.rung0_bound > limit:
+            continue  # the lengths known already say rung 0 cannot fit: no need to build it
         last = keep == KEEP_LADDER[-1]
         view, chars = ladder.rung(keep, None if last else limit)
         tokens = estimate(view) if chars is None else tokens_for_chars(chars)
@@ -203,14 +205,17 @@ class _Ladder:
 
     def __init__(self, messages: Sequence[Message], estimate: Estimate) -> None:
         self.estimator = estimate if isinstance(estimate, TokenEstimator) else None
+        self.all_calls: set[str] | frozenset[str]
+        self.rung0_bound = -1  # a lower bound of rung 0's length (-1: unknown)
         if self.estimator is not None:
             self.estimator.estimate(messages)  # tracked, so its memo keeps room for the whole history
-            self.entries = [self.estimator.derive(m, _Entry) for m in messages]
+            memo = _History.of(self.estimator, messages)
+            self.entries, self.all_calls, self.rung0_bound = memo.entries, memo.all_calls, memo.rung0_bound()
         else:
             self.entries = [_Entry(m) for m in messages]
+            self.all_calls = frozenset().union(*(e.calls for e in self.entries if e.calls))
         goal_at = goal_index(messages)
         self.goal = messages[goal_at] if goal_at is not None else None
-        self.all_calls = frozenset().union(*(e.calls for e in self.entries if e.calls))
         self.latest_result = next(
             (i for e in reversed(self.entries) for i in sorted(e.results) if i in self.all_calls), None
         )
@@ -283,7 +288,7 @@ class _Ladder:
         assert self.estimator is not None
         return self.estimator.chars_of(message)
 
-    def _tool_pruned(self, keep: int | None) -> tuple[list[Message | None], frozenset[str] | set[str]]:
+    def _tool_pruned(self, keep: int | None) -> tuple[list[Message | None], set[str] | frozenset[str]]:
         """Each message with tool content outside the last ``keep`` pruned, and the calls left."""
         entries = self.entries
         if keep is None:
@@ -314,6 +319,88 @@ class _Ladder:
         if kept_approvals:
             kept_calls |= {call for e in self.entries for a, call in e.approval_calls if a in kept_approvals}
         return kept_calls, kept_approvals
+
+
+class _History:
+    """The ladder's state for the history an estimator tracks, kept between steps (``estimator.memo``).
+
+    A step that appended messages costs O(new messages) here: their entries, their calls, and the
+    lower bound of rung 0's length (the lengths of the messages rung 0 sends as they are); so does
+    one that replaced or dropped trailing messages without tool calls (a step's new prompt). A
+    history changed otherwise keeps the entries of its unchanged head and rebuilds the rest.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[_Entry] = []
+        self.all_calls: set[str] = set()
+        # (position, entry) of entries with a result whose call is not (yet) in all_calls
+        self._pending: list[tuple[int, _Entry]] = []
+        self._clean = 0  # entries rung 0 sends as they are (their base form) ...
+        self._clean_chars = 0  # ... and the lengths of those already known
+        self._weights: list[int] = []  # per entry: the length it added to _clean_chars (-1: not counted)
+
+    @classmethod
+    def of(cls, estimator: TokenEstimator, messages: Sequence[Message]) -> _History:
+        """The memo for ``messages``, which the estimator has just tracked."""
+        memo = estimator.memo
+        unchanged = estimator.take_unchanged()
+        if not isinstance(memo, _History):
+            memo = estimator.memo = cls()
+            unchanged = 0
+        if unchanged < len(memo.entries) and not memo._drop_tail(unchanged):
+            kept = memo.entries[:unchanged]  # changed in the middle: keep the unchanged head's entries
+            memo = estimator.memo = cls()
+            memo._extend(estimator, kept)
+        memo._extend(estimator, [estimator.derive(m, _Entry) for m in messages[len(memo.entries) :]])
+        return memo
+
+    def _drop_tail(self, keep: int) -> bool:
+        """Forget the entries after the first ``keep``, if none of them has a tool call."""
+        tail = self.entries[keep:]
+        if any(entry.calls for entry in tail):
+            return False  # results elsewhere may lose their calls: rebuild
+        for entry, weight in zip(tail, self._weights[keep:], strict=True):
+            if weight >= 0:
+                self._clean -= 1
+                self._clean_chars -= weight
+            elif entry.results:
+                self._pending = [(at, e) for at, e in self._pending if e is not entry]
+        del self.entries[keep:], self._weights[keep:]
+        return True
+
+    def _extend(self, estimator: TokenEstimator, entries: list[_Entry]) -> None:
+        calls = self.all_calls
+        grew = False
+        for entry in entries:
+            self.entries.append(entry)
+            if entry.calls:
+                calls |= entry.calls
+                grew = True
+            if entry.base is entry.message and entry.base_chars < 0:
+                entry.base_chars = estimator.chars_of(entry.message)  # known: the tracked length
+            self._weights.append(self._sort(len(self.entries) - 1, entry))
+        if grew and self._pending:  # a call that came after its result (rare)
+            pending, self._pending = self._pending, []
+            for position, entry in pending:
+                self._weights[position] = self._sort(position, entry)
+
+    def _sort(self, position: int, entry: _Entry) -> int:
+        """Count an entry rung 0 sends as it is (its weight: the length counted), or hold back one
+        whose results lack their calls (-1); an entry rung 0 drops counts for nothing (-1)."""
+        if entry.results and not self.all_calls.issuperset(entry.results):
+            if "" not in entry.results:  # a result with no call id never gets a call
+                self._pending.append((position, entry))
+            return -1
+        if entry.base_dropped:
+            return -1
+        self._clean += 1
+        weight = max(entry.base_chars, 0)
+        self._clean_chars += weight
+        return weight
+
+    def rung0_bound(self) -> int:
+        """A lower bound of the length of rung 0's JSON (what it sends of the messages counted)."""
+        return list_chars((self._clean_chars,), self._clean)
 
 
 def _keep_tool_parts(message: Message, kept_calls: set[str], kept_approvals: set[str]) -> Message:

@@ -153,6 +153,34 @@ def test_a_token_estimator_prunes_exactly_like_the_plain_estimate(
 
 
 @PROPERTY_SETTINGS
+@given(histories(), histories(), st.data())
+def test_one_estimator_prunes_a_history_edited_between_steps_exactly_like_a_fresh_one(
+    messages: list[Message], more: list[Message], data: st.DataObject
+) -> None:
+    """The estimator keeps the ladder's state between steps; appends, replacements, truncations and
+    insertions in between must never make it prune differently from the plain estimate."""
+    estimator = TokenEstimator()
+    history = list(messages)
+    pool = [*more, *messages]
+    for _ in range(data.draw(st.integers(min_value=1, max_value=6))):
+        threshold = data.draw(thresholds(history))
+        assert prune_to_fit(history, threshold, estimator, 3) == prune_to_fit(
+            history, threshold, fixed_overhead=3
+        )
+        edit = data.draw(st.sampled_from(["append", "replace", "truncate", "insert", "same"]))
+        if pool and edit == "append":
+            history.append(pool.pop())
+        elif pool and history and edit == "replace":
+            history[data.draw(st.integers(0, len(history) - 1))] = pool.pop()
+        elif pool and edit == "insert":
+            history.insert(data.draw(st.integers(0, len(history))), pool.pop())
+        elif edit == "truncate":
+            history = history[: data.draw(st.integers(0, len(history)))]
+        else:
+            history = list(history)
+
+
+@PROPERTY_SETTINGS
 @given(histories(), st.data())
 def test_a_dropped_span_holds_only_what_the_wire_lost(messages: list[Message], data: st.DataObject) -> None:
     estimator = TokenEstimator()

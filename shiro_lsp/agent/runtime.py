@@ -311,8 +311,6 @@ class AgentRuntime:
             def register() -> None:
                 started(ticket.task_id, session.id, ticket.text)
 
-            # In parallel with the turn, but the chat is answered only once the task is registered:
-            # a notes call right after the answer must find the turn's task.
             registered = self._background(asyncio.to_thread(register))
         changes = (
             self.checkpoints.turn(session.id, ticket.task_id, ticket.text, len(session.messages))
@@ -322,8 +320,8 @@ class AgentRuntime:
         setup.changes = changes
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         outcome = await turn.run(ticket.text)
-        if registered is not None:
-            await asyncio.wait([registered])  # a failure was logged by _finished
+        if registered is not None:  # a notes read right after the reply must find this task
+            await asyncio.wait([registered])
         if turn.tool_call_format != setup.tool_call_format:  # the server refused native tools
             self._text_only.add((self.settings().base_url or "", setup.model))
         await self.refresh_meter()
@@ -430,8 +428,12 @@ class AgentRuntime:
 
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
+        text_format = self._tool_call_format(self.settings()) == "text"
+
         def overhead() -> int:
             instructions = self.system_prompt(plan, notes_block) + self.task_reminder()
+            if text_format:  # measured as the turn sends it (engine.Turn._model_step)
+                return self.window.locked(self.window.overhead, instructions + plan.text_tools_prompt, [])
             return self.window.locked(self.window.overhead, instructions, list(plan.specs))
 
         await asyncio.to_thread(overhead)

@@ -24,26 +24,32 @@ from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "fakes" / "mcp_servers.py"
 CALLS = 20
-ROUNDS = 5
+ROUNDS = 7
 
 
-async def direct() -> float:
+async def _direct_round(client: Any) -> float:
+    began = time.perf_counter()
+    for i in range(CALLS):
+        await client.call_tool("echo", {"text": f"n{i}"})
+    return time.perf_counter() - began
+
+
+async def _shiro_round(client: Any, fake: FakeOpenAI, stamps: dict[str, list[float]], round: int) -> float:
+    calls = [ToolCall("mcp__kit__echo", {"text": f"n{i}"}, call_id=f"c{round}_{i}") for i in range(CALLS)]
+    fake.script += [Step(*calls), Step(Text("ok"))]
+    for values in stamps.values():
+        values.clear()
+    await client.protocol.send_request_async("shiro/chat", {"text": f"round {round}"})
+    assert len(stamps["tool-result"]) == CALLS, stamps
+    return stamps["tool-result"][-1] - stamps["tool-call"][0]
+
+
+async def compare(fake: FakeOpenAI, root: Path) -> tuple[float, float]:
+    """Median seconds for CALLS calls through Shiro and directly, the rounds alternating so that
+    machine noise (other work on the machine) hits both alike."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "stdio"])
-    async with Client(params, mode="legacy") as client:
-        await client.call_tool("echo", {"text": "warm"})
-        samples = []
-        for _ in range(ROUNDS):
-            began = time.perf_counter()
-            for i in range(CALLS):
-                await client.call_tool("echo", {"text": f"n{i}"})
-            samples.append(time.perf_counter() - began)
-    return statistics.median(samples)
-
-
-async def through_shiro(fake: FakeOpenAI, root: Path) -> float:
     state = root / "state"
     state.mkdir(parents=True, exist_ok=True)
     entry = {"command": sys.executable, "args": [str(SERVER), "stdio"]}
@@ -67,29 +73,29 @@ async def through_shiro(fake: FakeOpenAI, root: Path) -> float:
 
     for method in ("shiro/context/changed", "shiro/session/changed", "shiro/todos/changed"):
         client.feature(method)(lambda params: None)
-    samples = []
+    ours, raw = [], []
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "stdio"])
     try:
-        for round in range(ROUNDS + 1):
-            calls = [
-                ToolCall("mcp__kit__echo", {"text": f"n{i}"}, call_id=f"c{round}_{i}") for i in range(CALLS)
-            ]
-            fake.script += [Step(*calls), Step(Text("ok"))]
-            for values in stamps.values():
-                values.clear()
-            await client.protocol.send_request_async("shiro/chat", {"text": f"round {round}"})
-            assert len(stamps["tool-result"]) == CALLS, stamps
-            if round:  # the first round starts the server
-                samples.append(stamps["tool-result"][-1] - stamps["tool-call"][0])
+        async with Client(params, mode="legacy") as direct:
+            await direct.call_tool("echo", {"text": "warm"})
+            await _shiro_round(client, fake, stamps, 0)  # the first round starts Shiro's server
+            for round in range(1, ROUNDS + 1):
+                ours.append(await _shiro_round(client, fake, stamps, round))
+                raw.append(await _direct_round(direct))
     finally:
         await stop(client)
-    return statistics.median(samples)
+    print(
+        "  rounds (ms): "
+        + ", ".join(f"{o * 1000:.0f}/{r * 1000:.0f}" for o, r in zip(ours, raw, strict=True))
+    )
+    return statistics.median(ours), statistics.median(raw)
 
 
 async def _run() -> list[Result]:
     with FakeOpenAI() as fake, tempfile.TemporaryDirectory() as tmp:
-        ours = await through_shiro(fake, Path(tmp))
-        raw = await direct()
+        ours, raw = await compare(fake, Path(tmp))
     ratio = ours / raw
+    print(f"  through Shiro {ours * 1000:.0f} ms, directly {raw * 1000:.0f} ms (p50 of {ROUNDS})", flush=True)
     return [
         Result(f"{CALLS} MCP tool calls through Shiro vs the SDK client", ratio, "x", "<= 1.3x", ratio <= 1.3)
     ]

@@ -326,17 +326,23 @@ class Turn:
         while True:
             instructions = await self.setup.system_prompt()
             reminder = self.setup.reminder() if self.setup.reminder is not None else ""
-            wire = await self.setup.window.prepare(self.history.messages, instructions + reminder, specs)
+            text_format = self.tool_call_format == "text"
+            # Measured as sent: in the text format the tools ride in the instructions, not as specs.
+            sent_instructions, offered = (
+                (instructions + plan.text_tools_prompt, []) if text_format else (instructions, specs)
+            )
+            wire = await self.setup.window.prepare(
+                self.history.messages, sent_instructions + reminder, offered
+            )
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
                 self.emit(ev.Compacted(wire.before, wire.after))
             messages = with_reminder(wire.messages, reminder)
-            text_format = self.tool_call_format == "text"
             request = ModelRequest(
                 model=self.setup.model,
-                instructions=instructions + plan.text_tools_prompt if text_format else instructions,
+                instructions=sent_instructions,
                 messages=as_text_protocol(messages) if text_format else messages,
-                tools=[] if text_format else specs,
+                tools=offered,
                 reasoning_effort=plan.variant.reasoning_effort
                 if takes_reasoning_effort(self.setup.model)
                 else None,

@@ -388,7 +388,8 @@ class McpManager:
         connection = await self._connection(server)
         timeout = self.timeout()
         try:
-            result = await asyncio.wait_for(connection.client.call_tool(tool, arguments), timeout)
+            async with asyncio.timeout(timeout):  # in this task: no task per call, as wait_for makes
+                result = await connection.client.call_tool(tool, arguments)
         except TimeoutError:
             raise ToolError(
                 f'The MCP server "{server}" did not answer {tool} within {timeout:g} s; the call was cancelled.'

@@ -304,13 +304,14 @@ class AgentRuntime:
             emit(Notice(PROMPT_REDACTED_NOTICE.format(kinds=", ".join(found.kinds))))
         # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
         self._background(asyncio.to_thread(self.prompts.append, ticket.text))
+        registered: asyncio.Task[None] | None = None
         if self.turn_started is not None:
             started = self.turn_started
 
             def register() -> None:
                 started(ticket.task_id, session.id, ticket.text)
 
-            self._background(asyncio.to_thread(register))
+            registered = self._background(asyncio.to_thread(register))
         changes = (
             self.checkpoints.turn(session.id, ticket.task_id, ticket.text, len(session.messages))
             if self.checkpoints is not None and self.settings().trusted
@@ -319,6 +320,8 @@ class AgentRuntime:
         setup.changes = changes
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         outcome = await turn.run(ticket.text)
+        if registered is not None:  # a notes read right after the reply must find this task
+            await asyncio.wait([registered])
         if turn.tool_call_format != setup.tool_call_format:  # the server refused native tools
             self._text_only.add((self.settings().base_url or "", setup.model))
         await self.refresh_meter()
@@ -396,10 +399,11 @@ class AgentRuntime:
             self.window.reset()
         return self._grants[1]
 
-    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+    def _background(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -424,8 +428,12 @@ class AgentRuntime:
 
         notes_block = await self.context_blocks() if self.context_blocks else ""
 
+        text_format = self._tool_call_format(self.settings()) == "text"
+
         def overhead() -> int:
             instructions = self.system_prompt(plan, notes_block) + self.task_reminder()
+            if text_format:  # measured as the turn sends it (engine.Turn._model_step)
+                return self.window.locked(self.window.overhead, instructions + plan.text_tools_prompt, [])
             return self.window.locked(self.window.overhead, instructions, list(plan.specs))
 
         await asyncio.to_thread(overhead)

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from shiro_lsp.errors import StateUnavailable
@@ -53,22 +54,26 @@ class JsonArrayFile:
         self._cache: tuple[tuple[int, int, int], list[Any]] | None = None
 
     def load(self) -> list[Any]:
-        """Read the array (the caller holds the lock when it will write back).
+        """Read the array (the caller holds the lock when it will write back): a fresh copy."""
+        return _copy(self.view())
+
+    def view(self) -> list[Any]:
+        """The array as last read, for a caller that only reads it (it must not change it).
 
         Every write replaces the file (a new inode), so an unchanged (inode, mtime, size) means
-        the parsed copy from last time is still what is on disk; a fresh copy is returned.
+        the parsed copy from last time is still what is on disk.
         """
         try:
             stat = self.path.stat()
         except (FileNotFoundError, NotADirectoryError):  # a file above it: the store cannot exist
             return []
-        if not self.path.is_file():
+        if not S_ISREG(stat.st_mode):
             return self._set_aside("it is not a regular file")
         signature = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         if self._cache is not None and self._cache[0] == signature:
-            return _copy(self._cache[1])
+            return self._cache[1]
         items = self._parse()
-        self._cache = (signature, _copy(items))
+        self._cache = (signature, items)
         return items
 
     def _parse(self) -> list[Any]:

@@ -178,10 +178,14 @@ class _HitBuffer:
                 cls._by_path[key] = cls(file)
             return cls._by_path[key]
 
+    def counts(self) -> dict[str, int]:
+        """The pending hits by entry id (a copy)."""
+        with self.lock:
+            return dict(self.pending)
+
     def overlay(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``entries`` (fresh copies) with the pending hits added, the buffer left as it is."""
-        with self.lock:
-            pending = dict(self.pending)
+        pending = self.counts()
         for entry in entries:
             entry["hits"] = int(entry["hits"]) + pending.get(entry["id"], 0)
         return entries
@@ -255,11 +259,15 @@ class ProjectMemory:
         terms = query.lower().split()
         if not terms:
             raise BadParams("query is empty")
-        entries = self._hits.overlay(self.file.load())
-        matches = [e for e in entries if all(t in e["text"].lower() for t in terms)]
+        # Read-only: the store as last read (no copy), with the hits not yet on disk added to the found.
+        matches = [e for e in self.file.view() if all(t in e["text"].lower() for t in terms)]
+        pending = self._hits.counts()
         if matches:
             self._hits.add([e["id"] for e in matches])
-        found = [_entry({**e, "hits": int(e["hits"]) + 1}) for e in reversed(matches[-SEARCH_HITS:])]
+        found = [
+            _entry({**e, "hits": int(e["hits"]) + pending.get(e["id"], 0) + 1})
+            for e in reversed(matches[-SEARCH_HITS:])
+        ]
         if not found:
             return RecallResult([], f'Nothing recorded about "{query}".')
         return RecallResult(found, "\n".join(e.line for e in found))

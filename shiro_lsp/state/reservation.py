@@ -19,7 +19,6 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -34,6 +33,10 @@ _held: ContextVar[frozenset[str]] = ContextVar("shiro_workspace_reservations", d
 def reservation_lock_path(root: Path, workspace: str) -> Path:
     """Keyed by the resolved path, so two spellings of one folder share a reservation."""
     return root / "locks" / f"workspace-{project_key(os.path.realpath(workspace))}.lock"
+
+
+def reservation_key(root: Path, workspace: str) -> str:
+    return str(reservation_lock_path(root, workspace))
 
 
 def _busy(workspace: str, timeout: float) -> Conflict:
@@ -68,36 +71,41 @@ def reserve_workspace(root: Path, workspace: str, timeout: float = RESERVATION_T
 async def workspace_reservation(
     root: Path, workspace: str, timeout: float = RESERVATION_TIMEOUT_S
 ) -> AsyncIterator[None]:
-    """The async form: waiting for the lock happens in a thread, never on the event loop."""
-    path = reservation_lock_path(root, workspace)
-    key = str(path)
-    if key in _held.get():
+    """The async form: finding and taking the lock (``realpath``, ``open``, a wait) happens in a
+    thread, never on the event loop; giving it back does not wait, so it is done in place."""
+    held = _held.get()
+    if held and reservation_key(root, workspace) in held:
         yield
         return
-    lock = FileLock(key, thread_local=False)
 
-    def acquire() -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock.acquire(timeout)
+    def acquire() -> tuple[str, FileLock]:
+        path = reservation_lock_path(root, workspace)
+        lock = FileLock(str(path), thread_local=False)
+        try:
+            lock.acquire(timeout)
+        except FileNotFoundError:  # the first reservation under this state root
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock.acquire(timeout)
+        return str(path), lock
 
     acquiring = asyncio.ensure_future(asyncio.to_thread(acquire))
     try:
-        await asyncio.shield(acquiring)
+        key, lock = await asyncio.shield(acquiring)
     except Timeout:
         raise _busy(workspace, timeout) from None
     except asyncio.CancelledError:
         # The thread cannot be stopped: give the lock back as soon as it gets it.
-        acquiring.add_done_callback(lambda done: _release_if_acquired(lock, done))
+        acquiring.add_done_callback(_release_if_acquired)
         raise
     token = _held.set(_held.get() | {key})
     try:
         yield
     finally:
         _held.reset(token)
-        # A thread runs to its end even if this task is cancelled meanwhile: the lock is released.
-        await asyncio.shield(asyncio.to_thread(lock.release))
-
-
-def _release_if_acquired(lock: FileLock, done: asyncio.Future[Any]) -> None:
-    if not done.cancelled() and done.exception() is None:
+        # flock(LOCK_UN) and a close: neither waits, and no cancellation can come in between.
         lock.release()
+
+
+def _release_if_acquired(done: asyncio.Future[tuple[str, FileLock]]) -> None:
+    if not done.cancelled() and done.exception() is None:
+        done.result()[1].release()

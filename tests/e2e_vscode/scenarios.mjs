@@ -368,6 +368,52 @@ export const scenarios = [
     },
   },
   {
+    name: 'review-turn-counts',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      // a second turn edits review.py again: its block shows what it did; the first turn's block keeps what
+      // that turn did and adds the checkpoint vs now (this second turn's line included)
+      await model.script([
+        step([toolCall('edit_file', {
+          path: 'review.py', oldString: 'VALUE_03 = 300  # line 3', newString: 'VALUE_03 = 300  # line 3\nVALUE_03B = 301  # a second turn',
+        }, 'call_review_again')]),
+        step([text('Added VALUE_03B to review.py.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('add VALUE_03B under VALUE_03');
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card').last();
+      await card.locator('.approval-preview .file-row', { hasText: 'review.py' }).waitFor({ timeout: 30_000 });
+      await card.locator('button', { hasText: 'Allow once' }).click();
+      await chat.locator('.entry.assistant', { hasText: 'Added VALUE_03B' }).waitFor({ timeout: 30_000 });
+      const blocks = chat.locator('.changes-block');
+      const second = blocks.last();
+      const row = second.locator('.file-row', { hasText: 'review.py' });
+      await row.locator('.turn-counts', { hasText: /\+1\s+\u22120/ }).waitFor({ timeout: 30_000 });
+      assert.equal(await row.locator('.since-counts').count(), 0, 'nothing changed the file after this turn');
+      const first = blocks.nth((await blocks.count()) - 2);
+      const earlier = first.locator('.file-row', { hasText: 'review.py' });
+      // the first turn changed 3 lines (+3 −3); since then a hunk was undone and this turn added a line
+      await earlier.locator('.since-counts', { hasText: /now\s*\+3\s+\u22122/ }).waitFor({ timeout: 30_000 });
+      assert.match(await earlier.locator('.turn-counts').innerText(), /\+3\s+\u22123/);
+      assert.match(await first.locator('.changes-head .diff-counts').innerText(), /\+3\s+\u22123/);
+      await setTheme(wb, workspace, 'Default Dark Modern');
+      await shotVariants(wb, workspace, 'review-turn-counts', {
+        check: async variant => {
+          await second.scrollIntoViewIfNeeded();
+          const [fg, bg] = await earlier.locator('.since-counts').evaluate(e =>
+            [getComputedStyle(e).color, getComputedStyle(e.closest('.changes-block')).backgroundColor]);
+          assert.notEqual(fg, bg, `${variant}: the "now" counts stand out from the block`);
+          if (variant !== '280px') return;
+          for (const block of [first, second]) {
+            const overflow = await block.evaluate(b => b.scrollWidth - b.clientWidth);
+            assert.ok(overflow <= 1, `a Changed files block fits at 280 px (${overflow} px)`);
+          }
+        },
+      });
+    },
+  },
+  {
     name: 'review-deny-with-reason',
     needsModel: true,
     async run({ wb, model }) {

@@ -14,6 +14,7 @@ import pytest
 
 from shiro_lsp.loopwatch import LoopWatch
 from shiro_lsp.state.atomic import write_text_atomic
+from shiro_lsp.state.reservation import reserve_workspace, workspace_reservation
 
 SLOW = re.compile(r"slow callback: (\d+) ms wall, (\d+) ms cpu")
 
@@ -76,6 +77,27 @@ async def test_a_state_write_on_the_loop_is_reported_with_the_code_that_made_it(
     blocking = [r.getMessage() for r in caplog.records if "blocking I/O on the loop" in r.getMessage()]
     assert any("shiro_lsp/state/atomic.py" in line and "write_bytes_atomic" in line for line in blocking)
     assert not any("other.json" in line for line in blocking)
+
+
+def blocking_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "blocking I/O on the loop" in r.getMessage()]
+
+
+def take_and_give_back(root: Path, workspace: Path) -> None:
+    with reserve_workspace(root, str(workspace)):
+        pass
+
+
+async def test_taking_a_workspace_lock_on_the_loop_is_reported_and_giving_it_back_is_not(
+    watch: LoopWatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    caplog.set_level(logging.WARNING, "shiro_lsp.loopwatch")
+    async with workspace_reservation(tmp_path / "state", str(tmp_path)):  # takes it in a thread
+        await asyncio.sleep(0)
+    assert blocking_lines(caplog) == []
+    asyncio.get_running_loop().call_soon(take_and_give_back, tmp_path / "state", tmp_path)
+    await asyncio.sleep(0.01)
+    assert any("shiro_lsp/state/reservation.py" in line for line in blocking_lines(caplog))
 
 
 async def test_after_uninstall_nothing_is_reported(caplog: pytest.LogCaptureFixture) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from shiro_lsp.agent.engine import ApprovalRequest
 from shiro_lsp.agent.providers.types import Usage
 from shiro_lsp.agent.runtime import BUSY_COMPACT, AgentRuntime
 from shiro_lsp.config import load_settings
+from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.service import Shiro
 
@@ -125,3 +127,37 @@ async def test_stopping_the_agent_cancels_the_running_chat(shiro: Shiro) -> None
     await shiro.stop_agent()
     assert (await ticket.future).stop_reason == "cancelled"
     assert "partial" in json.dumps(shiro.sessions.current.messages)
+
+
+async def test_the_turn_is_registered_as_a_task_before_its_chat_answers(shiro: Shiro) -> None:
+    """A notes read right after the reply finds this turn's task, however slow the registration."""
+    runtime, _ = started(shiro, ScriptedClient(Reply("done")))
+    register = runtime.turn_started
+    assert register is not None
+
+    def slow_register(task_id: str, session_id: str, prompt: str) -> None:
+        time.sleep(0.3)  # the registration's transaction waits on a busy database
+        register(task_id, session_id, prompt)
+
+    runtime.turn_started = slow_register
+    outcome = await runtime.submit("fix the parser").future
+    current = shiro.notes.read()
+    assert current.task_id == outcome.task_id
+
+
+async def test_in_the_text_tool_format_the_meter_counts_the_tools_as_the_request_carries_them(
+    tmp_path: Path,
+) -> None:
+    """Text-format tools ride in the instructions; the meter must not count the smaller JSON specs instead."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings, _ = load_settings(
+        {"home": str(tmp_path / "state"), "apiKey": "sk-test", "toolCallFormat": "text"}, env={}
+    )
+    client = ScriptedClient(Reply("ok"))
+    runtime, _ = started(Shiro(str(workspace), settings), client)
+    meter = await runtime.current_meter()  # what the next request would carry, before it is sent
+    await runtime.submit("hi").future
+    sent = client.requests[-1]
+    assert sent.tools == [] and "<tools>" in sent.instructions
+    assert meter.estimated and meter.tokens >= estimate_text(sent.instructions)

@@ -163,28 +163,37 @@ def test_appends_made_while_compactions_run_are_never_lost(tmp_path: Path) -> No
     root = tmp_path / "checkpoints"
     store, _ = a_session_with_superseded_versions(root)
     written: dict[str, str] = {}
+    halfway = [threading.Event(), threading.Event()]
+    resume = threading.Event()
 
-    def appender(prefix: str) -> None:
+    def appender(index: int, prefix: str) -> None:
         mine = CheckpointStore(root)  # its own store: its own file descriptors, as another server
         for n in range(150):
+            if n == 75:  # at least one compaction lands between the two halves, however busy the machine
+                halfway[index].set()
+                assert resume.wait(timeout=60)
             record = checkpoint(f"{prefix}{n:04}", "v1")
             mine.save(record)
             record.prompt = "v2"
             mine.save(record)  # a second version, superseded by nothing
             written[record.id] = "v2"
 
-    threads = [threading.Thread(target=appender, args=(p,)) for p in ("a", "b")]
+    threads = [threading.Thread(target=appender, args=(i, p)) for i, p in enumerate(("a", "b"))]
     for thread in threads:
         thread.start()
     compactions = 0
     while any(t.is_alive() for t in threads):
-        store.compact("s1")
+        store.compact("s1")  # free-running: these race the appends
         compactions += 1
+        if all(e.is_set() for e in halfway) and not resume.is_set():
+            store.compact("s1")
+            compactions += 1
+            resume.set()
     for thread in threads:
         thread.join()
     found = {c.id: c.prompt for c in CheckpointStore(root).list("s1")}
-    assert compactions > 1
-    assert {k: found.get(k) for k in written} == written
+    assert resume.is_set() and compactions >= 2
+    assert {k: found.get(k) for k in written} == written and len(written) == 300
     assert {"00", "01", "02"} <= found.keys()
 
 

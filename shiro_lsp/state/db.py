@@ -29,7 +29,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -135,24 +135,14 @@ def connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-@contextmanager
-def opened(path: Path) -> Iterator[sqlite3.Connection]:
+def opened(path: Path) -> closing[sqlite3.Connection]:
     """``connect`` for one call: closed when the block ends."""
-    connection = connect(path)
-    try:
-        yield connection
-    finally:
-        connection.close()
+    return closing(connect(path))
 
 
-@contextmanager
-def opened_for_reading(path: Path) -> Iterator[sqlite3.Connection]:
+def opened_for_reading(path: Path) -> closing[sqlite3.Connection]:
     """``connect_for_reading`` for one call: closed when the block ends."""
-    connection = connect_for_reading(path)
-    try:
-        yield connection
-    finally:
-        connection.close()
+    return closing(connect_for_reading(path))
 
 
 class PerThread:

@@ -59,6 +59,7 @@ BLOCKING_EVENTS = frozenset(
 )
 CODE_FILES = (".py", ".pyc", ".so")
 UNLOCK = 8  # fcntl.LOCK_UN (fcntl is POSIX-only)
+NONBLOCKING = 4  # fcntl.LOCK_NB
 _PACKAGE = Path(__file__).resolve().parent
 _ROOT = _PACKAGE.parent
 
@@ -157,8 +158,8 @@ class LoopWatch:
             return
         if event == "open" and str(args[0]).endswith(CODE_FILES):
             return  # an import (its CPU cost is on the callback's clock) or a traceback's source line
-        if event == "fcntl.flock" and len(args) > 1 and args[1] == UNLOCK:
-            return  # giving a lock back never waits (taking one does)
+        if event == "fcntl.flock" and len(args) > 1 and (args[1] == UNLOCK or args[1] & NONBLOCKING):
+            return  # giving a lock back never waits, nor does an attempt that fails when it is busy
         if threading.get_ident() != self._loop_thread or self._auditing:
             return
         self._auditing = True

@@ -169,7 +169,7 @@ async def workspace_reservation(
 
     acquiring = asyncio.ensure_future(asyncio.to_thread(acquire))
     try:
-        key, lock = await asyncio.shield(acquiring)
+        taken, lock = await asyncio.shield(acquiring)
     except Timeout:
         raise _busy(workspace, timeout) from None
     except asyncio.CancelledError:
@@ -179,7 +179,7 @@ async def workspace_reservation(
     if lock is None:
         yield
         return
-    token = _held.set(_held.get() | {key})
+    token = _held.set(_held.get() | {taken})
     try:
         yield
     finally:

@@ -11,7 +11,8 @@ what it did. This watch times every callback (a task step, a ``call_soon``, a ti
 A watchdog thread samples the loop thread's stack while a callback runs past half the threshold, so
 the log line names the code that held the loop. It also records blocking file operations made on
 the loop thread (Python audit events: ``open``, ``os.rename`` …, ``fcntl.flock``, ``sqlite3.connect``,
-``time.sleep``), the blocking a CPU clock cannot see. Imports are left out of that list (their cost
+``time.sleep``; not a ``flock`` that gives a lock back or fails at once, ``LOCK_NB``), the
+blocking a CPU clock cannot see. Imports are left out of that list (their cost
 is on the CPU clock). One line each, on the ``shiro_lsp.loopwatch`` logger (stderr)::
 
     slow callback: 412 ms wall, 380 ms cpu: <Task …> at shiro_lsp/context/prune.py:120 in prune

@@ -9,6 +9,11 @@ child task, which inherit the context) without deadlocking itself. Separate flow
         ...
     async with workspace_reservation(root, workspace):  # async code: waits in a thread
         ...
+
+The async form is taken per tool call, so its common case costs no thread hop: once this process
+has reserved a workspace, it keeps a descriptor on the lock file and tries a non-blocking
+``flock`` on it, on the loop; only when that fails (the lock is busy) does it wait in a thread.
+The lock file's path (a ``realpath``) is worked out once per process and workspace.
 """
 
 from __future__ import annotations

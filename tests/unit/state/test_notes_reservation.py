@@ -172,7 +172,9 @@ def _let_go(holder: subprocess.Popen[str]) -> None:
     holder.wait(timeout=30)
 
 
-async def test_the_quick_reservation_on_a_kept_descriptor_still_excludes_other_processes(tmp_path: Path) -> None:
+async def test_the_quick_reservation_on_a_kept_descriptor_still_excludes_other_processes(
+    tmp_path: Path,
+) -> None:
     root, workspace = tmp_path / "state", tmp_path / "ws"
     workspace.mkdir()
     async with workspace_reservation(root, str(workspace)):

@@ -268,6 +268,11 @@ class _Recorder:
         self.result = self.turn.owner.tool_changes(self.rows, checkpoint) if self.rows else None
 
 
+def _scanned(tool_name: str) -> bool:
+    """A tool that changes files without saying which: the workspace is snapshotted around it."""
+    return tool_name in SCANNED_TOOLS or tool_name.startswith(SCANNED_PREFIXES)
+
+
 def _mode(mode: int | None) -> int:
     """A file's mode, or the one a new file gets."""
     return jail.new_file_mode() if mode is None else mode
@@ -285,6 +290,8 @@ class TurnChanges:
         self.prompt = prompt
         self.message_index = message_index
         self.checkpoint: Checkpoint | None = None
+        self._prepared: _Watch | None = None
+        """A scan made right after the last call (``after(prepare=...)``), for the next call's before."""
 
     # -- asked by the engine
 
@@ -309,27 +316,38 @@ class TurnChanges:
     async def before(self, tool_name: str, input: JsonObject) -> _Watch | None:
         """Before a mutating call: what the checkpoint needs to watch it. For a recorded tool,
         pass :meth:`recorder` of the result to the tool (``ToolContext.recorder``)."""
+        prepared, self._prepared = self._prepared, None  # made for this call only
         if tool_name in RECORDED_TOOLS:
             return _Watch(recorder=_Recorder(self))
         if tool_name in PLANNERS:
             return await asyncio.to_thread(self._before_files, tool_name, input)
-        if tool_name in SCANNED_TOOLS or tool_name.startswith(SCANNED_PREFIXES):
-            return await asyncio.to_thread(self._before_scan)
+        if _scanned(tool_name):
+            return prepared or await asyncio.to_thread(self._before_scan)
         return None
 
     def recorder(self, watch: _Watch | None) -> WriteRecorder | None:
         return None if watch is None else watch.recorder
 
-    async def after(self, watch: _Watch | None) -> ToolChanges | None:
+    async def after(self, watch: _Watch | None, prepare: str | None = None) -> ToolChanges | None:
+        """What the call changed. ``prepare``: the tool the engine runs next under the same
+        reservation; when it is scanned, its snapshot is taken in the same thread, right after
+        this look (nothing else writes in between: the engine still holds the workspace)."""
+        self._prepared = None
         if watch is None:
             return None
         recorder = watch.recorder
         if recorder is None:
+            if prepare is not None and _scanned(prepare):
+                changed, self._prepared = await asyncio.to_thread(self._after_then_scan, watch)
+                return changed
             return await asyncio.to_thread(self._after, watch)
         if recorder.pending:  # told before a write that then failed: look at what is there now
             leftover = _Watch(paths=list(recorder.pending), befores=dict(recorder.befores))
             return await asyncio.to_thread(self._after, leftover)
         return recorder.result
+
+    def drop_prepared(self) -> None:
+        self._prepared = None
 
     def finish(self) -> TurnChangesView | None:
         """At the turn's end: held blobs go to files, each file's own counts are fixed, and the
@@ -388,6 +406,14 @@ class TurnChanges:
 
     def _before_scan(self) -> _Watch:
         return _Watch(snapshot=self.owner.scanner.snapshot())
+
+    def _after_then_scan(self, watch: _Watch) -> tuple[ToolChanges | None, _Watch | None]:
+        changed = self._after(watch)
+        try:
+            return changed, self._before_scan()
+        except (OSError, ValueError) as error:  # the next call makes its own
+            log.warning("checkpoint scan for the next call failed: %s", error)
+            return changed, None
 
     def _after(self, watch: _Watch) -> ToolChanges | None:
         checkpoint = self._ensure()

@@ -17,7 +17,7 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -145,7 +145,14 @@ class ChangeTracker(Protocol):
         """What the tool itself tells about its writes (``ToolContext.recorder``), if anything."""
         ...
 
-    async def after(self, watch: Any) -> ToolChangesLike | None: ...
+    async def after(self, watch: Any, prepare: str | None = None) -> ToolChangesLike | None:
+        """What the call changed. ``prepare``: the next call's tool, whose :meth:`before` may then
+        be made in the same thread hop (valid until :meth:`drop_prepared`)."""
+        ...
+
+    def drop_prepared(self) -> None:
+        """The workspace reservation was given back: a prepared ``before`` may be out of date."""
+        ...
 
 
 class ToolChangesLike(Protocol):
@@ -283,6 +290,8 @@ class Turn:
         self.repeats: dict[str, int] = {}
         self.refused: set[str] = set()
         self.stopped_by_repeat = False
+        self._held: AbstractAsyncContextManager[Any] | None = None
+        """The workspace reservation kept from one mutating call to the next (``_run_tools``)."""
         self.input_tokens = 0
         self.output_tokens = 0
         self.cached_input_tokens = 0
@@ -465,15 +474,41 @@ class Turn:
     # --- tool calls ----------------------------------------------------------------------------
 
     async def _run_tools(self, calls: list[ToolCallReady]) -> None:
+        """The step's calls, one after the other. The workspace reservation taken for a mutating
+        call is kept for the next one when that one is mutating too and needs no approval, so
+        the checkpoint's look after a call also serves as the next call's look before it."""
         results: list[dict[str, Any]] = []
         try:
-            for call in calls:
-                results.append(await self._run_tool(call))
+            for i, call in enumerate(calls):
+                following = calls[i + 1].name if i + 1 < len(calls) else None
+                results.append(await self._run_tool(call, following))
         finally:
+            await self._give_back()
             if results:
                 self.history.append({"role": "tool", "content": results})
 
-    async def _run_tool(self, call: ToolCallReady) -> dict[str, Any]:
+    def _mutating(self, tool_name: str | None) -> bool:
+        return tool_name is not None and self.setup.plan.registry.is_mutating(tool_name)
+
+    async def _hold(self, tool_name: str) -> None:
+        """The reservation for a mutating call: the one kept from the call before, or a new one."""
+        if self.setup.reservation is None or not self._mutating(tool_name):
+            await self._give_back()
+            return
+        if self._held is None:
+            held = self.setup.reservation()
+            await held.__aenter__()
+            self._held = held
+
+    async def _give_back(self) -> None:
+        held, self._held = self._held, None
+        if held is None:
+            return
+        if self.setup.changes is not None:
+            self.setup.changes.drop_prepared()
+        await held.__aexit__(None, None, None)
+
+    async def _run_tool(self, call: ToolCallReady, following: str | None = None) -> dict[str, Any]:
         plan = self.setup.plan
         registry = plan.registry
         try:
@@ -513,14 +548,17 @@ class Turn:
         )
         changed: ToolChangesLike | None = None
         try:
-            async with self._reserve(call.name):
-                watch = await self._watch(call.name, input)
-                if watch is not None and self.setup.changes is not None:
-                    ctx.recorder = self.setup.changes.recorder(watch)
-                try:
-                    output = redact(await registry.run(call.name, input, ctx))
-                finally:
-                    changed = await self._settle(watch)
+            await self._hold(call.name)
+            watch = await self._watch(call.name, input)
+            if watch is not None and self.setup.changes is not None:
+                ctx.recorder = self.setup.changes.recorder(watch)
+            try:
+                output = redact(await registry.run(call.name, input, ctx))
+            finally:
+                keep = self._held is not None and self._mutating(following)
+                changed = await self._settle(watch, following if keep else None)
+                if not keep:
+                    await self._give_back()
         except ToolError as error:
             return self._tool_error(call, redact(error.message), changed)
         diff, files = _change_fields(changed)
@@ -547,12 +585,12 @@ class Turn:
             self.emit(ev.Notice(f"Could not record a checkpoint before {tool_name}: {error}"))
             return None
 
-    async def _settle(self, watch: Any) -> ToolChangesLike | None:
+    async def _settle(self, watch: Any, prepare: str | None = None) -> ToolChangesLike | None:
         changes = self.setup.changes
         if changes is None or watch is None:
             return None
         try:
-            return await changes.after(watch)
+            return await changes.after(watch, prepare)
         except (OSError, ValueError) as error:
             log.warning("checkpoint after a tool failed: %s", error)
             return None
@@ -564,11 +602,6 @@ class Turn:
         redact = self.setup.redactor.redact
         self.emit(ev.ToolFailed(call.call_id, call.name, message, redact(diff) if diff else None, files))
         return _result_part(call, message, error=True)
-
-    def _reserve(self, tool_name: str) -> AbstractAsyncContextManager[Any]:
-        if self.setup.reservation is not None and self.setup.plan.registry.is_mutating(tool_name):
-            return self.setup.reservation()
-        return nullcontext()
 
     async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> str | None:
         """None when the call may run; else what the model is told (the event says the same)."""
@@ -589,6 +622,7 @@ class Turn:
                 reason = NO_APPROVER_OUTPUT.format(name=call.name, hint=hint)
             self.emit(ev.ToolDenied(call.call_id, call.name, reason))
             return reason
+        await self._give_back()  # nobody waits for the workspace while the user decides
         request = ApprovalRequest(
             call.name,
             input,

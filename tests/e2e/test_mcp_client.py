@@ -218,6 +218,72 @@ async def test_an_entry_edited_during_a_turn_is_not_trusted_by_the_turns_next_ca
     assert starts(marker) == 1
 
 
+async def test_each_call_of_a_batch_records_its_own_file_changes_in_the_checkpoint(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    """Consecutive MCP calls keep the workspace reserved, and one scan serves as the look after a
+    call and before the next: each card still shows only its own call's change."""
+    await trust(client)
+    (workspace / "a.txt").write_text("before\n")
+    write = "mcp__testkit__write"
+    fake.script += [
+        Step(
+            ToolCall(write, {"path": str(workspace / "a.txt"), "text": "after\n"}, call_id="c1"),
+            ToolCall(write, {"path": str(workspace / "b.txt"), "text": "new\n"}, call_id="c2"),
+            ToolCall("mcp__testkit__echo", {"text": "x"}, call_id="c3"),
+            ToolCall(write, {"path": str(workspace / "a.txt"), "text": "again\n"}, call_id="c4"),
+        ),
+        Step(Text("done")),
+    ]
+    client.decisions = ["always", "always"]
+    result = await client.call("shiro/chat", {"text": "write them"})
+    cards = [e for e in client.events(result["taskId"]) if e["type"] == "tool-result"]
+    assert [[f["path"] for f in c.get("files") or []] for c in cards] == [["a.txt"], ["b.txt"], [], ["a.txt"]]
+    assert "-before\n+after\n" in cards[0]["diff"] and "-after\n+again\n" in cards[3]["diff"]
+    rows = {f["path"]: f["status"] for f in (await client.call("shiro/changes", {}))["files"]}
+    assert rows == {"a.txt": "modified", "b.txt": "added"}
+    checkpoint = (await client.call("shiro/checkpoint/list", {}))["checkpoints"][0]
+    restored = await client.call("shiro/checkpoint/restore", {"id": checkpoint["id"], "mode": "code"})
+    assert restored["restored"] == ["a.txt", "b.txt"] and restored["conflicts"] == []
+    assert (workspace / "a.txt").read_text() == "before\n" and not (workspace / "b.txt").exists()
+
+
+TRY_RESERVE = """
+import sys
+from pathlib import Path
+from shiro_lsp.errors import Conflict
+from shiro_lsp.state.reservation import reserve_workspace
+try:
+    with reserve_workspace(Path(sys.argv[1]), sys.argv[2], timeout=0.5):
+        print("got it")
+except Conflict:
+    print("busy")
+"""
+
+
+async def test_the_workspace_is_not_held_while_the_next_call_waits_for_approval(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    await trust(client)
+    fake.script += [
+        Step(
+            ToolCall("mcp__testkit__echo", {"text": "one"}, call_id="c1"),
+            ToolCall("mcp__testkit__add", {"a": 1, "b": 2}, call_id="c2"),
+        ),
+        Step(Text("done")),
+    ]
+    client.decisions = ["always", "once"]
+    client.approval_delay = 3.0
+    chat = asyncio.create_task(client.call("shiro/chat", {"text": "go"}))
+    await eventually(lambda: len(client.approvals) == 2)
+    args = [sys.executable, "-c", TRY_RESERVE, str(home), str(workspace)]
+    tried = await asyncio.to_thread(subprocess.run, args, capture_output=True, text=True)
+    assert tried.stdout.strip() == "got it", tried.stderr  # a note write would not wait for the user
+    assert (await chat)["stopReason"] == "done"
+    first, second = tool_results(model_bodies(fake)[-1])
+    assert first == "ONE" and json.loads(second) == {"sum": 3}
+
+
 async def test_a_server_crashing_mid_call_is_reported_and_restarted_on_the_next_call(
     client: ShiroClient, fake: FakeOpenAI, marker: Path
 ) -> None:

@@ -38,6 +38,12 @@ def build() -> MCPServer[Any]:
         return {"sum": a + b}
 
     @server.tool()
+    def write(path: str, text: str) -> str:
+        """Write the text to a file (an absolute path)."""
+        Path(path).write_text(text)
+        return f"wrote {len(text)} characters"
+
+    @server.tool()
     def huge(size: int) -> str:
         """A result of `size` characters."""
         return "x" * size

@@ -21,6 +21,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
@@ -164,6 +165,13 @@ class ToolSpec:
             object.__setattr__(self, "parameters", input_schema(self.input_model))
         elif not self.parameters:
             object.__setattr__(self, "parameters", dict(_EMPTY_SCHEMA))
+
+    @cached_property
+    def validator(self) -> Any:
+        """The JSON Schema validator of a tool without an input model, built once (not per call)."""
+        import jsonschema  # ~100 ms to import: paid on the first dynamic tool call, not at server start
+
+        return jsonschema.Draft202012Validator(self.parameters)
 
     @property
     def asks(self) -> bool:
@@ -333,10 +341,9 @@ def validate_input(spec: ToolSpec, input: object) -> JsonObject:
         except ValidationError as error:
             raise ToolError(f"Invalid input for {spec.name}: {describe_problems(error)}") from None
         return input
-    import jsonschema  # ~100 ms to import: paid on the first dynamic tool call, not at server start
-
-    validator = jsonschema.Draft202012Validator(spec.parameters)
-    errors = sorted(validator.iter_errors(input), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    errors = sorted(
+        spec.validator.iter_errors(input), key=lambda e: (len(e.absolute_path), str(e.absolute_path))
+    )
     if errors:
         problems = "; ".join(describe_problem(_as_problem(e)) for e in errors)
         raise ToolError(f"Invalid input for {spec.name}: {problems}")

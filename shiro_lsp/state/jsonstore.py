@@ -17,7 +17,7 @@ from stat import S_ISREG
 from typing import Any
 
 from shiro_lsp.errors import StateUnavailable
-from shiro_lsp.state.atomic import copy_aside, locked, set_aside, write_json_atomic
+from shiro_lsp.state.atomic import ArrayEncoder, copy_aside, locked, replacing, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ class JsonArrayFile:
         self.is_valid = is_valid
         self.reporter = reporter
         self._cache: tuple[tuple[int, int, int], list[Any]] | None = None
+        self._encoder = ArrayEncoder()
 
     def load(self) -> list[Any]:
         """Read the array (the caller holds the lock when it will write back): a fresh copy."""
@@ -103,9 +104,12 @@ class JsonArrayFile:
         return valid
 
     def save(self, items: list[Any]) -> None:
-        """Write the array (under the lock, inside ``locked_items``)."""
-        write_json_atomic(self.path, items)
-        stat = self.path.stat()
+        """Write the array (under the lock, inside ``locked_items``): one fsynced atomic rewrite, as
+        ``write_json_atomic`` writes it, re-encoding only the items that changed since the last save."""
+        with replacing(self.path) as staged:
+            staged.file.write(self._encoder.encode(items).encode("utf-8"))
+        stat = staged.stat  # the written file's: a rename keeps its inode, mtime and size
+        assert stat is not None
         self._cache = ((stat.st_ino, stat.st_mtime_ns, stat.st_size), _copy(items))
 
     @contextmanager

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import heapq
 import logging
 import re
 import threading
@@ -151,8 +152,11 @@ def _cap(entries: list[dict[str, Any]]) -> None:
     excess = len(entries) - MAX_ENTRIES
     if excess <= 0:
         return
-    order = sorted(range(len(entries)), key=lambda i: (entries[i]["hits"], entries[i]["createdAt"], i))
-    drop = set(order[:excess])
+    drop = set(
+        heapq.nsmallest(
+            excess, range(len(entries)), key=lambda i: (entries[i]["hits"], entries[i]["createdAt"], i)
+        )
+    )
     entries[:] = [e for i, e in enumerate(entries) if i not in drop]
 
 
@@ -216,7 +220,10 @@ class _HitBuffer:
             with self.file.locked_items() as entries:
                 self.take_into(entries)
                 self.file.save(entries)
-        except OSError as error:  # hits are a ranking hint; they stay pending for the next write
+        except (
+            OSError,
+            ShiroError,
+        ) as error:  # hits are a ranking hint; they stay pending for the next write
             log.warning("project memory: recall counts not saved yet: %s", error)
 
 

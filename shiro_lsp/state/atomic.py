@@ -99,6 +99,7 @@ class Staged:
     """The temp file ``replacing`` writes into: ``file`` while the block runs, ``stat`` after it."""
 
     file: BinaryIO
+    temp: Path  # its name until the rename
     stat: os.stat_result | None = None  # the written file's fstat, taken before the rename
 
 
@@ -126,7 +127,7 @@ def replacing(
     mark_in_use(fd)
     try:
         with os.fdopen(fd, "wb") as handle:
-            staged = Staged(handle)
+            staged = Staged(handle, Path(tmp))
             yield staged
             handle.flush()
             if sync:

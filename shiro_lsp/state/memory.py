@@ -229,7 +229,9 @@ class _HitBuffer:
 
 class ProjectMemory:
     def __init__(self, path: Path, reporter: Reporter = log_reporter) -> None:
-        self.file = JsonArrayFile(path, label="project memory", is_valid=is_entry, reporter=reporter)
+        self.file = JsonArrayFile(
+            path, label="project memory", is_valid=is_entry, reporter=reporter, watch=True
+        )
         self._hits = _HitBuffer.of(self.file)
 
     def flush_hits(self) -> None:
@@ -263,11 +265,22 @@ class ProjectMemory:
         return RememberResult(reply, False, entry, truncated)
 
     def recall(self, query: str) -> RecallResult:
+        """Search (a read: the hits are counted in memory and written within a second)."""
+        return self._recall_in(self.file.view(), query)
+
+    def recall_now(self, query: str) -> RecallResult | None:
+        """``recall`` without I/O, for the event loop, when the file is known unchanged since it was
+        last read (an inotify watch, see ``JsonArrayFile.current_view``); None: call ``recall`` in
+        a thread."""
+        items = self.file.current_view()
+        return None if items is None else self._recall_in(items, query)
+
+    def _recall_in(self, items: list[dict[str, Any]], query: str) -> RecallResult:
         terms = query.lower().split()
         if not terms:
             raise BadParams("query is empty")
         # Read-only: the store as last read (no copy), with the hits not yet on disk added to the found.
-        matches = [e for e in self.file.view() if all(t in e["text"].lower() for t in terms)]
+        matches = [e for e in items if all(t in e["text"].lower() for t in terms)]
         pending = self._hits.counts()
         if matches:
             self._hits.add([e["id"] for e in matches])

@@ -233,6 +233,8 @@ class ProjectMemory:
             path, label="project memory", is_valid=is_entry, reporter=reporter, watch=True
         )
         self._hits = _HitBuffer.of(self.file)
+        # The entries' texts in lower case, for the view they were made from (recall matches on them).
+        self._lowered: tuple[list[dict[str, Any]], list[str]] = ([], [])
 
     def flush_hits(self) -> None:
         """Write the pending recall hits now (also done by a timer, by every write and at exit)."""
@@ -280,7 +282,14 @@ class ProjectMemory:
         if not terms:
             raise BadParams("query is empty")
         # Read-only: the store as last read (no copy), with the hits not yet on disk added to the found.
-        matches = [e for e in items if all(t in e["text"].lower() for t in terms)]
+        view, lowered = self._lowered
+        if view is not items:
+            lowered = [e["text"].lower() for e in items]
+            self._lowered = (items, lowered)
+        found = list(zip(items, lowered, strict=True))
+        for term in terms:  # one pass a term over what is left (no generator per entry)
+            found = [pair for pair in found if term in pair[1]]
+        matches = [entry for entry, _ in found]
         pending = self._hits.counts()
         if matches:
             self._hits.add([e["id"] for e in matches])

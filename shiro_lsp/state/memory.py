@@ -286,10 +286,10 @@ class ProjectMemory:
         if view is not items:
             lowered = [e["text"].lower() for e in items]
             self._lowered = (items, lowered)
-        found = list(zip(items, lowered, strict=True))
+        pairs = list(zip(items, lowered, strict=True))
         for term in terms:  # one pass a term over what is left (no generator per entry)
-            found = [pair for pair in found if term in pair[1]]
-        matches = [entry for entry, _ in found]
+            pairs = [pair for pair in pairs if term in pair[1]]
+        matches = [entry for entry, _ in pairs]
         pending = self._hits.counts()
         if matches:
             self._hits.add([e["id"] for e in matches])

@@ -5,18 +5,20 @@ the ignore rules."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from test_scan import Change, around, readable
 
 from shiro_lsp.agent import scan
 from shiro_lsp.agent.scan import WorkspaceScanner
 from shiro_lsp.agent.scan_git import Status
 from shiro_lsp.state.checkpoints import BlobStore
-from test_scan import Change, around, readable
 from tool_helpers import git
 
 needs_inotify = pytest.mark.skipif(scan.Watcher.create() is None, reason="no inotify here")
@@ -118,7 +120,10 @@ def test_after_the_first_look_git_is_asked_only_about_what_changed(tmp_path: Pat
 
     calls.clear()
     found, _ = around(s, ignore_logs_no_more)
-    assert found == [(".gitignore", b"*.log\nbuild/\nvendor/\n", b"build/\nvendor/\n"), ("d0/run.log", None, b"now seen\n")]
+    assert found == [
+        (".gitignore", b"*.log\nbuild/\nvendor/\n", b"build/\nvendor/\n"),
+        ("d0/run.log", None, b"now seen\n"),
+    ]
     assert calls[-1] is None  # an ignore file changed: a whole status, and the watch is set up again
 
 
@@ -172,10 +177,8 @@ def _command(repo: Path, pick: random.Random) -> None:
                 "stash": ["stash", "-q"],
                 "pop": ["stash", "pop", "-q"],
             }[step]
-            try:
+            with contextlib.suppress(subprocess.CalledProcessError):  # nothing to pop, a conflict
                 git(repo, *args)
-            except Exception:  # nothing to pop, a conflict: the tree is whatever git left
-                pass
 
 
 @needs_inotify

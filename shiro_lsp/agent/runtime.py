@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.changes import Checkpoints, TurnChanges, TurnChangesView
@@ -62,6 +62,7 @@ PROMPT_REDACTED_NOTICE = (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 BUSY_COMPACT = "A chat is running or waiting; /compact can run once it has finished."
 CHANGED_WHILE_COMPACTING = (
@@ -344,12 +345,16 @@ class AgentRuntime:
         self, ticket: Ticket, session: LiveSessionLike, instructions: ProjectInstructions
     ) -> TurnSetup:
         s = self.settings()
-        window = await self.discover_context_window()
-        if self.extra_tools is not None:
-            self._extra = await self.extra_tools()
+        # Independent lookups (thread hops, an endpoint call): together, not one after another.
+        window, self._extra, notes_block, client, _ = await asyncio.gather(
+            self.discover_context_window(),
+            self.extra_tools() if self.extra_tools is not None else _value(self._extra),
+            self.context_blocks() if self.context_blocks else _value(""),
+            self._turn_client(),
+            instructions.refresh(),  # the first step's prompt finds it built
+        )
         plan = self.plan(ticket.agent)
         self._sync_window()
-        notes_block = await self.context_blocks() if self.context_blocks else ""
 
         async def prompt() -> str:
             block = await instructions.refresh()  # nested AGENTS.md of the folders touched so far
@@ -360,10 +365,6 @@ class AgentRuntime:
                 return "deny"
             return await self.frontend.approve(ticket.task_id, request)
 
-        try:
-            client = await self.client_off_loop()
-        except ProviderError as error:
-            raise ShiroError(error.message) from None
         return TurnSetup(
             client=client,
             model=s.model,
@@ -385,6 +386,12 @@ class AgentRuntime:
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,
         )
+
+    async def _turn_client(self) -> ModelClient:
+        try:
+            return await self.client_off_loop()
+        except ProviderError as error:
+            raise ShiroError(error.message) from None
 
     def _tool_call_format(self, s: Settings) -> ToolCallFormat:
         configured = s.tool_call_format_for(s.model)
@@ -511,6 +518,10 @@ class AgentRuntime:
         if not text.strip():
             raise ShiroError(f"{COMPACT_FAILED} The model returned an empty summary.")
         return text.strip()
+
+
+async def _value(value: T) -> T:
+    return value
 
 
 def _client_for(s: Settings) -> ModelClient:

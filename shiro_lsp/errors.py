@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
+if TYPE_CHECKING:  # pydantic loads only when something is validated, not with every error
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 INVALID_PARAMS = -32602
 SHIRO_ERROR = -32000

@@ -11,7 +11,8 @@ what it did. This watch times every callback (a task step, a ``call_soon``, a ti
 A watchdog thread samples the loop thread's stack while a callback runs past half the threshold, so
 the log line names the code that held the loop. It also records blocking file operations made on
 the loop thread (Python audit events: ``open``, ``os.rename`` …, ``fcntl.flock``, ``sqlite3.connect``,
-``time.sleep``), the blocking a CPU clock cannot see. Imports are left out of that list (their cost
+``time.sleep``; not a ``flock`` that gives a lock back or fails at once, ``LOCK_NB``), the
+blocking a CPU clock cannot see. Imports are left out of that list (their cost
 is on the CPU clock). One line each, on the ``shiro_lsp.loopwatch`` logger (stderr)::
 
     slow callback: 412 ms wall, 380 ms cpu: <Task …> at shiro_lsp/context/prune.py:120 in prune
@@ -59,6 +60,7 @@ BLOCKING_EVENTS = frozenset(
 )
 CODE_FILES = (".py", ".pyc", ".so")
 UNLOCK = 8  # fcntl.LOCK_UN (fcntl is POSIX-only)
+NONBLOCKING = 4  # fcntl.LOCK_NB
 _PACKAGE = Path(__file__).resolve().parent
 _ROOT = _PACKAGE.parent
 
@@ -157,8 +159,8 @@ class LoopWatch:
             return
         if event == "open" and str(args[0]).endswith(CODE_FILES):
             return  # an import (its CPU cost is on the callback's clock) or a traceback's source line
-        if event == "fcntl.flock" and len(args) > 1 and args[1] == UNLOCK:
-            return  # giving a lock back never waits (taking one does)
+        if event == "fcntl.flock" and len(args) > 1 and (args[1] == UNLOCK or args[1] & NONBLOCKING):
+            return  # giving a lock back never waits, nor does an attempt that fails when it is busy
         if threading.get_ident() != self._loop_thread or self._auditing:
             return
         self._auditing = True

@@ -25,10 +25,13 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from shiro_lsp.agent.mcp_config import (
+    TRUST_FILE,
+    ConfigWatch,
     LoadedConfig,
     ServerConfig,
     TrustStore,
     config_files,
+    has_links,
     load_config,
     tool_name,
 )
@@ -228,6 +231,12 @@ class McpManager:
         self.trust_store = TrustStore(state_root, workspace, reporter)
         self._config = LoadedConfig([], [])
         self._signature: tuple[object, ...] | None = None
+        self._trust: dict[str, bool] | None = None
+        """What the last read found trusted; None: read the files again before using them."""
+        self._watch: ConfigWatch | None = None
+        self._watched = False
+        """The last read was made under a watch that covers every file (none is a symbolic link)."""
+        self._reads = 0
         self._reported: set[str] = set()
         self._connections: dict[str, _Connection] = {}
         self._failed: dict[str, tuple[str, str]] = {}  # name -> (fingerprint, error) of a start that failed
@@ -239,20 +248,53 @@ class McpManager:
         """The MCP servers the editor configured (ACP ``session/new``); read with the files."""
         self.client_servers = dict(entries)
         self._signature = None
+        self._forget()
+
+    def _forget(self) -> None:
+        """The next use reads the files again (what the last read found is out of date)."""
+        self._trust = None
+        self._reads += 1
 
     # --- configuration -------------------------------------------------------------------------
 
     def _read_config(self) -> tuple[LoadedConfig, dict[str, bool]]:
-        signature = tuple(_stat(p) for p in config_files(self.workspace, self.state_root))
+        """Blocking: the files as they are now. The watch is made first, so that a change made
+        while they are read is seen by the next look."""
+        if self._watch is None or self._watch.broken:
+            if self._watch is not None:
+                self._watch.close()
+            self._watch = ConfigWatch.create(self.workspace, self.state_root)
+        files = config_files(self.workspace, self.state_root)
+        self._watched = self._watch is not None and not has_links((*files, self.state_root / TRUST_FILE))
+        signature = tuple(_stat(p) for p in files)
         if signature != self._signature:
             self._config = load_config(self.workspace, self.state_root, self.client_servers)
             self._signature = signature
         trust = {s.name: self.trust_store.is_trusted(s) for s in self._config.servers}
         return self._config, trust
 
+    def _unchanged(self) -> bool:
+        """Whether the last read still holds: the watch saw no change to any of the files since.
+        A non-blocking read of the watch's descriptor, so it is asked on the loop."""
+        return (
+            self._trust is not None
+            and self._watched
+            and self._watch is not None
+            and not self._watch.changed()
+        )
+
     async def _refresh(self) -> tuple[LoadedConfig, dict[str, bool]]:
-        """Re-read the files (off the loop), report new problems once, stop servers whose entry changed."""
-        config, trust = await asyncio.to_thread(self._read_config)
+        """Re-read the files (off the loop) unless the watch says none changed, report new problems
+        once, stop servers whose entry changed."""
+        if self._unchanged():
+            assert self._trust is not None
+            config, trust = self._config, self._trust
+        else:
+            self._forget()
+            reads = self._reads
+            config, trust = await asyncio.to_thread(self._read_config)
+            if reads == self._reads:  # nothing made it out of date while it was read
+                self._trust = trust
         for problem in config.problems:
             if problem not in self._reported:
                 self._reported.add(problem)
@@ -301,6 +343,7 @@ class McpManager:
                     )
             else:
                 await asyncio.to_thread(self.trust_store.set, server, trusted)
+                self._forget()
             self._failed.pop(name, None)  # trusting again retries a server that failed to start
         return await self.servers()
 
@@ -411,6 +454,10 @@ class McpManager:
     async def close(self) -> None:
         connections, self._connections = list(self._connections.values()), {}
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+        self._forget()
 
 
 def _stat(path: Path) -> tuple[int, int, int] | None:

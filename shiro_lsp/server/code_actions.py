@@ -1,4 +1,8 @@
-"""The "Shiro: Remember this" code action and the `shiro.remember` command behind it."""
+"""The "Shiro: Remember this" code action and the `shiro.remember` command behind it.
+
+Both are part of the ``initialize`` reply's capabilities, so they are registered before it, with
+the server itself (``app``): this module loads the protocol models only when it handles a request.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from shiro_lsp.errors import INVALID_PARAMS, ShiroError
-from shiro_lsp.server import protocol as p
 from shiro_lsp.server.documents import text_document
 from shiro_lsp.server.rpc import ShiroServer, as_rpc_error, dump, parse
 
@@ -23,6 +26,8 @@ def register(server: ShiroServer) -> None:
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.Empty], resolve_provider=False),
     )
     async def code_actions(ls: ShiroServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        from shiro_lsp.server import protocol as p
+
         text = await selected_text(ls, params)
         if not text or not text.strip():
             return None
@@ -43,6 +48,8 @@ def register(server: ShiroServer) -> None:
                 message=f"{REMEMBER_COMMAND} takes one argument {{kind, text}}, got {len(arguments)}",
                 code=INVALID_PARAMS,
             )
+        from shiro_lsp.server import protocol as p
+
         args = parse(p.RememberCommandArgs, arguments[0], REMEMBER_COMMAND)
         try:
             result = await asyncio.to_thread(ls.shiro.remember_selection, args.kind, args.text)

@@ -28,6 +28,7 @@ import re
 import select
 import sqlite3
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -36,7 +37,7 @@ from lsprotocol.types import CANCEL_REQUEST
 from pygls.exceptions import JsonRpcException
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
-from shiro_lsp.errors import INVALID_PARAMS, ShiroError, from_os_error, from_sqlite_error
+from shiro_lsp.errors import INVALID_PARAMS, SHIRO_ERROR, ShiroError, from_os_error, from_sqlite_error
 from shiro_lsp.server.transport import ThreadedWriterProtocol
 
 log = logging.getLogger(__name__)
@@ -153,21 +154,40 @@ def _structure_problem(error: Exception) -> str:
     return "; ".join(shown) + more
 
 
+NOT_INITIALIZED = "The server is not initialized yet."
+
+
 class ShiroProtocol(ThreadedWriterProtocol):
     """pygls' LSP protocol, fed whole frames by ``serve`` and answering every request."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._methods: dict[Any, str] = {}
+        self._after_reply: list[Callable[[], None]] = []
+        self.unavailable: str | None = NOT_INITIALIZED
+        """Why Shiro's own methods (``shiro/...``) cannot be answered yet: before ``initialize`` has
+        registered them, or the reason they could not be; None once they are."""
 
     # --- receiving -------------------------------------------------------------------------------
 
     def receive(self, body: bytes) -> None:
-        """Handle one frame's body; never raises."""
+        """Handle one frame's body, then the work it left for after its reply; never raises."""
         try:
             self._receive(body)
         except Exception:
             log.exception("Unexpected failure handling a message; it was dropped")
+        while self._after_reply:
+            work = self._after_reply.pop(0)
+            try:
+                work()
+            except Exception:
+                log.exception("Unexpected failure in work left for after a reply")
+
+    def after_reply(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the loop once the message being handled has been answered (the answer
+        is queued for the writer thread) and before the next message is read: a handler can answer
+        first and finish behind its answer, and no later message sees the work half done."""
+        self._after_reply.append(work)
 
     def _receive(self, body: bytes) -> None:
         deep = False
@@ -211,7 +231,10 @@ class ShiroProtocol(ThreadedWriterProtocol):
             self._receive_notification(method, params, problem)
             return
         if method not in self.fm.builtin_features and method not in self.fm.features:
-            self._reject(msg_id, METHOD_NOT_FOUND, f"Method not found: {excerpt(method)}")
+            if self.unavailable is not None and method.startswith("shiro/"):
+                self._reject(msg_id, SHIRO_ERROR, self.unavailable)
+            else:
+                self._reject(msg_id, METHOD_NOT_FOUND, f"Method not found: {excerpt(method)}")
             return
         if problem is not None:
             self._reject(msg_id, INVALID_PARAMS, f"Invalid params for {excerpt(method)}: {problem}")

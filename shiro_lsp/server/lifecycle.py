@@ -1,4 +1,9 @@
-"""The server's lifecycle: initialize, initialized, configuration changes, shutdown and exit."""
+"""The server's lifecycle: the workspace made at initialize, initialized, folder and configuration
+changes, shutdown and exit.
+
+``app`` answers ``initialize`` itself and calls ``start`` right behind the reply, once this module
+has registered the rest.
+"""
 
 from __future__ import annotations
 
@@ -42,24 +47,26 @@ def added_folders(event: types.WorkspaceFoldersChangeEvent) -> list[tuple[str | 
     return [(f.name, path) for f in event.added if (path := to_fs_path(f.uri))]
 
 
-def register(server: ShiroServer) -> None:
+def start(ls: ShiroServer, params: types.InitializeParams) -> None:
+    """The window's workspace, from the ``initialize`` params (its settings' problems are shown)."""
+
     def started(shiro: Shiro) -> None:
         """A folder's service is made (at initialize, or when a session first goes to that folder)."""
-        shiro.start_agent(LspFrontend(server))
-        server.background(asyncio.to_thread(shiro.clean_stale_temp_files))
-        if server.initialized:
-            listen(server, shiro)
+        shiro.start_agent(LspFrontend(ls))
+        ls.background(asyncio.to_thread(shiro.clean_stale_temp_files))
+        if ls.initialized:
+            listen(ls, shiro)
 
-    @server.feature(types.INITIALIZE)
-    def on_initialize(ls: ShiroServer, params: types.InitializeParams) -> None:
-        options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
-        settings, problems = load_settings(options)
-        shiro = ls.start_workspace(folders_of(params), settings, started)
-        # After the initialize reply is out: the import would otherwise compete with it for the GIL.
-        asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, shiro.runtime.warm_up)
-        for problem in problems:
-            ls.report(problem)
+    options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    settings, problems = load_settings(options)
+    shiro = ls.start_workspace(folders_of(params), settings, started)
+    # Not while the first requests are answered: the import would compete with them for the GIL.
+    asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, shiro.runtime.warm_up)
+    for problem in problems:
+        ls.report(problem)
 
+
+def register(server: ShiroServer) -> None:
     @server.feature(types.INITIALIZED)
     def on_initialized(ls: ShiroServer, params: types.InitializedParams) -> None:
         ls.initialized = True

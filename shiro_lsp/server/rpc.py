@@ -3,6 +3,10 @@ validation and error mapping, notifications checked against the contract, the sh
 
 Feature modules (``chat``, ``sessions``, ``notes``, ...) import this module and ``protocol`` only;
 ``app`` composes them. Nothing here imports a feature module.
+
+The server answers ``initialize`` before pydantic, the protocol models, the service or the agent
+layer are imported (``app``), so this module imports them only where they are used; by the time a
+request is handled they are loaded.
 """
 
 from __future__ import annotations
@@ -12,10 +16,9 @@ import logging
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
-from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
@@ -27,20 +30,24 @@ from pygls.protocol import (
 from pygls.uris import to_fs_path
 
 from shiro_lsp import __version__
-from shiro_lsp.agent.changes import TurnChangesView
-from shiro_lsp.config import Settings
-from shiro_lsp.errors import INVALID_PARAMS, BadParams, ShiroError, describe_problems
-from shiro_lsp.server import protocol as p
+from shiro_lsp.errors import INVALID_PARAMS, BadParams, ShiroError, describe_problems, from_os_error
 from shiro_lsp.server.edge import FrameReader, ShiroProtocol, excerpt, serve
-from shiro_lsp.service import Shiro
-from shiro_lsp.state.memory import Entry
-from shiro_lsp.state.todos import TaskList
-from shiro_lsp.workspaces import Workspaces
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from shiro_lsp.agent.changes import TurnChangesView
+    from shiro_lsp.config import Settings
+    from shiro_lsp.server import protocol as p
+    from shiro_lsp.service import Shiro
+    from shiro_lsp.state.memory import Entry
+    from shiro_lsp.state.todos import TaskList
+    from shiro_lsp.workspaces import Workspaces
 
 log = logging.getLogger(__name__)
 
-P = TypeVar("P", bound=BaseModel)
-Handler = Callable[["ShiroServer", Any], Awaitable[BaseModel | dict[str, Any]]]
+P = TypeVar("P", bound="BaseModel")
+Handler = Callable[["ShiroServer", Any], Awaitable["BaseModel | dict[str, Any]"]]
 
 
 def plain_dict_converter() -> Any:
@@ -63,6 +70,7 @@ class ShiroServer(LanguageServer):
         self.initialized = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stop_reason: str | None = None
+        self.features_registered = False
         self._background: set[asyncio.Future[None]] = set()
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
@@ -111,8 +119,14 @@ class ShiroServer(LanguageServer):
     @property
     def folders(self) -> Workspaces:
         if self.workspaces is None:
-            raise ShiroError("The server is not initialized yet.")
+            raise ShiroError(self.edge.unavailable or "The server is not initialized yet.")
         return self.workspaces
+
+    @property
+    def edge(self) -> ShiroProtocol:
+        protocol = self.protocol
+        assert isinstance(protocol, ShiroProtocol)
+        return protocol
 
     def start_workspace(
         self,
@@ -121,9 +135,23 @@ class ShiroServer(LanguageServer):
         started: Callable[[Shiro], None],
     ) -> Shiro:
         """The window's folders; ``started`` wires each folder's service when it is made."""
+        from shiro_lsp.workspaces import Workspaces
+
         self.loop = asyncio.get_running_loop()
         self.workspaces = Workspaces(folders, settings, reporter=self.report, started=started)
         return self.workspaces.active
+
+    def cannot_start(self, error: Exception) -> None:
+        """Shiro could not start (at ``initialize``): the editor shows why, and every request of
+        Shiro's answers it, instead of a hang or "method not found"."""
+        log.error("Shiro could not start", exc_info=error)
+        if isinstance(error, OSError):
+            error = from_os_error(error)
+        reason = error.message if isinstance(error, ShiroError) else f"{type(error).__name__}: {error}"
+        message = f"Shiro could not start: {excerpt(reason, 300)} (the details are in the Shiro log)"
+        self.workspaces = None
+        self.edge.unavailable = message
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
 
     def report(self, message: str) -> None:
         """Tell the user about something that went wrong with their state (safe from any thread)."""
@@ -140,6 +168,8 @@ class ShiroServer(LanguageServer):
 
     def notify(self, method: str, payload: BaseModel) -> None:
         """Send a contract notification; its name and payload type must be the contract's."""
+        from shiro_lsp.server import protocol as p
+
         contract = p.METHODS_BY_NAME.get(method)
         if contract is None or contract.kind != "notification" or not isinstance(payload, contract.params):
             raise ValueError(f"{method} with {type(payload).__name__} is not a notification of the contract")
@@ -157,6 +187,8 @@ def fs_path(root: str) -> str:
 
 
 def dump(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     return value
@@ -164,6 +196,8 @@ def dump(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
 
 def parse(model: type[P], params: Any, method: str) -> P:
     """Validate params; a bad one is -32602 with a message naming each problem."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate({} if params is None else params)
     except ValidationError as error:
@@ -179,6 +213,8 @@ def as_rpc_error(error: ShiroError) -> JsonRpcException:
 
 def request(server: ShiroServer, name: str) -> Callable[[Handler], Handler]:
     """Register ``fn(ls, params)`` for the contract method ``name`` with validation and error mapping."""
+    from shiro_lsp.server import protocol as p
+
     method = p.METHODS_BY_NAME[name]
 
     def decorate(fn: Handler) -> Handler:
@@ -196,11 +232,15 @@ def request(server: ShiroServer, name: str) -> Callable[[Handler], Handler]:
 
 
 def entry_wire(entry: Entry) -> p.MemoryEntry:
+    from shiro_lsp.server import protocol as p
+
     return p.MemoryEntry.model_validate(entry.to_json())
 
 
 def changes_wire(view: TurnChangesView) -> p.ChangesResult:
     """What a turn changed (``shiro/changes`` and the ``shiro/changes/changed`` notification)."""
+    from shiro_lsp.server import protocol as p
+
     return p.ChangesResult(
         task_id=view.task_id,
         checkpoint_id=view.checkpoint_id,
@@ -209,6 +249,8 @@ def changes_wire(view: TurnChangesView) -> p.ChangesResult:
 
 
 def todos_wire(tasks: TaskList) -> p.TodosPayload:
+    from shiro_lsp.server import protocol as p
+
     progress = tasks.progress()
     return p.TodosPayload(
         todos=[p.TodoItem(content=t.content, status=t.status, note=t.note) for t in tasks.todos],  # type: ignore[arg-type]

@@ -216,9 +216,14 @@ async def test_cancel_mid_bash_kills_the_command(
     client.decisions = ["once"]
     command = "sleep 60 & echo $! > child.pid; echo started; wait"
     fake.script += [Step(ToolCall("bash", {"command": command}, call_id="c1")), Step(Text("after"))]
-    result = await chat_then_cancel(client, "run it", lambda: (workspace / "child.pid").exists())
+    pid_file = workspace / "child.pid"
+
+    def pid_written() -> bool:  # not only created: the shell opens the file before it writes the pid
+        return pid_file.exists() and pid_file.read_text().endswith("\n")
+
+    result = await chat_then_cancel(client, "run it", pid_written)
     assert result["stopReason"] == "cancelled"
-    pid = int((workspace / "child.pid").read_text())
+    pid = int(pid_file.read_text())
     await eventually(
         lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
     )

@@ -194,6 +194,30 @@ async def test_an_edited_entry_asks_for_trust_again(
     assert starts(marker) == 2
 
 
+async def test_an_entry_edited_during_a_turn_is_not_trusted_by_the_turns_next_call(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, marker: Path
+) -> None:
+    """Calls do not re-read the config while a watch says it is unchanged: an edit made between
+    two calls of one step (here by a command) still reaches the second call."""
+    await trust(client)
+    edit = 'sed -i \'s/"stdio"/"stdio", "--extra"/\' .mcp.json'
+    fake.script += [
+        Step(
+            ToolCall("mcp__testkit__echo", {"text": "one"}, call_id="c1"),
+            ToolCall("bash", {"command": edit}, call_id="c2"),
+            ToolCall("mcp__testkit__echo", {"text": "two"}, call_id="c3"),
+        ),
+        Step(Text("done")),
+    ]
+    client.decisions = ["once", "once", "once"]
+    await client.call("shiro/chat", {"text": "go"})
+    assert "--extra" in (workspace / ".mcp.json").read_text()
+    results = tool_results(model_bodies(fake)[-1])
+    assert results[0] == "ONE"
+    assert results[2] == 'The MCP server "testkit" is not trusted (its entry may have changed).'
+    assert starts(marker) == 1
+
+
 async def test_a_server_crashing_mid_call_is_reported_and_restarted_on_the_next_call(
     client: ShiroClient, fake: FakeOpenAI, marker: Path
 ) -> None:

@@ -100,6 +100,17 @@ async def test_taking_a_workspace_lock_on_the_loop_is_reported_and_giving_it_bac
     assert any("shiro_lsp/state/reservation.py" in line for line in blocking_lines(caplog))
 
 
+async def test_the_quick_reservation_on_the_loop_is_not_reported(
+    watch: LoopWatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """Once kept, the lock is taken on the loop with a flock that never waits (LOCK_NB)."""
+    caplog.set_level(logging.WARNING, "shiro_lsp.loopwatch")
+    for _ in range(3):
+        async with workspace_reservation(tmp_path / "state", str(tmp_path)):
+            await asyncio.sleep(0)
+    assert blocking_lines(caplog) == []
+
+
 async def test_after_uninstall_nothing_is_reported(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, "shiro_lsp.loopwatch")
     watch = LoopWatch(0.05)

@@ -135,3 +135,127 @@ async def test_a_cancelled_wait_does_not_leak_the_reservation(tmp_path: Path) ->
     await holder
     async with workspace_reservation(root, workspace, timeout=10):
         pass
+
+
+HOLD_ASYNC_TWICE = """
+import asyncio, sys
+from pathlib import Path
+from shiro_lsp.state.reservation import workspace_reservation
+
+async def main():
+    root, workspace = Path(sys.argv[1]), sys.argv[2]
+    async with workspace_reservation(root, workspace):  # the first time: in a thread
+        pass
+    async with workspace_reservation(root, workspace):  # then: the kept descriptor, on the loop
+        print("held", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+
+asyncio.run(main())
+"""
+
+
+def _holder(script: str, root: Path, workspace: Path) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script, str(root), str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def _let_go(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None
+    holder.stdin.write("\n")
+    holder.stdin.flush()
+    holder.wait(timeout=30)
+
+
+async def test_the_quick_reservation_on_a_kept_descriptor_still_excludes_other_processes(
+    tmp_path: Path,
+) -> None:
+    root, workspace = tmp_path / "state", tmp_path / "ws"
+    workspace.mkdir()
+    async with workspace_reservation(root, str(workspace)):
+        pass  # from now on this process takes it without a thread when it is free
+    holder = _holder(HOLDER, root, workspace)
+    try:
+        with pytest.raises(Conflict, match="busy"):
+            async with workspace_reservation(root, str(workspace), timeout=0.2):
+                pass
+    finally:
+        _let_go(holder)
+    async with workspace_reservation(root, str(workspace), timeout=5):
+        # and a process that has to wait while this one holds it quickly
+        result = subprocess.run(
+            [sys.executable, "-c", TRY_ONCE, str(root), str(workspace)], capture_output=True, text=True
+        )
+        assert result.stdout.strip() == "busy"
+    holder = _holder(HOLD_ASYNC_TWICE, root, workspace)
+    try:
+        with pytest.raises(Conflict, match="busy"), reserve_workspace(root, str(workspace), timeout=0.2):
+            pass
+    finally:
+        _let_go(holder)
+
+
+TRY_ONCE = """
+import sys
+from pathlib import Path
+from shiro_lsp.errors import Conflict
+from shiro_lsp.state.reservation import reserve_workspace
+try:
+    with reserve_workspace(Path(sys.argv[1]), sys.argv[2], timeout=0.2):
+        print("got it")
+except Conflict:
+    print("busy")
+"""
+
+
+async def test_two_flows_of_one_process_do_not_share_the_quick_reservation(tmp_path: Path) -> None:
+    root, workspace = tmp_path / "state", str(tmp_path)
+    async with workspace_reservation(root, workspace):
+        pass
+    release = asyncio.Event()
+    held = asyncio.Event()
+
+    async def hold() -> None:
+        async with workspace_reservation(root, workspace):
+            held.set()
+            await release.wait()
+
+    async def another_request() -> None:
+        async with workspace_reservation(root, workspace, timeout=0.2):
+            pass
+
+    holder = asyncio.create_task(hold(), context=contextvars.Context())
+    await held.wait()
+    with pytest.raises(Conflict):
+        await asyncio.create_task(another_request(), context=contextvars.Context())
+    assert await asyncio.to_thread(lambda: _try_from_fresh_thread(root, workspace)) is False
+    release.set()
+    await holder
+    await asyncio.create_task(another_request(), context=contextvars.Context())
+
+
+async def test_a_lock_file_removed_while_kept_open_is_not_trusted(tmp_path: Path) -> None:
+    """A descriptor on a removed file locks nothing: another process locks the new file."""
+    root, workspace = tmp_path / "state", tmp_path / "ws"
+    workspace.mkdir()
+    async with workspace_reservation(root, str(workspace)):
+        pass
+    for lock in (root / "locks").iterdir():
+        lock.unlink()
+    holder = _holder(HOLDER, root, workspace)
+    try:
+        with pytest.raises(Conflict, match="busy"):
+            async with workspace_reservation(root, str(workspace), timeout=0.2):
+                pass
+    finally:
+        _let_go(holder)
+    async with workspace_reservation(root, str(workspace), timeout=5):
+        result = subprocess.run(
+            [sys.executable, "-c", TRY_ONCE, str(root), str(workspace)], capture_output=True, text=True
+        )
+        assert result.stdout.strip() == "busy"

@@ -85,8 +85,12 @@ async def test_a_swapped_directory_never_carries_a_read_or_write_outside(
     (workspace / "dir" / "target.txt").write_text("inside\n")
     before = outside_state(outside)
     reads = writes = refused = 0
+    tries = 0
     with Swapper(workspace, outside) as swapper:
-        for i in range(TRIES):
+        # a starved swapper thread (a busy machine) gets more tries, not a failed test
+        while tries < TRIES or (swapper.swaps <= TRIES // 10 and tries < 20 * TRIES):
+            i = tries
+            tries += 1
             try:
                 if i % 2:
                     output = await run("read_file", path="dir/target.txt")
@@ -100,7 +104,7 @@ async def test_a_swapped_directory_never_carries_a_read_or_write_outside(
                 refused += 1
     print(f"swaps={swapper.swaps} reads={reads} writes={writes} refused={refused}")
     assert outside_state(outside) == before  # zero writes landed outside, nothing was created there
-    assert reads + writes + refused == TRIES and swapper.swaps > TRIES // 10
+    assert reads + writes + refused == tries and swapper.swaps > TRIES // 10
     assert reads > 0 and writes > 0  # the tools kept working between swaps
 
 

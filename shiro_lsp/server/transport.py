@@ -209,22 +209,29 @@ _CARRY = object()
 """Queued after a direct write the pipe took only part of: the writer writes the rest first."""
 
 
-def is_small(value: Any, limit: int) -> bool:
-    """Whether ``value`` (a message, or plain JSON) holds less than ``limit`` characters of strings,
-    counting one per value; stops looking as soon as it knows (a 20 MB answer costs nothing here)."""
+def is_small(value: Any, limit: int, nodes: int = 256) -> bool:
+    """Whether ``value`` (a message, or plain JSON) holds less than ``limit`` characters of strings
+    (each value counting one) in at most ``nodes`` values; stops looking as soon as it knows, so a
+    20 MB answer or a list of 100,000 numbers costs next to nothing here."""
     budget = limit
     stack = [value]
     while stack:
+        nodes -= 1
         item = stack.pop()
-        budget -= len(item) if isinstance(item, str) else 1
-        if isinstance(item, dict):
+        if isinstance(item, str):
+            budget -= len(item)
+        elif isinstance(item, dict):
+            budget -= 1 + len(item)
             stack.extend(item.keys())
             stack.extend(item.values())
         elif isinstance(item, list | tuple):
+            budget -= 1 + len(item)
             stack.extend(item)
-        elif hasattr(item, "__attrs_attrs__"):  # pygls' message objects and lsprotocol types
-            stack.extend(getattr(item, field.name) for field in item.__attrs_attrs__)
-        if budget < 0:
+        else:
+            budget -= 1
+            fields = getattr(type(item), "__attrs_attrs__", ())  # pygls' messages, lsprotocol types
+            stack.extend(getattr(item, field.name) for field in fields)
+        if budget < 0 or nodes < 0:
             return False
     return True
 

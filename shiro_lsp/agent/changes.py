@@ -15,7 +15,6 @@ Methods are blocking (files, hashing); the async ones hop to a thread themselves
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import stat
@@ -30,7 +29,7 @@ from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.base import JsonObject, ToolError, WriteRecorder
 from shiro_lsp.agent.tools.edits import PLANNERS, FileChange
 from shiro_lsp.agent.tools.jail import Roots, resolve_in_workspace
-from shiro_lsp.agent.tools.secrets import is_secret_path
+from shiro_lsp.agent.tools.secrets import is_secret_file
 from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, NotFound, ShiroError
 from shiro_lsp.ids import new_id
@@ -63,12 +62,6 @@ PREVIEW_MAX_BYTES = 512 * 1024
 INLINE_BLOB_BYTES = 256 * 1024
 """An edited file's earlier bytes up to this size go into the journal record, not a file of its own."""
 CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
-
-
-@functools.lru_cache(maxsize=1024)
-def is_secret_file(path: str) -> bool:
-    """``secrets.is_secret_path``, remembered per path (the patterns are fixed; asked per card)."""
-    return is_secret_path(path)
 
 
 def is_binary(data: bytes | None) -> bool:

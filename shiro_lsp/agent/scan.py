@@ -19,23 +19,20 @@ import contextlib
 import json
 import os
 import stat
-import subprocess
+import threading
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-try:
-    from inotify_simple import INotify
-    from inotify_simple import flags as _in
-except ImportError:  # not Linux: the workspace is walked before and after every command
-    INotify = None
-
+from shiro_lsp.agent.scan_git import GitEntry, GitLook, GitWatch, Status, parse_status, run_git
 from shiro_lsp.agent.tools import jail
 from shiro_lsp.agent.tools.base import ToolError
 from shiro_lsp.agent.tools.ignore import _is_ignored, _Rules, _rules_in
-from shiro_lsp.agent.tools.secrets import is_secret_path
+from shiro_lsp.agent.tools.secrets import is_secret_file
+from shiro_lsp.agent.watcher import Drained, Watcher
 from shiro_lsp.state.atomic import write_bytes_atomic
 from shiro_lsp.state.checkpoints import BlobStore, FileState, sha256
 
@@ -69,108 +66,63 @@ RULE_FILES = frozenset({".gitignore", ".shiroignore"})
 LINK_NOTE = "a symbolic link the command changed (links are not recorded, so a restore leaves it)"
 
 
-@dataclass
-class Drained:
-    """What the kernel reported since the last drain, as workspace-relative paths."""
-
-    names: set[str] = field(default_factory=set)
-    """Entries created, written, removed or renamed (files; a directory's own events are below)."""
-    dirs_new: set[str] = field(default_factory=set)
-    dirs_gone: set[str] = field(default_factory=set)
+V = TypeVar("V")
 
 
-class Watcher:
-    """inotify watches on every directory the walk looked into, so the next snapshot only has to
-    look at what changed (cost grows with the files changed, not with the workspace).
+class _Gone:
+    """Not in the dict when it was frozen."""
 
-    The kernel queues an event in the same system call that changes the file, so once a command
-    has returned, everything it did is in the queue. When anything is in doubt (the queue
-    overflowed, out of watches, a watched directory moved) :meth:`drain` returns None and the
-    caller walks the whole workspace again, as it would without a watcher.
-    """
 
-    def __init__(self) -> None:
-        if INotify is None:
-            raise OSError("inotify is not available here")
-        self._inotify = INotify(nonblocking=True)
-        self._dirs: dict[int, str] = {}
-        self.broken = False
+_GONE = _Gone()
 
-    @staticmethod
-    def create() -> Watcher | None:
-        try:
-            return Watcher()
-        except OSError:  # not Linux, or out of inotify instances: walk every time
-            return None
 
-    def add(self, directory: Path, rel: str) -> None:
-        mask = (
-            _in.CREATE
-            | _in.DELETE
-            | _in.MODIFY
-            | _in.CLOSE_WRITE
-            | _in.ATTRIB
-            | _in.MOVED_FROM
-            | _in.MOVED_TO
-            | _in.MOVE_SELF
-            | _in.DONT_FOLLOW
-            | _in.ONLYDIR
-            | _in.EXCL_UNLINK
-        )
-        try:
-            wd = self._inotify.add_watch(directory, mask)
-        except OSError:  # out of watches, or it is gone already
-            self.broken = True
-            return
-        self._dirs[wd] = rel
+class Frozen(Mapping[str, V], Generic[V]):
+    """A dict as it was when frozen, while its owner goes on changing it in place: the owner calls
+    :meth:`changing` before each change, which keeps the old value here (copy on write). So a
+    snapshot of a 10,000-file index costs nothing until files change."""
 
-    def forget(self, rel: str) -> None:
-        prefix = rel + "/"
-        for wd in [w for w, r in self._dirs.items() if r == rel or r.startswith(prefix)]:
-            del self._dirs[wd]
-            with contextlib.suppress(OSError):
-                self._inotify.rm_watch(wd)
+    __slots__ = ("__weakref__", "_saved", "live")
 
-    def drain(self) -> Drained | None:
-        if self.broken:
-            return None
-        try:
-            events = self._inotify.read(timeout=0)
-        except OSError:
-            return None
-        out = Drained()
-        for event in events:
-            if event.mask & (_in.Q_OVERFLOW | _in.MOVE_SELF):
-                return None  # events were lost, or a watched directory now has another name
-            rel_dir = self._dirs.get(event.wd)
-            if rel_dir is None:
-                continue
-            if event.mask & _in.IGNORED:
-                del self._dirs[event.wd]
-                continue
-            if not event.name:
-                continue
-            child = f"{rel_dir}/{event.name}" if rel_dir else event.name
-            if event.mask & _in.ISDIR:
-                if event.mask & (_in.CREATE | _in.MOVED_TO):
-                    out.dirs_new.add(child)
-                elif event.mask & (_in.DELETE | _in.MOVED_FROM):
-                    out.dirs_gone.add(child)
-                continue
-            out.names.add(child)
-        return out
+    def __init__(self, live: dict[str, V]) -> None:
+        self.live = live
+        self._saved: dict[str, V | _Gone] = {}
 
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._inotify.close()
+    def changing(self, key: str) -> None:
+        if key not in self._saved:
+            self._saved[key] = self.live.get(key, _GONE)
+
+    def __getitem__(self, key: str) -> V:
+        if key in self._saved:
+            value = self._saved[key]
+            if isinstance(value, _Gone):
+                raise KeyError(key)
+            return value
+        return self.live[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._saved:
+            return not isinstance(self._saved[key], _Gone)
+        return key in self.live
+
+    def __iter__(self) -> Iterator[str]:
+        saved, live = self._saved, self.live
+        for key in live:
+            if key not in saved or not isinstance(saved[key], _Gone):
+                yield key
+        for key, value in saved.items():
+            if key not in live and not isinstance(value, _Gone):
+                yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 @dataclass
 class Snapshot:
     started_ns: int
-    files: dict[str, Key]
+    files: Mapping[str, Key]
     """Walk mode: every file. Git mode: the files ``git status`` listed (changed or untracked)."""
-    shas: dict[str, str | None]
+    shas: Mapping[str, str | None]
     """None: not recorded (too large, over the budget, or a secrets file)."""
     not_covered: list[str] = field(default_factory=list)
     skipped_trees: list[str] = field(default_factory=list)
@@ -179,15 +131,9 @@ class Snapshot:
     """Git mode: what ``git status`` listed before the command."""
     links: dict[str, str] = field(default_factory=dict)
     """Walk mode: symbolic links (path → target). They are not recorded, only compared."""
-
-
-@dataclass(frozen=True)
-class GitEntry:
-    index_sha: str | None
-    """The index's object for a tracked path (None: untracked)."""
-    index_mode: int
-    deleted: bool
-    """Gone from the worktree."""
+    look: int = 0
+    """Which look of the workspace this is: the next one tells what changed since only if it is
+    the one right after (else everything is compared)."""
 
 
 @dataclass(frozen=True)
@@ -237,6 +183,14 @@ class WorkspaceScanner:
         """The shas of the last snapshot, for the files no event has touched since."""
         self._unsettled: set[str] = set()
         """Files a command changed: the next snapshot looks at them again."""
+        self._resync = False
+        """A whole walk replaced the index after a snapshot: the next one looks at every file."""
+        self._views: list[weakref.ref[Frozen[Any]]] = []
+        """The frozen views of the index and the shas that snapshots hold."""
+        self._looks = 0
+        self._gitwatch: GitWatch | None = None
+        self._lock = threading.Lock()
+        """One snapshot or comparison at a time (they share the index and the watcher)."""
 
     # -- the stat cache
 
@@ -340,6 +294,7 @@ class WorkspaceScanner:
     def _look(self) -> tuple[dict[str, Key], dict[str, str], set[str] | None]:
         """Walk mode: the workspace's files and links now, and which paths changed since the last
         look (None: all of them may have; a whole walk was done)."""
+        self._looks += 1
         if self._watcher is not None and self._index is not None:
             drained = self._watcher.drain()
             if drained is not None:
@@ -362,6 +317,20 @@ class WorkspaceScanner:
         self._watcher, self._index = watcher, (files if watcher is not None else None)
         return files, links, None
 
+    def _freeze(self, live: dict[str, V]) -> Frozen[V]:
+        """A view of ``live`` as it is now, kept so by :meth:`_changing`."""
+        view: Frozen[V] = Frozen(live)
+        self._views = [ref for ref in self._views if ref() is not None]
+        self._views.append(weakref.ref(view))
+        return view
+
+    def _changing(self, live: dict[str, Any], key: str) -> None:
+        """Before ``live[key]`` changes in place: the snapshots holding a view of it keep the old."""
+        for ref in self._views:
+            view = ref()
+            if view is not None and view.live is live:
+                view.changing(key)
+
     def _apply(self, drained: Drained) -> set[str] | None:
         """Bring the index up to date with a drain; the paths it touched (None: walk again)."""
         index = self._index
@@ -371,6 +340,7 @@ class WorkspaceScanner:
         for gone in drained.dirs_gone:
             prefix = gone + "/"
             for rel in [r for r in index if r.startswith(prefix)]:
+                self._changing(index, rel)
                 del index[rel]
                 touched.add(rel)
             for rel in [r for r in self._links if r.startswith(prefix)]:
@@ -390,6 +360,8 @@ class WorkspaceScanner:
             skipped: list[str] = []
             if self._walk_from(self.root / new, new, stack, found, skipped, self._links, watcher):
                 return None
+            for rel in found:
+                self._changing(index, rel)
             index.update(found)
             touched.update(found)
             touched.update(r for r in self._links if r.startswith(new + "/"))
@@ -404,6 +376,7 @@ class WorkspaceScanner:
                 st = os.lstat(self.root / rel)
             except OSError:
                 st = None
+            self._changing(index, rel)
             if st is not None and stat.S_ISREG(st.st_mode):
                 index[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
                 self._links.pop(rel, None)
@@ -428,7 +401,7 @@ class WorkspaceScanner:
         if not self.use_git:
             return False
         if self._git is None:
-            top = _git(self.root, "rev-parse", "--show-toplevel")
+            top = run_git(self.root, "rev-parse", "--show-toplevel")
             self._git = False
             if top is not None:
                 self._top = Path(os.path.realpath(top.decode("utf-8", "surrogateescape").strip()))
@@ -438,47 +411,43 @@ class WorkspaceScanner:
                     self._git = True
         return self._git
 
-    def git_status(self) -> dict[str, GitEntry] | None:
-        """What git lists as not clean under the workspace, by workspace-relative path."""
-        out = _git(
+    def git_status(self, paths: list[str] | None = None, *, ignored: bool = False) -> Status | None:
+        """What git lists as not clean under the workspace (or under ``paths``, taken literally),
+        by workspace-relative path; ``ignored``: also the directories git ignores as a whole."""
+        out = run_git(
             self.root,
             "--no-optional-locks",
+            "--literal-pathspecs",
             "status",
             "--porcelain=v2",
             "-z",
             "--untracked-files=all",
+            *(["--ignored=matching"] if ignored else []),
             "--",
-            ".",
+            *(paths if paths is not None else ["."]),
         )
         if out is None:
             return None
-        entries: dict[str, GitEntry] = {}
-        fields = out.split(b"\0")
-        i = 0
-        while i < len(fields):
-            line = fields[i].decode("utf-8", "surrogateescape")
-            i += 1
-            if line.startswith("? "):
-                entries[line[2:]] = GitEntry(None, 0, False)
-            elif line.startswith(("1 ", "2 ", "u ")):
-                parts = line.split(" ", 10 if line[0] == "u" else 8 if line[0] == "1" else 9)
-                xy, sub = parts[1], parts[2]
-                if line[0] == "2":
-                    i += 1  # the original path of a staged rename
-                if not sub.startswith("N"):
-                    continue  # a submodule: its own repository
-                if line[0] == "u":
-                    path, mode, sha = parts[10], parts[6], parts[9]
-                else:
-                    path, mode, sha = parts[-1], parts[4], parts[7]
-                entries[path] = GitEntry(sha, int(mode, 8) & 0o777, xy[1] == "D")
-        if self._prefix:  # porcelain paths are relative to the repository's top level
-            cut = len(self._prefix)
-            entries = {k[cut:]: v for k, v in entries.items() if k.startswith(self._prefix)}
+        status = parse_status(out, self._prefix)
         if self.exclude is not None and self.exclude.is_relative_to(self.root):
             inside = self.exclude.relative_to(self.root).as_posix() + "/"
-            entries = {k: v for k, v in entries.items() if not k.startswith(inside)}
-        return entries
+            status.entries = {k: v for k, v in status.entries.items() if not k.startswith(inside)}
+        return status
+
+    def _git_look(self) -> GitLook | None:
+        """Git mode: what git lists now (kept by the watcher between looks when there is one)."""
+        self._looks += 1
+        if not self.watch:
+            status = self.git_status()
+            return None if status is None else GitLook(status.entries, None)
+        if self._gitwatch is None:
+            self._gitwatch = GitWatch(
+                self.root,
+                lambda paths: self.git_status(paths, ignored=True),
+                self._ignore_rules,
+                self.exclude,
+            )
+        return self._gitwatch.look()
 
     def _index_states(self, wanted: dict[str, GitEntry]) -> dict[str, FileState]:
         """The bytes git has for files that were clean (worktree = index) before the command, all
@@ -492,7 +461,7 @@ class WorkspaceScanner:
             return {}
         order = list(asked)
         lines = "".join(f"{asked[rel].index_sha} {self._prefix}{rel}\n" for rel in order)
-        out = _git(self._top or self.root, "cat-file", "--batch", "--filters", stdin=lines.encode())
+        out = run_git(self._top or self.root, "cat-file", "--batch", "--filters", stdin=lines.encode())
         if out is None:
             return {}
         states: dict[str, FileState] = {}
@@ -515,10 +484,16 @@ class WorkspaceScanner:
     # -- before and after a command
 
     def snapshot(self) -> Snapshot:
+        with self._lock:
+            return self._snapshot()
+
+    def _snapshot(self) -> Snapshot:
         started = time.time_ns()
-        git = self.git_status() if self.git_mode() else None
+        looked = self._git_look() if self.git_mode() else None
+        git = None if looked is None else dict(looked.listing)
+        files: Mapping[str, Key]
         if git is not None:
-            files: dict[str, Key] = {}
+            files = {}
             for rel in git:
                 with contextlib.suppress(OSError):
                     st = os.lstat(self.root / rel)
@@ -530,16 +505,20 @@ class WorkspaceScanner:
             touched: set[str] | None = None
         else:
             index, found_links, touched = self._look()
-            files, links = dict(index), dict(found_links)
+            files, links = self._freeze(index), dict(found_links)
             skipped, truncated = list(self._skipped), self._truncated
         cache = self._load_cache()
         shas: dict[str, str | None] = {}
+        """What this snapshot found for its candidates (with a watcher, the rest stay as they were)."""
         not_covered: list[str] = []
         budget = MAX_TOTAL_NEW_BYTES
         dirty = False
         if touched is not None:  # a watcher said what changed: only that is looked at again
-            candidates = touched | self._unsettled | (files.keys() - self._shas.keys())
-            shas = {rel: sha for rel, sha in self._shas.items() if rel in files and rel not in candidates}
+            candidates = touched | self._unsettled
+            if self._resync:  # a whole walk after the last snapshot: files it never hashed
+                candidates |= files.keys() - self._shas.keys()
+                candidates |= self._shas.keys() - files.keys()
+                self._resync = False
             for rel in [k for k in candidates if k not in files and k in cache]:
                 del cache[rel]
             for rel in [k for k in self._notes if k not in files]:
@@ -567,7 +546,7 @@ class WorkspaceScanner:
                 shas[rel] = cached[4]
                 continue
             size = key[0]
-            if is_secret_path(rel):
+            if is_secret_file(rel):
                 shas[rel] = None
                 continue
             if size > MAX_FILE_BYTES or size > budget:
@@ -586,9 +565,21 @@ class WorkspaceScanner:
         not_covered.extend(self._notes[rel] for rel in sorted(self._notes) if rel in files)
         if truncated:
             not_covered.append(f"files past the first {MAX_FILES} of the workspace")
-        if git is None:
+        if git is not None:
+            return Snapshot(started, files, shas, not_covered, skipped, truncated, git, links, self._looks)
+        if touched is None:
             self._shas = shas
-        return Snapshot(started, files, shas, not_covered, skipped, truncated, git, links)
+        else:  # in place: the earlier snapshots' views keep what they saw
+            live = self._shas
+            for rel in candidates:
+                if rel in shas or rel in live:
+                    self._changing(live, rel)
+                if rel in shas:
+                    live[rel] = shas[rel]
+                else:
+                    live.pop(rel, None)
+        view = self._freeze(self._shas)
+        return Snapshot(started, files, view, not_covered, skipped, truncated, None, links, self._looks)
 
     def _store(self, rel: str) -> str | None:
         """The file's bytes into the blob store, read through the jail: a symlink swapped in, a
@@ -602,25 +593,43 @@ class WorkspaceScanner:
 
     def changes(self, before: Snapshot) -> tuple[list[ScanChange], list[str]]:
         """What differs now from ``before``: (changes, what could not be recorded)."""
+        with self._lock:
+            return self._changes(before)
+
+    def _changes(self, before: Snapshot) -> tuple[list[ScanChange], list[str]]:
         if before.git is not None:
-            after_git = self.git_status()
-            if after_git is not None:
-                return self._git_changes(before, before.git, after_git)
+            looked = self._git_look()
+            if looked is not None:
+                fresh = looked.touched is not None and self._looks == before.look + 1
+                return self._git_changes(
+                    before, before.git, looked.listing, looked.touched if fresh else None
+                )
         after, links, touched = self._look()
-        paths = set(before.files) | set(after) if touched is None else touched
+        if touched is None:
+            self._resync = True
+        else:
+            self._unsettled |= touched
+        fresh = touched is not None and self._looks == before.look + 1
+        paths = touched if fresh and touched is not None else set(before.files) | set(after)
         found, problems = self._compare(before, after, paths, lambda rel: None)
-        self._unsettled |= paths if touched is not None else set()
         for rel in sorted(set(before.links) | set(links)):
             if before.links.get(rel) != links.get(rel):
                 problems.append(f"{rel}: {LINK_NOTE}")
         return found, problems
 
     def _git_changes(
-        self, before: Snapshot, was: dict[str, GitEntry], now: dict[str, GitEntry]
+        self,
+        before: Snapshot,
+        was: dict[str, GitEntry],
+        now: dict[str, GitEntry],
+        touched: set[str] | None,
     ) -> tuple[list[ScanChange], list[str]]:
+        """``touched``: the paths that may have changed (the watcher's); None: every listed one."""
+        listed = set(was) | set(now)
+        paths = listed if touched is None else listed & touched
         after: dict[str, Key] = {}
         links: list[str] = []
-        for rel in set(was) | set(now):
+        for rel in paths:
             with contextlib.suppress(OSError):
                 st = os.lstat(self.root / rel)
                 if stat.S_ISREG(st.st_mode):
@@ -629,7 +638,11 @@ class WorkspaceScanner:
                     links.append(rel)
 
         clean = self._index_states(
-            {rel: entry for rel, entry in now.items() if rel not in was and entry.index_sha is not None}
+            {
+                rel: entry
+                for rel, entry in now.items()
+                if rel in paths and rel not in was and entry.index_sha is not None
+            }
         )
 
         def clean_before(rel: str) -> FileState | None:
@@ -644,7 +657,7 @@ class WorkspaceScanner:
                 raise LookupError(rel)
             return state
 
-        found, problems = self._compare(before, after, set(was) | set(now), clean_before)
+        found, problems = self._compare(before, after, paths, clean_before)
         problems += [f"{rel}: {LINK_NOTE}" for rel in sorted(links)]
         return found, problems
 
@@ -709,26 +722,6 @@ class WorkspaceScanner:
     def remember(self) -> None:
         """Persist the stat cache after a command (its new files are known next time)."""
         self._save_cache()
-
-
-GIT_TIMEOUT_S = 60
-
-
-def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
-    """Run git read-only in ``root``; None when it fails (the caller falls back to walking)."""
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            input=stdin,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def _mb(size: int) -> str:

@@ -20,7 +20,10 @@ def register(server: ShiroServer) -> None:
 
     @request(server, "shiro/memory/recall")
     async def recall(ls: ShiroServer, params: p.RecallParams) -> p.EntriesResult:
-        result = await asyncio.to_thread(ls.shiro.require_memory().recall, params.query)
+        memory = ls.shiro.require_memory()
+        result = memory.recall_now(params.query)  # no thread hop when the file is known unchanged
+        if result is None:
+            result = await asyncio.to_thread(memory.recall, params.query)
         return p.EntriesResult(entries=[entry_wire(e) for e in result.entries], text=result.text)
 
     @request(server, "shiro/memory/forget")

@@ -7,17 +7,26 @@ corrupt: it is left in place and every use of the store, read or write, says so 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import logging
+import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISLNK, S_ISREG
 from typing import Any
 
+try:
+    from inotify_simple import INotify
+    from inotify_simple import flags as _in
+except ImportError:  # not Linux: every read looks at the file (in a thread)
+    INotify = None
+
 from shiro_lsp.errors import StateUnavailable
-from shiro_lsp.state.atomic import copy_aside, locked, set_aside, write_json_atomic
+from shiro_lsp.state.atomic import ArrayEncoder, copy_aside, locked, replacing, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +55,21 @@ class JsonArrayFile:
         label: str,
         is_valid: Callable[[Any], bool],
         reporter: Reporter = log_reporter,
+        watch: bool = False,
     ) -> None:
+        """``watch``: keep an inotify watch on the folder, so ``current_view`` can answer without I/O."""
         self.path = path
         self.label = label
         self.is_valid = is_valid
         self.reporter = reporter
         self._cache: tuple[tuple[int, int, int], list[Any]] | None = None
+        self._encoder = ArrayEncoder()
+        # Reads and the cache, one thread at a time (the loop never waits for it: ``current_view``).
+        self._lock = threading.RLock()
+        self._watching = watch and INotify is not None
+        self._watch: _Watch | None = None
+        self._changes = 0  # changes by others the watch has seen
+        self._covered = -1  # how many of them the cache is known to include (-1: not known)
 
     def load(self) -> list[Any]:
         """Read the array (the caller holds the lock when it will write back): a fresh copy."""
@@ -63,18 +81,68 @@ class JsonArrayFile:
         Every write replaces the file (a new inode), so an unchanged (inode, mtime, size) means
         the parsed copy from last time is still what is on disk.
         """
+        with self._lock:
+            if self._watching and self._watch is None:
+                self._start_watch()  # before the stat: a change after it is an event
+            if self._watch is not None:
+                self._note_changes()
+            seen = self._changes
+            items, linked = self._read()
+            cached = self._cache is not None and self._cache[1] is items  # not a missing or set-aside file
+            self._covered = seen if self._watch is not None and cached and not linked else -1
+            return items
+
+    def current_view(self) -> list[Any] | None:
+        """``view()`` without I/O, for the event loop: the array as last read when the watch shows
+        nobody else changed the file since; None when that is not known (no watch, a change, or a
+        thread reading right now): then call ``view()`` in a thread.
+
+        The kernel queues an inotify event in the same system call that renames or writes the file,
+        so another process's write that has returned is in the queue when this reads it (a
+        non-blocking read of a kernel buffer, not of the disk).
+        """
+        if self._watch is None or not self._lock.acquire(blocking=False):
+            return None
         try:
-            stat = self.path.stat()
+            if self._watch is not None:
+                self._note_changes()
+            cache = self._cache
+            return cache[1] if cache is not None and self._covered == self._changes else None
+        finally:
+            self._lock.release()
+
+    def _start_watch(self) -> None:
+        try:
+            self._watch = _Watch(self.path)
+        except OSError:  # no folder yet (tried again next time), or out of inotify instances
+            self._watch = None
+
+    def _note_changes(self) -> None:
+        assert self._watch is not None
+        if self._watch.changed():
+            self._changes += 1
+        if self._watch.broken:  # the folder moved or went, or events were lost: start again next read
+            self._watch.close()
+            self._watch = None
+            self._changes += 1
+
+    def _read(self) -> tuple[list[Any], bool]:
+        """The array, and whether ``path`` is a symbolic link (its target's folder is not watched)."""
+        try:
+            stat = os.lstat(self.path)
+            linked = S_ISLNK(stat.st_mode)
+            if linked:
+                stat = os.stat(self.path)
         except (FileNotFoundError, NotADirectoryError):  # a file above it: the store cannot exist
-            return []
+            return [], False
         if not S_ISREG(stat.st_mode):
-            return self._set_aside("it is not a regular file")
+            return self._set_aside("it is not a regular file"), linked
         signature = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         if self._cache is not None and self._cache[0] == signature:
-            return self._cache[1]
+            return self._cache[1], linked
         items = self._parse()
         self._cache = (signature, items)
-        return items
+        return items, linked
 
     def _parse(self) -> list[Any]:
         try:
@@ -103,10 +171,16 @@ class JsonArrayFile:
         return valid
 
     def save(self, items: list[Any]) -> None:
-        """Write the array (under the lock, inside ``locked_items``)."""
-        write_json_atomic(self.path, items)
-        stat = self.path.stat()
-        self._cache = ((stat.st_ino, stat.st_mtime_ns, stat.st_size), _copy(items))
+        """Write the array (under the lock, inside ``locked_items``): one fsynced atomic rewrite, as
+        ``write_json_atomic`` writes it, re-encoding only the items that changed since the last save."""
+        with replacing(self.path) as staged:
+            if (watch := self._watch) is not None:
+                watch.expect(staged.temp.name)  # this rename is ours: the cache will hold it
+            staged.file.write(self._encoder.encode(items).encode("utf-8"))
+        stat = staged.stat  # the written file's: a rename keeps its inode, mtime and size
+        assert stat is not None
+        with self._lock:
+            self._cache = ((stat.st_ino, stat.st_mtime_ns, stat.st_size), _copy(items))
 
     @contextmanager
     def locked_items(self) -> Iterator[list[Any]]:
@@ -121,3 +195,70 @@ class JsonArrayFile:
             f"It was moved to {target.name} (nothing was deleted) and {self.label} starts empty."
         )
         return []
+
+
+class _Watch:
+    """An inotify watch on a store's folder: did anyone but this store touch the file since last asked?
+
+    This store's own writes are told apart by their temp file's name (``expect``): the rename's
+    MOVED_FROM names it and its MOVED_TO carries the same cookie. Anything else that names the file
+    (a write in place, a rename onto it, a delete) is a change; a lost event or a moved folder
+    makes the watch ``broken``, which also counts as a change.
+    """
+
+    MASK = (
+        _in.CREATE
+        | _in.DELETE
+        | _in.MODIFY
+        | _in.ATTRIB
+        | _in.MOVED_FROM
+        | _in.MOVED_TO
+        | _in.MOVE_SELF
+        | _in.DELETE_SELF
+        | _in.ONLYDIR
+        | _in.EXCL_UNLINK
+    )
+    GONE = _in.Q_OVERFLOW | _in.IGNORED | _in.MOVE_SELF | _in.DELETE_SELF | _in.UNMOUNT
+
+    def __init__(self, path: Path) -> None:
+        self.name = path.name
+        self._inotify = INotify(nonblocking=True)
+        try:
+            self._inotify.add_watch(path.parent, self.MASK)
+        except OSError:
+            self._inotify.close()
+            raise
+        self._temps: set[str] = set()
+        self._cookies: set[int] = set()
+        self.broken = False
+
+    def expect(self, temp_name: str) -> None:
+        self._temps.add(temp_name)
+
+    def changed(self) -> bool:
+        if self.broken:
+            return True
+        try:
+            events = self._inotify.read(timeout=0)
+        except OSError:
+            self.broken = True
+            return True
+        changed = False
+        for event in events:
+            if event.mask & self.GONE:
+                self.broken = True
+                return True
+            if event.mask & _in.MOVED_FROM and event.name in self._temps:
+                self._temps.discard(event.name)
+                self._cookies.add(event.cookie)
+            elif event.name != self.name:
+                continue  # another file in the folder: a temp file, a lock, another store
+            elif event.mask & _in.MOVED_TO and event.cookie in self._cookies:
+                self._cookies.discard(event.cookie)
+            else:
+                changed = True
+        return changed
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._inotify.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import heapq
 import logging
 import re
 import threading
@@ -151,8 +152,11 @@ def _cap(entries: list[dict[str, Any]]) -> None:
     excess = len(entries) - MAX_ENTRIES
     if excess <= 0:
         return
-    order = sorted(range(len(entries)), key=lambda i: (entries[i]["hits"], entries[i]["createdAt"], i))
-    drop = set(order[:excess])
+    drop = set(
+        heapq.nsmallest(
+            excess, range(len(entries)), key=lambda i: (entries[i]["hits"], entries[i]["createdAt"], i)
+        )
+    )
     entries[:] = [e for i, e in enumerate(entries) if i not in drop]
 
 
@@ -216,14 +220,21 @@ class _HitBuffer:
             with self.file.locked_items() as entries:
                 self.take_into(entries)
                 self.file.save(entries)
-        except OSError as error:  # hits are a ranking hint; they stay pending for the next write
+        except (
+            OSError,
+            ShiroError,
+        ) as error:  # hits are a ranking hint; they stay pending for the next write
             log.warning("project memory: recall counts not saved yet: %s", error)
 
 
 class ProjectMemory:
     def __init__(self, path: Path, reporter: Reporter = log_reporter) -> None:
-        self.file = JsonArrayFile(path, label="project memory", is_valid=is_entry, reporter=reporter)
+        self.file = JsonArrayFile(
+            path, label="project memory", is_valid=is_entry, reporter=reporter, watch=True
+        )
         self._hits = _HitBuffer.of(self.file)
+        # The entries' texts in lower case, for the view they were made from (recall matches on them).
+        self._lowered: tuple[list[dict[str, Any]], list[str]] = ([], [])
 
     def flush_hits(self) -> None:
         """Write the pending recall hits now (also done by a timer, by every write and at exit)."""
@@ -256,11 +267,29 @@ class ProjectMemory:
         return RememberResult(reply, False, entry, truncated)
 
     def recall(self, query: str) -> RecallResult:
+        """Search (a read: the hits are counted in memory and written within a second)."""
+        return self._recall_in(self.file.view(), query)
+
+    def recall_now(self, query: str) -> RecallResult | None:
+        """``recall`` without I/O, for the event loop, when the file is known unchanged since it was
+        last read (an inotify watch, see ``JsonArrayFile.current_view``); None: call ``recall`` in
+        a thread."""
+        items = self.file.current_view()
+        return None if items is None else self._recall_in(items, query)
+
+    def _recall_in(self, items: list[dict[str, Any]], query: str) -> RecallResult:
         terms = query.lower().split()
         if not terms:
             raise BadParams("query is empty")
         # Read-only: the store as last read (no copy), with the hits not yet on disk added to the found.
-        matches = [e for e in self.file.view() if all(t in e["text"].lower() for t in terms)]
+        view, lowered = self._lowered
+        if view is not items:
+            lowered = [e["text"].lower() for e in items]
+            self._lowered = (items, lowered)
+        pairs = list(zip(items, lowered, strict=True))
+        for term in terms:  # one pass a term over what is left (no generator per entry)
+            pairs = [pair for pair in pairs if term in pair[1]]
+        matches = [entry for entry, _ in pairs]
         pending = self._hits.counts()
         if matches:
             self._hits.add([e["id"] for e in matches])

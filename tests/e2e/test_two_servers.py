@@ -46,6 +46,42 @@ async def test_two_servers_writing_memory_to_one_project_lose_nothing(tmp_path: 
     assert len(listing["entries"]) == 2 * PER_SERVER
 
 
+async def recalled(client: ShiroClient, query: str) -> list[str]:
+    return [
+        entry["text"] for entry in (await client.call("shiro/memory/recall", {"query": query}))["entries"]
+    ]
+
+
+async def test_a_recall_sees_what_the_other_window_wrote_a_moment_before(tmp_path: Path) -> None:
+    """Recalls may be answered from memory (no file read): never with what another server changed."""
+    workspace, home = tmp_path / "ws", tmp_path / "state"
+    workspace.mkdir()
+    first, second = await start(workspace, home), await start(workspace, home)
+    try:
+        await first.call("shiro/memory/remember", {"kind": "fact", "text": "shared note zero"})
+        for _ in range(3):  # the first window has read the file and recalled from it
+            assert await recalled(first, "shared") == ["shared note zero"]
+        for i in range(1, 6):
+            await second.call("shiro/memory/remember", {"kind": "fact", "text": f"shared note {i}"})
+            assert (await recalled(first, "shared"))[0] == f"shared note {i}"
+            await first.call("shiro/memory/remember", {"kind": "fact", "text": f"own note {i}"})
+            assert (await recalled(first, "note"))[0] == f"own note {i}"
+        await second.call("shiro/memory/forget", {"text": "shared note 3"})
+        assert "shared note 3" not in await recalled(first, "shared")
+        store = home / "memory" / f"{project_key(str(workspace))}.json"
+        entries = json.loads(store.read_text())
+        entries[0]["text"] = "edited by hand"
+        edited = store.with_name("edited.json")
+        edited.write_text(json.dumps(entries))
+        edited.replace(store)  # as an editor saving the file does (a reader never sees half of it)
+        assert await recalled(first, "hand") == ["edited by hand"]
+        assert await recalled(second, "hand") == ["edited by hand"]
+    finally:
+        for client in (first, second):
+            await client.shutdown_session()
+            await client.stop()
+
+
 SHARED = "0193bb11-5555-7000-8000-00000000cafe"
 
 

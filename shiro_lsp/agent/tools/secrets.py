@@ -20,6 +20,7 @@ that visibly name a secrets file ask first (:func:`command_reads_secrets`).
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import unicodedata
@@ -136,6 +137,13 @@ def _parts(path: str) -> list[str]:
 def is_secret_path(*paths: str) -> bool:
     """True when any of ``paths`` (the given and the resolved form, posix or absolute) is a secrets file."""
     return any(_is_secret_one(p) for p in paths if p)
+
+
+@functools.lru_cache(maxsize=8192)
+def is_secret_file(path: str) -> bool:
+    """:func:`is_secret_path` of one path, remembered (the patterns are fixed): asked per diff card
+    and per file a bash checkpoint records."""
+    return is_secret_path(path)
 
 
 def _is_secret_one(path: str) -> bool:

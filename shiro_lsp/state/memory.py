@@ -261,6 +261,8 @@ class ProjectMemory:
             _cap(entries)
             self.file.save(entries)
             count = len(entries)
+        if (view := self.file.current_view()) is not None:
+            self._texts(view)  # here in the writer's thread, not in the next recall on the loop
         reply = f"Remembered as {kind} ({count} stored): {clean}"
         if truncated:
             reply += f" (cut to {MAX_TEXT} characters)"
@@ -282,11 +284,7 @@ class ProjectMemory:
         if not terms:
             raise BadParams("query is empty")
         # Read-only: the store as last read (no copy), with the hits not yet on disk added to the found.
-        view, lowered = self._lowered
-        if view is not items:
-            lowered = [e["text"].lower() for e in items]
-            self._lowered = (items, lowered)
-        pairs = list(zip(items, lowered, strict=True))
+        pairs = list(zip(items, self._texts(items), strict=True))
         for term in terms:  # one pass a term over what is left (no generator per entry)
             pairs = [pair for pair in pairs if term in pair[1]]
         matches = [entry for entry, _ in pairs]
@@ -300,6 +298,14 @@ class ProjectMemory:
         if not found:
             return RecallResult([], f'Nothing recorded about "{query}".')
         return RecallResult(found, "\n".join(e.line for e in found))
+
+    def _texts(self, items: list[dict[str, Any]]) -> list[str]:
+        """The texts of ``items`` (a view) in lower case, made once per view."""
+        view, lowered = self._lowered
+        if view is not items:
+            lowered = [e["text"].lower() for e in items]
+            self._lowered = (items, lowered)
+        return lowered
 
     def forget(self, text: str) -> ForgetResult:
         needle = text.strip().lower()

@@ -47,10 +47,6 @@ def reservation_lock_path(root: Path, workspace: str) -> Path:
     return root / "locks" / f"workspace-{project_key(os.path.realpath(workspace))}.lock"
 
 
-def reservation_key(root: Path, workspace: str) -> str:
-    return str(reservation_lock_path(root, workspace))
-
-
 def _busy(workspace: str, timeout: float) -> Conflict:
     return Conflict(
         f"The workspace {workspace} stayed busy for {timeout:g} s (a running task is changing files). "

@@ -152,14 +152,19 @@ class ContextWindow:
         self, history: Sequence[Message], instructions: str, tools: Sequence[ToolSpec]
     ) -> WireView:
         snapshot = list(history)  # the loop may append while a thread prunes
-        overhead = await self.off_loop(self.overhead, instructions, tools)
-        view = await self.off_loop(self.view, snapshot, overhead)
+        overhead, view = await self.off_loop(self._measured_view, instructions, tools, snapshot)
         if view.compacted and self.summarize is not None:
             batch, request = await self.off_loop(self._due, snapshot, view)
             if request is not None:
                 summary = await self._summary(*request)
                 view = await self.off_loop(self._recorded, batch, summary, snapshot, overhead)
         return view
+
+    def _measured_view(
+        self, instructions: str, tools: Sequence[ToolSpec], history: list[Message]
+    ) -> tuple[int, WireView]:
+        overhead = self.overhead(instructions, tools)
+        return overhead, self.view(history, overhead)
 
     def _due(
         self, history: list[Message], view: WireView

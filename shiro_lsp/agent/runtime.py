@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.changes import Checkpoints, TurnChanges, TurnChangesView
@@ -62,6 +62,7 @@ PROMPT_REDACTED_NOTICE = (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 BUSY_COMPACT = "A chat is running or waiting; /compact can run once it has finished."
 CHANGED_WHILE_COMPACTING = (
@@ -73,6 +74,8 @@ SMALL_CONTEXT_WINDOW = 16_384
 WINDOW_FILL = 0.75
 """Share of a known context window the history may fill before pruning (the rest: the answer)."""
 WINDOW_LOOKUP_TIMEOUT_S = 3.0
+WRITES_AFTER_S = 0.05
+"""A turn's prompt history write and task registration start at its first event, or this long in."""
 
 
 class LiveSessionLike(History, Protocol):
@@ -287,11 +290,18 @@ class AgentRuntime:
             session = self.session()
         send = self.frontend.emitter(session.id, ticket.task_id)
         instructions = ProjectInstructions(self.workspace)
+        writes: list[Callable[[], object]] = []  # started by the turn's first event (see below)
+
+        def start_writes() -> None:
+            while writes:
+                writes.pop(0)()
 
         def emit(event: Event) -> None:
             if isinstance(event, ToolCall):  # nested AGENTS.md of the folders the turn works in
                 instructions.touch(event.input)
             send(event)
+            if writes:
+                start_writes()
 
         try:
             setup = await self._setup(ticket, session, instructions)
@@ -302,16 +312,20 @@ class AgentRuntime:
         if found.count:
             ticket.text = found.text  # nothing on disk or on the wire keeps the secret
             emit(Notice(PROMPT_REDACTED_NOTICE.format(kinds=", ".join(found.kinds))))
-        # Off the path to the first token: the prompt history write may wait on a lock and a disk sync.
-        self._background(asyncio.to_thread(self.prompts.append, ticket.text))
-        registered: asyncio.Task[None] | None = None
+        # Off the path to the first token: the prompt history write may wait on a lock and a disk
+        # sync, the task's registration on the database. Run while the request is being sent, they
+        # would compete with it (and with the first delta) for the CPU and the GIL, so they start
+        # once the turn's first event is out, or WRITES_AFTER_S in (a model slow to answer).
+        registered: list[asyncio.Task[None]] = []
+        writes.append(lambda: self._background(asyncio.to_thread(self.prompts.append, ticket.text)))
         if self.turn_started is not None:
             started = self.turn_started
 
             def register() -> None:
                 started(ticket.task_id, session.id, ticket.text)
 
-            registered = self._background(asyncio.to_thread(register))
+            writes.append(lambda: registered.append(self._background(asyncio.to_thread(register))))
+        later = asyncio.get_running_loop().call_later(WRITES_AFTER_S, start_writes)
         changes = (
             self.checkpoints.turn(session.id, ticket.task_id, ticket.text, len(session.messages))
             if self.checkpoints is not None and self.settings().trusted
@@ -319,9 +333,13 @@ class AgentRuntime:
         )
         setup.changes = changes
         turn = Turn(setup, _MeteredHistory(session, self), emit)
-        outcome = await turn.run(ticket.text)
-        if registered is not None:  # a notes read right after the reply must find this task
-            await asyncio.wait([registered])
+        try:
+            outcome = await turn.run(ticket.text)
+        finally:
+            later.cancel()
+            start_writes()  # a turn with no event at all
+        if registered:  # a notes read right after the reply must find this task
+            await asyncio.wait(registered)
         if turn.tool_call_format != setup.tool_call_format:  # the server refused native tools
             self._text_only.add((self.settings().base_url or "", setup.model))
         await self.refresh_meter()
@@ -344,12 +362,16 @@ class AgentRuntime:
         self, ticket: Ticket, session: LiveSessionLike, instructions: ProjectInstructions
     ) -> TurnSetup:
         s = self.settings()
-        window = await self.discover_context_window()
-        if self.extra_tools is not None:
-            self._extra = await self.extra_tools()
+        # Independent lookups (thread hops, an endpoint call): together, not one after another.
+        window, self._extra, notes_block, client, _ = await asyncio.gather(
+            self.discover_context_window(),
+            self.extra_tools() if self.extra_tools is not None else _value(self._extra),
+            self.context_blocks() if self.context_blocks else _value(""),
+            self._turn_client(),
+            instructions.refresh(),  # the first step's prompt finds it built
+        )
         plan = self.plan(ticket.agent)
         self._sync_window()
-        notes_block = await self.context_blocks() if self.context_blocks else ""
 
         async def prompt() -> str:
             block = await instructions.refresh()  # nested AGENTS.md of the folders touched so far
@@ -360,10 +382,6 @@ class AgentRuntime:
                 return "deny"
             return await self.frontend.approve(ticket.task_id, request)
 
-        try:
-            client = await self.client_off_loop()
-        except ProviderError as error:
-            raise ShiroError(error.message) from None
         return TurnSetup(
             client=client,
             model=s.model,
@@ -385,6 +403,12 @@ class AgentRuntime:
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,
         )
+
+    async def _turn_client(self) -> ModelClient:
+        try:
+            return await self.client_off_loop()
+        except ProviderError as error:
+            raise ShiroError(error.message) from None
 
     def _tool_call_format(self, s: Settings) -> ToolCallFormat:
         configured = s.tool_call_format_for(s.model)
@@ -511,6 +535,10 @@ class AgentRuntime:
         if not text.strip():
             raise ShiroError(f"{COMPACT_FAILED} The model returned an empty summary.")
         return text.strip()
+
+
+async def _value(value: T) -> T:
+    return value
 
 
 def _client_for(s: Settings) -> ModelClient:

@@ -61,6 +61,7 @@ def register_features(server: ShiroServer) -> None:
 def start(server: ShiroServer, params: types.InitializeParams) -> None:
     """Behind the ``initialize`` reply: Shiro's methods and the window's workspace. If they cannot
     be made (a broken install, state that cannot be read), each request answers why."""
+    server.flush_outbox()  # the reply is written before the imports take the GIL
     try:
         register_features(server)
         from shiro_lsp.server import lifecycle

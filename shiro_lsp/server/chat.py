@@ -71,7 +71,7 @@ class EventNotifier:
         if self._pending is not None:
             pending, self._pending = self._pending, None
             self._deliver(pending)
-        self._last_flush = time.monotonic()
+            self._last_flush = time.monotonic()  # only a delta starts a window: not a tool card, a notice
 
     def _deliver(self, event: Event) -> None:
         self._send(

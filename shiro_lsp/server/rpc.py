@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -77,10 +76,10 @@ class ShiroServer(LanguageServer):
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """stdio with Shiro's frame reader (edge.py); ``stop_reason`` says why it ended, if it broke."""
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        reader = FrameReader((stdin or sys.stdin.buffer).fileno())
         protocol = self.protocol
         assert isinstance(protocol, ShiroProtocol)
+        protocol.set_stdout(stdout or sys.stdout.buffer)
+        reader = FrameReader((stdin or sys.stdin.buffer).fileno())
         try:
             self.stop_reason = asyncio.run(serve(reader, protocol, self._stop_event))
         except BrokenPipeError:

@@ -1,9 +1,15 @@
-"""Outgoing JSON-RPC messages are encoded and written by one thread, in order, off the event loop.
+"""Outgoing JSON-RPC messages go out in order without the event loop ever waiting on the client.
 
 pygls encodes and writes each message on the loop. A 20 MB export is one JSON string whose escaping
 takes most of a second, and a client that reads slowly stalls the write: either would freeze every
-turn that is streaming meanwhile. Here the loop only queues the message; the writer thread encodes
-it (large strings in slices, so the GIL passes back to the loop between them) and writes it.
+turn that is streaming meanwhile. Here a writer thread encodes messages (large strings in slices, so
+the GIL passes back to the loop between them) and writes them.
+
+A small message sent from the loop while nothing is queued (a streamed delta, most answers) is not
+handed over: the loop encodes it (microseconds) and writes what the pipe takes at once, without
+blocking; the writer thread writes whatever the pipe did not take before anything else. Handing a
+delta to a thread costs a wake-up and, while the loop is busy with the stream, a wait for the GIL
+(milliseconds), which the editor would see as latency.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ import asyncio
 import atexit
 import json
 import logging
+import os
 import queue
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -26,6 +34,8 @@ from pygls.protocol.language_server import lsp_method
 log = logging.getLogger(__name__)
 
 LARGE_STRING = 256 * 1024  # strings longer than this are escaped slice by slice
+DIRECT_LIMIT = 16 * 1024
+"""A message whose strings add up to less than this (plus one per value) may be written by the loop."""
 _SLICE = 64 * 1024
 _PLACEHOLDER = "\x00shiro-large-{}\x00"
 
@@ -77,8 +87,24 @@ class ThreadedWriterProtocol(LanguageServerProtocol):
         self._writer_thread: threading.Thread | None = None
         self._writer_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._fd: int | None = None  # the stdio stream's file descriptor (set_stdout), for direct writes
+        self._writing = threading.Lock()  # held by whoever puts bytes on the stream
+        self._carry = b""  # the end of a direct write the pipe did not take: the next bytes to write
+        self._counting = threading.Lock()
+        self._pending = 0  # queued items not written yet
         # An `exit` right behind `shutdown` must not lose the answers still queued.
         atexit.register(self.flush_outbox)
+
+    def set_stdout(self, stream: Any) -> None:
+        """Write to a binary stdout (``sys.stdout.buffer``); small messages may then skip the thread."""
+        self.set_writer(StdoutWriter(stream))
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # not a real file (a test's BytesIO)
+            return
+        if sys.platform != "win32":  # non-blocking writes to a pipe are POSIX
+            self._fd = fd
 
     def _send_data(self, data: Any) -> None:
         if not data:
@@ -89,12 +115,46 @@ class ThreadedWriterProtocol(LanguageServerProtocol):
         with self._writer_lock:
             if self._loop is None:
                 self._loop = asyncio.get_running_loop()
+                self._loop_thread = threading.get_ident()
             if self._writer_thread is None:
                 self._writer_thread = threading.Thread(
                     target=self._write_loop, name="lsp-writer", daemon=True
                 )
                 self._writer_thread.start()
-        self._outbox.put(data)
+        if not self._send_now(data):
+            self._enqueue(data)
+
+    def _enqueue(self, item: Any) -> None:
+        with self._counting:
+            self._pending += 1
+        self._outbox.put(item)
+
+    def _send_now(self, data: Any) -> bool:
+        """Write a small message from the loop when nothing is queued; False: queue it instead."""
+        fd = self._fd
+        if fd is None or threading.get_ident() != self._loop_thread or not is_small(data, DIRECT_LIMIT):
+            return False
+        if not self._writing.acquire(blocking=False):  # the writer thread is writing
+            return False
+        try:
+            with self._counting:
+                if self._pending or self._carry:
+                    return False
+            payload = self._frame(data)
+            try:
+                written = write_nonblocking(fd, payload)
+            except BrokenPipeError:
+                log.warning("the client closed the connection; nothing more can be sent")
+                return True
+            except OSError as error:
+                log.error("a message could not be sent: %s", error)
+                return True
+            if written < len(payload):  # the pipe is full: the writer thread waits for room
+                self._carry = payload[written:]
+                self._enqueue(_CARRY)
+            return True
+        finally:
+            self._writing.release()
 
     def flush_outbox(self, timeout: float = 5.0) -> None:
         """Wait until every queued message is written (before the process exits)."""
@@ -103,6 +163,17 @@ class ThreadedWriterProtocol(LanguageServerProtocol):
         if self._writer_thread is not None:
             done.wait(timeout)
 
+    def _frame(self, data: Any) -> bytes:
+        plain = self._serialize_message(data) if hasattr(data, "__attrs_attrs__") else data
+        body = encode_json(plain, default=self._serialize_message)
+        header = (
+            f"Content-Length: {len(body)}\r\n"
+            f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            if self._include_headers
+            else ""
+        )
+        return (header + body).encode(self.CHARSET)
+
     def _write_loop(self) -> None:
         while True:
             data = self._outbox.get()
@@ -110,19 +181,21 @@ class ThreadedWriterProtocol(LanguageServerProtocol):
                 data.set()
                 continue
             try:
-                body = encode_json(data, default=self._serialize_message)
-                header = (
-                    f"Content-Length: {len(body)}\r\n"
-                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-                    if self._include_headers
-                    else ""
-                )
-                self._write((header + body).encode(self.CHARSET))
+                payload = b"" if data is _CARRY else self._frame(data)
+                with self._writing:
+                    carry, self._carry = self._carry, b""
+                    if carry:
+                        self._write(carry)
+                    if payload:
+                        self._write(payload)
             except BrokenPipeError:
                 log.warning("the client closed the connection; nothing more can be sent")
                 return
             except Exception:
                 log.exception("a message could not be sent")
+            finally:
+                with self._counting:
+                    self._pending -= 1
 
     def _write(self, payload: bytes) -> None:
         writer = self.writer
@@ -130,3 +203,48 @@ class ThreadedWriterProtocol(LanguageServerProtocol):
             writer.write(payload)
         elif writer is not None and self._loop is not None:  # asyncio streams belong to the loop
             self._loop.call_soon_threadsafe(writer.write, payload)
+
+
+_CARRY = object()
+"""Queued after a direct write the pipe took only part of: the writer writes the rest first."""
+
+
+def is_small(value: Any, limit: int, nodes: int = 256) -> bool:
+    """Whether ``value`` (a message, or plain JSON) holds less than ``limit`` characters of strings
+    (each value counting one) in at most ``nodes`` values; stops looking as soon as it knows, so a
+    20 MB answer or a list of 100,000 numbers costs next to nothing here."""
+    budget = limit
+    stack = [value]
+    while stack:
+        nodes -= 1
+        item = stack.pop()
+        if isinstance(item, str):
+            budget -= len(item)
+        elif isinstance(item, dict):
+            budget -= 1 + len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            budget -= 1 + len(item)
+            stack.extend(item)
+        else:
+            budget -= 1
+            fields = getattr(type(item), "__attrs_attrs__", ())  # pygls' messages, lsprotocol types
+            stack.extend(getattr(item, field.name) for field in fields)
+        if budget < 0 or nodes < 0:
+            return False
+    return True
+
+
+def write_nonblocking(fd: int, payload: bytes) -> int:
+    """Write what ``fd`` takes now (a pipe may take part of it, or nothing); the bytes written."""
+    blocking = os.get_blocking(fd)
+    if blocking:
+        os.set_blocking(fd, False)
+    try:
+        return os.write(fd, payload)
+    except BlockingIOError:
+        return 0
+    finally:
+        if blocking:
+            os.set_blocking(fd, True)

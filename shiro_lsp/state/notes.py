@@ -204,11 +204,7 @@ class Notes:
 
     def task_notes_block(self, session_id: str) -> str:
         """Recent task notes of ``session_id`` (and inherited ones) as labelled historical data."""
-        tasks = self.store.tasks_for_session(session_id)
-        recent = list(reversed(tasks[-INJECTED_TASKS:]))
-        notes = [(task, self.store.read_note(task.id)) for task in recent]
+        count, notes, inherited = self.store.recent_notes(session_id, INJECTED_TASKS)
         return render_task_block(
-            notes,
-            not_inspected=max(0, len(tasks) - INJECTED_TASKS),
-            inherited=list(reversed(self.store.inherited_notes(session_id))),
+            notes, not_inspected=max(0, count - INJECTED_TASKS), inherited=list(reversed(inherited))
         )

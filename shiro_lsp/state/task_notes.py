@@ -214,6 +214,19 @@ class TaskNotesStore:
             ).fetchall()
         return [_task(row) for row in rows]
 
+    def recent_notes(
+        self, session_id: str, count: int
+    ) -> tuple[int, list[tuple[TaskRecord, TaskNoteText]], list[ArchivedNote]]:
+        """What the prompt's task block shows, over one connection: how many tasks ``session_id``
+        has, the notes of its newest ``count`` tasks (newest first), and the notes it inherited."""
+        with self.reading() as connection:
+            rows = connection.execute(
+                "SELECT * FROM tasks WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
+            ).fetchall()
+            recent = [_task(row) for row in reversed(rows[-count:])] if count > 0 else []
+            notes = [(task, self._read_note(connection, task.id)) for task in recent]
+            return len(rows), notes, self._inherited(connection, session_id)
+
     def latest_task(self, session_id: str) -> TaskRecord | None:
         with self.reading() as connection:
             row = connection.execute(

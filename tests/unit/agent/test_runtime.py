@@ -145,6 +145,56 @@ async def test_the_turn_is_registered_as_a_task_before_its_chat_answers(shiro: S
     assert current.task_id == outcome.task_id
 
 
+def watch_writes(runtime: AgentRuntime, frontend: Recorder) -> dict[str, int]:
+    """How many events had reached the editor when the prompt history write and the task's
+    registration began (they run in threads; recorded once done)."""
+    began: dict[str, int] = {}
+    register, append = runtime.turn_started, runtime.prompts.append
+    assert register is not None
+
+    def registering(task_id: str, session_id: str, prompt: str) -> None:
+        events = len(frontend.events)
+        register(task_id, session_id, prompt)
+        began["register"] = events
+
+    def appending(prompt: str) -> None:
+        events = len(frontend.events)
+        append(prompt)
+        began["history"] = events
+
+    runtime.turn_started = registering
+    runtime.prompts.append = appending  # type: ignore[method-assign]
+    return began
+
+
+async def test_the_turns_own_writes_wait_until_its_first_event_is_out(shiro: Shiro) -> None:
+    """The prompt history write and the task's registration do not compete with the first token."""
+    runtime, frontend = started(shiro, ScriptedClient(Reply("hello")))
+    began = watch_writes(runtime, frontend)
+    outcome = await runtime.submit("fix the parser").future
+    assert began["register"] >= 1 and began["history"] >= 1
+    assert isinstance(frontend.events[0][1], ev.Text)
+    assert shiro.notes.read().task_id == outcome.task_id
+    await asyncio.wait_for(_until(lambda: shiro.history.load() == ["fix the parser"]), 10)
+
+
+async def test_with_a_model_slow_to_answer_the_turns_writes_start_anyway(shiro: Shiro) -> None:
+    answer = asyncio.Event()
+    runtime, frontend = started(shiro, ScriptedClient(Reply("", hold=answer), Reply("ok")))
+    began = watch_writes(runtime, frontend)
+    ticket = runtime.submit("fix the parser")
+    await asyncio.wait_for(_until(lambda: len(began) == 2), 10)
+    assert began == {"register": 0, "history": 0} and not frontend.events
+    assert shiro.notes.read().task_id == ticket.task_id
+    answer.set()
+    assert (await ticket.future).stop_reason == "done"
+
+
+async def _until(condition: Any) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
 async def test_in_the_text_tool_format_the_meter_counts_the_tools_as_the_request_carries_them(
     tmp_path: Path,
 ) -> None:

@@ -39,3 +39,16 @@ async def test_a_held_delta_is_sent_without_waiting_for_another_event() -> None:
     notify(ev.Text("b"))  # held for the coalescing window; no later event comes to flush it
     await asyncio.sleep(COALESCE_SECONDS * 3)
     assert [m["event"]["text"] for m in sent] == ["a", "b"]
+
+
+async def test_a_delta_right_after_another_event_goes_at_once() -> None:
+    """A notice, a retry or a tool card is not a delta: the answer that follows is not held back."""
+    sent: list[dict[str, Any]] = []
+    notify = EventNotifier(sent.append, "s", "t")
+    notify(ev.Notice("Your message held a secret"))
+    notify(ev.Text("Hel"))
+    assert [m["event"]["type"] for m in sent] == ["notice", "text"]
+    notify(ev.Text("lo"))  # a burst: this one waits for the window
+    assert len(sent) == 2
+    await asyncio.sleep(COALESCE_SECONDS * 3)
+    assert [(m["event"]["type"], m["event"]["text"]) for m in sent][1:] == [("text", "Hel"), ("text", "lo")]

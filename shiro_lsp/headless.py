@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TextIO
 
 from shiro_lsp.agent import events as ev
-from shiro_lsp.agent.changes import TurnChangesView
 from shiro_lsp.agent.context_window import Meter
 from shiro_lsp.agent.engine import ApprovalRequest, Decision
 from shiro_lsp.agent.events import Emit, Event, event_json
-from shiro_lsp.agent.tools import KNOWN_SPECS
+from shiro_lsp.checkpoints.changes import TurnChangesView
 from shiro_lsp.config import load_settings
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.service import Shiro
+from shiro_lsp.tools import KNOWN_SPECS
 
 HEADLESS_DENIAL = (
     f"shiro: headless denies {', '.join(name for name, spec in KNOWN_SPECS.items() if spec.asks)} "

@@ -30,7 +30,20 @@ from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.prompt import COMPACT_OMITTED, compact_spec
-from shiro_lsp.agent.providers.types import (
+from shiro_lsp.agent.text_tools import (
+    TextHold,
+    ToolCallFormat,
+    as_text_protocol,
+    parse_text_tool_calls,
+    split_tagged_calls,
+    text_call_notice,
+    tools_prompt,
+)
+from shiro_lsp.context.prune import detach_provider_items
+from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.secrets import Redactor
+from shiro_lsp.messages import Message
+from shiro_lsp.providers.types import (
     ModelClient,
     ModelRequest,
     Notice,
@@ -43,20 +56,8 @@ from shiro_lsp.agent.providers.types import (
     ToolInputStart,
     Usage,
 )
-from shiro_lsp.agent.text_tools import (
-    TextHold,
-    ToolCallFormat,
-    as_text_protocol,
-    parse_text_tool_calls,
-    split_tagged_calls,
-    text_call_notice,
-    tools_prompt,
-)
-from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments, sandbox
-from shiro_lsp.agent.tools.base import WriteRecorder
-from shiro_lsp.agent.tools.secrets import Redactor
-from shiro_lsp.context.prune import detach_provider_items
-from shiro_lsp.messages import Message
+from shiro_lsp.tools import ToolContext, ToolRegistry, ToolSpec, parse_arguments, sandbox
+from shiro_lsp.tools.base import WriteRecorder
 
 log = logging.getLogger(__name__)
 

@@ -29,10 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeGuard
 
-from shiro_lsp.agent.tools import KNOWN_SPECS, builtin_registry
-from shiro_lsp.agent.tools.base import JsonObject, RuleDecision, RuleEntry, ToolRegistry, ToolRules, ToolSpec
-from shiro_lsp.agent.tools.secrets import command_reads_secrets, is_secret_path, secrets_warning
-from shiro_lsp.agent.tools.secrets import refusal as secrets_refusal
+from shiro_lsp.fs.secrets import command_reads_secrets, is_secret_path, secrets_warning
+from shiro_lsp.fs.secrets import refusal as secrets_refusal
+from shiro_lsp.tools import KNOWN_SPECS, builtin_registry
+from shiro_lsp.tools.base import JsonObject, RuleDecision, RuleEntry, ToolRegistry, ToolRules, ToolSpec
 
 Rules = dict[str, RuleEntry]
 

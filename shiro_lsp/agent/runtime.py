@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from shiro_lsp.agent.agents import variant
-from shiro_lsp.agent.changes import Checkpoints, TurnChanges, TurnChangesView
 from shiro_lsp.agent.chat_queue import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
 from shiro_lsp.agent.engine import (
@@ -39,22 +38,23 @@ from shiro_lsp.agent.prompt import (
     build_system_prompt,
     is_git_workspace,
 )
-from shiro_lsp.agent.providers.factory import is_local, is_official, make_client
-from shiro_lsp.agent.providers.models import list_endpoint_models
-from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
-from shiro_lsp.agent.tools import Tool, ToolRegistry, builtin_registry
-from shiro_lsp.agent.tools.git import GIT_TOOLS
-from shiro_lsp.agent.tools.jail import Folders, Roots
-from shiro_lsp.agent.tools.secrets import Redactor
-from shiro_lsp.agent.tools.session import memory_tools, todo_tool
+from shiro_lsp.checkpoints.changes import Checkpoints, TurnChanges, TurnChangesView
 from shiro_lsp.config import Settings, ToolCallFormat, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request, compacted_history
 from shiro_lsp.errors import ShiroError
+from shiro_lsp.fs.jail import Folders, Roots
+from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.messages import Message
+from shiro_lsp.providers.factory import is_local, is_official, make_client
+from shiro_lsp.providers.models import list_endpoint_models
+from shiro_lsp.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList
+from shiro_lsp.tools import Tool, ToolRegistry, builtin_registry
+from shiro_lsp.tools.git import GIT_TOOLS
+from shiro_lsp.tools.session import memory_tools, todo_tool
 
 PROMPT_REDACTED_NOTICE = (
     "Your message held a secret ({kinds}); it was replaced by a [redacted …] marker before it reached "

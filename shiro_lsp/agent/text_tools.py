@@ -33,10 +33,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shiro_lsp.agent.providers.wire import parts_of, tool_output_text
-from shiro_lsp.agent.tools.base import JsonObject, ToolError, ToolSpec, validate_input
 from shiro_lsp.config import ToolCallFormat as ToolCallFormat
+from shiro_lsp.errors import ToolError
 from shiro_lsp.messages import Message, Part
+from shiro_lsp.providers.wire import parts_of, tool_output_text
+from shiro_lsp.tools.base import JsonObject, ToolSpec, validate_input
 
 TOOL_CALL_TAG = "<tool_call>"
 

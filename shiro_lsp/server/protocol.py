@@ -26,7 +26,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails
 
 from shiro_lsp.agent import events
-from shiro_lsp.agent.providers import models as provider_models
+from shiro_lsp.providers import models as provider_models
 from shiro_lsp.state import memory
 
 # Size limits on what a client may send (a bigger value is -32602 naming the field and the limit).
@@ -620,9 +620,7 @@ class McpTrustParams(Wire):
 # --- models (local model presets) ----------------------------------------------------------------
 
 
-ModelPreset = (
-    provider_models.Preset
-)  # the local model-server presets: their one home is agent/providers/models.py
+ModelPreset = provider_models.Preset  # the local model-server presets: their one home is providers/models.py
 
 
 class ModelsParams(Wire):

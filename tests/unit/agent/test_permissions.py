@@ -12,7 +12,7 @@ from shiro_lsp.agent.permissions import (
     match_pattern,
     parse_rules,
 )
-from shiro_lsp.agent.tools import Tool, ToolSpec, builtin_registry
+from shiro_lsp.tools import Tool, ToolSpec, builtin_registry
 
 DESTRUCTIVE = [
     ("rm -rf /", "recursive or forced delete"),

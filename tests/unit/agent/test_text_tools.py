@@ -8,9 +8,9 @@ import pytest
 
 from fakes.recorded import exchange
 from shiro_lsp.agent.text_tools import TextHold, parse_text_tool_calls
-from shiro_lsp.agent.tools import builtin_registry
-from shiro_lsp.agent.tools.session import todo_tool
 from shiro_lsp.state.todos import TaskList
+from shiro_lsp.tools import builtin_registry
+from shiro_lsp.tools.session import todo_tool
 
 REGISTRY = builtin_registry()
 REGISTRY.register(todo_tool(TaskList, lambda: None))

@@ -14,10 +14,10 @@ from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.context_window import ContextWindow
 from shiro_lsp.agent.engine import ApprovalRequest, Turn, TurnSetup, plan_turn
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.providers.types import ProviderError
 from shiro_lsp.agent.text_tools import ToolCallFormat
-from shiro_lsp.agent.tools import builtin_registry
 from shiro_lsp.messages import Message
+from shiro_lsp.providers.types import ProviderError
+from shiro_lsp.tools import builtin_registry
 
 
 class ListHistory:

@@ -135,3 +135,14 @@ async def test_an_example_call_in_prose_gets_no_approval_card(
     assert text_of(events) == answer
     assert not client.approvals and not [e for e in events if str(e["type"]).startswith("tool")]
     assert len(model_bodies(fake)) == 1
+
+
+async def test_once_a_model_made_native_calls_its_later_turns_text_is_text(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    await grant_echo_always(client, fake)
+    fake.script.append(Step(Text(PAYLOAD)))  # no native call in this turn: the endpoint is known native
+    result = await client.call("shiro/chat", {"text": "What would that look like as a bash call?"})
+    events = client.events(result["taskId"])
+    assert not tool_events(events, "bash") and not (workspace / "rc.txt").exists()
+    assert text_of(events) == PAYLOAD and len(client.approvals) == 1

@@ -100,6 +100,8 @@ def echoes_tool_output(call: TextCall, outputs: list[str]) -> bool:
         return False
     name_keys = (f'"name":"{call.name}"', f'\\"name\\":\\"{call.name}\\"')
     for output in outputs:
+        if f'"{call.name}' not in output:
+            continue  # cheap: most outputs never name the tool, and a long history is large
         flat = _unspaced(output)
         if any(key in flat for key in name_keys) and all(_holds(flat, value) for value in values):
             return True
@@ -303,7 +305,7 @@ def may_be_call(start: str) -> bool:
 def text_call_notice(calls: list[TextCall]) -> str:
     names = ", ".join(dict.fromkeys(c.name for c in calls))
     plural = "s" if len(calls) != 1 else ""
-    return f"The model wrote its tool call{plural} as text ({names}); Shiro recognised and ran {'them' if plural else 'it'}."
+    return f"The model wrote its tool call{plural} as text ({names}); Shiro read {'them' if plural else 'it'} from its reply."
 
 
 def split_tagged_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[str, list[TextCall]] | None:

@@ -81,16 +81,20 @@ class TextCall:
 
 
 _EXAMPLE_CUE = re.compile(
-    r"\b(?:for (?:example|instance)|e\.g\.|(?:an?|the|this|one) (?:example|sample)|examples?\s*:"
+    r"\b(?:for (?:example|instance)|e\.g\.|an? (?:example|sample)|examples?\s*:"
     r"|example (?:of|call|usage)|(?:would|could|might|will) look(?:s)? like|looks like this)",
     re.I,
 )
+_ACTION_CUE = re.compile(r"\b(?:let me|let's|I'll|I will|I'm going to|I am going to|now I)\b", re.I)
 
 
 def presents_example(prose: str) -> bool:
-    """Whether the prose's last paragraph introduces what follows as an example, not a call."""
+    """Whether the prose's last paragraph introduces what follows as an example, not a call.
+
+    "Here is an example of a bash call:" does; "Let me create an example config:" announces an
+    action, as small models do before a real call, and does not."""
     last = re.split(r"\n\s*\n", prose.strip())[-1] if prose.strip() else ""
-    return _EXAMPLE_CUE.search(last) is not None
+    return _EXAMPLE_CUE.search(last) is not None and _ACTION_CUE.search(last) is None
 
 
 def echoes_tool_output(call: TextCall, outputs: list[str]) -> bool:

@@ -265,7 +265,10 @@ def test_a_tagged_call_introduced_as_an_example_stays_text(prose: str) -> None:
     assert split_tagged_calls(text, TOOLS) is None
 
 
-@pytest.mark.parametrize("prose", ["Let me read it.", "I will list the files first:", ""])
+@pytest.mark.parametrize(
+    "prose",
+    ["Let me read it.", "I will list the files first:", "", "Let me write an example config:"],
+)
 def test_a_tagged_call_after_ordinary_prose_is_a_call(prose: str) -> None:
     text = f'{prose}\n<tool_call>\n{{"name": "bash", "arguments": {{"command": "ls"}}}}\n</tool_call>'
     found = split_tagged_calls(text, TOOLS)

@@ -148,6 +148,8 @@ class AgentRuntime:
         self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
         # (base URL, model) whose server refused native tools: the text format from then on (auto only)
         self._text_only: set[tuple[str, str]] = set()
+        # (base URL, model) that made a native tool call: its text is never a call from then on (auto only)
+        self._native: set[tuple[str, str]] = set()
 
     # --- model ---------------------------------------------------------------------------------
 
@@ -340,8 +342,11 @@ class AgentRuntime:
             start_writes()  # a turn with no event at all
         if registered:  # a notes read right after the reply must find this task
             await asyncio.wait(registered)
-        if turn.tool_call_format != setup.tool_call_format:  # the server refused native tools
-            self._text_only.add((self.settings().base_url or "", setup.model))
+        endpoint = (self.settings().base_url or "", setup.model)
+        if turn.tool_call_format == "text" != setup.tool_call_format:  # the server refused native tools
+            self._text_only.add(endpoint)
+        if turn.native_calls_seen:
+            self._native.add(endpoint)
         await self.refresh_meter()
         if changes is not None:
             await self._announce_changes(changes)
@@ -411,10 +416,12 @@ class AgentRuntime:
             raise ShiroError(error.message) from None
 
     def _tool_call_format(self, s: Settings) -> ToolCallFormat:
-        configured = s.tool_call_format_for(s.model)
-        return (
-            "text" if configured == "auto" and (s.base_url or "", s.model) in self._text_only else configured
-        )
+        configured, endpoint = s.tool_call_format_for(s.model), (s.base_url or "", s.model)
+        if configured != "auto":
+            return configured
+        if endpoint in self._text_only:
+            return "text"
+        return "native" if endpoint in self._native else "auto"
 
     def grants(self, session: LiveSessionLike) -> Grants:
         """`always` grants last until the session changes (new, resume, clear); they are never saved."""

@@ -146,7 +146,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!editor || editor.selection.isEmpty) { ctl.model.addNotice('Nothing is selected in the editor.', 'warn'); return undefined; }
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       const sel = editor.selection;
-      return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel) };
+      return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel), source: editor.document.uri.toString() };
     }
     if (kind === 'terminal' && value === 'terminal-selection') return terminalSelectionAttachment();
     if (kind === 'terminal') {
@@ -441,7 +441,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       const label = whole ? file : selectionLabel(file, sel.start.line + 1, sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1));
       await chatView.reveal(true);
-      ctl.addAttachment({ label, text });
+      // the server's secrets gate checks the source: a secrets file or a file outside the workspace is refused
+      ctl.addAttachment({ label, text, source: editor.document.uri.toString() });
     }),
     vscode.commands.registerCommand('shiro.addTerminalSelection', async () => {
       const attachment = await terminalSelectionAttachment();

@@ -148,7 +148,9 @@ async def test_an_embedded_env_resource_never_reaches_the_model_and_the_editor_i
         ResourceContentBlock(type="resource_link", name=".env", uri=env.as_uri()),
         EmbeddedResourceContentBlock(
             type="resource",
-            resource=TextResourceContents(uri=(workspace / "app.py").as_uri(), text="print('kept-content')\n"),
+            resource=TextResourceContents(
+                uri=(workspace / "app.py").as_uri(), text="print('kept-content')\n"
+            ),
         ),
     ]
     async with acp_agent(fake, home, editor) as conn:

@@ -62,7 +62,7 @@ def test_the_log_formatter_redacts_keys_and_url_credentials_in_any_message_shape
         line = formatter.format(record)
         assert "VERYSECRET" not in line and "[redacted" in line, line
     try:
-        raise RuntimeError(f"failed at http://u:VERYSECRET@h/v1")
+        raise RuntimeError("failed at http://u:VERYSECRET@h/v1")
     except RuntimeError:
         import sys
 

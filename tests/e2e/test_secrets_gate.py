@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from raw_lsp import RawServer
 
 from chat_helpers import model_bodies, sent
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from lsp_client import ShiroClient
-from raw_lsp import RawServer
 
 pytest_plugins = ["fakes.fixtures"]
 
@@ -88,7 +88,13 @@ async def test_an_attachment_from_outside_the_workspace_is_refused_one_inside_is
     inside.write_text("def add(a, b):\n    return a - b\n")
     fake.script.append(Step(Text("ok")))
     text = attached("compare", str(outside), outside.read_text(), outside.as_uri())
-    text += '\n\n<context label="calc.py:1-2" source="' + inside.as_uri() + '">\n' + inside.read_text() + "</context>"
+    text += (
+        '\n\n<context label="calc.py:1-2" source="'
+        + inside.as_uri()
+        + '">\n'
+        + inside.read_text()
+        + "</context>"
+    )
     await client.call("shiro/chat", {"text": text})
     body = sent(fake)
     assert "OUTSIDE-CONTENT-5521" not in body
@@ -117,9 +123,7 @@ def plant_state(workspace: Path, home: Path) -> None:
     run = {"cwd": workspace, "check": True, "capture_output": True}
     subprocess.run(["git", "init", "-q"], **run)  # type: ignore[call-overload]
     subprocess.run(["git", "add", "-A"], **run)  # type: ignore[call-overload]
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "home"], **run
-    )  # type: ignore[call-overload]
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "home"], **run)  # type: ignore[call-overload]
 
 
 @pytest.mark.usefixtures("workspace")
@@ -178,7 +182,9 @@ def test_an_mcp_servers_stderr_and_results_are_redacted(tmp_path: Path, fake: Fa
     line = f"testkit: token {LOGGED_TOKENS[0]} for http://bot:{LOGGED_TOKENS[1]}@git.internal/x?token={LOGGED_TOKENS[2]}"
     entry = {"command": sys.executable, "args": [str(MCP_SERVER), "stdio", "--stderr-line", line]}
     (home / "mcp.json").write_text(json.dumps({"mcpServers": {"testkit": entry}}))
-    leaked = f"Authorization: Bearer {LOGGED_TOKENS[2]} https://api.internal/v1?access_token={LOGGED_TOKENS[1]}"
+    leaked = (
+        f"Authorization: Bearer {LOGGED_TOKENS[2]} https://api.internal/v1?access_token={LOGGED_TOKENS[1]}"
+    )
     fake.script += [
         Step(ToolCall("mcp__testkit__leak", {"text": leaked}, call_id="m1")),
         Step(Text("done")),

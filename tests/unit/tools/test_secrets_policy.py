@@ -179,13 +179,22 @@ async def test_git_tools_leave_secrets_files_out(run: RunTool, workspace: Path) 
 @pytest.mark.parametrize(
     ("text", "kept"),
     [
-        ("POST http://user:PASSWORD-9@10.0.0.5:8000/v1", "http://user:[redacted URL password]@10.0.0.5:8000/v1"),
+        (
+            "POST http://user:PASSWORD-9@10.0.0.5:8000/v1",
+            "http://user:[redacted URL password]@10.0.0.5:8000/v1",
+        ),
         ("https://:PASSWORD-9@h/x", "https://:[redacted URL password]@h/x"),
-        ("GET /v1/models?api-version=2&key=PASSWORD-9&x=1", "?api-version=2&key=[redacted URL query secret]&x=1"),
+        (
+            "GET /v1/models?api-version=2&key=PASSWORD-9&x=1",
+            "?api-version=2&key=[redacted URL query secret]&x=1",
+        ),
         ("https://h/cb?access_token=PASSWORD-9#top", "?access_token=[redacted URL query secret]#top"),
         ("Authorization: Bearer PASSWORD-9", "Authorization: Bearer [redacted authorization header]"),
-        ('{"authorization": "Basic PASSWORD-9=="}', '{"authorization": "Basic [redacted authorization header]"}'),
-        ("curl -H 'x-api-key: \"PASSWORD-99\"'", "x-api-key: \"[redacted key field]\""),
+        (
+            '{"authorization": "Basic PASSWORD-9=="}',
+            '{"authorization": "Basic [redacted authorization header]"}',
+        ),
+        ("curl -H 'x-api-key: \"PASSWORD-99\"'", 'x-api-key: "[redacted key field]"'),
     ],
 )
 def test_credentials_in_urls_and_headers_are_redacted(text: str, kept: str) -> None:

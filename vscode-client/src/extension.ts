@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
 import { ReviewController } from './changes';
 import { showDiagnostics } from './diagnose';
+import { redact } from './diagnostics';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
 import { showMcpServers } from './mcp';
@@ -182,7 +183,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     try {
       return await srv.sendRequest<ModelsResult>(Method.models, baseUrl ? { baseUrl } : {});
     } catch (error) {
-      return { baseUrl: baseUrl || '(the configured endpoint)', preset: null, models: [], error: `could not list models: ${errorReason(error)}` };
+      return { baseUrl: baseUrl ? redact(baseUrl) : '(the configured endpoint)', preset: null, models: [], error: redact(`could not list models: ${errorReason(error)}`) };
     }
   };
 

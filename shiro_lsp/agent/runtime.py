@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from shiro_lsp.agent.agents import variant
+from shiro_lsp.agent.attachments import REFUSED_NOTICE, gate_attachments, has_sources
 from shiro_lsp.agent.chat_queue import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
 from shiro_lsp.agent.engine import (
@@ -310,6 +311,11 @@ class AgentRuntime:
         except ShiroError as error:
             emit(Failed(error.message))
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
+        if has_sources(ticket.text):  # attached documents: a refused one's text is never kept, nor sent
+            gated = await asyncio.to_thread(gate_attachments, ticket.text, setup.workspace)
+            ticket.text = gated.text
+            for reason in gated.refusals:
+                emit(Notice(REFUSED_NOTICE.format(reason=reason)))
         found = setup.redactor.scan(ticket.text)  # e.g. a terminal's output attached with @terminal
         if found.count:
             ticket.text = found.text  # nothing on disk or on the wire keeps the secret

@@ -156,8 +156,15 @@ def test_a_prompt_takes_text_file_mentions_and_embedded_files() -> None:
             ),
         ]
     )
-    assert text.startswith("explain\n@/work/project/app.py")
-    assert "--- /work/project/a.py ---\nprint(1)\n--- end ---" in text
+    # each file is a context block with its source, for the secrets gate (agent/attachments.py)
+    assert text.startswith(
+        'explain\n<context label="/work/project/app.py" source="file:///work/project/app.py">\n'
+        "The user points at the file /work/project/app.py (read it with read_file).\n</context>"
+    )
+    assert (
+        '<context label="/work/project/a.py" source="file:///work/project/a.py">\nprint(1)\n</context>'
+        in text
+    )
 
 
 def test_an_image_or_an_empty_prompt_is_refused_in_words() -> None:

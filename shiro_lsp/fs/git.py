@@ -15,7 +15,8 @@ with git's own mechanisms, which win over every configuration file:
   ``log``, ``--no-textconv`` on ``blame``.
 - filters (``filter.<driver>.clean``, ``.smudge``, ``.process``; run by ``status``, ``diff`` and
   ``cat-file --filters``): every driver the configuration names, read with ``git config`` right
-  before the run, is given empty commands and ``required=false`` (an empty command is no filter).
+  before the run, is given empty commands and ``required=false`` (an empty command is no filter);
+  git is not run when a driver's name holds ``=`` (``-c`` could not name it).
   A driver added between those two git processes would run: nothing else runs meanwhile in a
   sandboxed turn (a sandboxed command's processes end with it), and an unsandboxed one already had
   the user's full rights.
@@ -138,16 +139,20 @@ def run_git(
     drivers = _configured_drivers(cwd, timeout)
     if isinstance(drivers, GitRun):
         return drivers
+    if any("=" in key for key in drivers):
+        return GitRun(
+            None, b"", "", problem="git was not run: a filter driver's name in its configuration holds '='"
+        )
     overrides = [*SAFE_CONFIG, *_filters_off(drivers)]
-    return _run(cwd, _argv(args), _env(overrides), stdin, timeout, limit)
+    return _run(cwd, _argv(overrides, args), _env(), stdin, timeout, limit)
 
 
 def _configured_drivers(cwd: Path, timeout: float) -> list[str] | GitRun:
     """The filter driver keys every configuration file in force here names."""
     found = _run(
         cwd,
-        ["git", "config", "--null", "--name-only", "--get-regexp", DRIVER_COMMANDS],
-        _env(SAFE_CONFIG),
+        _argv(SAFE_CONFIG, ["config", "--null", "--name-only", "--get-regexp", DRIVER_COMMANDS]),
+        _env(),
         None,
         timeout,
         None,
@@ -165,23 +170,20 @@ def _filters_off(keys: Iterable[str]) -> list[tuple[str, str]]:
     return [(f"{driver}.{name}", value) for driver in sorted(drivers) for name, value in FILTER_OFF]
 
 
-def _argv(args: Sequence[str]) -> list[str]:
+def _argv(overrides: Sequence[tuple[str, str]], args: Sequence[str]) -> list[str]:
+    """``-c`` works in every git (``GIT_CONFIG_COUNT`` is ignored before 2.31: the overrides would
+    silently be lost); a driver name holding ``=``, which ``-c`` would split on, is refused above."""
     args = list(args)
     at = next((i for i, arg in enumerate(args) if not arg.startswith("-")), None)
     if at is not None:
         args[at + 1 : at + 1] = SUBCOMMAND_FLAGS.get(args[at], ())
-    return ["git", "--no-pager", *args]
+    settings = [part for key, value in overrides for part in ("-c", f"{key}={value}")]
+    return ["git", "--no-pager", *settings, *args]
 
 
-def _env(overrides: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """Key and value apart (``GIT_CONFIG_KEY_n``): a driver's name may hold ``=``, which ``-c``
-    would split on."""
+def _env() -> dict[str, str]:
     env = {name: os.environ[name] for name in KEPT_ENV if name in os.environ}
     env.update(SAFE_ENV)
-    env["GIT_CONFIG_COUNT"] = str(len(overrides))
-    for i, (key, value) in enumerate(overrides):
-        env[f"GIT_CONFIG_KEY_{i}"] = key
-        env[f"GIT_CONFIG_VALUE_{i}"] = value
     return env
 
 

@@ -63,3 +63,17 @@ def test_output_past_the_limit_stops_git_and_keeps_the_head(tmp_path: Path) -> N
 def test_git_outside_a_repository_fails_with_its_message(tmp_path: Path) -> None:
     done = run_git(tmp_path, ["status"])
     assert not done.ok and "not a git repository" in done.err.lower()
+
+
+def test_a_filter_driver_whose_name_holds_an_equals_sign_stops_git(tmp_path: Path) -> None:
+    """``-c filter.a=b.clean=`` would name another key: git is not run at all."""
+    marker = tmp_path / "ran"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "config", "filter.a=b.clean", f"touch {marker}; cat"], cwd=repo, check=True)
+    (repo / ".gitattributes").write_text("* filter=a=b\n")
+    (repo / "f.txt").write_text("x\n")
+    done = run_git(repo, ["status", "--porcelain"])
+    assert not done.ok and done.problem is not None and "'='" in done.problem
+    assert not marker.exists()

@@ -52,8 +52,9 @@ REACH: tuple[Reach, ...] = (
     ),
     Reach(
         "path sockets",
-        "UNIX sockets inside the workspace only: those outside (ssh agent, Docker, D-Bus, X11) are in "
-        "the hidden folders above, and every other socket the host listens on by path is masked",
+        "only those the command binds itself: the host's (ssh agent, Docker, D-Bus, X11) are in the "
+        "hidden folders above, and every other socket the host listens on by path is masked, in the "
+        "workspace too",
     ),
     Reach(
         "abstract sockets",
@@ -156,10 +157,10 @@ def wrap(argv: Sequence[str], roots: Sequence[Path], *, network: bool) -> list[s
         real = os.path.realpath(kept)
         if real != kept and any(_under(real, folder) for folder in hidden) and os.path.isfile(real):
             args += ["--ro-bind", real, real]
-    for socket in _listening_sockets(hidden, roots):
-        args += ["--ro-bind", "/dev/null", socket]
     for root in roots:
         args += ["--bind", str(root), str(root)]
+    for socket in _listening_sockets(hidden, roots):
+        args += ["--ro-bind", "/dev/null", socket]
     if not network:
         args.append("--unshare-net")
     args += ["--unshare-pid", "--die-with-parent", "--new-session", "--chdir", str(roots[0]), "--"]
@@ -181,21 +182,22 @@ def _hidden_dirs() -> list[str]:
 
 
 def _listening_sockets(hidden: Sequence[str], roots: Sequence[Path]) -> list[str]:
-    """The paths of the UNIX sockets bound in this network namespace (``/proc/net/unix``) that lie
-    outside the hidden folders and the workspace."""
+    """The paths of the UNIX sockets bound in this network namespace (``/proc/net/unix``) that the
+    command would see: outside the hidden folders, or inside a workspace folder (a socket there
+    is a door to a process outside the sandbox all the same)."""
     try:
         with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as table:
             lines = table.read().splitlines()[1:]
     except OSError:
         return []
-    keep = [*hidden, *(str(root) for root in roots)]
     found: set[str] = set()
     for line in lines:
         fields = line.split(maxsplit=7)
         if len(fields) < 8 or not fields[7].startswith("/"):
             continue  # unnamed, or abstract (@name)
-        path = fields[7]
-        if path in found or any(_under(os.path.realpath(path), k) for k in keep):
+        path = os.path.realpath(fields[7])
+        in_root = any(_under(path, os.path.realpath(root)) for root in roots)
+        if path in found or (not in_root and any(_under(path, folder) for folder in hidden)):
             continue
         try:
             if stat.S_ISSOCK(os.lstat(path).st_mode):

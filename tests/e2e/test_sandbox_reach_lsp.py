@@ -147,6 +147,7 @@ async def test_a_sandboxed_command_reaches_exactly_what_the_list_says(
     for path in hidden_files[1:]:
         Path(path).write_text("hidden\n")
     sockets = [str(folder / "s") for folder in outside_folders]
+    sockets.append(str(workspace / "host.sock"))  # bound by a process outside, in the workspace
     abstract = f"@shiro-reach-{os.getpid()}"
     port = int(fake.base_url.split(":")[-1].split("/")[0])
     env = {**os.environ, "OPENAI_API_KEY": KEY, "REACH_KEPT": "kept", "XDG_RUNTIME_DIR": str(runtime)}

@@ -31,6 +31,9 @@ with git's own mechanisms, which win over every configuration file:
   (``diff.autoRefreshIndex``, optional locks): off, ``GIT_OPTIONAL_LOCKS=0``.
 - submodules: ``status`` and ``diff`` take ``--ignore-submodules=dirty``, so git never starts
   itself inside a submodule (whose own configuration the list above was not read from).
+- ``core.worktree``, which would point git at files outside the workspace: ``--work-tree`` is
+  always the folder holding the ``.git`` found from the workspace (what it is for a plain clone,
+  a linked worktree or a submodule).
 - a file read from a path the configuration names and shown back in an error
   (``blame.ignoreRevsFile``: its first bad line): ``blame --no-ignore-revs-file``.
 
@@ -144,7 +147,16 @@ def run_git(
             None, b"", "", problem="git was not run: a filter driver's name in its configuration holds '='"
         )
     overrides = [*SAFE_CONFIG, *_filters_off(drivers)]
-    return _run(cwd, _argv(overrides, args), _env(), stdin, timeout, limit)
+    return _run(cwd, _argv(overrides, [*_work_tree(cwd), *args]), _env(), stdin, timeout, limit)
+
+
+def _work_tree(cwd: Path) -> list[str]:
+    """``--work-tree`` at the folder that holds the ``.git`` git finds from ``cwd``: a
+    ``core.worktree`` pointing elsewhere (above the workspace, say) is not followed."""
+    for folder in (cwd, *cwd.parents):
+        if os.path.lexists(folder / ".git"):
+            return [f"--work-tree={folder}"]
+    return []
 
 
 def _configured_drivers(cwd: Path, timeout: float) -> list[str] | GitRun:

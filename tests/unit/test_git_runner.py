@@ -77,3 +77,14 @@ def test_a_filter_driver_whose_name_holds_an_equals_sign_stops_git(tmp_path: Pat
     done = run_git(repo, ["status", "--porcelain"])
     assert not done.ok and done.problem is not None and "'='" in done.problem
     assert not marker.exists()
+
+
+def test_core_worktree_cannot_point_git_outside_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("not the workspace's\n")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "inside.txt").write_text("x\n")
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    subprocess.run(["git", "config", "core.worktree", str(tmp_path)], cwd=workspace, check=True)
+    listed = run_git(workspace, ["status", "--porcelain", "--untracked-files=all"])
+    assert listed.ok and listed.out.decode().split() == ["??", "inside.txt"]

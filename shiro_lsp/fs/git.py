@@ -31,6 +31,8 @@ with git's own mechanisms, which win over every configuration file:
   (``diff.autoRefreshIndex``, optional locks): off, ``GIT_OPTIONAL_LOCKS=0``.
 - submodules: ``status`` and ``diff`` take ``--ignore-submodules=dirty``, so git never starts
   itself inside a submodule (whose own configuration the list above was not read from).
+- a bare repository shipped inside the workspace (its ``config`` is the attacker's too):
+  ``safe.bareRepository=explicit``, so git never takes a folder for one by discovery.
 - ``core.worktree``, which would point git at files outside the workspace: ``--work-tree`` is
   always the folder holding the ``.git`` found from the workspace (what it is for a plain clone,
   a linked worktree or a submodule).
@@ -83,6 +85,7 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("maintenance.auto", "false"),
     ("diff.autoRefreshIndex", "false"),
     ("status.submoduleSummary", "false"),
+    ("safe.bareRepository", "explicit"),
     ("color.ui", "never"),
     ("core.quotePath", "off"),
 )

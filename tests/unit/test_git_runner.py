@@ -88,3 +88,10 @@ def test_core_worktree_cannot_point_git_outside_the_workspace(tmp_path: Path) ->
     subprocess.run(["git", "config", "core.worktree", str(tmp_path)], cwd=workspace, check=True)
     listed = run_git(workspace, ["status", "--porcelain", "--untracked-files=all"])
     assert listed.ok and listed.out.decode().split() == ["??", "inside.txt"]
+
+
+def test_a_bare_repository_in_the_workspace_is_not_taken_for_one(tmp_path: Path) -> None:
+    """An embedded bare repository (its ``config`` shipped with the files) is never discovered."""
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path)], check=True)
+    done = run_git(tmp_path, ["rev-parse", "--git-dir"])
+    assert not done.ok and "bare repository" in done.err

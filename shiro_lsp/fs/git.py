@@ -42,7 +42,8 @@ with git's own mechanisms, which win over every configuration file:
 Not run by the subcommands Shiro uses (documented so a new use checks them): ``alias.*`` (a
 builtin's name is never an alias), ``difftool.*``, ``mergetool.*``, ``merge.<driver>.driver``,
 ``sendemail.*``, ``web.browser``/``browser.*``, ``man.*``, ``instaweb.*``, ``trailer.*.cmd``,
-``core.alternateRefsCommand``, ``uploadpack.packObjectsHook``, ``submodule.<name>.update``.
+``core.alternateRefsCommand``, ``uploadpack.packObjectsHook``, ``submodule.<name>.update``,
+``imap.tunnel``, ``guitool.*.cmd``.
 
 The environment is built from a short allow-list (``PATH``, ``HOME``, ``XDG_CONFIG_HOME``, ``TZ``,
 ``TMPDIR``), so no ``GIT_DIR``, ``GIT_CONFIG_*``, ``GIT_EXEC_PATH``, ``GIT_SSH*`` or provider key

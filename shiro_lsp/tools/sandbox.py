@@ -62,7 +62,11 @@ REACH: tuple[Reach, ...] = (
         "a Landlock scope (Linux 6.12 and later) keeps them out",
     ),
     Reach("network", "none (loopback only) unless bashSandboxNetwork is on"),
-    Reach("processes", "its own: a private PID namespace, a new session; it dies with the server"),
+    Reach(
+        "processes",
+        "its own: a private PID namespace and session; none outlives the command, and it dies with "
+        "the server",
+    ),
     Reach(
         "environment",
         "the server's minus the provider's keys and secret-shaped names (tools/environment.py)",

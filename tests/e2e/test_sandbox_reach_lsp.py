@@ -6,6 +6,7 @@ a probe below (a list item without one fails the test); the probes run as one sa
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -70,9 +71,40 @@ found["path sockets"]["inside"] = attempt(listen_here)
 found["abstract sockets"] = attempt(lambda: connect(args["abstract"]))
 found["network"] = attempt(tcp)
 found["processes"] = len([p for p in os.listdir("/proc") if p.isdigit()])
+
+def outlive():
+    # a detached grandchild that holds outlive.fifo open for reading: it must end with the command
+    os.mkfifo("outlive.fifo")
+    ready, told = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.open("outlive.fifo", os.O_RDONLY | os.O_NONBLOCK)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.write(told, b"1")
+            while True:
+                __import__("signal").pause()
+        os._exit(0)
+    os.read(ready, 1)
+
+outlive()
 found["environment"] = {"key": os.environ.get("OPENAI_API_KEY"), "kept": os.environ.get("REACH_KEPT")}
 print("REACH " + json.dumps(found))
 """
+
+
+def reader_alive(fifo: Path) -> bool:
+    """Whether any process still holds ``fifo`` open for reading (a write-open fails with ENXIO
+    when none does)."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError as error:
+        if error.errno == errno.ENXIO:
+            return False
+        raise
+    return True
 
 
 @contextlib.contextmanager
@@ -172,7 +204,7 @@ async def test_a_sandboxed_command_reaches_exactly_what_the_list_says(
         "path sockets": {**dict.fromkeys(sockets, "refused"), "inside": "ok"},
         "abstract sockets": "ConnectionRefusedError",
         "network": "ConnectionRefusedError",
-        "processes": "few",
+        "processes": {"seen": "few", "outlived the command": False},
         "environment": {"key": None, "kept": "kept"},
     }
     assert {item.name for item in sandbox.REACH} == set(expected)  # every item of the list is probed
@@ -181,7 +213,10 @@ async def test_a_sandboxed_command_reaches_exactly_what_the_list_says(
         for k, v in found["path sockets"].items()
     }
     found["write"] = {k: ("OSError" if v != "ok" else v) for k, v in found["write"].items()}
-    found["processes"] = "few" if found["processes"] <= 3 else found["processes"]
+    found["processes"] = {
+        "seen": "few" if found["processes"] <= 3 else found["processes"],
+        "outlived the command": reader_alive(workspace / "outlive.fifo"),
+    }
     for item in sandbox.REACH:
         assert found[item.name] == expected[item.name], f"{item.name}: {item.rule}"
     assert not (outside / "written.txt").exists() and (workspace / "inside.txt").exists()

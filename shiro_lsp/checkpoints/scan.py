@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, parse_status, run_git
+from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, git_out, parse_status
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs import jail
 from shiro_lsp.fs.ignore import _is_ignored, _Rules, _rules_in
@@ -401,7 +401,7 @@ class WorkspaceScanner:
         if not self.use_git:
             return False
         if self._git is None:
-            top = run_git(self.root, "rev-parse", "--show-toplevel")
+            top = git_out(self.root, "rev-parse", "--show-toplevel")
             self._git = False
             if top is not None:
                 self._top = Path(os.path.realpath(top.decode("utf-8", "surrogateescape").strip()))
@@ -414,7 +414,7 @@ class WorkspaceScanner:
     def git_status(self, paths: list[str] | None = None, *, ignored: bool = False) -> Status | None:
         """What git lists as not clean under the workspace (or under ``paths``, taken literally),
         by workspace-relative path; ``ignored``: also the directories git ignores as a whole."""
-        out = run_git(
+        out = git_out(
             self.root,
             "--no-optional-locks",
             "--literal-pathspecs",
@@ -461,7 +461,7 @@ class WorkspaceScanner:
             return {}
         order = list(asked)
         lines = "".join(f"{asked[rel].index_sha} {self._prefix}{rel}\n" for rel in order)
-        out = run_git(self._top or self.root, "cat-file", "--batch", "--filters", stdin=lines.encode())
+        out = git_out(self._top or self.root, "cat-file", "--batch", "--filters", stdin=lines.encode())
         if out is None:
             return {}
         states: dict[str, FileState] = {}

@@ -141,8 +141,9 @@ class ScanChange:
     path: str
     before: FileState | None
     after: FileState | None
-    recorded: bool
-    """False: the before-bytes were not recorded (``before`` is then None for an existing file)."""
+    unrecorded: str | None = None
+    """The file existed before the command but its bytes were not recorded, and why (``before``
+    is then None): not "added", and nothing a restore can put back."""
 
 
 class WorkspaceScanner:
@@ -673,20 +674,22 @@ class WorkspaceScanner:
         for rel in sorted(paths):
             key = before.files.get(rel)
             now = after.get(rel)
+            unrecorded: str | None = None
             if key is not None:
                 racy = key[1] >= before.started_ns - RACY_NS
                 if now == key and not racy:
                     continue
                 old_sha = before.shas.get(rel)
                 old = FileState(old_sha, key[3], key[0]) if old_sha else None
-                recorded = old is not None
+                if old is None:
+                    if now == key:
+                        continue  # unrecorded and (as far as a stat can tell) unchanged
+                    unrecorded = _why_unrecorded(rel, key[0])
             else:
                 try:
                     old = clean_before(rel)
-                    recorded = True
                 except LookupError:
-                    problems.append(f"{rel}: changed, but git could not give its earlier content")
-                    continue
+                    old, unrecorded = None, "git could not give it"
             current = self._state(rel, now) if now is not None else None
             if now is not None and current is None:
                 continue
@@ -697,13 +700,11 @@ class WorkspaceScanner:
                 and old.mode == current.mode
             ):
                 continue
-            if old is None and current is None:
+            if old is None and current is None and unrecorded is None:
                 continue
-            if key is not None and old is None:
-                if now == key:
-                    continue  # unrecorded and (as far as a stat can tell) unchanged
-                problems.append(f"{rel}: changed, but its earlier content was not recorded")
-            out.append(ScanChange(rel, old, current, recorded))
+            if unrecorded is not None:
+                problems.append(f"{rel}: changed, but its earlier content was not recorded ({unrecorded})")
+            out.append(ScanChange(rel, old, current, unrecorded))
         return out, problems
 
     def _state(self, rel: str, key: Key) -> FileState | None:
@@ -722,6 +723,15 @@ class WorkspaceScanner:
     def remember(self) -> None:
         """Persist the stat cache after a command (its new files are known next time)."""
         self._save_cache()
+
+
+def _why_unrecorded(rel: str, size: int) -> str:
+    """Why a snapshot has no bytes for a file it listed (see :meth:`WorkspaceScanner._snapshot`)."""
+    if is_secret_file(rel):
+        return "a secrets file, never read"
+    if size > MAX_FILE_BYTES:
+        return f"{_mb(size)}, over the {_mb(MAX_FILE_BYTES)} per-file limit"
+    return "over the snapshot's size budget, or not readable through the workspace jail"
 
 
 def _mb(size: int) -> str:

@@ -137,3 +137,35 @@ def test_a_workspace_inside_a_repository_uses_git(tmp_path: Path) -> None:
     found, _ = around(s, command)
     assert found == [("new.txt", None, b"new\n"), ("tracked.txt", b"committed\n", b"changed\n")]
     assert git(repo, "diff", "--cached", "--name-only") == ""  # the scan staged nothing
+
+
+@pytest.mark.parametrize("in_git", [False, True], ids=["walk", "git"])
+def test_a_file_whose_bytes_were_not_recorded_is_said_and_never_looks_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_git: bool
+) -> None:
+    """A secrets file and files over the per-file limit existed before the command: a change to
+    them (a removal too) comes back as unrecorded, with why, not as a file the command made."""
+    monkeypatch.setattr(scan, "MAX_FILE_BYTES", 1000)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.dat").write_bytes(b"x" * 2000)
+    (ws / "gone.dat").write_bytes(b"y" * 2000)
+    (ws / ".env").write_text("KEY=real\n")
+    (ws / "ok.txt").write_text("one\n")
+    if in_git:
+        git(ws, "init", "-q")  # all four untracked: what git lists, the snapshot must hold
+    s = scanner(tmp_path, ws, "u")
+    assert s.git_mode() is in_git
+    snapshot = s.snapshot()
+    with (ws / "big.dat").open("ab") as handle:
+        handle.write(b"more\n")
+    (ws / "gone.dat").unlink()
+    (ws / ".env").write_text("KEY=\n")
+    (ws / "ok.txt").write_text("two\n")
+    found, problems = s.changes(snapshot)
+    why = {c.path: (c.before is None, c.after is None, c.unrecorded) for c in found}
+    assert why["ok.txt"] == (False, False, None)
+    assert why[".env"] == (True, False, "a secrets file, never read")
+    assert why["big.dat"][:2] == (True, False) and "per-file limit" in str(why["big.dat"][2])
+    assert why["gone.dat"][:2] == (True, True) and "per-file limit" in str(why["gone.dat"][2])
+    assert sorted(p.split(":")[0] for p in problems if "not recorded" in p) == [".env", "big.dat", "gone.dat"]

@@ -786,7 +786,8 @@ class Checkpoints:
         source = checkpoint.files.get(record.moved_from, record) if record.moved_from else record
         now = self.read_now(rel)
         if record.unrecorded is not None:
-            return FileDiff(rel, f"(not covered: {record.not_covered})\n", summary_of(now), True, [])
+            after = None if now is None else f"(the file now: {len(now)} bytes, sha256 {sha256(now)[:12]})\n"
+            return FileDiff(rel, f"(not covered: {record.not_covered})\n", after, True, [])
         before = self.bytes_of(source.before)
         if is_binary(before) or is_binary(now):
             return FileDiff(rel, summary_of(before), summary_of(now), True, [])

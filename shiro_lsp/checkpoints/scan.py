@@ -34,7 +34,7 @@ from shiro_lsp.fs.ignore import _is_ignored, _Rules, _rules_in
 from shiro_lsp.fs.secrets import is_secret_file
 from shiro_lsp.fs.watch import Drained, Watcher
 from shiro_lsp.state.atomic import write_bytes_atomic
-from shiro_lsp.state.checkpoints import BlobStore, FileState, sha256
+from shiro_lsp.state.checkpoints import UNRECORDED_NOTE, BlobStore, FileState, sha256
 
 SKIPPED_DIRS = frozenset(
     {
@@ -703,7 +703,7 @@ class WorkspaceScanner:
             if old is None and current is None and unrecorded is None:
                 continue
             if unrecorded is not None:
-                problems.append(f"{rel}: changed, but its earlier content was not recorded ({unrecorded})")
+                problems.append(f"{rel}{UNRECORDED_NOTE} ({unrecorded})")
             out.append(ScanChange(rel, old, current, unrecorded))
         return out, problems
 

@@ -50,6 +50,8 @@ JOURNAL = "journal.jsonl"
 _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """One journal line's JSON (the encoder made once: this runs before every file tool)."""
 Kind = Literal["turn", "redo"]
+UNRECORDED_NOTE = ": changed, but its earlier content was not recorded"
+"""How a checkpoint's note says a scanned file had no recorded bytes (``<path>`` + this + why)."""
 RestoreMode = Literal["code", "chat", "both"]
 
 
@@ -204,6 +206,21 @@ class Checkpoint:
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> Checkpoint:
+        checkpoint = cls._from_json(value)
+        checkpoint._mark_unrecorded_from_notes()
+        return checkpoint
+
+    def _mark_unrecorded_from_notes(self) -> None:
+        """A checkpoint from before ``unrecorded`` existed said it only in a note: a record without
+        a before that such a note names existed before the turn (it must not look added)."""
+        for note in self.not_covered:
+            path, found, _ = note.partition(UNRECORDED_NOTE)
+            record = self.files.get(path) if found else None
+            if record is not None and record.before is None and record.unrecorded is None:
+                record.unrecorded = "not recorded"
+
+    @classmethod
+    def _from_json(cls, value: dict[str, Any]) -> Checkpoint:
         return cls(
             id=str(value["id"]),
             session_id=str(value["sessionId"]),

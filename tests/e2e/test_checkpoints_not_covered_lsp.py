@@ -51,6 +51,9 @@ async def test_a_secrets_file_a_command_overwrote_is_not_covered_and_restore_lea
     rows = {f["path"]: f for f in (await client.call("shiro/changes", {}))["files"]}
     assert rows[".env"]["status"] == "modified" and "not recorded" in rows[".env"]["notCovered"]
     assert rows["made.txt"]["status"] == "added" and "notCovered" not in rows["made.txt"]
+    diff = await client.call("shiro/changes/diff", {"path": ".env"})
+    assert diff["before"].startswith("(not covered") and diff["hunks"] == []
+    assert "API_KEY" not in diff["before"] + diff["after"]  # one line each, no content
     undone = await client.call("shiro/changes/undo", {"path": ".env"})
     assert undone["undone"] is False and "not covered" in undone["conflict"]
 
@@ -114,8 +117,10 @@ async def test_a_file_the_user_saved_while_a_command_ran_is_theirs(
 
     rows = {f["path"]: f for f in (await client.call("shiro/changes", {}))["files"]}
     assert "saved by you" in rows["notes.md"]["notCovered"]
-    undone = await client.call("shiro/changes/undo", {"path": "notes.md"})
-    assert undone["undone"] is False
+    assert (await client.call("shiro/changes/diff", {"path": "notes.md"}))["hunks"] == []
+    for hunks in (None, [0]):  # the file, or a hunk of it
+        undone = await client.call("shiro/changes/undo", {"path": "notes.md", "hunks": hunks})
+        assert undone["undone"] is False and "saved by you" in undone["conflict"]
     assert user_file.read_text() == "the user's version\n"
 
     restored = await restore_code(client)

@@ -558,7 +558,10 @@ class Checkpoints:
         """The files of this workspace (relative to it) the user saved since ``mark``."""
         out: set[str] = set()
         for path in self.saves.since(mark):
-            real = Path(os.path.realpath(path))
+            try:
+                real = Path(os.path.realpath(path))
+            except (OSError, ValueError):  # a path no file can have (a NUL byte from the client)
+                continue
             if real.is_relative_to(self.workspace):
                 out.add(real.relative_to(self.workspace).as_posix())
         return out

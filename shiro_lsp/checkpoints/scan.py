@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, parse_status, run_git
 from shiro_lsp.errors import ToolError
@@ -59,6 +59,9 @@ MAX_TOTAL_NEW_BYTES = 256 * 1024 * 1024
 MAX_FILES = 100_000
 RACY_NS = 2_000_000_000
 """A file modified this close to a snapshot may change again within the same mtime tick: re-read it."""
+CLOCK_SLACK_NS = 50_000_000
+"""How far a file's ctime may lag the clock the snapshot read (the kernel stamps files coarsely)."""
+UNSEEN = "it was not watched when the command started (ignored, or past the scan's limits)"
 
 Key = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode)"""
@@ -690,6 +693,12 @@ class WorkspaceScanner:
                     old = clean_before(rel)
                 except LookupError:
                     old, unrecorded = None, "git could not give it"
+                if old is None and unrecorded is None and now is not None:
+                    age = self._unseen_age(rel, before.started_ns)
+                    if age == "old":
+                        continue  # there all along, unseen (ignored before), and untouched since
+                    if age == "unsure":
+                        unrecorded = UNSEEN
             current = self._state(rel, now) if now is not None else None
             if now is not None and current is None:
                 continue
@@ -706,6 +715,19 @@ class WorkspaceScanner:
                 problems.append(f"{rel}{UNRECORDED_NOTE} ({unrecorded})")
             out.append(ScanChange(rel, old, current, unrecorded))
         return out, problems
+
+    def _unseen_age(self, rel: str, started_ns: int) -> Literal["new", "old", "unsure"]:
+        """A file the snapshot did not hold: "new" (made, or at least changed, since it was taken),
+        "old" (unchanged since well before it: it existed, unseen, e.g. ignored until the command
+        edited an ignore file or ran ``git rm --cached``) or "unsure". Only "new" may be removed by
+        a restore. Any write, chmod or rename sets a file's ctime, and nothing can set it back."""
+        try:
+            ctime = os.lstat(self.root / rel).st_ctime_ns
+        except OSError:
+            return "new"  # gone again: nothing a restore would touch
+        if ctime >= started_ns - CLOCK_SLACK_NS:
+            return "new"
+        return "old" if ctime < started_ns - RACY_NS else "unsure"
 
     def _state(self, rel: str, key: Key) -> FileState | None:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -169,3 +170,48 @@ def test_a_file_whose_bytes_were_not_recorded_is_said_and_never_looks_new(
     assert why["big.dat"][:2] == (True, False) and "per-file limit" in str(why["big.dat"][2])
     assert why["gone.dat"][:2] == (True, True) and "per-file limit" in str(why["gone.dat"][2])
     assert sorted(p.split(":")[0] for p in problems if "not recorded" in p) == [".env", "big.dat", "gone.dat"]
+
+
+@pytest.fixture
+def quick_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file a tenth of a second old counts as old (instead of 2 s), so the tests need not wait."""
+    monkeypatch.setattr(scan, "RACY_NS", 100_000_000)
+
+
+def settle() -> None:
+    time.sleep(0.3)  # the files made so far are older than the snapshot by more than RACY_NS
+
+
+@pytest.mark.usefixtures("quick_clock")
+def test_an_ignored_file_a_command_makes_visible_is_not_taken_for_a_new_one(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("*.log\n")
+    (ws / "old.log").write_text("the user's log\n")
+    s = scanner(tmp_path, ws, "i", use_git=False)
+    settle()
+    snapshot = s.snapshot()
+    (ws / ".gitignore").write_text("")
+    (ws / "new.log").write_text("made by the command\n")
+    found, _ = s.changes(snapshot)
+    assert readable(s, found) == [
+        (".gitignore", b"*.log\n", b""),
+        ("new.log", None, b"made by the command\n"),
+    ]
+    assert [c.unrecorded for c in found] == [None, None]  # new.log is known to be new
+
+
+@pytest.mark.usefixtures("quick_clock")
+def test_git_rm_cached_does_not_make_a_file_look_new(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kept.txt").write_text("committed\n")
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "init")
+    s = scanner(tmp_path, ws, "r")
+    assert s.git_mode()
+    settle()
+    snapshot = s.snapshot()
+    git(ws, "rm", "-q", "--cached", "kept.txt")  # untracked now, its bytes untouched
+    assert s.changes(snapshot) == ([], [])

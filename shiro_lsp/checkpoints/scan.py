@@ -62,6 +62,8 @@ RACY_NS = 2_000_000_000
 CLOCK_SLACK_NS = 50_000_000
 """How far a file's ctime may lag the clock the snapshot read (the kernel stamps files coarsely)."""
 UNSEEN = "it was not watched when the command started (ignored, or past the scan's limits)"
+RULES_CHANGED = "the command changed an ignore file, so whether it existed before is not known"
+PAST_LIMIT = f"the workspace has over {MAX_FILES} files, so whether it existed before is not known"
 
 Key = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode)"""
@@ -674,6 +676,14 @@ class WorkspaceScanner:
     ) -> tuple[list[ScanChange], list[str]]:
         out: list[ScanChange] = []
         problems: list[str] = []
+        # Files the snapshot could not see may have existed: a new-looking one is then not "added".
+        unseen = (
+            PAST_LIMIT
+            if before.truncated
+            else RULES_CHANGED
+            if _rules_changed(before, after, paths)
+            else None
+        )
         for rel in sorted(paths):
             key = before.files.get(rel)
             now = after.get(rel)
@@ -689,16 +699,10 @@ class WorkspaceScanner:
                         continue  # unrecorded and (as far as a stat can tell) unchanged
                     unrecorded = _why_unrecorded(rel, key[0])
             else:
-                try:
-                    old = clean_before(rel)
-                except LookupError:
-                    old, unrecorded = None, "git could not give it"
-                if old is None and unrecorded is None and now is not None:
-                    age = self._unseen_age(rel, before.started_ns)
-                    if age == "old":
-                        continue  # there all along, unseen (ignored before), and untouched since
-                    if age == "unsure":
-                        unrecorded = UNSEEN
+                found = self._unseen_before(rel, before.started_ns, now is not None, clean_before, unseen)
+                if found is None:
+                    continue  # there all along, unseen (ignored before), and untouched since
+                old, unrecorded = found
             current = self._state(rel, now) if now is not None else None
             if now is not None and current is None:
                 continue
@@ -715,6 +719,30 @@ class WorkspaceScanner:
                 problems.append(f"{rel}{UNRECORDED_NOTE} ({unrecorded})")
             out.append(ScanChange(rel, old, current, unrecorded))
         return out, problems
+
+    def _unseen_before(
+        self,
+        rel: str,
+        started_ns: int,
+        exists: bool,
+        clean_before: Callable[[str], FileState | None],
+        unseen: str | None,
+    ) -> tuple[FileState | None, str | None] | None:
+        """A file the snapshot did not hold: (its state before, why that is not recorded), or
+        None when it did not change. Absent before ("added") only when that is known; ``unseen``:
+        why the snapshot may have missed files that existed (None: it saw them all)."""
+        try:
+            old = clean_before(rel)
+        except LookupError:
+            return None, "git could not give it"
+        if old is not None or not exists:
+            return old, None
+        age = self._unseen_age(rel, started_ns)
+        if age == "old":
+            return None
+        if age == "unsure":
+            return None, UNSEEN
+        return None, unseen
 
     def _unseen_age(self, rel: str, started_ns: int) -> Literal["new", "old", "unsure"]:
         """A file the snapshot did not hold: "new" (made, or at least changed, since it was taken),
@@ -745,6 +773,13 @@ class WorkspaceScanner:
     def remember(self) -> None:
         """Persist the stat cache after a command (its new files are known next time)."""
         self._save_cache()
+
+
+def _rules_changed(before: Snapshot, after: Mapping[str, Key], paths: set[str]) -> bool:
+    """Whether the command changed an ignore file: what the snapshot skipped may show up now."""
+    return any(
+        rel.rpartition("/")[2] in RULE_FILES and before.files.get(rel) != after.get(rel) for rel in paths
+    )
 
 
 def _why_unrecorded(rel: str, size: int) -> str:

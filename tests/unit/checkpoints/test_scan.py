@@ -183,22 +183,48 @@ def settle() -> None:
 
 
 @pytest.mark.usefixtures("quick_clock")
-def test_an_ignored_file_a_command_makes_visible_is_not_taken_for_a_new_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_git", [False, True], ids=["walk", "git"])
+def test_an_ignored_file_a_command_makes_visible_is_not_taken_for_a_new_one(
+    tmp_path: Path, in_git: bool
+) -> None:
+    """Un-ignored and untouched: no change. Un-ignored and written (or made: the two cannot be
+    told apart then): not "added", so a restore never removes it."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / ".gitignore").write_text("*.log\n")
+    (ws / ".gitignore").write_text("*.log\n.env\n")
     (ws / "old.log").write_text("the user's log\n")
-    s = scanner(tmp_path, ws, "i", use_git=False)
+    (ws / ".env").write_text("KEY=real\n")
+    if in_git:
+        git(ws, "init", "-q")
+    s = scanner(tmp_path, ws, "i", use_git=in_git)
+    assert s.git_mode() is in_git
     settle()
     snapshot = s.snapshot()
     (ws / ".gitignore").write_text("")
+    with (ws / ".env").open("a") as env:
+        env.write("MORE=1\n")
     (ws / "new.log").write_text("made by the command\n")
     found, _ = s.changes(snapshot)
-    assert readable(s, found) == [
-        (".gitignore", b"*.log\n", b""),
-        ("new.log", None, b"made by the command\n"),
-    ]
-    assert [c.unrecorded for c in found] == [None, None]  # new.log is known to be new
+    why = {c.path: (c.before is None, c.unrecorded) for c in found}
+    assert why == {
+        ".gitignore": (False, None),
+        ".env": (True, scan.RULES_CHANGED),
+        "new.log": (True, scan.RULES_CHANGED),
+    }
+
+
+@pytest.mark.usefixtures("quick_clock")
+def test_a_file_the_command_made_is_known_new(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("*.log\n")
+    (ws / "old.log").write_text("ignored\n")
+    s = scanner(tmp_path, ws, "n", use_git=False)
+    settle()
+    snapshot = s.snapshot()
+    (ws / "new.txt").write_text("made\n")
+    found, _ = s.changes(snapshot)
+    assert [(c.path, c.before, c.unrecorded) for c in found] == [("new.txt", None, None)]
 
 
 @pytest.mark.usefixtures("quick_clock")

@@ -141,6 +141,14 @@ class Snapshot:
     the one right after (else everything is compared)."""
 
 
+class NotRecorded(LookupError):
+    """The bytes a file had before the command cannot be had, and why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class ScanChange:
     path: str
@@ -651,21 +659,41 @@ class WorkspaceScanner:
             }
         )
 
+        in_head = self._in_head(
+            [rel for rel, entry in now.items() if rel in paths and rel not in was and entry.index_sha is None]
+        )
+
         def clean_before(rel: str) -> FileState | None:
             """Not listed before the command: the file was exactly what the index holds."""
             if rel in was:
                 return None  # listed but not a file before (deleted in the worktree): absent
             entry = now.get(rel)
             if entry is None or entry.index_sha is None:
+                if rel in in_head:  # untracked by the command (`git rm --cached`): it was there
+                    raise NotRecorded("git tracked it until the command")
                 return None  # untracked now and not listed before: it is new
             state = clean.get(rel)
             if state is None:
-                raise LookupError(rel)
+                raise NotRecorded("git could not give it")
             return state
 
         found, problems = self._compare(before, after, paths, clean_before)
         problems += [f"{rel}: {LINK_NOTE}" for rel in sorted(links)]
         return found, problems
+
+    def _in_head(self, rels: list[str]) -> set[str]:
+        """Which of these paths the ``HEAD`` commit holds (one ``git cat-file --batch-check``)."""
+        asked = [rel for rel in rels if "\n" not in rel]
+        if not asked:
+            return set()
+        lines = "".join(f"HEAD:{self._prefix}{rel}\n" for rel in asked)
+        out = run_git(self._top or self.root, "cat-file", "--batch-check", stdin=lines.encode())
+        if out is None:
+            return set(asked)  # git could not say: none of them is known to be new
+        answers = out.decode("utf-8", "surrogateescape").splitlines()
+        if len(answers) != len(asked):
+            return set(asked)
+        return {rel for rel, answer in zip(asked, answers, strict=True) if not answer.endswith(" missing")}
 
     def _compare(
         self,
@@ -732,17 +760,15 @@ class WorkspaceScanner:
         None when it did not change. Absent before ("added") only when that is known; ``unseen``:
         why the snapshot may have missed files that existed (None: it saw them all)."""
         try:
-            old = clean_before(rel)
-        except LookupError:
-            return None, "git could not give it"
+            old, why = clean_before(rel), None
+        except NotRecorded as missing:
+            old, why = None, missing.reason
         if old is not None or not exists:
-            return old, None
+            return old, why
         age = self._unseen_age(rel, started_ns)
         if age == "old":
             return None
-        if age == "unsure":
-            return None, UNSEEN
-        return None, unseen
+        return None, why or (UNSEEN if age == "unsure" else unseen)
 
     def _unseen_age(self, rel: str, started_ns: int) -> Literal["new", "old", "unsure"]:
         """A file the snapshot did not hold: "new" (made, or at least changed, since it was taken),

@@ -241,3 +241,21 @@ def test_git_rm_cached_does_not_make_a_file_look_new(tmp_path: Path) -> None:
     snapshot = s.snapshot()
     git(ws, "rm", "-q", "--cached", "kept.txt")  # untracked now, its bytes untouched
     assert s.changes(snapshot) == ([], [])
+
+
+def test_a_file_git_rm_cached_untracked_and_the_command_changed_is_not_new(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kept.txt").write_text("committed\n")
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "init")
+    s = scanner(tmp_path, ws, "m")
+    snapshot = s.snapshot()
+    git(ws, "rm", "-q", "--cached", "kept.txt")
+    with (ws / "kept.txt").open("a") as handle:
+        handle.write("and more\n")
+    (ws / "new.txt").write_text("made\n")
+    found, _ = s.changes(snapshot)
+    why = {c.path: (c.before is None, c.unrecorded) for c in found}
+    assert why == {"kept.txt": (True, "git tracked it until the command"), "new.txt": (True, None)}

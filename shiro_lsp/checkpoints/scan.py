@@ -687,7 +687,7 @@ class WorkspaceScanner:
         if not asked:
             return set()
         lines = "".join(f"HEAD:{self._prefix}{rel}\n" for rel in asked)
-        out = run_git(self._top or self.root, "cat-file", "--batch-check", stdin=lines.encode())
+        out = git_out(self._top or self.root, "cat-file", "--batch-check", stdin=lines.encode())
         if out is None:
             return set(asked)  # git could not say: none of them is known to be new
         answers = out.decode("utf-8", "surrogateescape").splitlines()

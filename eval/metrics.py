@@ -173,7 +173,7 @@ def example_values(body: Any) -> list[str]:
     """Quoted example values in a harness's system prompt and tool descriptions (`src/**/*.ts`, ...)."""
     text = system_text(body) + "\n" + _tool_descriptions(body)
     values = {next(g for g in m.groups() if g) for m in _EXAMPLE.finditer(text)}
-    return sorted(v for v in values if not v.isspace() and len(set(v)) > 3)
+    return sorted(v for v in values if v == v.strip() and len(set(v)) > 3)
 
 
 def normalise(text: str) -> str:

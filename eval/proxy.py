@@ -75,7 +75,7 @@ class RecordingProxy:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def _forward(self) -> None:
@@ -87,8 +87,12 @@ class RecordingProxy:
                     parsed = json.loads(body) if body else None
                 except ValueError:
                     parsed = body.decode("utf-8", "replace")
-                proxy._record({"n": n, "dir": "req", "method": self.command, "path": self.path, "body": parsed})
-                conn = http.client.HTTPConnection(proxy.upstream_host, proxy.upstream_port, timeout=proxy.timeout)
+                proxy._record(
+                    {"n": n, "dir": "req", "method": self.command, "path": self.path, "body": parsed}
+                )
+                conn = http.client.HTTPConnection(
+                    proxy.upstream_host, proxy.upstream_port, timeout=proxy.timeout
+                )
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
                 try:
                     conn.request(self.command, self.path, body=body or None, headers=headers)
@@ -97,7 +101,9 @@ class RecordingProxy:
                     proxy._record({"n": n, "dir": "upstream-error", "error": repr(error)})
                     self.send_error(502, f"eval proxy: upstream unreachable ({error})")
                     return
-                proxy._record({"n": n, "dir": "resp", "status": resp.status, "headers": dict(resp.getheaders())})
+                proxy._record(
+                    {"n": n, "dir": "resp", "status": resp.status, "headers": dict(resp.getheaders())}
+                )
                 self.send_response(resp.status)
                 for k, v in resp.getheaders():
                     if k.lower() not in _HOP:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.tasks import Task, load_tasks, prepare_workspace, run_checks
+from eval.taskset import Task, load_tasks, prepare_workspace, run_checks
 
 TASKS = load_tasks()
 

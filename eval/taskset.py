@@ -29,7 +29,16 @@ from typing import Any, Literal
 
 TASKS_DIR = Path(__file__).resolve().parent / "tasks"
 Kind = Literal["answer", "change", "refuse"]
-IGNORED_DIRS = {"__pycache__", ".pytest_cache", "node_modules", ".git", ".qwen", ".shiro", ".shiro-neko", ".venv"}
+IGNORED_DIRS = {
+    "__pycache__",
+    ".pytest_cache",
+    "node_modules",
+    ".git",
+    ".qwen",
+    ".shiro",
+    ".shiro-neko",
+    ".venv",
+}
 CHECK_TIMEOUT = 60.0
 
 
@@ -83,7 +92,9 @@ def load_tasks(names: list[str] | None = None, root: Path = TASKS_DIR) -> list[T
         known = {t.name for t in tasks}
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise SystemExit(f"eval: unknown task(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+            raise SystemExit(
+                f"eval: unknown task(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+            )
         tasks = [t for t in tasks if t.name in names]
     return tasks
 
@@ -117,7 +128,9 @@ def prepare_workspace(task: Task, dest: Path, with_solution: bool = False) -> Pa
 
 
 def _sub(arg: str, task: Task, ws: Path) -> str:
-    return arg.replace("{task}", str(task.folder)).replace("{ws}", str(ws)).replace("{python}", sys.executable)
+    return (
+        arg.replace("{task}", str(task.folder)).replace("{ws}", str(ws)).replace("{python}", sys.executable)
+    )
 
 
 def _read(ws: Path, rel: str) -> str | None:

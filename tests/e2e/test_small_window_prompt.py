@@ -36,7 +36,13 @@ def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
     props["default_generation_settings"]["n_ctx"] = WINDOW
     fake.get_routes = {"/props": props}
     fake.chat_dialect = "llamacpp"
-    return {"home": str(home), "baseUrl": fake.base_url, "api": "chat", "model": LLAMACPP_MODEL, "maxRetries": 0}
+    return {
+        "home": str(home),
+        "baseUrl": fake.base_url,
+        "api": "chat",
+        "model": LLAMACPP_MODEL,
+        "maxRetries": 0,
+    }
 
 
 def fenced_call(name: str, arguments: dict[str, object]) -> str:
@@ -56,7 +62,9 @@ async def test_the_first_request_of_a_16k_window_fits_its_budget_with_the_named_
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
     (workspace / "calc.py").write_text(CALC)
-    (workspace / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    (workspace / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
     fake.script.append(Step(Text("add subtracts; it should return a + b.")))
     await client.call("shiro/chat", {"text": "Why does test_calc.py fail? Fix add in calc.py."})
     (body,) = model_bodies(fake)
@@ -74,7 +82,9 @@ async def test_the_view_is_bounded_and_never_holds_a_secret(
 ) -> None:
     for n in range(120):
         (workspace / f"module_{n:03}.py").write_text(f"VALUE = {n}\n")
-    (workspace / "big.py").write_text("".join(f"line_{n} = {n}  # padding padding padding\n" for n in range(5000)))
+    (workspace / "big.py").write_text(
+        "".join(f"line_{n} = {n}  # padding padding padding\n" for n in range(5000))
+    )
     (workspace / "settings.py").write_text(f'API_KEY = "{KEY}"\nDEBUG = True\n')
     (workspace / ".env").write_text(f"OPENAI_API_KEY={KEY}\n")
     (workspace / "config").mkdir()

@@ -39,7 +39,7 @@ from shiro_lsp.agent.text_tools import (
     text_call_notice,
     tools_prompt,
 )
-from shiro_lsp.agent.workspace_view import VIEW_KEY, with_workspace_views
+from shiro_lsp.agent.workspace_view import VIEW_KEY, with_changes, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.secrets import Redactor
@@ -571,6 +571,8 @@ class Turn:
             return self._tool_error(call, redact(error.message), changed)
         diff, files = _change_fields(changed)
         self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
+        if diff and self.setup.plan.compact:  # a small model sees what its call did to the files
+            output = with_changes(output, redact(diff))
         if count > 1:
             times = "once before" if count == 2 else f"{count - 1} times before"
             return _result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)

@@ -1,5 +1,5 @@
-"""What a small model is shown of its workspace when a turn starts: the files there and the content
-of the files the user's message names.
+"""What a small model is shown of its workspace: when a turn starts, the files there and the content
+of the files the user's message names; after a call that changed files, the diff (:func:`with_changes`).
 
 A small model that cannot see the workspace guesses (``edit_file src/main.py`` in a folder holding
 ``calc.py``). The view is built once per turn and carried with the turn's user message (under
@@ -30,6 +30,7 @@ VIEW_KEY = "shiroWorkspaceView"
 OVERVIEW_DEPTH = 3
 MAX_NAMED_FILES = 4
 MIN_FILE_CHARS = 200
+CHANGES_CHARS = 1_500
 _PATH_LIKE = re.compile(r"[\w][\w.\-/]*")
 
 
@@ -131,3 +132,10 @@ def _merged(message: Message) -> Message:
     if isinstance(content, str):
         merged["content"] = f"{message[VIEW_KEY]}\n\n{content}"
     return merged
+
+
+def with_changes(output: str, diff: str) -> str:
+    """A tool result with the diff of what the call changed (bash included), cut at CHANGES_CHARS."""
+    if len(diff) > CHANGES_CHARS:
+        diff = diff[: diff.rfind("\n", 0, CHANGES_CHARS) + 1] + "(diff cut here)\n"
+    return f"{output}\n\nWhat this changed:\n{diff.rstrip()}"

@@ -123,6 +123,28 @@ async def test_steps_of_a_turn_and_the_next_turn_keep_the_prompt_prefix(
     assert "Content of calc.py" in user_text(first)
 
 
+async def test_a_call_that_changed_files_shows_the_model_the_diff(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "calc.py").write_text(CALC)
+    fake.script += [
+        Step(Text(fenced_call("read_file", {"path": "calc.py"}))),
+        Step(Text(fenced_call("edit_file", {"path": "calc.py", "oldString": "a - b", "newString": "a + b"}))),
+        Step(Text(fenced_call("bash", {"command": "printf 'x = 1\\n' > new.py"}))),
+        Step(Text("Fixed.")),
+    ]
+    client.decisions = ["once", "once"]
+    await client.call("shiro/chat", {"text": "Fix add in calc.py."})
+    after_read, after_edit, after_bash = (json.dumps(b["messages"][-1]) for b in model_bodies(fake)[1:])
+    assert "What this changed" not in after_read
+    assert (
+        "What this changed:" in after_edit
+        and "-    return a - b" in after_edit
+        and "+    return a + b" in after_edit
+    )
+    assert "What this changed:" in after_bash and "+x = 1" in after_bash
+
+
 async def test_a_remember_mid_turn_leaves_the_system_prompt_as_it_was(
     client: ShiroClient, fake: FakeOpenAI
 ) -> None:

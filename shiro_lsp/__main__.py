@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import logging
 import os
-import re
 import sys
 import traceback
 from typing import Any
@@ -120,34 +119,27 @@ def _run(args: argparse.Namespace) -> int:
     return run_headless(args)
 
 
-class RedactSecrets(logging.Filter):
-    """API keys never reach a log, even at DEBUG where pygls prints every message it sends or gets."""
+class RedactingFormatter(logging.Formatter):
+    """Every log line, traceback included, goes through the secrets policy's one redactor (key
+    formats, passwords and tokens in URLs, Authorization headers): API keys never reach a log, even
+    at DEBUG where pygls prints every message, nor do tokens an MCP server writes to its stderr."""
 
-    PATTERNS = (
-        re.compile(
-            r"""(['"]?(?:apiKey|api_key|authorization)['"]?\s*[:=]\s*['"]?)(?:Bearer\s+)?[^'",}\s]+""", re.I
-        ),
-        re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
-    )
+    def __init__(self, fmt: str) -> None:
+        from shiro_lsp.fs.secrets import Redactor
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        redacted = message
-        for pattern in self.PATTERNS:
-            redacted = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", redacted)
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        return True
+        super().__init__(fmt)
+        self.redactor = Redactor()
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.redactor.redact(super().format(record))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # stdout is the JSON-RPC channel: logs go to stderr, always.
-    logging.basicConfig(
-        stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
     for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactSecrets())
+        handler.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
     for noisy in ("pygls", "httpx2", "openai"):  # one line per message or HTTP request: DEBUG only
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     result: int = args.func(args)

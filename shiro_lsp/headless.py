@@ -57,8 +57,9 @@ class HeadlessFrontend:
                 self.out.flush()
             case ev.Done():
                 self.out.write("\n")
-            case ev.ToolCall(name=name, input=input):
-                self._line(f"[tool] {name} {json.dumps(input, ensure_ascii=False)}")
+            case ev.ToolCall(name=name, input=input, origin=origin):
+                read_from = " (read from the model's text)" if origin == "text" else ""
+                self._line(f"[tool] {name} {json.dumps(input, ensure_ascii=False)}{read_from}")
             case ev.ToolDenied(name=name, reason=reason):
                 self._line(f"[denied] {name}: {reason}" if reason else f"[denied] {name}")
             case ev.ToolFailed(name=name, error=error):

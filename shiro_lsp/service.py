@@ -18,6 +18,7 @@ from shiro_lsp.checkpoints.changes import ChatSession, Checkpoints
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import ReadOnly, ShiroError
 from shiro_lsp.fs.jail import Roots
+from shiro_lsp.fs.secrets import keep_private
 from shiro_lsp.mcp.client import McpManager
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.models import ModelListing, list_endpoint_models
@@ -64,6 +65,7 @@ class Shiro:
         self.settings = settings
         self.reporter = reporter
         self.paths = StatePaths(state_root(settings.home))
+        keep_private(self.paths.root)  # no tool reaches it, even when a workspace holds it
         self.key = project_key(workspace)
         self.memory = ProjectMemory(self.paths.memory_file(self.key), reporter) if settings.memory else None
         self.history = PromptHistory(self.paths.history_file(self.key), reporter)

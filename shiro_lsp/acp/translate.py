@@ -54,7 +54,9 @@ from acp.schema import (
 )
 
 from shiro_lsp.agent import events as ev
+from shiro_lsp.agent.attachments import context_block
 from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision
+from shiro_lsp.agent.text_tools import TEXT_ORIGIN_NOTE
 from shiro_lsp.errors import INVALID_PARAMS
 from shiro_lsp.messages import Message
 from shiro_lsp.state.todos import TaskList
@@ -227,6 +229,8 @@ def notice(text: str) -> SessionUpdate:
 def permission_request(workspace: Path, request: ApprovalRequest) -> ToolCallUpdate:
     """The tool call a ``session/request_permission`` is about, with the proposed file changes."""
     content: list[ToolCallContentVariant] = []
+    if request.origin == "text":
+        content.append(_text_content(TEXT_ORIGIN_NOTE))
     if request.warning:
         content.append(_text_content(request.warning))
     for preview in request.previews or []:
@@ -359,18 +363,21 @@ def _tool_result(part: Any) -> SessionUpdate | None:
 
 
 def prompt_text(blocks: list[PromptBlock]) -> str:
-    """An ACP prompt as one user message: text as is, a file mention as its path, embedded context
-    as a labelled block. Images and audio are refused in words (the agent does not offer them)."""
+    """An ACP prompt as one user message: text as is, a linked or embedded file as a context block
+    with its source, which the secrets gate checks before the turn (``agent.attachments``).
+    Images and audio are refused in words (the agent does not offer them)."""
     parts: list[str] = []
     for block in blocks:
         if isinstance(block, TextContentBlock):
             parts.append(block.text)
         elif isinstance(block, ResourceContentBlock):
-            parts.append(f"@{_path_of(block.uri)}")
+            path = _path_of(block.uri)
+            pointer = f"The user points at the file {path} (read it with read_file)."
+            parts.append(context_block(path, pointer, block.uri))
         elif isinstance(block, EmbeddedResourceContentBlock):
             resource = block.resource
             if isinstance(resource, TextResourceContents):
-                parts.append(f"\n--- {_path_of(resource.uri)} ---\n{resource.text}\n--- end ---\n")
+                parts.append(context_block(_path_of(resource.uri), resource.text, resource.uri))
             else:
                 parts.append(f"[binary resource {_path_of(resource.uri)} not included]")
         else:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from shiro_lsp.agent.agents import variant
+from shiro_lsp.agent.attachments import REFUSED_NOTICE, gate_attachments, has_sources
 from shiro_lsp.agent.chat_queue import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
 from shiro_lsp.agent.engine import (
@@ -150,6 +151,8 @@ class AgentRuntime:
         self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
         # (base URL, model) whose server refused native tools: the text format from then on (auto only)
         self._text_only: set[tuple[str, str]] = set()
+        # (base URL, model) that made a native tool call: its text is never a call from then on (auto only)
+        self._native: set[tuple[str, str]] = set()
 
     # --- model ---------------------------------------------------------------------------------
 
@@ -321,6 +324,11 @@ class AgentRuntime:
         except ShiroError as error:
             emit(Failed(error.message))
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
+        if has_sources(ticket.text):  # attached documents: a refused one's text is never kept, nor sent
+            gated = await asyncio.to_thread(gate_attachments, ticket.text, setup.workspace)
+            ticket.text = gated.text
+            for reason in gated.refusals:
+                emit(Notice(REFUSED_NOTICE.format(reason=reason)))
         found = setup.redactor.scan(ticket.text)  # e.g. a terminal's output attached with @terminal
         if found.count:
             ticket.text = found.text  # nothing on disk or on the wire keeps the secret
@@ -354,8 +362,11 @@ class AgentRuntime:
             start_writes()  # a turn with no event at all
         if registered:  # a notes read right after the reply must find this task
             await asyncio.wait(registered)
-        if turn.tool_call_format != setup.tool_call_format:  # the server refused native tools
-            self._text_only.add((self.settings().base_url or "", setup.model))
+        endpoint = (self.settings().base_url or "", setup.model)
+        if turn.tool_call_format == "text" != setup.tool_call_format:  # the server refused native tools
+            self._text_only.add(endpoint)
+        if turn.native_calls_seen:
+            self._native.add(endpoint)
         await self.refresh_meter()
         if changes is not None:
             await self._announce_changes(changes)
@@ -434,10 +445,12 @@ class AgentRuntime:
             raise ShiroError(error.message) from None
 
     def _tool_call_format(self, s: Settings) -> ToolCallFormat:
-        configured = s.tool_call_format_for(s.model)
-        return (
-            "text" if configured == "auto" and (s.base_url or "", s.model) in self._text_only else configured
-        )
+        configured, endpoint = s.tool_call_format_for(s.model), (s.base_url or "", s.model)
+        if configured != "auto":
+            return configured
+        if endpoint in self._text_only:
+            return "text"
+        return "native" if endpoint in self._native else "auto"
 
     async def _workspace_view(self, setup: TurnSetup, session: LiveSessionLike, text: str) -> str:
         """What a small model is shown of the workspace with this message: the files (in a session's

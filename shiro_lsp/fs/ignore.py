@@ -4,8 +4,9 @@ Honoured: ``.gitignore`` (nested), ``.shiroignore``, ``.git/info/exclude``.
 
 Blocking by design (``os.scandir``); tools call it through ``asyncio.to_thread``. The walk is
 depth-first in name order so results are stable, never enters ``.git``, never descends a symlinked
-directory (it can point anywhere, including back into the tree), and never yields a symlink whose
-target lies outside the workspace.
+directory (it can point anywhere, including back into the tree), never yields a symlink whose
+target lies outside the workspace, and never enters or yields Shiro's state root (a home folder
+opened as the workspace holds it).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shiro_lsp.fs.jail import inside, workspace_root
+from shiro_lsp.fs.secrets import is_private
 
 if TYPE_CHECKING:
     import pathspec
@@ -146,9 +148,11 @@ class Walker:
         try:
             if item.is_symlink():
                 target = Path(os.path.realpath(path))
-                if not inside(self.root, target) or not target.exists():
+                if not inside(self.root, target) or not target.exists() or is_private(target):
                     return None
                 return Entry(rel, path, target.is_dir())
+            if is_private(path):
+                return None
             return Entry(rel, path, item.is_dir())
         except OSError:
             return None

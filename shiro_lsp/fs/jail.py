@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO, overload
 
 from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.secrets import is_private, private_refusal
 
 
 class Folders(Sequence[Path]):
@@ -177,6 +178,8 @@ def locate(workspace: Roots, path: str) -> tuple[Path, Path]:
     else:
         candidate = roots[0] / given
     resolved = Path(os.path.realpath(candidate))
+    if is_private(resolved):
+        raise ToolError(private_refusal(path))
     for root in roots:
         if inside(root, resolved):
             return root, resolved

@@ -21,12 +21,15 @@ that visibly name a secrets file ask first (:func:`command_reads_secrets`).
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
 
 SECRET_NAME_PATTERNS: tuple[str, ...] = (
     ".env",
@@ -163,11 +166,16 @@ def _is_secret_one(path: str) -> bool:
     return False
 
 
-def git_exclusions() -> list[str]:
-    """Pathspecs that leave secrets files out of ``git diff``/``git show`` output (any case)."""
+def git_exclusions(root: Path | None = None) -> list[str]:
+    """Pathspecs that leave secrets files (any case) and, with the repository's real ``root``,
+    the state root (:func:`keep_private`) out of git's output."""
     names = [p for p in SECRET_NAME_PATTERNS]
     suffixes = [p for p in SECRET_PATH_SUFFIXES]
-    return [f":(exclude,icase,glob)**/{p}" for p in (*names, *suffixes)]
+    private = private_within(root) if root is not None else []
+    return [
+        *(f":(exclude,icase,glob)**/{p}" for p in (*names, *suffixes)),
+        *(f":(exclude,literal){p}" for p in private),
+    ]
 
 
 def refusal(path: str) -> str:
@@ -248,7 +256,24 @@ KEY_FORMATS: tuple[tuple[str, str], ...] = (
     ("Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}"),
     ("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("JSON web token", r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
-    ("URL password", r"(?<=://)([^/\s:@]+:)[^/\s@]{3,}(?=@)"),
+    ("URL password", r"(?<=://)([^/\s:@]*:)[^/\s@]+(?=@)"),
+    ("URL credential", r"(?<=://)[A-Za-z0-9_\-.~%]{16,}(?=@)"),
+    (
+        "URL query secret",
+        r"(?i)([?&](?:api[_-]?key|key|access[_-]?token|refresh[_-]?token|id[_-]?token|token|auth|"
+        r"password|passwd|secret|client[_-]?secret)=)(?!\[redacted)[^&#\s\"'<>]+",
+    ),
+    (
+        "authorization header",
+        r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot)\s+)?)"
+        r"(?!\[redacted)[^\s\"',;}]{4,}",
+    ),
+    ("bearer token", r"(?i)(\bbearer\s+)(?!\[redacted)[A-Za-z0-9._~+/=\-]{8,}"),
+    (
+        "key field",
+        r"(?i)([\"']?\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|client[_-]?secret|"
+        r"password|secret)[\"']?\s*[:=]\s*[\"'])(?!\[redacted)[A-Za-z0-9_\-./+=~]{8,}(?=[\"'])",
+    ),
     (
         "secret assignment",
         r"(?<![A-Za-z0-9_])([A-Z0-9_]*(?:API_?KEY|APIKEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY)"
@@ -311,3 +336,68 @@ class Redactor:
 def scan_text(text: str, values: Iterable[str | None] = ()) -> Redaction:
     """Scan one piece of text with the known formats and ``values``; see :class:`Redactor`."""
     return Redactor.of(values).scan(text)
+
+
+# --- Shiro's own state: never a tool's to read -------------------------------------------------
+
+_private_roots: tuple[Path, ...] = ()
+
+
+def keep_private(root: Path) -> None:
+    """Make a state root off-limits to every tool of this process, wherever it lies.
+
+    The state root keeps checkpoint blobs (old copies of ``.env`` included), the journal and the
+    sessions; with the home folder opened as the workspace it lies inside the workspace. The jail
+    (:func:`shiro_lsp.fs.jail.locate`) refuses any path in it, the walks of ``list_dir``, ``glob``
+    and ``grep`` never enter it, and git tools leave it out. Process-wide: a process serves one
+    state root (a second ``home`` adds a second).
+    """
+    global _private_roots
+    real = Path(os.path.realpath(root))
+    if real not in _private_roots:
+        _private_roots = (*_private_roots, real)
+
+
+def is_private(resolved: Path) -> bool:
+    """Whether a resolved absolute path is in a state root (:func:`keep_private`)."""
+    return any(resolved == root or resolved.is_relative_to(root) for root in _private_roots)
+
+
+def private_within(root: Path) -> list[str]:
+    """The state roots strictly inside ``root`` (a real path), as posix paths relative to it."""
+    inner = [p for p in _private_roots if p != root and p.is_relative_to(root)]
+    return [PurePosixPath(*p.relative_to(root).parts).as_posix() for p in inner]
+
+
+def private_refusal(path: str) -> str:
+    return (
+        f"{path} is in Shiro's own state folder (sessions, checkpoints, keys to restore); "
+        "no tool reads, lists or writes it."
+    )
+
+
+# --- attachments: what the user attaches to a prompt ------------------------------------------
+
+
+def attachment_refusal(roots: Sequence[Path], source: str, label: str) -> str | None:
+    """Why an attached document must not reach the model, or None when it may.
+
+    ``source`` is the document's URI (``file:///…``, ``untitled:…``); ``roots`` are the real paths
+    of the workspace folders. A secrets file (by its path or its label), a file outside every
+    workspace folder, and a file in the state root are refused; an unsaved buffer is the user's
+    own text and passes (the redactor still cuts key formats out of it).
+    """
+    parsed = urlsplit(source)
+    if parsed.scheme == "untitled":
+        return None
+    path = unquote(parsed.path) if parsed.scheme else source
+    label_path = re.sub(r":\d+(?:-\d+)?$", "", label)
+    shown = label_path or path
+    if is_secret_path(path, label_path):
+        return f"{shown} is a secrets file; Shiro never sends its contents to the model."
+    real = Path(os.path.realpath(path))
+    if is_private(real):
+        return private_refusal(shown)
+    if not any(real == root or real.is_relative_to(root) for root in roots):
+        return f"{shown} is outside the workspace folders; only files inside them can be attached."
+    return None

@@ -23,8 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
+from urllib.parse import urlsplit
 
 from shiro_lsp.errors import ShiroError, ToolError
+from shiro_lsp.fs.secrets import is_secret_path, refusal
 from shiro_lsp.mcp.config import (
     TRUST_FILE,
     ConfigWatch,
@@ -96,7 +98,9 @@ def result_text(result: Any) -> str:
         elif kind == "resource":
             resource = item.resource
             text = getattr(resource, "text", None)
-            if isinstance(text, str):
+            if is_secret_path(urlsplit(str(resource.uri)).path):  # the one secrets policy
+                parts.append(f"[resource {resource.uri}: {refusal(str(resource.uri))}]")
+            elif isinstance(text, str):
                 parts.append(text)
             else:
                 parts.append(

@@ -108,6 +108,7 @@ class LspFrontend:
             preview=previews[0] if previews else None,
             previews=previews if len(previews) > 1 else None,
             warning=request.warning,
+            origin=request.origin,
         )
         timeout = self.server.shiro.settings.approval_timeout_ms / 1000
         try:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.providers.models import PRESET_NAMES, ModelListing, detect_local
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, request
 
 
 def listing_wire(listing: ModelListing) -> p.ModelsResult:
+    """The listing as sent: a URL's password or token (``http://user:PASSWORD@…``) never leaves."""
+    redact = Redactor().redact
     return p.ModelsResult(
-        base_url=listing.base_url,
+        base_url=redact(listing.base_url),
         preset=listing.preset,
         models=[
             p.ModelEntry(id=m.id, context_window=m.context_window, native_tools=m.native_tools)
             for m in listing.models
         ],
-        error=listing.error,
+        error=redact(listing.error) if listing.error else None,
         preset_name=PRESET_NAMES[listing.preset] if listing.preset else None,
     )
 

@@ -309,6 +309,14 @@ class ApproveParams(Wire):
         default=None,
         description="Extension: every file of a multi-file call (apply_patch); `preview` is the first.",
     )
+    origin: Literal["native", "text"] = Field(
+        default="native",
+        description=(
+            "Extension: `text` when Shiro read the call from the model's text (toolCallFormat text or "
+            "auto), not from a native tool call. The card says so; an `always` answer then covers "
+            "text calls only, and no `always` given to a native call covers a text call."
+        ),
+    )
 
 
 class ApproveResult(Wire):

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.jail import relative_posix, resolve_in_workspace, session_root, workspace_root
-from shiro_lsp.fs.secrets import git_exclusions, is_secret_path, refusal
+from shiro_lsp.fs.secrets import git_exclusions, is_secret_path, private_refusal, private_within, refusal
 from shiro_lsp.tools.base import (
     MAX_OUTPUT,
     Handler,
@@ -121,6 +121,22 @@ async def _content_path(workspace: Path, path: str) -> str:
     return rel
 
 
+async def _exclusions(workspace: Path) -> list[str]:
+    """Pathspecs for what git output leaves out: secrets files and Shiro's state root."""
+    return git_exclusions(await asyncio.to_thread(workspace_root, workspace))
+
+
+async def _check_blob_path(workspace: Path, ref: str) -> None:
+    """``REF:path`` prints a file's contents: secrets files and the state root are refused."""
+    path = ref.split(":", 1)[1]
+    if is_secret_path(path):
+        raise ToolError(refusal(path))
+    private = private_within(await asyncio.to_thread(workspace_root, workspace))
+    clean = path.removeprefix("./").lstrip("/")
+    if any(clean == p or clean.startswith(p + "/") for p in private):
+        raise ToolError(private_refusal(path))
+
+
 def check_ref(ref: str) -> str:
     if not ref or ref.startswith("-") or _BAD_REF.search(ref) or len(ref) > 256:
         raise ToolError(f"Invalid ref: {ref!r}. Give a commit hash, branch, tag, or a relative ref (HEAD~n).")
@@ -168,9 +184,10 @@ class GitBlameInput(ToolInput):
 
 
 async def git_status(input: GitStatusInput, ctx: ToolContext) -> str:
-    lines = (
-        await run_git(session_root(ctx.workspace), ["status", "--porcelain=v1", "--branch"])
-    ).splitlines()
+    root = session_root(ctx.workspace)
+    private = private_within(await asyncio.to_thread(workspace_root, root))
+    scope = ["--", ":/", *(f":(exclude,literal){p}" for p in private)] if private else []
+    lines = (await run_git(root, ["status", "--porcelain=v1", "--branch", *scope])).splitlines()
     branch = lines[0][3:] if lines and lines[0].startswith("## ") else "(unknown branch)"
     changes = [line for line in lines[1:] if line]
     if not changes:
@@ -185,7 +202,7 @@ async def git_diff(input: GitDiffInput, ctx: ToolContext) -> str:
     if input.staged:
         args.append("--staged")
     scope = await _content_path(session_root(ctx.workspace), input.path) if input.path else "."
-    args += ["--", scope, *git_exclusions()]
+    args += ["--", scope, *await _exclusions(session_root(ctx.workspace))]
     text = (await run_git(session_root(ctx.workspace), args)).strip()
     return text or ("Nothing staged." if input.staged else "No uncommitted changes.")
 
@@ -205,11 +222,12 @@ async def git_log(input: GitLogInput, ctx: ToolContext) -> str:
 
 async def git_show(input: GitShowInput, ctx: ToolContext) -> str:
     ref = check_ref(input.ref)
-    if ":" in ref and is_secret_path(ref.split(":", 1)[1]):
-        raise ToolError(refusal(ref.split(":", 1)[1]))
+    if ":" in ref:
+        await _check_blob_path(session_root(ctx.workspace), ref)
     head = ["show", "--no-color", "--date=short", "--end-of-options", ref]
     scope = await _content_path(session_root(ctx.workspace), input.path) if input.path else "."
-    shown = (await run_git(session_root(ctx.workspace), [*head, "--", scope, *git_exclusions()])).strip()
+    excluded = await _exclusions(session_root(ctx.workspace))
+    shown = (await run_git(session_root(ctx.workspace), [*head, "--", scope, *excluded])).strip()
     if shown or ":" in ref:
         return shown or "Nothing to show."
     header = (

@@ -27,7 +27,7 @@ from shiro_lsp.fs.jail import (
     roots_of,
     workspace_root,
 )
-from shiro_lsp.fs.secrets import flag, is_secret_path, skipped_note
+from shiro_lsp.fs.secrets import flag, is_secret_path, private_within, skipped_note
 from shiro_lsp.tools.base import ToolContext, ToolInput, ToolSpec, field_subject, typed_tool
 from shiro_lsp.tools.files import SNIFF_BYTES
 
@@ -351,6 +351,8 @@ def _rg_args(root: Path, pattern: str, ignore_case: bool, include_ignored: bool)
 
 def _rg_scope(root: Path, include_ignored: bool) -> list[str]:
     args = ["--glob", "!.git"]
+    for private in private_within(root):  # the state root, when the workspace holds it
+        args += ["--glob", "!/" + re.sub(r"([*?\[\]{}\\!])", r"\\\1", private)]
     if include_ignored:
         args.append("--no-ignore")
     else:

@@ -21,12 +21,15 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    EmbeddedResourceContentBlock,
     FileEditToolCallContent,
     Implementation,
     McpServerStdio,
     PermissionOption,
     RequestPermissionResponse,
+    ResourceContentBlock,
     SseMcpServer,
+    TextResourceContents,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
@@ -123,6 +126,43 @@ async def new_session(conn: ClientSideConnection, workspace: Path) -> str:
 async def prompt(conn: ClientSideConnection, session_id: str, text: str) -> str:
     response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block(text)]), 60)
     return response.stop_reason
+
+
+async def test_an_embedded_env_resource_never_reaches_the_model_and_the_editor_is_told(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor, tmp_path: Path
+) -> None:
+    env = workspace / ".env"
+    env.write_text("DB_PASS=zq7-hunter2-9f4e\nPLAIN=blue-horse-battery\n")
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("OUTSIDE-CONTENT-5521\n")
+    (workspace / "app.py").write_text("print('kept-content')\n")
+    fake.script.append(Step(Text("ok")))
+    blocks = [
+        text_block("what is configured?"),
+        EmbeddedResourceContentBlock(
+            type="resource", resource=TextResourceContents(uri=env.as_uri(), text=env.read_text())
+        ),
+        EmbeddedResourceContentBlock(
+            type="resource", resource=TextResourceContents(uri=outside.as_uri(), text=outside.read_text())
+        ),
+        ResourceContentBlock(type="resource_link", name=".env", uri=env.as_uri()),
+        EmbeddedResourceContentBlock(
+            type="resource",
+            resource=TextResourceContents(
+                uri=(workspace / "app.py").as_uri(), text="print('kept-content')\n"
+            ),
+        ),
+    ]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=blocks), 60)
+    assert response.stop_reason == "end_turn"
+    body = sent(fake)
+    for value in ("zq7-hunter2-9f4e", "blue-horse-battery", "OUTSIDE-CONTENT-5521"):
+        assert value not in body
+    assert "kept-content" in body and "what is configured?" in body
+    told = editor.text()
+    assert ".env is a secrets file" in told and "is outside the workspace folders" in told
 
 
 async def test_initialize_says_sessions_load_and_prompts_take_files(

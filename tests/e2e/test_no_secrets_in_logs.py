@@ -41,18 +41,30 @@ def test_debug_logging_redacts_the_api_key(tmp_path: Path) -> None:
     assert SECRET.encode() not in done.stderr and b"VERYSECRET" not in done.stderr
 
 
-def test_the_log_filter_redacts_keys_in_any_message_shape() -> None:
+def test_the_log_formatter_redacts_keys_and_url_credentials_in_any_message_shape() -> None:
     import logging
 
-    from shiro_lsp.__main__ import RedactSecrets
+    from shiro_lsp.__main__ import RedactingFormatter
 
     shapes = [
         f"InitializeParams(initialization_options={{'home': '/x', 'apiKey': '{SECRET}'}})",
         f'Sending data: {{"apiKey": "{SECRET}"}}',
         f"Authorization: Bearer {SECRET}",
         f"key is {SECRET}",
+        "Authorization: Bearer VERYSECRET-opaque-token",
+        "POST http://user:VERYSECRET@10.0.0.5:8000/v1/chat/completions",
+        "GET https://example.com/v1/models?key=VERYSECRET&x=1",
+        '{"headers": {"authorization": "Basic VERYSECRET=="}}',
     ]
+    formatter = RedactingFormatter("%(message)s")
     for shape in shapes:
-        record = logging.LogRecord("pygls", logging.DEBUG, __file__, 1, shape, None, None)
-        RedactSecrets().filter(record)
-        assert "VERYSECRET" not in record.getMessage() and "[redacted]" in record.getMessage()
+        record = logging.LogRecord("pygls", logging.DEBUG, __file__, 1, "%s", (shape,), None)
+        line = formatter.format(record)
+        assert "VERYSECRET" not in line and "[redacted" in line, line
+    try:
+        raise RuntimeError("failed at http://u:VERYSECRET@h/v1")
+    except RuntimeError:
+        import sys
+
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "boom", None, sys.exc_info())
+    assert "VERYSECRET" not in formatter.format(record)  # tracebacks too

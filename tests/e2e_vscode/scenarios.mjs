@@ -580,6 +580,39 @@ export const scenarios = [
     },
   },
   {
+    // issue 20: a .env selection added with Ctrl+Alt+L; the server's gate refuses it by its source,
+    // so the chip goes with the prompt but the values never reach the model and the user is told
+    name: 'panel-secrets-file-chip-refused',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      const env = path.join(workspace, '.env');
+      fs.writeFileSync(env, 'DB_PASS=zq7-hunter2-9f4e\nPLAIN=blue-horse-battery\n');
+      try {
+        // Quick Open's file list may predate the file: give the watcher a moment, then try again
+        let editor;
+        for (let attempt = 0; !editor; attempt++) {
+          editor = await wb.openFile('.env').catch(error => { if (attempt >= 3) throw error; });
+          if (!editor) await page.waitForTimeout(3000);
+        }
+        await editor.click({ position: { x: 200, y: 10 } });
+        await page.keyboard.press('Control+A');  // the key needs a selection (the palette command takes the whole file)
+        await page.keyboard.press('Control+Alt+L');
+        const chat = wb.chat();
+        await chat.locator('#chips .chip', { hasText: '.env' }).waitFor({ timeout: 15_000 });
+        await model.script([step([text('Nothing to see.')])]);
+        await wb.send('what is configured here?');
+        await chat.locator('.entry.notice', { hasText: '.env is a secrets file' }).waitFor({ timeout: 30_000 });
+        await wb.shot('panel-secrets-file-chip-refused');
+        await chat.locator('.entry.assistant', { hasText: 'Nothing to see.' }).waitFor({ timeout: 30_000 });
+        const last = JSON.stringify((await model.requests()).at(-1));
+        assert.ok(last.includes('what is configured here?'), 'the prompt reached the model');
+        assert.ok(!last.includes('zq7-hunter2-9f4e') && !last.includes('blue-horse-battery'), 'no .env value reached the model');
+      } finally {
+        fs.rmSync(env, { force: true });
+      }
+    },
+  },
+  {
     name: 'panel-mentions',
     needsModel: true,
     async run({ wb, page, model }) {

@@ -3,7 +3,8 @@
 ``python tests/fakes/mcp_servers.py stdio [--marker FILE]`` serves over stdio;
 ``python tests/fakes/mcp_servers.py http PORTFILE`` serves streamable HTTP on 127.0.0.1 (a free
 port, written to PORTFILE once listening). ``--marker FILE`` appends one line per start, so a
-test can tell whether (and how often) the server was started.
+test can tell whether (and how often) the server was started. ``--stderr-line TEXT`` writes TEXT
+to stderr at start (a token a careless server logs).
 """
 
 from __future__ import annotations
@@ -66,6 +67,11 @@ def build() -> MCPServer[Any]:
         return "never"
 
     @server.tool()
+    def leak(text: str) -> str:
+        """Return the text as a config dump would show it (tokens included)."""
+        return f"config: {text}"
+
+    @server.tool()
     def picture() -> Image:
         """A 1x1 PNG."""
         return Image(data=PNG_1X1, format="png")
@@ -80,6 +86,8 @@ def main(argv: list[str]) -> None:
         with marker.open("a") as f:
             f.write(f"{os.getpid()}\n")
     print("testkit: starting", file=sys.stderr, flush=True)
+    if "--stderr-line" in argv:
+        print(argv[argv.index("--stderr-line") + 1], file=sys.stderr, flush=True)
     server = build()
     if mode == "stdio":
         server.run("stdio")

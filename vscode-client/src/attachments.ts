@@ -2,15 +2,24 @@
 //
 // The model gets the prompt followed by one `<context label="…">` block per attachment; the session
 // saves that text, so a resumed session shows the same chips (parsed back by splitAttachments).
+// Text taken from a document carries its `source` (the document's URI): the server's secrets gate
+// (shiro_lsp/agent/attachments.py) refuses a secrets file or a file outside the workspace folders,
+// and drops the attribute before anything reaches the model or the session.
 
-export interface Attachment { label: string; text: string }
+export interface Attachment { label: string; text: string; source?: string }
 
-const BLOCK = /\n*<context label="([^"\n]*)">\n([\s\S]*?)\n<\/context>/g;
+const BLOCK = /\n*<context label="([^"\n]*)"(?: source="[^"\n]*")?>\n([\s\S]*?)\n<\/context>/g;
+
+function block(a: Attachment): string {
+  const source = a.source ? ` source="${a.source.replace(/"/g, '%22').replace(/\n/g, '%0A')}"` : '';
+  // the block ends only at its own end: a line "</context>" in the text is escaped
+  const body = `\n${a.text.replace(/\n*$/, '')}`.replace(/\n<\/context>/g, '\n<\\/context>').slice(1);
+  return `<context label="${a.label.replace(/["\n]/g, "'")}"${source}>\n${body}\n</context>`;
+}
 
 export function withAttachments(prompt: string, attachments: readonly Attachment[]): string {
   if (!attachments.length) return prompt;
-  const blocks = attachments.map(a => `<context label="${a.label.replace(/["\n]/g, "'")}">\n${a.text.replace(/\n?$/, '')}\n</context>`);
-  return `${prompt}\n\n${blocks.join('\n\n')}`;
+  return `${prompt}\n\n${attachments.map(block).join('\n\n')}`;
 }
 
 /** The prompt as the user typed it, and the labels of the context blocks after it. */

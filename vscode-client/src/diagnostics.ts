@@ -23,9 +23,15 @@ const SOURCE: Record<string, string> = {
   default: 'python3 on PATH', managed: "Shiro's own environment",
 };
 
-/** Mask anything that looks like a key or a bearer token (defence in depth: errors can quote requests). */
+/**
+ * Mask anything that looks like a key, a bearer token or a credential in a URL (`user:PASSWORD@`,
+ * `?key=`/`token=`): errors and endpoints can quote them. The server's answers already went through
+ * its redactor (shiro_lsp/fs/secrets.py); this covers what the extension reads itself (the setting).
+ */
 export function redact(text: string): string {
   return text
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^/\s@]+@/gi, '$1…(redacted)@')
+    .replace(/([?&](?:api[_-]?key|key|access[_-]?token|refresh[_-]?token|token|auth|password|passwd|secret|client[_-]?secret)=)[^&#\s"'<>]+/gi, '$1…(redacted)')
     .replace(/\b(sk|rk|pk)-[A-Za-z0-9_-]{6,}/g, '$1-…(redacted)')
     .replace(/(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, '$1…(redacted)')
     .replace(/((?:api[_-]?key|token|secret)["']?\s*[:=]\s*["']?)[^\s"',}]{6,}/gi, '$1…(redacted)');

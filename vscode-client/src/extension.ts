@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chatView';
 import { ReviewController } from './changes';
 import { showDiagnostics } from './diagnose';
+import { redact } from './diagnostics';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
 import { showMcpServers } from './mcp';
@@ -146,7 +147,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!editor || editor.selection.isEmpty) { ctl.model.addNotice('Nothing is selected in the editor.', 'warn'); return undefined; }
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       const sel = editor.selection;
-      return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel) };
+      return { label: selectionLabel(file, sel.start.line + 1, sel.end.line + 1), text: editor.document.getText(sel), source: editor.document.uri.toString() };
     }
     if (kind === 'terminal' && value === 'terminal-selection') return terminalSelectionAttachment();
     if (kind === 'terminal') {
@@ -182,7 +183,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     try {
       return await srv.sendRequest<ModelsResult>(Method.models, baseUrl ? { baseUrl } : {});
     } catch (error) {
-      return { baseUrl: baseUrl || '(the configured endpoint)', preset: null, models: [], error: `could not list models: ${errorReason(error)}` };
+      return { baseUrl: baseUrl ? redact(baseUrl) : '(the configured endpoint)', preset: null, models: [], error: redact(`could not list models: ${errorReason(error)}`) };
     }
   };
 
@@ -441,7 +442,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const file = vscode.workspace.asRelativePath(editor.document.uri, false);
       const label = whole ? file : selectionLabel(file, sel.start.line + 1, sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1));
       await chatView.reveal(true);
-      ctl.addAttachment({ label, text });
+      // the server's secrets gate checks the source: a secrets file or a file outside the workspace is refused
+      ctl.addAttachment({ label, text, source: editor.document.uri.toString() });
     }),
     vscode.commands.registerCommand('shiro.addTerminalSelection', async () => {
       const attachment = await terminalSelectionAttachment();

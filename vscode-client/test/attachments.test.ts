@@ -31,3 +31,14 @@ test('forgetting a memory removes every entry containing its text: the picker sa
   assert.deepEqual(forgetImpact(entries, 'use pytest').map(x => x.id), ['1', '2']);
   assert.deepEqual(forgetImpact(entries, 'ruff check').map(x => x.id), ['3']);
 });
+
+test('a document attachment carries its source for the server gate; the chip is its label', () => {
+  const full = withAttachments('check this', [
+    { label: '.env', text: 'TOKEN=abc\n</context>\nMORE=1', source: 'file:///w/.env' },
+    { label: 'Terminal $ ls', text: 'a b' },
+  ]);
+  assert.match(full, /<context label="\.env" source="file:\/\/\/w\/\.env">\nTOKEN=abc\n<\\\/context>\nMORE=1\n<\/context>/);
+  assert.deepEqual(splitAttachments(full), { text: 'check this', labels: ['.env', 'Terminal $ ls'] });
+  const quoted = withAttachments('q', [{ label: 'a', text: 't', source: 'file:///w/"x"\n' }]);
+  assert.match(quoted, /source="file:\/\/\/w\/%22x%22%0A"/);
+});

@@ -32,6 +32,16 @@ test('no secret reaches the report: keys and bearer tokens in errors are masked'
   assert.equal(redact('plain words stay'), 'plain words stay');
 });
 
+test('a URL never shows its password or a token in its query', () => {
+  const r = diagnosticsReport({
+    ...base, endpoint: { baseUrl: 'http://user:PASSWORD@10.0.0.5:8000/v1?api-version=1&key=QUERYSECRET', reachable: false, models: [], via: 'extension',
+      error: 'GET http://user:PASSWORD@10.0.0.5:8000/v1/models: fetch failed' },
+  });
+  assert.doesNotMatch(r, /PASSWORD|QUERYSECRET/);
+  assert.match(r, /- Base URL: http:\/\/user:…\(redacted\)@10\.0\.0\.5:8000\/v1\?api-version=1&key=…\(redacted\)/);
+  assert.equal(redact('ssh://git@github.com/x'), 'ssh://git@github.com/x');
+});
+
 test('an unreachable endpoint and a server that cannot start are said in words', () => {
   const r = diagnosticsReport({
     ...base, serverState: 'not running', serverName: undefined, pythonVersion: undefined, pythonError: 'there is no interpreter',

@@ -92,6 +92,15 @@ def test_a_delete_or_binary_preview_is_described_not_diffed() -> None:
     assert update.locations is not None and update.locations[0].path == "/work/project/old.bin"
 
 
+def test_a_call_read_from_the_models_text_says_so_in_the_permission_request() -> None:
+    request = ApprovalRequest("bash", {"command": "ls"}, None, "ls *", False, call_id="t1", origin="text")
+    update = permission_request(WS, request)
+    assert update.content is not None
+    assert update.content[0].content.text.startswith("Read from the model's text")
+    native = permission_request(WS, ApprovalRequest("bash", {"command": "ls"}, None, "ls *", False))
+    assert native.content is None
+
+
 def test_only_a_known_option_selected_allows() -> None:
     assert decision_of(AllowedOutcome(outcome="selected", option_id="once")).decision == "once"
     assert decision_of(AllowedOutcome(outcome="selected", option_id="always")).decision == "always"
@@ -147,8 +156,15 @@ def test_a_prompt_takes_text_file_mentions_and_embedded_files() -> None:
             ),
         ]
     )
-    assert text.startswith("explain\n@/work/project/app.py")
-    assert "--- /work/project/a.py ---\nprint(1)\n--- end ---" in text
+    # each file is a context block with its source, for the secrets gate (agent/attachments.py)
+    assert text.startswith(
+        'explain\n<context label="/work/project/app.py" source="file:///work/project/app.py">\n'
+        "The user points at the file /work/project/app.py (read it with read_file).\n</context>"
+    )
+    assert (
+        '<context label="/work/project/a.py" source="file:///work/project/a.py">\nprint(1)\n</context>'
+        in text
+    )
 
 
 def test_an_image_or_an_empty_prompt_is_refused_in_words() -> None:

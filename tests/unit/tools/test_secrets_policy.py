@@ -174,3 +174,77 @@ async def test_git_tools_leave_secrets_files_out(run: RunTool, workspace: Path) 
         with pytest.raises(ToolError, match="is a secrets file; Shiro never sends its contents"):
             await call
     assert await run("git_show", ref="HEAD:a.txt") == "b"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "POST http://user:PASSWORD-9@10.0.0.5:8000/v1",
+            "http://user:[redacted URL password]@10.0.0.5:8000/v1",
+        ),
+        ("https://:PASSWORD-9@h/x", "https://:[redacted URL password]@h/x"),
+        (
+            "GET /v1/models?api-version=2&key=PASSWORD-9&x=1",
+            "?api-version=2&key=[redacted URL query secret]&x=1",
+        ),
+        ("https://h/cb?access_token=PASSWORD-9#top", "?access_token=[redacted URL query secret]#top"),
+        ("Authorization: Bearer PASSWORD-9", "Authorization: Bearer [redacted authorization header]"),
+        (
+            '{"authorization": "Basic PASSWORD-9=="}',
+            '{"authorization": "Basic [redacted authorization header]"}',
+        ),
+        ("curl -H 'x-api-key: \"PASSWORD-99\"'", 'x-api-key: "[redacted key field]"'),
+    ],
+)
+def test_credentials_in_urls_and_headers_are_redacted(text: str, kept: str) -> None:
+    redacted = Redactor().redact(text)
+    assert "PASSWORD-9" not in redacted and kept in redacted, redacted
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "password = input()",
+        'api_key = os.environ["OPENAI_API_KEY"]',
+        'headers = {"Authorization": f"Bearer {token}"}',
+        "ssh://git@github.com/org/repo.git",
+        "https://example.com/search?q=token&page=2",
+    ],
+)
+def test_code_that_only_names_a_credential_is_left_alone(code: str) -> None:
+    assert Redactor().redact(code) == code
+
+
+def test_an_attachment_is_refused_when_a_secrets_file_outside_the_folders_or_in_the_state_root(
+    tmp_path: Path,
+) -> None:
+    from shiro_lsp.fs.secrets import attachment_refusal, keep_private
+
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    state = workspace / ".state"
+    state.mkdir()
+    keep_private(state)
+    roots = [workspace.resolve()]
+    assert attachment_refusal(roots, (workspace / "src" / "a.py").as_uri(), "src/a.py:3-9") is None
+    assert attachment_refusal(roots, "untitled:Untitled-1", "Untitled-1") is None
+    env = attachment_refusal(roots, (workspace / ".env").as_uri(), ".env:1-2")
+    assert env is not None and "secrets file" in env
+    outside = attachment_refusal(roots, (tmp_path / "x.py").as_uri(), str(tmp_path / "x.py"))
+    assert outside is not None and "outside the workspace folders" in outside
+    private = attachment_refusal(roots, (state / "sessions" / "s.json").as_uri(), ".state/sessions/s.json")
+    assert private is not None and "Shiro's own state folder" in private
+
+
+def test_grep_without_ripgrep_never_enters_the_state_root(tmp_path: Path) -> None:
+    from shiro_lsp.fs.secrets import keep_private
+    from shiro_lsp.tools.search import grep_python
+
+    workspace = tmp_path / "home"
+    (workspace / ".shiro-neko" / "checkpoints").mkdir(parents=True)
+    (workspace / ".shiro-neko" / "checkpoints" / "blob").write_text("OLD=state-secret\n")
+    (workspace / "app.py").write_text("OLD=app\n")
+    keep_private(workspace / ".shiro-neko")
+    found = grep_python(workspace, "OLD=", None, False, True)
+    assert "app.py" in found and "state-secret" not in found and "blob" not in found

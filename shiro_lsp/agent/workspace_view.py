@@ -1,5 +1,6 @@
 """What a small model is shown of its workspace: when a turn starts, the files there and the content
-of the files the user's message names; after a call that changed files, the diff (:func:`with_changes`).
+of the files the user's message names (in a session's first turn in a small workspace, of the other
+files too, while they fit); after a call that changed files, the diff (:func:`with_changes`).
 
 A small model that cannot see the workspace guesses (``edit_file src/main.py`` in a folder holding
 ``calc.py``). The view is built once per turn and carried with the turn's user message (under
@@ -61,10 +62,14 @@ def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[
     named = named_files(root, text, listed)
     for position, rel in enumerate(named):  # each file gets a fair share of what is left
         shown = file_block(root, rel, remaining // (len(named) - position), redact)
-        if shown:
+        parts.append(shown)
+        remaining -= len(shown)
+    if budget.overview and not more:  # a small workspace: the other files too, each while it fits whole
+        for rel in (rel for rel in listed if rel not in named):
+            shown = file_block(root, rel, remaining, redact, whole=True)
             parts.append(shown)
             remaining -= len(shown)
-    return "\n\n".join(parts)
+    return "\n\n".join(part for part in parts if part)
 
 
 def overview(root: Path, limit: int) -> tuple[list[str], bool]:
@@ -103,8 +108,11 @@ def _is_file(root: Path, rel: str) -> bool:
         return False
 
 
-def file_block(root: Path, rel: str, budget: int, redact: Callable[[str], str]) -> str:
-    """``rel``'s content in a fence, cut at ``budget`` characters ('' for a secrets, binary or unreadable file)."""
+def file_block(
+    root: Path, rel: str, budget: int, redact: Callable[[str], str], *, whole: bool = False
+) -> str:
+    """``rel``'s content in a fence, cut at ``budget`` characters ('' for a secrets, binary or
+    unreadable or empty file, and for one that would be cut when ``whole``)."""
     if budget < MIN_FILE_CHARS:
         return ""
     try:
@@ -113,6 +121,8 @@ def file_block(root: Path, rel: str, budget: int, redact: Callable[[str], str]) 
     except (ToolError, OSError, ValueError):
         return ""
     cut = len(content) > budget
+    if not content.strip() or (cut and whole):
+        return ""
     if cut:
         content = content[: content.rfind("\n", 0, budget) + 1]
     note = f"\n(cut here; read_file {rel} with offset for the rest)" if cut else ""

@@ -62,6 +62,7 @@ async def test_the_first_request_of_a_16k_window_fits_its_budget_with_the_named_
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
     (workspace / "calc.py").write_text(CALC)
+    (workspace / "util.py").write_text("HELPERS = []\n")  # named nowhere, small enough to be shown
     (workspace / "test_calc.py").write_text(
         "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
     )
@@ -70,8 +71,10 @@ async def test_the_first_request_of_a_16k_window_fits_its_budget_with_the_named_
     (body,) = model_bodies(fake)
     assert prompt_tokens(body) <= FIRST_REQUEST_BUDGET
     text = user_text(body)
-    assert "Files in the workspace:\ncalc.py\ntest_calc.py" in text
+    assert "Files in the workspace:\ncalc.py\ntest_calc.py\nutil.py" in text
     assert f"Content of calc.py:\n```\n{CALC}```" in text and "Content of test_calc.py:" in text
+    assert "Content of util.py:\n```\nHELPERS = []\n```" in text
+    assert text.index("Content of calc.py") < text.index("Content of util.py")  # named files first
     assert text.endswith("\n\nWhy does test_calc.py fail? Fix add in calc.py.")  # the request comes last
     assert {"read_file", "edit_file", "write_file", "bash"} <= {t["function"]["name"] for t in body["tools"]}
     assert len(body["tools"]) <= 8
@@ -102,6 +105,7 @@ async def test_the_view_is_bounded_and_never_holds_a_secret(
     assert "ignored.log" not in text and ".env" not in listed
     assert "Content of big.py:" in text and "(cut here; read_file big.py with offset for the rest)" in text
     assert KEY not in json.dumps(body) and "DEBUG = True" in text  # the value is cut, the file is shown
+    assert "Content of module_001.py" not in text  # a workspace too big to list whole shows only named files
     assert "Content of .env" not in text and "Content of config/credentials.json" not in text
 
 

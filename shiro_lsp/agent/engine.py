@@ -29,7 +29,7 @@ from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.permissions import Grants, Origin, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
-from shiro_lsp.agent.prompt import COMPACT_OMITTED, compact_spec
+from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
 from shiro_lsp.agent.text_tools import (
     TextHold,
     ToolCallFormat,
@@ -41,6 +41,7 @@ from shiro_lsp.agent.text_tools import (
     tool_outputs,
     tools_prompt,
 )
+from shiro_lsp.agent.workspace_view import VIEW_KEY, with_changes, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.secrets import Redactor
@@ -207,8 +208,9 @@ def plan_turn(
 ) -> TurnPlan:
     """The read-only variants are offered the plan-safe tools, the others every registered tool."""
     offered = registry.read_only() if variant.read_only else registry.names()
-    left_out = hidden | COMPACT_OMITTED if compact else hidden
-    tools = tuple(name for name in offered if name not in left_out)
+    tools = tuple(
+        name for name in offered if name not in hidden and (not compact or offered_when_compact(name))
+    )
     specs = registry.specs(tools)
     if compact:
         specs = [compact_spec(spec) for spec in specs]
@@ -240,6 +242,8 @@ class TurnSetup:
     tool_call_format: ToolCallFormat = "auto"
     context_window: int | None = None
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    workspace_view: str = ""
+    """What the turn's user message carries of the workspace (``workspace_view``); '' for none."""
 
     def bash_warning(self) -> str:
         """What a bash approval card says about where the command runs (sandboxed or not)."""
@@ -310,7 +314,10 @@ class Turn:
         """The ids of the calls read from the model's text."""
 
     async def run(self, text: str) -> TurnOutcome:
-        self.history.append({"role": "user", "content": text})
+        message: Message = {"role": "user", "content": text}
+        if self.setup.workspace_view:
+            message[VIEW_KEY] = self.setup.workspace_view
+        self.history.append(message)
         try:
             return await self._loop()
         except asyncio.CancelledError:
@@ -355,7 +362,7 @@ class Turn:
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
                 self.emit(ev.Compacted(wire.before, wire.after))
-            messages = with_reminder(wire.messages, reminder)
+            messages = with_reminder(with_workspace_views(wire.messages), reminder)
             request = ModelRequest(
                 model=self.setup.model,
                 instructions=sent_instructions,
@@ -582,6 +589,8 @@ class Turn:
             return self._tool_error(call, redact(error.message), changed)
         diff, files = _change_fields(changed)
         self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
+        if diff and self.setup.plan.compact:  # a small model sees what its call did to the files
+            output = with_changes(output, redact(diff))
         if count > 1:
             times = "once before" if count == 2 else f"{count - 1} times before"
             return _result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)

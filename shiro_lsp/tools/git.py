@@ -99,9 +99,7 @@ async def _check_blob_path(workspace: Path, ref: str) -> None:
 
 def check_ref(ref: str) -> str:
     if not ref or ref.startswith("-") or _BAD_REF.search(ref) or len(ref) > 256:
-        raise ToolError(
-            f"Invalid ref: {ref!r}. Give a commit hash, branch, tag, or an expression like HEAD~2."
-        )
+        raise ToolError(f"Invalid ref: {ref!r}. Give a commit hash, branch, tag, or a relative ref (HEAD~n).")
     return ref
 
 
@@ -255,7 +253,7 @@ GIT_LOG = _git_tool(
 )
 GIT_SHOW = _git_tool(
     "git_show",
-    "One commit in full: message, author, and its diff. Takes a hash, tag, or ref like HEAD~2.",
+    "One commit in full: message, author, and its diff. Takes a commit hash, tag, branch or relative ref (HEAD~n).",
     GitShowInput,
     git_show,
     "ref",

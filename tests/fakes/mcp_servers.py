@@ -3,7 +3,8 @@
 ``python tests/fakes/mcp_servers.py stdio [--marker FILE]`` serves over stdio;
 ``python tests/fakes/mcp_servers.py http PORTFILE`` serves streamable HTTP on 127.0.0.1 (a free
 port, written to PORTFILE once listening). ``--marker FILE`` appends one line per start, so a
-test can tell whether (and how often) the server was started.
+test can tell whether (and how often) the server was started. ``--hang-at-start``: the process runs
+but never answers ``initialize``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,9 @@ def main(argv: list[str]) -> None:
         with marker.open("a") as f:
             f.write(f"{os.getpid()}\n")
     print("testkit: starting", file=sys.stderr, flush=True)
+    if "--hang-at-start" in argv:  # started, never answers initialize (a server stuck in its set-up)
+        while True:
+            time.sleep(3600)
     server = build()
     if mode == "stdio":
         server.run("stdio")

@@ -43,7 +43,7 @@ from shiro_lsp.agent.text_tools import (
 )
 from shiro_lsp.agent.workspace_view import VIEW_KEY, with_changes, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
-from shiro_lsp.errors import ToolError
+from shiro_lsp.errors import ShiroError, ToolError, os_error_text
 from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.types import (
@@ -505,11 +505,20 @@ class Turn:
         try:
             for i, call in enumerate(calls):
                 following = calls[i + 1].name if i + 1 < len(calls) else None
-                results.append(await self._run_tool(call, following))
+                results.append(await self._run_guarded(call, following))
         finally:
             await self._give_back()
             if results:
                 self.history.append({"role": "tool", "content": results})
+
+    async def _run_guarded(self, call: ToolCallReady, following: str | None) -> dict[str, Any]:
+        """One call; an OS, jail or state error anywhere in its pipeline (permission, preview,
+        checkpoint, the tool) is that call's tool error, and the step's other calls still run."""
+        try:
+            return await self._run_tool(call, following)
+        except (OSError, ShiroError, ToolError) as error:
+            log.warning("%s failed outside its tool: %s", call.name, error)
+            return self._tool_error(call, self.setup.redactor.redact(_message_of(error)))
 
     def _mutating(self, tool_name: str | None) -> bool:
         return tool_name is not None and self.setup.plan.registry.is_mutating(tool_name)
@@ -612,6 +621,8 @@ class Turn:
             log.warning("checkpoint before %s failed: %s", tool_name, error)
             self.emit(ev.Notice(f"Could not record a checkpoint before {tool_name}: {error}"))
             return None
+        except ShiroError as error:  # the jail refused a path: the call is not run unrecorded
+            raise ToolError(error.message) from error
 
     async def _settle(self, watch: Any, prepare: str | None = None) -> ToolChangesLike | None:
         changes = self.setup.changes
@@ -619,8 +630,9 @@ class Turn:
             return None
         try:
             return await changes.after(watch, prepare)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, ShiroError, ToolError) as error:  # the call itself did run
             log.warning("checkpoint after a tool failed: %s", error)
+            self.emit(ev.Notice(f"Could not record what the call changed: {_message_of(error)}"))
             return None
 
     def _tool_error(
@@ -768,3 +780,12 @@ def _loose_json(text: str) -> Any:
         return json.loads(text) if text else {}
     except json.JSONDecodeError:
         return text
+
+
+def _message_of(error: BaseException) -> str:
+    """What the model and the user read of an error: its message, or an OS error's text and file."""
+    if isinstance(error, ShiroError | ToolError):
+        return error.message
+    if isinstance(error, OSError):
+        return os_error_text(error)
+    return str(error)

@@ -39,6 +39,8 @@ from shiro_lsp.agent.text_tools import (
     text_call_notice,
     tools_prompt,
 )
+from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
+from shiro_lsp.agent.turn_guards import TurnGuard, nudge_message
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.secrets import Redactor
@@ -300,9 +302,14 @@ class Turn:
         self.compacted_reported = False
         self.stale_repaired = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
+        self.guard = TurnGuard("", setup.workspace, can_run_commands=False)
+        """Whether a step without tool calls may end the turn (set up by ``run``)."""
 
     async def run(self, text: str) -> TurnOutcome:
         self.history.append({"role": "user", "content": text})
+        plan = self.setup.plan
+        can_run = "bash" in plan.tools and "bash" not in plan.hidden
+        self.guard = TurnGuard(text, self.setup.workspace, can_run_commands=can_run)
         try:
             return await self._loop()
         except asyncio.CancelledError:
@@ -318,15 +325,28 @@ class Turn:
                 self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
+                if await self._send_back(step.message):
+                    continue
                 self.emit(self._done())
                 return self._outcome("done")
-            await self._run_tools(step.calls)
+            results = await self._run_tools(step.calls)
+            self.guard.saw_tools(results, {c.call_id: _loose_json(c.arguments) for c in step.calls})
             if self.stopped_by_repeat:
                 self.emit(self._done())
                 return self._outcome("done")
         self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
         self.emit(self._done())
         return self._outcome("done")
+
+    async def _send_back(self, answer: Message | None) -> bool:
+        """A step ended without tool calls but with the work undone: send the model back once."""
+        nudge = await asyncio.to_thread(self.guard.after_answer, answer)  # it may read named files
+        if nudge is None:
+            return False
+        instruction, why = nudge
+        self.emit(ev.Notice(NUDGE_NOTICE.format(why=why)))
+        self.history.append(nudge_message(instruction))
+        return True
 
     # --- one model call ------------------------------------------------------------------------
 
@@ -474,7 +494,7 @@ class Turn:
 
     # --- tool calls ----------------------------------------------------------------------------
 
-    async def _run_tools(self, calls: list[ToolCallReady]) -> None:
+    async def _run_tools(self, calls: list[ToolCallReady]) -> list[dict[str, Any]]:
         """The step's calls, one after the other. The workspace reservation taken for a mutating
         call is kept for the next one when that one is mutating too and needs no approval, so
         the checkpoint's look after a call also serves as the next call's look before it."""
@@ -487,6 +507,7 @@ class Turn:
             await self._give_back()
             if results:
                 self.history.append({"role": "tool", "content": results})
+        return results
 
     def _mutating(self, tool_name: str | None) -> bool:
         return tool_name is not None and self.setup.plan.registry.is_mutating(tool_name)

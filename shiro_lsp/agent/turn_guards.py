@@ -140,7 +140,7 @@ class TurnGuard:
         wanted: list[tuple[str, str]] = []
         if not self.changed and self._shows_unwritten_code(text):
             wanted.append(("code in prose", UNRUN_CHANGE))
-        if _announces(text):
+        if announces_a_step(text):
             wanted.append(("announced a step", UNRUN_STEP))
         if self._check_due():
             assert self.command is not None
@@ -224,7 +224,7 @@ def _file_lines(workspace: Roots, path: str) -> set[str] | None:
         return None
 
 
-def _announces(text: str) -> bool:
+def announces_a_step(text: str) -> bool:
     """The answer ends by announcing a step (its last sentence, code blocks aside)."""
     body = _FENCED.sub("", text).strip()
     if not body:

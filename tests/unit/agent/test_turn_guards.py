@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shiro_lsp.agent.turn_guards import NamedCommand, named_command, announces_a_step
+from shiro_lsp.agent.turn_guards import NamedCommand, announces_a_step, named_command
 
 
 @pytest.mark.parametrize(

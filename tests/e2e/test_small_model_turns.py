@@ -19,6 +19,7 @@ import pytest
 
 from fakes.fake_openai import FakeOpenAI, Step, Text
 from fakes.local_servers import LLAMACPP_MODEL, serve
+from fakes.recorded import exchange
 
 pytest_plugins = ["fakes.fixtures"]
 
@@ -68,9 +69,12 @@ def call(name: str, arguments: dict[str, object]) -> Text:
     return Text(f"```json\n{json.dumps({'name': name, 'arguments': arguments}, indent=2)}\n```", chunks=3)
 
 
-async def run(fake: FakeOpenAI, workspace: Path, home: Path, prompt: str) -> list[dict[str, Any]]:
+async def run(
+    fake: FakeOpenAI, workspace: Path, home: Path, prompt: str, **settings: str
+) -> list[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
     env |= {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "x", "SHIRO_MODEL": LLAMACPP_MODEL}
+    env |= settings
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -250,3 +254,18 @@ async def test_no_run_is_asked_for_when_the_model_already_ran_it(
     ]
     await run(local, workspace, home, "python3 calc.py should print 5 but prints -1. Fix it.")
     assert len(chats(local)) == 3
+
+
+async def test_a_recorded_blind_edit_and_silent_end_get_the_files_and_an_answer(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    recorded = [exchange("1.5b-argparse-shout", n) for n in (3, 4, 5, 6)]  # replayed verbatim
+    assert recorded[-1].text == ""  # the recorded turn ended with an empty step
+    local.script += [r.reply for r in recorded] + [Step(Text("greet.py was not changed."))]
+    events = await run(local, workspace, home, recorded[0].prompt, SHIRO_CONTEXT_WINDOW="16384")
+    first_error = errors(events)[0]
+    assert first_error.startswith("No such file: path/to/greet.py.")
+    assert "Files with that name: greet.py." in first_error
+    assert "final answer" in chats(local)[-1]["messages"][-1]["content"]
+    assert answer(events) == "greet.py was not changed."

@@ -42,7 +42,9 @@ _ANNOUNCES = re.compile(
     r"(?:I will|I'll|I am going to|I'm going to|let me|let's|we will|we'll|I need to|we need to)\s+"
     r"(?:now\s+|first\s+|then\s+|next\s+)?"
     r"(?:edit|update|modify|change|add|create|write|run|fix|read|open|check|look|search|implement|apply|"
-    r"make|test|execute|remove|delete|replace|rename|use|call|insert|save|proceed|start|verify)\b",
+    r"make|test|execute|remove|delete|replace|rename|use|call|insert|save|proceed|start|verify|try|retry|"
+    r"attempt|do|continue|adjust|correct|refactor|install|debug|investigate|inspect|examine|review|find|"
+    r"locate|list|view|see|print|define|import|move|ensure|handle|go)\b",
     re.I,
 )
 _COMMAND = re.compile(

@@ -31,6 +31,7 @@ def test_the_command_a_prompt_names(prompt: str, expected: NamedCommand | None) 
         ("I will now edit calc.py.", True),
         ("The bug is in add(). Let me fix it:", True),
         ("Next, let's update greet.py to add the option.", True),
+        ("I'll try again, but now with a different approach.", True),  # 1.5B, after an edit error
         ("Let me know if you need anything else.", False),
         ("I fixed the bug; it prints 5 now.", False),
         ("I will now edit it:\n```python\nx = 1\n```\nDone, it prints 5.", False),

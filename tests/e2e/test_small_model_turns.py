@@ -269,3 +269,24 @@ async def test_a_recorded_blind_edit_and_silent_end_get_the_files_and_an_answer(
     assert "Files with that name: greet.py." in first_error
     assert "final answer" in chats(local)[-1]["messages"][-1]["content"]
     assert answer(events) == "greet.py was not changed."
+
+
+async def test_a_recorded_promise_to_try_again_is_sent_back_and_then_kept(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    edit_error, promise = (exchange("1.5b-argparse-shout-retry", n) for n in (3, 4))
+    assert promise.text == "I'll try again, but now with a different approach."
+    old = '    print(f"Hello, {args.name}!")'
+    new = '    print(f"Hello, {args.name}!".upper())'
+    local.script += [
+        edit_error.reply,
+        promise.reply,
+        Step(call("edit_file", {"path": "greet.py", "oldString": old, "newString": new})),
+        Step(Text("greet.py now prints the greeting in upper case.")),
+    ]
+    events = await run(local, workspace, home, edit_error.prompt)
+    assert 'print(f"Hello, {args.name}!")' in errors(events)[0]  # the miss shows the file
+    assert (workspace / "greet.py").read_text() == GREET.replace(old, new)
+    assert "no tool call" in chats(local)[2]["messages"][-1]["content"]
+    assert answer(events) == "greet.py now prints the greeting in upper case."

@@ -290,3 +290,20 @@ async def test_a_recorded_promise_to_try_again_is_sent_back_and_then_kept(
     assert (workspace / "greet.py").read_text() == GREET.replace(old, new)
     assert "no tool call" in chats(local)[2]["messages"][-1]["content"]
     assert answer(events) == "greet.py now prints the greeting in upper case."
+
+
+async def test_a_recorded_call_that_is_not_json_is_sent_back_and_then_made(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    prose = exchange("1.5b-argparse-shout-prose", 3)  # write_file with a """…""" content: stays text
+    assert '"content": """' in prose.text
+    local.script += [
+        prose.reply,
+        Step(call("write_file", {"path": "greet.py", "content": GREET_SHOUT})),
+        Step(Text("Added the --shout option.")),
+    ]
+    events = await run(local, workspace, home, prose.prompt)
+    assert (workspace / "greet.py").read_text() == GREET_SHOUT
+    assert "no tool call" in chats(local)[1]["messages"][-1]["content"]
+    assert answer(events) == "Added the --shout option."

@@ -309,7 +309,9 @@ class Turn:
         self.history.append({"role": "user", "content": text})
         plan = self.setup.plan
         can_run = "bash" in plan.tools and "bash" not in plan.hidden
-        self.guard = TurnGuard(text, self.setup.workspace, can_run_commands=can_run)
+        self.guard = TurnGuard(
+            text, self.setup.workspace, can_run_commands=can_run, tools=frozenset(plan.tools)
+        )
         try:
             return await self._loop()
         except asyncio.CancelledError:

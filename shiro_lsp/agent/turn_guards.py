@@ -52,6 +52,7 @@ _COMMAND = re.compile(
     r"(?:[ \t]+(?:-m[ \t]+[\w.]+|-[\w-]+|[\w./-]*[./][\w./-]*|test|run|\d+))*)"
     r"|(?<![\w/.-])(?P<script>\.?/?[\w./-]+\.(?:sh|py|js|mjs|ts|rb))\b"
 )
+_CALL_NAME = re.compile(r"""\bname["']?\s*[=:]\s*["'](?P<name>[\w-]+)["']""")
 _PATH = re.compile(r"(?<![\w/.-])[\w./-]*\w\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
 MAX_QUOTED_FILE = 200_000
 MIN_SHARED_LINE = 3
@@ -97,6 +98,8 @@ class TurnGuard:
     prompt: str
     workspace: Roots
     can_run_commands: bool
+    tools: frozenset[str] = frozenset()
+    """The tools offered this turn: an answer that names one as a call's name tried to call it."""
     nudges: int = 0
     used_tools: bool = False
     changed_since_run: bool = False
@@ -142,6 +145,8 @@ class TurnGuard:
         wanted: list[tuple[str, str]] = []
         if not self.changed and self._shows_unwritten_code(text):
             wanted.append(("code in prose", UNRUN_CHANGE))
+        elif self._names_a_call(text):
+            wanted.append(("a call Shiro could not read", UNRUN_CHANGE))
         if announces_a_step(text):
             wanted.append(("announced a step", UNRUN_STEP))
         if self._check_due():
@@ -173,6 +178,10 @@ class TurnGuard:
             if new_file_named or any(len(line) > MIN_SHARED_LINE for line in kept):
                 return True
         return False
+
+    def _names_a_call(self, text: str) -> bool:
+        """The answer is a tool call in a form that is not one (``<tool name="…">``, broken JSON)."""
+        return any(m.group("name") in self.tools for m in _CALL_NAME.finditer(text))
 
     def _check_due(self) -> bool:
         return (

@@ -307,3 +307,20 @@ async def test_a_recorded_call_that_is_not_json_is_sent_back_and_then_made(
     assert (workspace / "greet.py").read_text() == GREET_SHOUT
     assert "no tool call" in chats(local)[1]["messages"][-1]["content"]
     assert answer(events) == "Added the --shout option."
+
+
+async def test_a_recorded_call_in_a_made_up_form_is_sent_back(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    made_up = exchange("1.5b-argparse-shout-xml", 3)
+    assert made_up.text.startswith('<tools>\n  <tool name="bash">')
+    local.script += [
+        made_up.reply,
+        Step(call("write_file", {"path": "greet.py", "content": GREET_SHOUT})),
+        Step(Text("Added the --shout option.")),
+    ]
+    events = await run(local, workspace, home, made_up.prompt)
+    assert (workspace / "greet.py").read_text() == GREET_SHOUT
+    assert "no tool call" in chats(local)[1]["messages"][-1]["content"]
+    assert answer(events) == "Added the --shout option."

@@ -16,6 +16,7 @@ MODELS = {
     "1.5b-argparse-shout": "qwen2.5-coder-1.5b-instruct-q4_k_m.argparse-shout",
     "1.5b-argparse-shout-retry": "qwen2.5-coder-1.5b-instruct-q4_k_m.argparse-shout-retry",
     "1.5b-argparse-shout-prose": "qwen2.5-coder-1.5b-instruct-q4_k_m.argparse-shout-prose",
+    "1.5b-argparse-shout-xml": "qwen2.5-coder-1.5b-instruct-q4_k_m.argparse-shout-xml",
 }
 
 

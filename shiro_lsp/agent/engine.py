@@ -41,6 +41,8 @@ from shiro_lsp.agent.text_tools import (
     tool_outputs,
     tools_prompt,
 )
+from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
+from shiro_lsp.agent.turn_guards import TurnGuard, nudge_message
 from shiro_lsp.agent.workspace_view import VIEW_KEY, with_changes, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
@@ -312,12 +314,19 @@ class Turn:
         """auto: the model made a native call, so its text is text from then on (text_tools.py)."""
         self.text_calls: set[str] = set()
         """The ids of the calls read from the model's text."""
+        self.guard = TurnGuard("", setup.workspace, can_run_commands=False)
+        """Whether a step without tool calls may end the turn (set up by ``run``)."""
 
     async def run(self, text: str) -> TurnOutcome:
         message: Message = {"role": "user", "content": text}
         if self.setup.workspace_view:
             message[VIEW_KEY] = self.setup.workspace_view
         self.history.append(message)
+        plan = self.setup.plan
+        can_run = "bash" in plan.tools and "bash" not in plan.hidden
+        self.guard = TurnGuard(
+            text, self.setup.workspace, can_run_commands=can_run, tools=frozenset(plan.tools)
+        )
         try:
             return await self._loop()
         except asyncio.CancelledError:
@@ -333,15 +342,28 @@ class Turn:
                 self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
+                if await self._send_back(step.message):
+                    continue
                 self.emit(self._done())
                 return self._outcome("done")
-            await self._run_tools(step.calls)
+            results = await self._run_tools(step.calls)
+            self.guard.saw_tools(results, {c.call_id: _loose_json(c.arguments) for c in step.calls})
             if self.stopped_by_repeat:
                 self.emit(self._done())
                 return self._outcome("done")
         self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
         self.emit(self._done())
         return self._outcome("done")
+
+    async def _send_back(self, answer: Message | None) -> bool:
+        """A step ended without tool calls but with the work undone: send the model back once."""
+        nudge = await asyncio.to_thread(self.guard.after_answer, answer)  # it may read named files
+        if nudge is None:
+            return False
+        instruction, why = nudge
+        self.emit(ev.Notice(NUDGE_NOTICE.format(why=why)))
+        self.history.append(nudge_message(instruction))
+        return True
 
     # --- one model call ------------------------------------------------------------------------
 
@@ -497,7 +519,7 @@ class Turn:
 
     # --- tool calls ----------------------------------------------------------------------------
 
-    async def _run_tools(self, calls: list[ToolCallReady]) -> None:
+    async def _run_tools(self, calls: list[ToolCallReady]) -> list[dict[str, Any]]:
         """The step's calls, one after the other. The workspace reservation taken for a mutating
         call is kept for the next one when that one is mutating too and needs no approval, so
         the checkpoint's look after a call also serves as the next call's look before it."""
@@ -510,6 +532,7 @@ class Turn:
             await self._give_back()
             if results:
                 self.history.append({"role": "tool", "content": results})
+        return results
 
     async def _run_guarded(self, call: ToolCallReady, following: str | None) -> dict[str, Any]:
         """One call; an OS, jail or state error anywhere in its pipeline (permission, preview,

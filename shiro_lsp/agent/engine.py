@@ -290,6 +290,8 @@ class _StepResult:
     delivered: bool = False
     partial_text: str = ""
     stop: bool = False
+    text_calls_declined: bool = False
+    """Calls were read from the text and not taken (echoes of a tool's output): text, by the rules."""
 
 
 class Turn:
@@ -342,7 +344,7 @@ class Turn:
                 self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
-                if await self._send_back(step.message):
+                if await self._send_back(step):
                     continue
                 self.emit(self._done())
                 return self._outcome("done")
@@ -355,9 +357,10 @@ class Turn:
         self.emit(self._done())
         return self._outcome("done")
 
-    async def _send_back(self, answer: Message | None) -> bool:
+    async def _send_back(self, step: _StepResult) -> bool:
         """A step ended without tool calls but with the work undone: send the model back once."""
-        nudge = await asyncio.to_thread(self.guard.after_answer, answer)  # it may read named files
+        self.guard.reads_text_calls = self.tool_call_format != "native" and not step.text_calls_declined
+        nudge = await asyncio.to_thread(self.guard.after_answer, step.message)  # it may read named files
         if nudge is None:
             return False
         instruction, why = nudge
@@ -473,7 +476,10 @@ class Turn:
         if not calls and hold.tagged:
             prose, calls = split_tagged_calls(text, tools) or ("", None)
         outputs = tool_outputs(self.history.messages) if calls else []
-        if not calls or any(echoes_tool_output(call, outputs) for call in calls):
+        if not calls:
+            return message
+        if any(echoes_tool_output(call, outputs) for call in calls):
+            step.text_calls_declined = True
             return message
         hold.drop()  # the call is not shown as an answer
         if not hold.tagged:  # the text format asked for calls as text: nothing to tell

@@ -100,6 +100,9 @@ class TurnGuard:
     can_run_commands: bool
     tools: frozenset[str] = frozenset()
     """The tools offered this turn: an answer that names one as a call's name tried to call it."""
+    reads_text_calls: bool = True
+    """Whether calls written as text are read this step: where they are not (a model that made a
+    native call, text_tools.py), a call-shaped answer is text, never something to send back for."""
     nudges: int = 0
     used_tools: bool = False
     changed_since_run: bool = False
@@ -145,7 +148,7 @@ class TurnGuard:
         wanted: list[tuple[str, str]] = []
         if not self.changed and self._shows_unwritten_code(text):
             wanted.append(("code in prose", UNRUN_CHANGE))
-        elif self._names_a_call(text):
+        elif self.reads_text_calls and self._names_a_call(text):
             wanted.append(("a call Shiro could not read", UNRUN_CHANGE))
         if announces_a_step(text):
             wanted.append(("announced a step", UNRUN_STEP))
@@ -180,7 +183,10 @@ class TurnGuard:
         return False
 
     def _names_a_call(self, text: str) -> bool:
-        """The answer is a tool call in a form that is not one (``<tool name="…">``, broken JSON)."""
+        """The answer is a tool call in a form that is not one (``<tool name="…">``, broken JSON):
+        markup from its first character, naming an offered tool."""
+        if not text.lstrip().startswith(("<", "{", "[", "`")):  # prose first: an example, or talk
+            return False
         return any(m.group("name") in self.tools for m in _CALL_NAME.finditer(text))
 
     def _check_due(self) -> bool:

@@ -263,7 +263,9 @@ async def test_a_recorded_blind_edit_and_silent_end_get_the_files_and_an_answer(
     recorded = [exchange("1.5b-argparse-shout", n) for n in (3, 4, 5, 6)]  # replayed verbatim
     assert recorded[-1].text == ""  # the recorded turn ended with an empty step
     local.script += [r.reply for r in recorded] + [Step(Text("greet.py was not changed."))]
-    events = await run(local, workspace, home, recorded[0].prompt, SHIRO_CONTEXT_WINDOW="16384")
+    events = await run(
+        local, workspace, home, recorded[0].prompt, SHIRO_CONTEXT_WINDOW="65536"
+    )  # the recorded prompt offered multi_edit; 16k no longer does
     first_error = errors(events)[0]
     assert first_error.startswith("No such file: path/to/greet.py.")
     assert "Files with that name: greet.py." in first_error

@@ -61,8 +61,8 @@ test-unit: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit
 
 ## make test-py: every Python test (unit and end-to-end through the server), one test file per worker
-## process, as many workers as cores (PYTEST_WORKERS=0: in this process), then the 15 slowest tests
-PYTEST_WORKERS ?= auto
+## process, one worker per logical CPU (PYTEST_WORKERS=N: N workers; 0: in this process), then the 15 slowest tests
+PYTEST_WORKERS ?= logical
 test-py: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 

@@ -60,9 +60,11 @@ protocol: $(STAMP)
 test-unit: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit
 
-## make test-py: every Python test (unit and end-to-end through the server)
+## make test-py: every Python test (unit and end-to-end through the server), one test file per worker
+## process, one worker per logical CPU (PYTEST_WORKERS=N: N workers; 0: in this process), then the 15 slowest tests
+PYTEST_WORKERS ?= logical
 test-py: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --durations=15
+	$(PY) -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 
 ## make test-real: the headless front door against a real local model server (not part of `make test`).
 ## Start one first, e.g. llama.cpp's llama-server with Qwen2.5-Coder (recipe: shared/realmodel/setup.sh
@@ -76,9 +78,10 @@ test-real: $(STAMP)
 client-test:
 	bash scripts/client-test.sh
 
-## make e2e: the extension in a real VS Code (code-server + headless chromium), against the real server
+## make e2e: the extension in a real VS Code (code-server + headless chromium), against the real server;
+## its two profiles run at the same time (SHIRO_E2E_SERIAL=1: one after the other)
 e2e: $(STAMP)
-	bash scripts/e2e.sh; a=$$?; SHIRO_E2E_PROFILE=selfsetup SHIRO_E2E_SKIP_BUILD=1 bash scripts/e2e.sh; b=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ]
+	bash scripts/e2e-profiles.sh
 
 ## make test: everything CI runs
 test: lint typecheck test-py client-test e2e

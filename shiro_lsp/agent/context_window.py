@@ -129,6 +129,10 @@ class ContextWindow:
         self._overhead = estimate_text(instructions) + self._tools_tokens
         return self._overhead
 
+    def carried(self, history: Sequence[Message]) -> int:
+        """What a request with ``history`` unpruned would carry, with the last measured instructions and tools."""
+        return self.estimator.estimate(history) + self._overhead
+
     def view(self, history: Sequence[Message], overhead: int) -> WireView:
         """The wire view without any model call (span notes as recorded so far, digest for the rest)."""
         total = self.estimator.estimate(history) + overhead

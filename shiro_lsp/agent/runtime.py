@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.attachments import REFUSED_NOTICE, gate_attachments, has_sources
@@ -43,7 +43,7 @@ from shiro_lsp.agent.workspace_view import VIEW_KEY, budget_for, workspace_view
 from shiro_lsp.checkpoints.changes import Checkpoints, TurnChanges, TurnChangesView
 from shiro_lsp.config import Settings, ToolCallFormat, secret_values
 from shiro_lsp.context.estimate import estimate_text
-from shiro_lsp.context.summary import compact_request, compacted_history
+from shiro_lsp.context.summary import compact_request
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.fs.jail import Folders, Roots
 from shiro_lsp.fs.secrets import Redactor
@@ -71,6 +71,13 @@ CHANGED_WHILE_COMPACTING = (
     "The session changed while it was being compacted, so nothing was replaced. Run /compact again."
 )
 COMPACT_FAILED = "Could not compact the session; it is unchanged."
+NOTHING_TO_UNDO = "This session has no compaction to undo."
+UNDO_TOO_BIG = (
+    "The earlier conversation no longer fits: it would carry about {tokens:,} tokens (instructions and "
+    "tools included) against the {threshold:,}-token limit, so the model would only see it pruned "
+    "again. The summary stays; nothing is lost from the transcript."
+)
+CompactionPhase = Literal["summarizing", "done", "failed"]
 SMALL_CONTEXT_WINDOW = 32_768
 """Up to this window (tokens) the compact system prompt, tools and the workspace view are used: the
 8k-32k windows local models run with (a 16k window's first request stays under 1,500 tokens)."""
@@ -87,6 +94,19 @@ class LiveSessionLike(History, Protocol):
 
     @property
     def tasks(self) -> TaskList: ...
+
+    @property
+    def compactions(self) -> Sequence[object]: ...
+
+    def model_messages(self) -> list[Message]: ...
+
+    def replace_model_view(self, messages: list[Message]) -> None: ...
+
+    def compact(self, summary: str) -> object: ...
+
+    def view_without_last_compaction(self) -> list[Message]: ...
+
+    def undo_compaction(self) -> object | None: ...
 
 
 class Frontend(Protocol):
@@ -484,7 +504,7 @@ class AgentRuntime:
         """What the next request carries, against the threshold configured now (measured in a thread)."""
         self._sync_window()
         base_url = self.settings().base_url
-        meter = await self.window.meter_off_loop(self.session().messages)
+        meter = await self.window.meter_off_loop(self.session().model_messages())
         return replace(meter, local=bool(base_url) and is_local(base_url or ""))
 
     def _sync_window(self) -> None:
@@ -545,28 +565,63 @@ class AgentRuntime:
         return self._compaction_lock
 
     async def compact(self) -> tuple[int, int]:
-        """Manual ``/compact`` (spec §4.3): one summary message replaces the live session's history.
+        """Manual ``/compact`` (spec §4.3): from now on the model sees one summary in place of its view.
 
-        A plain model call with no tools over the whole history (pruned to fit the threshold when
-        it is too big for one request, with the notes of what pruning dropped). Returns
-        ``(before, after)``; an empty history is a ``(0, 0)`` no-op. Refused while a chat runs or
-        waits; chats sent meanwhile wait for it. A failed call changes nothing.
+        The history itself is kept (the session records a compaction marker; ``undo_compaction``
+        brings the earlier view back). A plain model call with no tools over the model's view
+        (pruned to fit the threshold when it is too big for one request, with the notes of what
+        pruning dropped). Returns ``(before, after)``, the view's length; an empty history is a
+        ``(0, 0)`` no-op. Refused while a chat runs or waits; chats sent meanwhile wait for it. A
+        failed call changes nothing. The front end hears of its progress (``compaction_progress``).
         """
         if self.queue.busy or self._compaction().locked():
             raise ShiroError(BUSY_COMPACT)
         async with self._compaction():
             session = self.session()
-            history = list(session.messages)
-            if not history:
+            view, count = list(session.model_messages()), len(session.messages)
+            if not view:
                 return 0, 0
-            system, messages = compact_request(history)
-            text = await self._compact_summary(system, await self._fitted(system, messages))
-            if self.session() is not session or len(session.messages) != len(history):
-                raise ShiroError(CHANGED_WHILE_COMPACTING)
-            session.replace(compacted_history(text))
+            self._progress("summarizing", len(view))
+            try:
+                system, messages = compact_request(view)
+                text = await self._compact_summary(system, await self._fitted(system, messages))
+                if self.session() is not session or len(session.messages) != count:
+                    raise ShiroError(CHANGED_WHILE_COMPACTING)
+            except BaseException:
+                self._progress("failed", len(view))
+                raise
+            session.compact(text)
+            self.window.reset()
+            self._progress("done", len(view))
+        await self.announce_context()
+        return len(view), len(session.model_messages())
+
+    async def undo_compaction(self) -> tuple[int, int]:
+        """Undo the last compaction: the model's earlier view comes back, if it still fits the limit.
+
+        Returns ``(before, after)``, the view's length; raises ``ShiroError`` saying why not.
+        """
+        if self.queue.busy or self._compaction().locked():
+            raise ShiroError(BUSY_COMPACT.replace("/compact", "Undo compaction"))
+        await self.current_meter()  # measures what instructions and tools cost now
+        async with self._compaction():
+            session = self.session()
+            if not session.compactions:
+                raise ShiroError(NOTHING_TO_UNDO)
+            before = len(session.model_messages())
+            tokens = await self.window.off_loop(self.window.carried, session.view_without_last_compaction())
+            if tokens > self.window.threshold:
+                raise ShiroError(UNDO_TOO_BIG.format(tokens=tokens, threshold=self.window.threshold))
+            session.undo_compaction()
             self.window.reset()
         await self.announce_context()
-        return len(history), len(session.messages)
+        return before, len(session.model_messages())
+
+    def _progress(self, phase: CompactionPhase, messages: int) -> None:
+        """Tell a front door that has ``compaction_progress(phase, messages)`` how /compact goes."""
+        listener = getattr(self.frontend, "compaction_progress", None)  # a front door may not listen
+        if listener is not None:
+            listener(phase, messages)
 
     async def _fitted(self, system: str, messages: list[Message]) -> list[Message]:
         """The history as one request can carry it: pruned like the wire (with its notes) when too big."""
@@ -600,7 +655,7 @@ class _MeteredHistory:
 
     @property
     def messages(self) -> list[Message]:
-        return self._session.messages
+        return self._session.model_messages()
 
     def append(self, *messages: Message) -> None:
         self._session.append(*messages)
@@ -608,7 +663,7 @@ class _MeteredHistory:
             self._runtime.refresh_meter_soon()
 
     def replace(self, messages: list[Message]) -> None:
-        self._session.replace(messages)
+        self._session.replace_model_view(messages)
 
     def add_usage(
         self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0

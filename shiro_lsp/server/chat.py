@@ -24,6 +24,7 @@ from shiro_lsp.agent.events import (
     joined,
     same_stream,
 )
+from shiro_lsp.agent.runtime import CompactionPhase
 from shiro_lsp.checkpoints.changes import TurnChangesView
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, changes_wire, fs_path, request, todos_wire
@@ -137,6 +138,9 @@ class LspFrontend:
 
     def changes_changed(self, view: TurnChangesView) -> None:
         self.server.notify("shiro/changes/changed", changes_wire(view))
+
+    def compaction_progress(self, phase: CompactionPhase, messages: int) -> None:
+        self.server.notify("shiro/session/compacting", p.CompactionProgress(phase=phase, messages=messages))
 
 
 def chat_result(outcome: ChatOutcome) -> p.ChatResult:

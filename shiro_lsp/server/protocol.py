@@ -524,10 +524,23 @@ class SessionResumeParams(Wire):
     latest: bool | None = None
 
 
+class CompactionInfo(Wire):
+    at: int = Field(
+        description="Transcript index: the model sees the summary in place of the messages before it."
+    )
+    summary: str
+    created_at: str
+
+
 class SessionResumeResult(Wire):
     session: SessionInfo
-    transcript: list[dict[str, Any]] = Field(description="Messages in the message model (spec §5.1).")
+    transcript: list[dict[str, Any]] = Field(
+        description="Every message the user saw, in the message model (spec §5.1); compaction never drops any."
+    )
     todos: TodosPayload
+    compactions: list[CompactionInfo] = Field(
+        default_factory=list, description="Oldest first; the model's view starts at the last one."
+    )
 
 
 class PreviousSession(Wire):
@@ -548,8 +561,22 @@ class SessionSaveResult(Wire):
 
 
 class SessionCompactResult(Wire):
-    before: int
-    after: int
+    before: int = Field(description="Messages in the model's view before.")
+    after: int = Field(description="Messages in the model's view after (the summary: 1).")
+    compaction: CompactionInfo | None = Field(
+        default=None, description="The marker added (none: nothing to compact)."
+    )
+
+
+class SessionUncompactResult(Wire):
+    before: int = Field(description="Messages in the model's view before.")
+    after: int = Field(description="Messages in the model's view after.")
+    compactions: list[CompactionInfo] = Field(description="Those that remain, oldest first.")
+
+
+class CompactionProgress(Wire):
+    phase: Literal["summarizing", "done", "failed"]
+    messages: int = Field(description="Messages in the model's view being summarised.")
 
 
 class SessionExportParams(Wire):
@@ -779,7 +806,13 @@ METHODS: tuple[Method, ...] = (
         "shiro/session/compact",
         Empty,
         SessionCompactResult,
-        "Manual /compact: a model summary replaces history.",
+        "Manual /compact: the model sees a summary in place of its view; the history is kept.",
+    ),
+    _request(
+        "shiro/session/uncompact",
+        Empty,
+        SessionUncompactResult,
+        "Undo the last compaction while the earlier view fits the limit; an error says why not.",
     ),
     _request("shiro/session/export", SessionExportParams, SessionExportResult, "JSON or readable Markdown."),
     _request(
@@ -833,6 +866,11 @@ METHODS: tuple[Method, ...] = (
         ModelsDetectParams,
         ModelsDetectResult,
         "Which local model servers are running (the presets, probed at once).",
+    ),
+    _notification(
+        "shiro/session/compacting",
+        CompactionProgress,
+        "While /compact runs: summarizing, then done or failed.",
     ),
     _notification(
         "shiro/context/changed", ContextMeter, "After every model step, resume, compact and clear."

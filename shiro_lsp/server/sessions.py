@@ -9,6 +9,7 @@ from typing import Any
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, dump, fs_path, request, todos_wire
 from shiro_lsp.state.sessions import NewOutcome, SessionSummary
+from shiro_lsp.state.sessions.record import Compaction
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,10 @@ def session_wire(summary: SessionSummary, snippet: str | None = None) -> p.Sessi
         cached_tokens=summary.cached_input_tokens,
         snippet=snippet,
     )
+
+
+def compaction_wire(compaction: Compaction) -> p.CompactionInfo:
+    return p.CompactionInfo(at=compaction.at, summary=compaction.summary, created_at=compaction.created_at)
 
 
 def new_wire(outcome: NewOutcome) -> p.SessionNewResult:
@@ -61,6 +66,7 @@ def register(server: ShiroServer) -> None:
             session=session_wire(session.summary()),
             transcript=list(session.messages),
             todos=todos_wire(session.tasks),
+            compactions=[compaction_wire(c) for c in session.compactions],
         )
         return await asyncio.to_thread(dump, result)  # a long transcript takes a while to copy
 
@@ -75,7 +81,17 @@ def register(server: ShiroServer) -> None:
     @request(server, "shiro/session/compact")
     async def compact(ls: ShiroServer, params: p.Empty) -> p.SessionCompactResult:
         before, after = await ls.shiro.runtime.compact()
-        return p.SessionCompactResult(before=before, after=after)
+        marks = ls.shiro.sessions.current.compactions
+        added = compaction_wire(marks[-1]) if before and marks else None
+        return p.SessionCompactResult(before=before, after=after, compaction=added)
+
+    @request(server, "shiro/session/uncompact")
+    async def uncompact(ls: ShiroServer, params: p.Empty) -> p.SessionUncompactResult:
+        before, after = await ls.shiro.runtime.undo_compaction()
+        marks = ls.shiro.sessions.current.compactions
+        return p.SessionUncompactResult(
+            before=before, after=after, compactions=[compaction_wire(c) for c in marks]
+        )
 
     @request(server, "shiro/session/save")
     async def save(ls: ShiroServer, params: p.Empty) -> p.SessionSaveResult:

@@ -144,22 +144,28 @@ async def test_history_under_the_threshold_emits_no_compacted_event(
     assert event_types(client, result["taskId"]) == ["text", "done"]
 
 
-async def test_summarize_replaces_the_whole_history_with_one_summary_message(
+async def test_summarize_replaces_the_models_view_with_one_summary_and_keeps_the_history(
     client: ShiroClient, fake: RoutedFake, home: Path, workspace: Path
 ) -> None:
     await resume_seeded(client, home, workspace, bulky_history(2))
     fake.plain.append(Step(Text("- goal: add pagination\n- read f_0.ts and f_1.ts")))
-    assert await client.call("shiro/session/compact") == {"before": 6, "after": 1}
+    result = await client.call("shiro/session/compact")
+    assert (result["before"], result["after"]) == (6, 1)
     (body,) = plain_bodies(fake)
     assert body["instructions"] == COMPACT_SYSTEM_PROMPT
     await client.call("shiro/session/save")
-    (message,) = saved_messages(home, SEEDED_ID)
-    assert message["role"] == "user"
-    assert message["content"] == COMPACT_SUMMARY_PREFIX + "- goal: add pagination\n- read f_0.ts and f_1.ts"
+    assert saved_messages(home, SEEDED_ID) == bulky_history(2)
+    fake.script.append(Step(Text("ok")))
+    await client.call("shiro/chat", {"text": "go on"})
+    first = turn_bodies(fake)[-1]["input"][0]
+    assert (
+        first["content"][0]["text"]
+        == COMPACT_SUMMARY_PREFIX + "- goal: add pagination\n- read f_0.ts and f_1.ts"
+    )
 
 
 async def test_summarize_on_an_empty_session_is_a_no_op(client: ShiroClient, fake: RoutedFake) -> None:
-    assert await client.call("shiro/session/compact") == {"before": 0, "after": 0}
+    assert await client.call("shiro/session/compact") == {"before": 0, "after": 0, "compaction": None}
     assert fake.requests == []
 
 
@@ -180,8 +186,10 @@ async def test_onchange_fires_for_every_history_mutation_so_autosave_stays_curre
     await eventually(lambda: saved(session_id, 2))
     await client.call("shiro/chat", {"text": "second"})
     await eventually(lambda: saved(session_id, 4))
-    assert await client.call("shiro/session/compact") == {"before": 4, "after": 1}
-    await eventually(lambda: saved(session_id, 1))
+    assert (await client.call("shiro/session/compact"))["after"] == 1
+    path = home / "sessions" / f"{session_id}.json"
+    await eventually(lambda: "compactions" in json.loads(path.read_text()))  # the marker is saved
+    assert saved(session_id, 4)
 
 
 async def test_a_compacted_turn_still_shows_the_model_the_tool_calls_it_already_made(

@@ -268,7 +268,8 @@ async def test_compact_sends_the_exact_prompt_and_replaces_the_history_with_a_sa
     await seeded(client, home, workspace, 4)
     before = (await client.call("shiro/context"))["tokens"]
     fake.plain.append(Step(Text("- goal: answer questions 0-3\n- read f_0.ts .. f_3.ts")))
-    assert await client.call("shiro/session/compact") == {"before": 12, "after": 1}
+    result = await client.call("shiro/session/compact")
+    assert (result["before"], result["after"]) == (12, 1)
 
     (body,) = plain_bodies(fake)
     assert body["instructions"] == COMPACT_SYSTEM_PROMPT and "tools" not in body
@@ -276,7 +277,7 @@ async def test_compact_sends_the_exact_prompt_and_replaces_the_history_with_a_sa
 
     summary = COMPACT_SUMMARY_PREFIX + "- goal: answer questions 0-3\n- read f_0.ts .. f_3.ts"
     await client.call("shiro/session/save")
-    assert saved_messages(home, SEEDED_ID) == [{"role": "user", "content": summary}]
+    assert len(saved_messages(home, SEEDED_ID)) == 12  # the history is kept; the model's view is the summary
     assert meters(client)[-1]["tokens"] < before - 4_000  # the meter drops at once
 
     fake.script.append(Step(Text("picking up from the summary")))
@@ -320,7 +321,8 @@ async def test_compact_of_a_history_too_big_for_one_request_is_pruned_to_fit(
     await use_threshold(client, threshold)
     await seeded(client, home, workspace, 8)
     assert (await client.call("shiro/context"))["tokens"] > threshold
-    assert await client.call("shiro/session/compact") == {"before": 24, "after": 1}
+    result = await client.call("shiro/session/compact")
+    assert (result["before"], result["after"]) == (24, 1)
     summaries = plain_bodies(fake)
     compact = next(b for b in summaries if b["instructions"] == COMPACT_SYSTEM_PROMPT)
     assert request_estimate(compact) <= threshold

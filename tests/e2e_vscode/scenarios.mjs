@@ -472,6 +472,38 @@ export const scenarios = [
     },
   },
   {
+    name: 'compaction-divider-undo',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([
+        step([text('The answer is 42.')]),
+        step([{ type: 'wait', gate: 'summary' }, text('- goal: find the answer\n- answered 42')]),  // held until shot
+      ]);
+      await wb.openChat();
+      await wb.send('what is the answer?');
+      const chat = wb.chat();
+      await chat.locator('.entry.assistant', { hasText: 'The answer is 42.' }).waitFor({ timeout: 30_000 });
+      await wb.send('/compact');
+      const divider = chat.locator('.entry.compaction').last();
+      await divider.locator('.compaction-label', { hasText: 'Compacting: summarising' }).waitFor({ timeout: 15_000 });
+      await wb.shot('compaction-summarizing');
+      await model.release('summary');
+      await divider.locator('.compaction-label', { hasText: 'the model sees a summary in place of' }).waitFor({ timeout: 30_000 });
+      // the earlier conversation is still in the transcript, above the divider
+      await chat.locator('.entry.assistant', { hasText: 'The answer is 42.' }).waitFor({ timeout: 5_000 });
+      await divider.locator('.compaction-summary > summary').click();
+      await divider.locator('.compaction-summary', { hasText: 'answered 42' }).waitFor({ timeout: 5_000 });
+      await divider.locator('.compaction-dropped > summary').click();
+      await divider.locator('.compaction-dropped li', { hasText: 'You: what is the answer?' }).waitFor({ timeout: 5_000 });
+      await wb.shot('compaction-divider-open');
+      await divider.locator('.compaction-undo').click();
+      await divider.locator('.compaction-label', { hasText: 'Compaction undone' }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.notice', { hasText: 'Undid the compaction' }).waitFor({ timeout: 15_000 });
+      assert.equal(await divider.locator('.compaction-undo').count(), 0);
+      await wb.shot('compaction-undone');
+    },
+  },
+  {
     name: 'cancel-and-queue',
     needsModel: true,
     async run({ wb, model }) {

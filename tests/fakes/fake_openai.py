@@ -611,6 +611,7 @@ class FakeOpenAI:
                 self.stored[item["id"]] = item
         final = _response_object(response_id, model, created, body, output, step.usage, incomplete)
         if not body.get("stream"):
+            _hold(step)
             return _send_json(h, 200, final)
         cut = next(
             (i.after_events for i in step.items if isinstance(i, Cut) and i.after_events is not None), None
@@ -797,6 +798,13 @@ def check_chat(body: dict[str, Any]) -> HttpError | None:
     return None
 
 
+def _hold(step: Step) -> None:
+    """A plain (not streamed) reply, such as a summary, waits at its gates as a stream would."""
+    for item in step.items:
+        if isinstance(item, WaitForRelease):
+            item.gate.wait()
+
+
 def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step, dialect: str = "openai") -> None:
     chat_id = f"chatcmpl-{uuid.uuid4().hex[:29]}"
     model = str(body.get("model", "gpt-5"))
@@ -806,6 +814,7 @@ def _chat(h: BaseHTTPRequestHandler, body: dict[str, Any], step: Step, dialect: 
     finish = step.finish_reason or ("tool_calls" if calls else "stop")
     usage = _chat_usage(step.usage)
     if not body.get("stream"):
+        _hold(step)
         text = "".join(i.text for i in step.items if isinstance(i, Text))
         message: dict[str, Any] = {"role": "assistant", "content": text or None, "refusal": None}
         reasoning = "".join(i.text for i in step.items if isinstance(i, Reasoning))

@@ -6,11 +6,13 @@ import { splitAttachments } from './attachments';
 import type { ChangesEntry, RestoredEntry } from './changesModel';
 import type { RetryWait } from './retryCountdown';
 import { retryWait } from './retryCountdown';
-import type { EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from './protocol';
+import type { CompactionInfo, EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from './protocol';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 export type ChatEntry =
-  | { id: string; kind: 'user'; text: string; attachments?: string[]; taskId?: string; checkpointId?: string }
+  | { id: string; kind: 'user'; text: string; attachments?: string[]; taskId?: string; checkpointId?: string;
+      /** A slash command: run by the panel, never part of the model's conversation. */
+      command?: boolean }
   | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
   | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry;
@@ -20,7 +22,16 @@ export type ChatEntry =
       fromText?: boolean }
   | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[]; wait?: RetryWait }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
-  | ChangesEntry | RestoredEntry;
+  | CompactionEntry | ChangesEntry | RestoredEntry;
+
+/**
+ * A compaction point: above it, what the model no longer sees (still here for the user); the model
+ * sees `summary` instead. `summarizing` while the summary runs; `undone` once the user undid it.
+ */
+export type CompactionEntry = {
+  id: string; kind: 'compaction'; state: 'summarizing' | 'active' | 'undone' | 'failed';
+  summary: string; messages: number; dropped: string[];
+};
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
@@ -263,17 +274,83 @@ export class ChatModel {
     return text;
   }
 
-  /** Rebuild the panel from a resumed session's transcript (the message model, spec §5.1). */
-  loadTranscript(messages: readonly Message[]): void {
+  /** `shiro/session/compacting`: the divider appears while the summary runs, and says if it failed. */
+  compactionProgress(phase: 'summarizing' | 'done' | 'failed', messages: number): void {
+    const pending = this.pendingCompaction();
+    if (phase === 'summarizing' && !pending) {
+      this.add({ kind: 'compaction', state: 'summarizing', summary: '', messages, dropped: [] });
+    } else if (phase === 'failed' && pending) {
+      pending.state = 'failed';
+      this.changed(pending);
+    }
+  }
+
+  /** The compaction is in place: the divider (the pending one, or a new one) shows its summary. */
+  compacted(info: CompactionInfo, messages: number): void {
+    const entry = this.pendingCompaction()
+      ?? this.add({ kind: 'compaction', state: 'summarizing', summary: '', messages, dropped: [] }) as CompactionEntry;
+    entry.state = 'active';
+    entry.summary = info.summary;
+    entry.messages = messages;
+    entry.dropped = this.droppedAbove(entry);
+    this.changed(entry);
+  }
+
+  /** Undo compaction went through: the last active divider says so. */
+  compactionUndone(): void {
+    const entry = this.lastCompaction('active');
+    if (!entry) return;
+    entry.state = 'undone';
+    this.changed(entry);
+  }
+
+  private pendingCompaction(): CompactionEntry | undefined {
+    const last = this.lastCompaction();
+    return last?.state === 'summarizing' ? last : undefined;
+  }
+
+  private lastCompaction(state?: CompactionEntry['state']): CompactionEntry | undefined {
+    for (let i = this.state.entries.length - 1; i >= 0; i--) {
+      const e = this.state.entries[i];
+      if (e.kind === 'compaction' && (state === undefined || e.state === state)) return e;
+    }
+    return undefined;
+  }
+
+  /** One line per prompt, answer and tool call between the previous active divider and this one. */
+  private droppedAbove(entry: CompactionEntry): string[] {
+    const end = this.state.entries.indexOf(entry);
+    let start = 0;
+    for (let i = end - 1; i >= 0; i--) {
+      const e = this.state.entries[i];
+      if (e.kind === 'compaction' && e.state === 'active') { start = i + 1; break; }
+    }
+    return this.state.entries.slice(start, end).flatMap(droppedLine);
+  }
+
+  /** Rebuild the panel from a resumed session's transcript (the message model, spec §5.1), with a
+   *  divider at each compaction point. */
+  loadTranscript(messages: readonly Message[], compactions: readonly CompactionInfo[] = []): void {
     this.clear();
     this.quiet = true;
     try {
-      for (const message of messages) {
+      const marks = [...compactions];
+      let previous = 0;
+      const divide = (index: number): void => {
+        for (let mark = marks[0]; mark && mark.at <= index; mark = marks[0]) {
+          marks.shift();
+          this.compacted(mark, mark.at - previous);
+          previous = mark.at;
+        }
+      };
+      for (const [index, message] of messages.entries()) {
+        divide(index);
         if (message.role === 'system') continue;
         const parts: MessagePart[] = typeof message.content === 'string'
           ? [{ type: 'text', text: message.content }] : message.content;
         for (const part of parts) this.addPart(message.role, part);
       }
+      divide(messages.length);
       for (const e of this.state.entries) if (e.kind === 'assistant' || e.kind === 'reasoning') e.streaming = false;
       this.lastByTask.clear();
     } finally {
@@ -293,5 +370,19 @@ export class ChatModel {
     } else if (part.type === 'tool-error') {
       this.applyEvent('transcript', { type: 'tool-error', id: part.toolCallId, name: part.toolName, error: part.error });
     }
+  }
+}
+
+const clip = (text: string, max = 100): string => {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+
+function droppedLine(entry: ChatEntry): string[] {
+  switch (entry.kind) {
+    case 'user': return entry.command ? [] : [`You: ${clip(entry.text)}`];
+    case 'assistant': return entry.text.trim() ? [`Shiro: ${clip(entry.text)}`] : [];
+    case 'tool': return [`${entry.name} ${clip(entry.input, 80)}`];
+    default: return [];
   }
 }

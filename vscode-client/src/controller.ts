@@ -7,7 +7,7 @@ import type { ReviewMessage } from './changesModel';
 import { ChatModel } from './chatModel';
 import type { ChatEntry } from './chatModel';
 import { Method } from './protocol';
-import type { Agent } from './protocol';
+import type { Agent, CompactionProgress, SessionCompactResult, SessionUncompactResult } from './protocol';
 import type { PanelInfo } from './setup';
 import { splitAttachments, withAttachments } from './attachments';
 import type { Attachment } from './attachments';
@@ -194,6 +194,7 @@ export class ChatController implements vscode.Disposable {
         break;
       }
       case 'resume': await this.onResume(m.id); break;
+      case 'undoCompaction': await this.undoCompaction(); break;
       case 'retry': { const text = this.model.takeRetry(m.id); if (text !== undefined) await this.chat(text); break; }
       case 'insertCode': await insertAtCursor(m.text); break;
       case 'newFile': await newUntitled(m.text, m.language); break;
@@ -238,7 +239,8 @@ export class ChatController implements vscode.Disposable {
   }
 
   private async runSlash(text: string, action: NonNullable<ReturnType<typeof parseSlash>>): Promise<void> {
-    this.model.addUser(text);
+    const typed = this.model.addUser(text);
+    if (typed.kind === 'user') typed.command = true;
     if (action.kind === 'help') { this.model.addNotice(helpText()); return; }
     if (action.kind === 'error') { this.model.addNotice(action.message, 'warn'); return; }
     if (action.kind === 'pickSession') { await this.onPickSession(); return; }
@@ -253,6 +255,7 @@ export class ChatController implements vscode.Disposable {
       for (const step of action.steps) results.push(await this.server.sendRequest(step.method, step.params));
       if (action.command === 'resume') { this.loadResumed(results[0] as ResumeResult); }
       if (action.command === 'new' || action.command === 'clear') this.startedFresh(results[0] as NewSessionResult);
+      if (action.command === 'compact') { this.compacted(results[0] as SessionCompactResult); return; }
       if (action.command === 'sessions') {
         // a button per session that resumes it (the text list stays for reading and copying)
         const sessions = (results[0] as { sessions: SessionInfo[] }).sessions;
@@ -265,10 +268,29 @@ export class ChatController implements vscode.Disposable {
 
   loadResumed(r: ResumeResult): void {
     this.setSession(r.session);
-    this.model.loadTranscript(r.transcript);
+    this.model.loadTranscript(r.transcript, r.compactions ?? []);
     this.setTodos(r.todos);
     this.sendState();
     void this.review?.transcriptLoaded();
+  }
+
+  /** `shiro/session/compacting`: the divider shows the summary running (and a failure). */
+  compactionProgress(p: CompactionProgress): void { this.model.compactionProgress(p.phase, p.messages); }
+
+  /** A /compact that went through (from the chat or the status bar): the divider gets its summary. */
+  compacted(r: SessionCompactResult): void {
+    if (r.compaction) this.model.compacted(r.compaction, r.before);
+    else this.model.addNotice(formatSlashResult('compact', [r]));
+  }
+
+  async undoCompaction(): Promise<void> {
+    try {
+      const r = await this.server.sendRequest<SessionUncompactResult>(Method.sessionUncompact, {});
+      this.model.compactionUndone();
+      this.model.addNotice(`Undid the compaction: the model sees the ${r.after} messages again instead of the summary.`);
+    } catch (error) {
+      this.model.addNotice(`Could not undo the compaction: ${errorReason(error)}`, 'warn');
+    }
   }
 
   startedFresh(r: NewSessionResult): void {

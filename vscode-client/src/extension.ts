@@ -9,7 +9,7 @@ import { showMcpServers } from './mcp';
 import { MEMORY_SCHEME, MemoryFileSystem, editMemory, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
 import { AGENTS, CLIENT_REMEMBER_COMMAND, Method } from './protocol';
-import type { Agent, ModelsDetectResult, ModelsResult } from './protocol';
+import type { Agent, CompactionProgress, ModelsDetectResult, ModelsResult, SessionCompactResult } from './protocol';
 import { selectionLabel } from './attachments';
 import type { Attachment } from './attachments';
 import type { Candidate } from './mentions';
@@ -51,6 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client.onNotification(Method.event, (n: EventNotification) => controller?.onEvent(n)),
     client.onNotification(Method.todosChanged, (t: TodosPayload) => controller?.setTodos(t)),
     client.onNotification(Method.contextChanged, (m: ContextMeter) => renderMeter(m)),
+    client.onNotification(Method.sessionCompacting, (p: CompactionProgress) => controller?.compactionProgress(p)),
     client.onNotification(Method.sessionChanged, (s: SessionInfo) => {
       controller?.setSession(s);
       if (lastMeter) renderMeter(lastMeter);
@@ -406,8 +407,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     try {
       const r = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Shiro: compacting the context…' },
-        () => srv.sendRequest<{ before: number; after: number }>(Method.sessionCompact, {}));
-      void vscode.window.showInformationMessage(`Shiro: compacted ${r.before} → ${r.after} messages.`);
+        () => srv.sendRequest<SessionCompactResult>(Method.sessionCompact, {}));
+      ctl.compacted(r);
+      void vscode.window.showInformationMessage(`Shiro: compacted ${r.before} → ${r.after} messages (all kept in the transcript).`);
     } catch (error) {
       void vscode.window.showErrorMessage(`Shiro: could not compact: ${errorReason(error)}`);
     }

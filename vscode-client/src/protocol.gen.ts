@@ -23,6 +23,8 @@ export interface ShiroProtocol {
   CheckpointRestoreParams?: CheckpointRestoreParams;
   CheckpointRestoreResult?: CheckpointRestoreResult;
   CompactedEvent?: CompactedEvent;
+  CompactionInfo?: CompactionInfo;
+  CompactionProgress?: CompactionProgress;
   ContextMeter?: ContextMeter;
   DiffHunk?: DiffHunk;
   DoneEvent?: DoneEvent;
@@ -73,6 +75,7 @@ export interface ShiroProtocol {
   SessionResumeParams?: SessionResumeParams;
   SessionResumeResult?: SessionResumeResult;
   SessionSaveResult?: SessionSaveResult;
+  SessionUncompactResult?: SessionUncompactResult;
   TextEvent?: TextEvent;
   TodoItem?: TodoItem;
   TodoProgress?: TodoProgress;
@@ -338,6 +341,21 @@ export interface CompactedEvent {
   after: number;
   before: number;
   type: 'compacted';
+}
+export interface CompactionInfo {
+  /**
+   * Transcript index: the model sees the summary in place of the messages before it.
+   */
+  at: number;
+  createdAt: string;
+  summary: string;
+}
+export interface CompactionProgress {
+  /**
+   * Messages in the model's view being summarised.
+   */
+  messages: number;
+  phase: 'summarizing' | 'done' | 'failed';
 }
 export interface ContextMeter {
   /**
@@ -696,8 +714,18 @@ export interface SessionBranchParams {
   id?: string | null;
 }
 export interface SessionCompactResult {
+  /**
+   * Messages in the model's view after (the summary: 1).
+   */
   after: number;
+  /**
+   * Messages in the model's view before.
+   */
   before: number;
+  /**
+   * The marker added (none: nothing to compact).
+   */
+  compaction?: CompactionInfo | null;
 }
 export interface SessionDeleteParams {
   id: string;
@@ -781,10 +809,14 @@ export interface SessionResumeParams {
   latest?: boolean | null;
 }
 export interface SessionResumeResult {
+  /**
+   * Oldest first; the model's view starts at the last one.
+   */
+  compactions?: CompactionInfo[];
   session: SessionInfo;
   todos: TodosPayload;
   /**
-   * Messages in the message model (spec §5.1).
+   * Every message the user saw, in the message model (spec §5.1); compaction never drops any.
    */
   transcript: {
     [k: string]: unknown;
@@ -813,6 +845,20 @@ export interface SessionSaveResult {
   id: string;
   reason?: string | null;
   saved: boolean;
+}
+export interface SessionUncompactResult {
+  /**
+   * Messages in the model's view after.
+   */
+  after: number;
+  /**
+   * Messages in the model's view before.
+   */
+  before: number;
+  /**
+   * Those that remain, oldest first.
+   */
+  compactions: CompactionInfo[];
 }
 export interface TodosUpdateParams {
   /**

@@ -9,6 +9,10 @@ export type EventNotification = gen.EventNotification;
 export type QueuedChat = gen.QueuedChat;
 export type QueueResult = gen.QueueResult;
 export type SessionInfo = gen.SessionInfo;
+export type CompactionInfo = gen.CompactionInfo;
+export type CompactionProgress = gen.CompactionProgress;
+export type SessionCompactResult = gen.SessionCompactResult;
+export type SessionUncompactResult = gen.SessionUncompactResult;
 
 export const Method = {
   chat: 'shiro/chat',
@@ -23,6 +27,8 @@ export const Method = {
   sessionSave: 'shiro/session/save',
   sessionClear: 'shiro/session/clear',
   sessionCompact: 'shiro/session/compact',
+  sessionUncompact: 'shiro/session/uncompact',
+  sessionCompacting: 'shiro/session/compacting',
   sessionDelete: 'shiro/session/delete',
   sessionRename: 'shiro/session/rename',
   sessionChanged: 'shiro/session/changed',

@@ -28,6 +28,7 @@ export type WebviewMessage =
   | { type: 'copy'; text: string }
   | { type: 'retry'; id: string }
   | { type: 'resume'; id: string }
+  | { type: 'undoCompaction' }
   | { type: 'insertCode'; text: string }
   | { type: 'newFile'; text: string; language: string }
   | { type: 'openFile'; href: string }

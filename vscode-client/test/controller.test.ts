@@ -254,3 +254,56 @@ test('multi-root: a fresh session sends the chosen folder as root; a session wit
   ]);
   assert.deepEqual(asked, [false, true]);
 });
+
+test('/compact draws a divider while the summary runs, then its summary and what left the model\'s view; undo marks it', async () => {
+  let ctl: ChatController | undefined;
+  const phases: string[] = [];
+  const { server, calls } = fakeServer(c => {
+    if (c.method === 'shiro/session/compact') {
+      ctl!.compactionProgress({ phase: 'summarizing', messages: 2 });
+      const divider = ctl!.model.state.entries.at(-1);
+      phases.push(divider?.kind === 'compaction' ? divider.state : 'none');
+      return { before: 2, after: 1, compaction: { at: 2, summary: 'we said hello', createdAt: '' } };
+    }
+    if (c.method === 'shiro/session/uncompact') return { before: 1, after: 2, compactions: [] };
+    return {};
+  });
+  ctl = new ChatController(server);
+  ctl.model.loadTranscript([{ role: 'user', content: 'hello' }, { role: 'assistant', content: [{ type: 'text', text: 'hi there' }] }]);
+  await ctl.submit('/compact');
+  assert.deepEqual(phases, ['summarizing']);
+  const divider = ctl.model.state.entries.find(e => e.kind === 'compaction');
+  assert.ok(divider?.kind === 'compaction');
+  assert.equal(divider.state, 'active');
+  assert.equal(divider.summary, 'we said hello');
+  assert.deepEqual(divider.dropped, ['You: hello', 'Shiro: hi there']);
+  assert.equal(ctl.model.state.entries.some(e => e.kind === 'notice'), false);  // the divider says it
+
+  await ctl.handleMessage({ type: 'undoCompaction' });
+  assert.deepEqual(calls.map(c => c.method), ['shiro/session/compact', 'shiro/session/uncompact']);
+  assert.equal(divider.state, 'undone');
+  assert.match(ctl.model.state.entries.at(-1)?.kind === 'notice' ? (ctl.model.state.entries.at(-1) as { text: string }).text : '', /sees the 2 messages again/);
+});
+
+test('an undo that no longer fits says why and leaves the divider as it was', async () => {
+  const { server } = fakeServer(c => {
+    if (c.method === 'shiro/session/uncompact') throw new Error('The earlier conversation no longer fits: it would carry about 9,000 tokens');
+    return {};
+  });
+  const ctl = new ChatController(server);
+  ctl.model.loadTranscript([{ role: 'user', content: 'hello' }], [{ at: 1, summary: 'S', createdAt: '' }]);
+  await ctl.handleMessage({ type: 'undoCompaction' });
+  const [, divider, notice] = ctl.model.state.entries;
+  assert.ok(divider.kind === 'compaction' && divider.state === 'active');
+  assert.ok(notice.kind === 'notice' && notice.level === 'warn' && /no longer fits/.test(notice.text));
+});
+
+test('a resumed transcript has a divider at each compaction point, and one for a file compacted by an older version', () => {
+  const ctl = new ChatController(fakeServer(() => ({})).server);
+  const transcript = [
+    { role: 'user' as const, content: 'one' }, { role: 'user' as const, content: 'two' }, { role: 'user' as const, content: 'three' },
+  ];
+  ctl.model.loadTranscript(transcript, [{ at: 0, summary: 'old', createdAt: '' }, { at: 2, summary: 'new', createdAt: '' }]);
+  const kinds = ctl.model.state.entries.map(e => e.kind === 'compaction' ? `|${e.summary}:${e.messages}:${e.dropped.length}` : e.kind);
+  assert.deepEqual(kinds, ['|old:0:0', 'user', 'user', '|new:2:2', 'user']);
+});

@@ -1,6 +1,6 @@
 // The chat panel. It renders what the extension host sends (the host owns the state, so a re-created
 // webview is redrawn from the host) and posts the user's actions back.
-import type { ApprovalEntry, ChatEntry, ChatState } from '../src/chatModel';
+import type { ApprovalEntry, ChatEntry, ChatState, CompactionEntry } from '../src/chatModel';
 import { PromptHistory } from '../src/history';
 import type { QueuedChat, TodosPayload } from '../src/protocol';
 import { queueView } from '../src/queue';
@@ -171,11 +171,54 @@ function renderEntry(entry: ChatEntry): HTMLElement {
       }
       break;
     }
+    case 'compaction': root.appendChild(renderCompaction(entry)); break;
     case 'approval': root.appendChild(renderApproval(entry)); break;
     case 'changes': root.appendChild(renderChanges(entry, post)); break;
     case 'restored': root.appendChild(renderRestored(entry, post)); break;
   }
   return root;
+}
+
+const COMPACTION_LABEL: Record<CompactionEntry['state'], (messages: number) => string> = {
+  summarizing: n => `Compacting: summarising ${n} message${n === 1 ? '' : 's'}…`,
+  failed: () => 'Compaction failed: the model still sees the whole conversation.',
+  active: n => n > 0
+    ? `Compacted: the model sees a summary in place of the ${n} message${n === 1 ? '' : 's'} above`
+    : 'Compacted by an older version: the model sees a summary of the earlier conversation',
+  undone: () => 'Compaction undone: the model sees the messages above again',
+};
+
+/** A divider at a compaction point: the summary and what left the model's view can be opened. */
+function renderCompaction(entry: CompactionEntry): HTMLElement {
+  const box = el('div', `compaction state-${entry.state}`);
+  box.setAttribute('role', 'separator');
+  const line = el('div', 'compaction-line');
+  line.appendChild(el('span', 'compaction-label', COMPACTION_LABEL[entry.state](entry.messages)));
+  if (entry.state === 'active') {
+    const undo = el('button', 'compaction-undo secondary', 'Undo compaction');
+    undo.type = 'button';
+    undo.title = 'Give the model the earlier messages again (if they still fit)';
+    undo.addEventListener('click', () => post({ type: 'undoCompaction' }));
+    line.appendChild(undo);
+  }
+  box.appendChild(line);
+  if (entry.summary) {
+    const summary = el('details', 'compaction-summary');
+    summary.appendChild(el('summary', undefined, 'Summary the model sees'));
+    const body = el('div', 'markdown');
+    markdownInto(body, entry.summary);
+    summary.appendChild(body);
+    box.appendChild(summary);
+  }
+  if (entry.dropped.length) {
+    const dropped = el('details', 'compaction-dropped');
+    dropped.appendChild(el('summary', undefined, `Dropped from the model's view (${entry.dropped.length})`));
+    const list = el('ul');
+    for (const text of entry.dropped) list.appendChild(el('li', undefined, text));
+    dropped.appendChild(list);
+    box.appendChild(dropped);
+  }
+  return box;
 }
 
 /** The last lines of a running tool's output (a live view; the full text is there when it ends). */

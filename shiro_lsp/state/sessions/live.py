@@ -6,7 +6,13 @@ from collections.abc import Callable
 
 from shiro_lsp.messages import Message, title_of
 from shiro_lsp.state.sessions.index import SessionSummary
-from shiro_lsp.state.sessions.record import SessionRecord, new_session_id, now_iso
+from shiro_lsp.state.sessions.record import (
+    SUMMARY_PREFIX,
+    Compaction,
+    SessionRecord,
+    new_session_id,
+    now_iso,
+)
 from shiro_lsp.state.todos import TaskList, Todo
 
 
@@ -34,6 +40,7 @@ class LiveSession:
         cached_input_tokens: int = 0,
         updated_at: str | None = None,
         custom_title: str | None = None,
+        compactions: list[Compaction] | None = None,
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self.id = id
@@ -49,6 +56,8 @@ class LiveSession:
         self.cost_usd = cost_usd
         self.cached_input_tokens = cached_input_tokens
         self.custom_title = custom_title
+        self.compactions: list[Compaction] = list(compactions or [])
+        self._summary_message: tuple[Compaction, Message] | None = None  # one dict per compaction
         self.on_change = on_change
         # `always` approval grants: per session, never saved; a new LiveSession starts with none.
         self.grants: set[str] = set()
@@ -74,6 +83,7 @@ class LiveSession:
             cost_usd=record.cost_usd,
             cached_input_tokens=record.cached_input_tokens,
             custom_title=record.custom_title,
+            compactions=record.compactions,
         )
 
     @property
@@ -90,7 +100,53 @@ class LiveSession:
 
     def replace(self, messages: list[Message]) -> None:
         self.messages = list(messages)
+        self.compactions = [c for c in self.compactions if c.at <= len(self.messages)]
         self.changed()
+
+    # --- the model's view: the last compaction's summary plus what followed it ---------------------
+
+    def model_messages(self) -> list[Message]:
+        """What the model is given of the history; ``messages`` keeps everything the user saw."""
+        if not self.compactions:
+            return self.messages
+        return [self._summary_of(self.compactions[-1]), *self.messages[self.compactions[-1].at :]]
+
+    def replace_model_view(self, messages: list[Message]) -> None:
+        """``replace`` for a list built from ``model_messages()``: the summary stays a marker."""
+        if not self.compactions:
+            self.replace(messages)
+            return
+        at = self.compactions[-1].at
+        self.messages = [*self.messages[:at], *messages[1:]]
+        self.changed()
+
+    def compact(self, summary: str) -> Compaction:
+        """From now on the model sees ``summary`` in place of every message so far."""
+        compaction = Compaction(len(self.messages), summary, now_iso())
+        self.compactions.append(compaction)
+        self.changed()
+        return compaction
+
+    def view_without_last_compaction(self) -> list[Message]:
+        """The model's view ``undo_compaction`` would bring back."""
+        if len(self.compactions) < 2:
+            return self.messages
+        earlier = self.compactions[-2]
+        return [self._summary_of(earlier), *self.messages[earlier.at :]]
+
+    def undo_compaction(self) -> Compaction | None:
+        if not self.compactions:
+            return None
+        undone = self.compactions.pop()
+        self.changed()
+        return undone
+
+    def _summary_of(self, compaction: Compaction) -> Message:
+        # The same dict each time: the estimator and the autosave cache messages by identity.
+        if self._summary_message is None or self._summary_message[0] is not compaction:
+            message: Message = {"role": "user", "content": SUMMARY_PREFIX + compaction.summary}
+            self._summary_message = (compaction, message)
+        return self._summary_message[1]
 
     def add_usage(
         self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
@@ -125,6 +181,7 @@ class LiveSession:
             todos=list(self.tasks.todos),
             messages=list(self.messages),
             custom_title=self.custom_title,
+            compactions=list(self.compactions),
         )
 
     def summary(self) -> SessionSummary:

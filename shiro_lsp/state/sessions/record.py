@@ -38,6 +38,34 @@ def check_id(reference: str) -> str:
     return text
 
 
+SUMMARY_PREFIX = "Summary of the session so far:\n\n"
+"""Begins the summary the model reads after a compaction; an older file that begins with it was
+compacted when /compact still replaced the history, and is read as a compaction at 0."""
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A compaction point: the model sees ``summary`` in place of ``messages[:at]`` (which are kept)."""
+
+    at: int
+    summary: str
+    created_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "summary": self.summary, "createdAt": self.created_at}
+
+    @classmethod
+    def from_json(cls, value: Any, count: int) -> Compaction:
+        if not isinstance(value, dict):
+            raise SessionFormatError('"compactions" must hold objects')
+        at, summary = value.get("at"), value.get("summary")
+        if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at <= count:
+            raise SessionFormatError('a compaction\'s "at" must be a message index')
+        if not isinstance(summary, str):
+            raise SessionFormatError('a compaction\'s "summary" must be text')
+        return cls(at, summary, _text(value, "createdAt", default=""))
+
+
 @dataclass(frozen=True)
 class SessionRecord:
     id: str
@@ -56,6 +84,8 @@ class SessionRecord:
     messages: list[Message] = field(default_factory=list)
     # A title the user gave (`shiro/session/rename`); None = the first prompt (``title_of``).
     custom_title: str | None = None
+    compactions: list[Compaction] = field(default_factory=list)
+    """Oldest first; the model's view is the last one's summary plus the messages after it."""
 
     def header_json(self) -> dict[str, Any]:
         """Every field but ``messages``, in the reference's key order."""
@@ -76,6 +106,8 @@ class SessionRecord:
         if self.cached_input_tokens:
             value["cachedInputTokens"] = self.cached_input_tokens
         value["notebook"] = {"todos": [t.to_json() for t in self.todos]}
+        if self.compactions:
+            value["compactions"] = [c.to_json() for c in self.compactions]
         return value
 
     def to_json(self) -> dict[str, Any]:
@@ -88,6 +120,11 @@ class SessionRecord:
             raise SessionFormatError("it does not hold a JSON object")
         messages = _messages_field(value)
         created_at = _text(value, "createdAt")
+        compactions = _compactions_field(value, len(messages))
+        if not compactions and _is_legacy_summary(messages):  # /compact before history was kept
+            compactions = [Compaction(0, messages[0]["content"][len(SUMMARY_PREFIX) :], created_at)]
+            messages = messages[1:]
+            value = {k: v for k, v in value.items() if k != "title"}  # the summary is not the title
         notebook = value.get("notebook")
         if notebook is not None and not isinstance(notebook, dict):
             raise SessionFormatError('"notebook" must be an object with a "todos" list')
@@ -109,7 +146,25 @@ class SessionRecord:
             todos=restore_todos((notebook or {}).get("todos")),
             messages=messages,
             custom_title=custom_title or None,
+            compactions=compactions,
         )
+
+
+def _compactions_field(value: dict[str, Any], count: int) -> list[Compaction]:
+    found = value.get("compactions", [])
+    if not isinstance(found, list):
+        raise SessionFormatError('"compactions" must be a list')
+    return [Compaction.from_json(item, count) for item in found]
+
+
+def _is_legacy_summary(messages: list[Message]) -> bool:
+    first = messages[0] if messages else None
+    return (
+        first is not None
+        and first.get("role") == "user"
+        and isinstance(first.get("content"), str)
+        and first["content"].startswith(SUMMARY_PREFIX)
+    )
 
 
 def _text(value: dict[str, Any], key: str, default: str | None = None) -> str:

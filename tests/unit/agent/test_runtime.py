@@ -94,13 +94,15 @@ async def test_a_missing_key_fails_the_chat_with_a_clear_message(tmp_path: Path)
     assert outcome.stop_reason == "error" and outcome.error and "API key" in outcome.error
 
 
-async def test_compact_replaces_the_history_with_the_models_summary(shiro: Shiro) -> None:
+async def test_compact_gives_the_model_the_summary_and_keeps_the_history(shiro: Shiro) -> None:
     client = ScriptedClient(Reply("an answer"), Reply("SUMMARY: we said hello"))
     runtime, frontend = started(shiro, client)
     await runtime.submit("hello").future
     before, after = await runtime.compact()
     assert (before, after) == (2, 1)
-    assert "SUMMARY: we said hello" in json.dumps(shiro.sessions.current.messages)
+    session = shiro.sessions.current
+    assert "SUMMARY: we said hello" in json.dumps(session.model_messages())
+    assert [m["role"] for m in session.messages] == ["user", "assistant"]
     assert frontend.meters  # the meter follows the shorter history
 
 

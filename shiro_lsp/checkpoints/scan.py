@@ -32,7 +32,7 @@ from shiro_lsp.errors import ToolError
 from shiro_lsp.fs import jail
 from shiro_lsp.fs.ignore import _is_ignored, _Rules, _rules_in
 from shiro_lsp.fs.secrets import is_secret_file
-from shiro_lsp.fs.watch import Drained, Watcher
+from shiro_lsp.fs.watch import Drained, TreeWatch
 from shiro_lsp.state.atomic import write_bytes_atomic
 from shiro_lsp.state.checkpoints import BlobStore, FileState, sha256
 
@@ -169,7 +169,7 @@ class WorkspaceScanner:
         self.exclude = Path(os.path.realpath(exclude)) if exclude else None
         self._cache: dict[str, list[Any]] | None = None
         self._rules: dict[str, tuple[tuple[int, int], list[_Rules]]] = {}
-        self._watcher: Watcher | None = None
+        self._watcher: TreeWatch | None = None
         self._index: dict[str, Key] | None = None
         """Walk mode with a watcher: every file as of the last look, kept current by its events."""
         self._links: dict[str, str] = {}
@@ -246,7 +246,7 @@ class WorkspaceScanner:
         files: dict[str, Key],
         skipped: list[str],
         links: dict[str, str],
-        watcher: Watcher | None,
+        watcher: TreeWatch | None,
     ) -> bool:
         pending: list[tuple[Path, str, list[_Rules]]] = [(top, top_rel, top_stack)]
         truncated = False
@@ -303,7 +303,7 @@ class WorkspaceScanner:
                     return self._index, self._links, touched
             self._watcher.close()
             self._watcher, self._index = None, None
-        watcher = Watcher.create() if self.watch else None
+        watcher = TreeWatch.create() if self.watch else None
         files: dict[str, Key] = {}
         skipped: list[str] = []
         links: dict[str, str] = {}

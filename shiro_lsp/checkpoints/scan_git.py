@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shiro_lsp.fs.ignore import _is_ignored, _Rules
-from shiro_lsp.fs.watch import Watcher
+from shiro_lsp.fs.watch import TreeWatch
 
 GIT_TIMEOUT_S = 60
 MAX_PATHSPECS = 2000
@@ -153,7 +153,7 @@ class GitWatch:
         """A ``git status --ignored=matching`` of these workspace-relative paths (None: all)."""
         self._rules = rules
         self.exclude = exclude
-        self.watcher: Watcher | None = None
+        self.watcher: TreeWatch | None = None
         self.listing: dict[str, GitEntry] | None = None
         self._stacks: dict[str, list[_Rules]] = {}
         """The ignore rules in force in each watched directory."""
@@ -284,7 +284,7 @@ class GitWatch:
         if self._unwatchable:
             return
         self._locate()
-        self.watcher = Watcher.create()
+        self.watcher = TreeWatch.create()
         self._stacks, self._skipped = {}, set()
         if self.watcher is None:
             self._unwatchable = True

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, parse_status, run_git
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs import jail
-from shiro_lsp.fs.ignore import _is_ignored, _Rules, _rules_in
+from shiro_lsp.fs.ignore import IgnoreRules, is_ignored_by, rules_in
 from shiro_lsp.fs.secrets import is_secret_file
 from shiro_lsp.fs.watch import Drained, TreeWatch
 from shiro_lsp.state.atomic import write_bytes_atomic
@@ -168,12 +168,12 @@ class WorkspaceScanner:
         self.cache_path = cache_path
         self.exclude = Path(os.path.realpath(exclude)) if exclude else None
         self._cache: dict[str, list[Any]] | None = None
-        self._rules: dict[str, tuple[tuple[int, int], list[_Rules]]] = {}
+        self._rules: dict[str, tuple[tuple[int, int], list[IgnoreRules]]] = {}
         self._watcher: TreeWatch | None = None
         self._index: dict[str, Key] | None = None
         """Walk mode with a watcher: every file as of the last look, kept current by its events."""
         self._links: dict[str, str] = {}
-        self._stacks: dict[str, list[_Rules]] = {}
+        self._stacks: dict[str, list[IgnoreRules]] = {}
         """The ignore rules in force in each walked directory."""
         self._skipped: list[str] = []
         self._truncated = False
@@ -213,7 +213,7 @@ class WorkspaceScanner:
 
     # -- walking
 
-    def _ignore_rules(self, directory: Path, rel: str, names: set[str]) -> list[_Rules]:
+    def _ignore_rules(self, directory: Path, rel: str, names: set[str]) -> list[IgnoreRules]:
         sources: list[str] = [n for n in (".gitignore", ".shiroignore") if n in names]
         if rel == "" and (directory / ".git" / "info" / "exclude").is_file():
             sources.append(".git/info/exclude")
@@ -227,7 +227,7 @@ class WorkspaceScanner:
         cached = self._rules.get(rel)
         if cached is not None and cached[0] == signature:
             return cached[1]
-        rules = _rules_in(directory, rel, with_exclude=rel == "")
+        rules = rules_in(directory, rel, with_exclude=rel == "")
         self._rules[rel] = (signature, rules)
         return rules
 
@@ -242,13 +242,13 @@ class WorkspaceScanner:
         self,
         top: Path,
         top_rel: str,
-        top_stack: list[_Rules],
+        top_stack: list[IgnoreRules],
         files: dict[str, Key],
         skipped: list[str],
         links: dict[str, str],
         watcher: TreeWatch | None,
     ) -> bool:
-        pending: list[tuple[Path, str, list[_Rules]]] = [(top, top_rel, top_stack)]
+        pending: list[tuple[Path, str, list[IgnoreRules]]] = [(top, top_rel, top_stack)]
         truncated = False
         while pending:
             directory, rel, stack = pending.pop()
@@ -272,11 +272,11 @@ class WorkspaceScanner:
                             continue
                         if self.exclude is not None and Path(entry.path) == self.exclude:
                             continue
-                        if stack and _is_ignored(child, True, stack):
+                        if stack and is_ignored_by(child, True, stack):
                             continue
                         pending.append((Path(entry.path), child, stack))
                     elif entry.is_file(follow_symlinks=False):
-                        if stack and _is_ignored(child, False, stack):
+                        if stack and is_ignored_by(child, False, stack):
                             continue
                         if len(files) >= MAX_FILES:
                             truncated = True
@@ -284,7 +284,7 @@ class WorkspaceScanner:
                         st = entry.stat(follow_symlinks=False)
                         files[child] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
                     elif entry.is_symlink():
-                        if stack and _is_ignored(child, False, stack):
+                        if stack and is_ignored_by(child, False, stack):
                             continue
                         links[child] = os.readlink(entry.path)
                 except OSError:
@@ -352,7 +352,7 @@ class WorkspaceScanner:
             stack = self._stacks.get(parent)
             if stack is None:
                 continue  # inside a new directory already walked below, or not watched
-            if name in SKIPPED_DIRS or (stack and _is_ignored(new, True, stack)):
+            if name in SKIPPED_DIRS or (stack and is_ignored_by(new, True, stack)):
                 continue
             if self.exclude is not None and self.root / new == self.exclude:
                 continue
@@ -370,7 +370,7 @@ class WorkspaceScanner:
             if name in RULE_FILES:
                 return None  # the ignore rules changed: walk again
             stack = self._stacks.get(parent, [])
-            if stack and _is_ignored(rel, False, stack):
+            if stack and is_ignored_by(rel, False, stack):
                 continue
             try:
                 st = os.lstat(self.root / rel)

@@ -31,7 +31,7 @@ from filelock import FileLock, Timeout
 
 from shiro_lsp.errors import Conflict
 from shiro_lsp.fs import locks
-from shiro_lsp.state.paths import project_key
+from shiro_lsp.state.paths import StatePaths, project_key
 
 RESERVATION_TIMEOUT_S = 60.0
 
@@ -40,7 +40,7 @@ _held: ContextVar[frozenset[str]] = ContextVar("shiro_workspace_reservations", d
 
 def reservation_lock_path(root: Path, workspace: str) -> Path:
     """Keyed by the resolved path, so two spellings of one folder share a reservation."""
-    return root / "locks" / f"workspace-{project_key(os.path.realpath(workspace))}.lock"
+    return StatePaths(root).workspace_lock(project_key(os.path.realpath(workspace)))
 
 
 def _busy(workspace: str, timeout: float) -> Conflict:

@@ -48,8 +48,8 @@ from shiro_lsp.messages import Message
 from shiro_lsp.providers.types import (
     ModelClient,
     ModelRequest,
-    Notice,
     ProviderError,
+    ProviderNotice,
     ReasoningDelta,
     Retrying,
     StepFinished,
@@ -58,6 +58,7 @@ from shiro_lsp.providers.types import (
     ToolInputStart,
     Usage,
 )
+from shiro_lsp.providers.wire import loose_tool_input
 from shiro_lsp.tools import ToolContext, ToolRegistry, ToolSpec, parse_arguments, sandbox
 from shiro_lsp.tools.base import WriteRecorder
 
@@ -411,7 +412,7 @@ class Turn:
             elif isinstance(event, ToolCallReady):
                 step.calls.append(event)
                 self._native_call_seen()
-            elif isinstance(event, Notice):
+            elif isinstance(event, ProviderNotice):
                 self.emit(ev.Notice(event.text))
             elif isinstance(event, Retrying):
                 self.emit(ev.Retry(event.attempt, event.max_attempts, event.delay_seconds, event.reason))
@@ -540,7 +541,7 @@ class Turn:
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
             self.emit(
-                ev.ToolCall(call.call_id, call.name, _loose_json(call.arguments), self._origin_tag(call))
+                ev.ToolCall(call.call_id, call.name, loose_tool_input(call.arguments), self._origin_tag(call))
             )
             return self._tool_error(call, error.message)
         self.emit(ev.ToolCall(call.call_id, call.name, input, self._origin_tag(call)))
@@ -752,10 +753,3 @@ def _result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict
         "toolName": call.name,
         "output": {"type": "error-text" if error else "text", "value": text},
     }
-
-
-def _loose_json(text: str) -> Any:
-    try:
-        return json.loads(text) if text else {}
-    except json.JSONDecodeError:
-        return text

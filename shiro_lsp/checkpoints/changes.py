@@ -76,7 +76,7 @@ def is_binary(data: bytes | None) -> bool:
     return False
 
 
-def text_of(data: bytes | None) -> str | None:
+def as_text(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", errors="replace")
 
 
@@ -582,7 +582,7 @@ class Checkpoints:
             before = change.after
         large = max(len(before or b""), len(change.after or b"")) > PREVIEW_MAX_BYTES
         binary = large or is_binary(before) or is_binary(change.after)
-        show = large_summary_of if large else summary_of if binary else text_of
+        show = large_summary_of if large else summary_of if binary else as_text
         return {
             "path": change.path,
             "before": show(before),
@@ -593,7 +593,7 @@ class Checkpoints:
 
     def row(self, path: str, record: FileRecord, before: bytes | None, now: bytes | None) -> ChangedFile:
         binary = is_binary(before) or is_binary(now)
-        added, deleted = (0, 0) if binary else diffs.counts(text_of(before) or "", text_of(now) or "")
+        added, deleted = (0, 0) if binary else diffs.counts(as_text(before) or "", as_text(now) or "")
         return ChangedFile(
             path, record.status, record.moved_from, added, deleted, record.reviewed, binary, record.counts
         )
@@ -611,7 +611,7 @@ class Checkpoints:
                 files.append(self.row(path, record, before, after))
                 parts.append(f"Binary file {path} changed\n")
                 continue
-            added, deleted, text = diffs.card(text_of(before), text_of(after), path)
+            added, deleted, text = diffs.card(as_text(before), as_text(after), path)
             files.append(
                 ChangedFile(path, record.status, record.moved_from, added, deleted, record.reviewed, False)
             )
@@ -682,7 +682,7 @@ class Checkpoints:
         before, now = self.bytes_of(source.before), self.read_now(rel)
         if is_binary(before) or is_binary(now):
             return FileDiff(rel, summary_of(before), summary_of(now), True, [])
-        before_text, now_text = text_of(before), text_of(now)
+        before_text, now_text = as_text(before), as_text(now)
         return FileDiff(rel, before_text, now_text, False, diffs.hunks(before_text or "", now_text or ""))
 
     def undo(self, session_id: str, path: str, task_id: str | None, hunks: list[int] | None) -> UndoOutcome:
@@ -717,7 +717,7 @@ class Checkpoints:
         if is_binary(before) or is_binary(now):
             raise BadParams(f"{rel} is a binary file: undo it whole (leave out hunks).")
         try:
-            reverted = diffs.revert(text_of(before) or "", text_of(now) or "", hunks)
+            reverted = diffs.revert(as_text(before) or "", as_text(now) or "", hunks)
         except IndexError as error:
             raise BadParams(f"{rel}: {error}; get them again with shiro/changes/diff.") from None
         data = reverted.encode("utf-8")

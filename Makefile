@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv run serve stdio test test-py test-unit test-real client-test e2e lint fix typecheck protocol bench clean
+.PHONY: help venv run serve stdio test test-py test-unit test-real client-test e2e lint fix typecheck protocol bench eval clean
 
 ## make help: this list
 help:
@@ -35,18 +35,18 @@ serve: $(STAMP)
 
 ## make lint: ruff (check + format check), the layer rules (import-linter), dead code (vulture) and dependencies (deptry); all configured in pyproject.toml
 lint: $(STAMP)
-	$(VENV)/bin/ruff check shiro_lsp tests bench
-	$(VENV)/bin/ruff format --check shiro_lsp tests bench
+	$(VENV)/bin/ruff check shiro_lsp tests bench eval
+	$(VENV)/bin/ruff format --check shiro_lsp tests bench eval
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/vulture
 	$(VENV)/bin/deptry .
 
 ## make fix: ruff's fixes and formatting applied
 fix: $(STAMP)
-	$(VENV)/bin/ruff check --fix shiro_lsp tests bench
-	$(VENV)/bin/ruff format shiro_lsp tests bench
+	$(VENV)/bin/ruff check --fix shiro_lsp tests bench eval
+	$(VENV)/bin/ruff format shiro_lsp tests bench eval
 
-## make typecheck: mypy --strict over shiro_lsp
+## make typecheck: mypy --strict over shiro_lsp and eval
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
@@ -86,6 +86,13 @@ test: lint typecheck test-py client-test e2e
 ## make bench: the benchmarks, as ratios against baselines measured in the same run
 bench: $(STAMP)
 	$(PY) -m bench
+
+## make eval: real coding tasks (eval/tasks) done by Shiro, Aider and qwen-code against one model server, as a
+## table of pass rates and ratios to Shiro (not part of `make test`; see eval/README.md). Without EVAL_URL it
+## uses or starts llama-server on 127.0.0.1:8091 (scripts/realmodel; EVAL_SETUP=1 builds it first).
+##   make eval [EVAL_URL=… EVAL_MODEL=…] [MODEL=qwen15|qwen05] [TEMPLATE=stock|fenced] [RUNS=3] [TASKS=a,b] [HARNESS=shiro,aider]
+eval: $(STAMP)
+	bash scripts/eval.sh
 
 ## make clean: remove the venv and caches
 clean:

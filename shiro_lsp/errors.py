@@ -187,3 +187,9 @@ def describe_problem(error: ErrorDetails, whole: str = "the input", style: Style
 def describe_problems(error: ValidationError, whole: str = "the input", style: Style = "sentence") -> str:
     """Every problem of a validation error, in order, joined with ``; ``."""
     return "; ".join(describe_problem(e, whole, style) for e in error.errors())
+
+
+def os_error_text(error: OSError) -> str:
+    """An OS error as a person (or a model) reads it: what went wrong, and on which file."""
+    where = f": {error.filename}" if error.filename else ""
+    return f"{error.strerror or error}{where}"

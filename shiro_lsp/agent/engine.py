@@ -29,7 +29,7 @@ from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.permissions import Grants, Origin, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
-from shiro_lsp.agent.prompt import COMPACT_OMITTED, compact_spec
+from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
 from shiro_lsp.agent.text_tools import (
     TextHold,
     ToolCallFormat,
@@ -41,8 +41,11 @@ from shiro_lsp.agent.text_tools import (
     tool_outputs,
     tools_prompt,
 )
+from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
+from shiro_lsp.agent.turn_guards import TurnGuard, nudge_message
+from shiro_lsp.agent.workspace_view import VIEW_KEY, with_changes, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
-from shiro_lsp.errors import ToolError
+from shiro_lsp.errors import ShiroError, ToolError, os_error_text
 from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.types import (
@@ -208,8 +211,9 @@ def plan_turn(
 ) -> TurnPlan:
     """The read-only variants are offered the plan-safe tools, the others every registered tool."""
     offered = registry.read_only() if variant.read_only else registry.names()
-    left_out = hidden | COMPACT_OMITTED if compact else hidden
-    tools = tuple(name for name in offered if name not in left_out)
+    tools = tuple(
+        name for name in offered if name not in hidden and (not compact or offered_when_compact(name))
+    )
     specs = registry.specs(tools)
     if compact:
         specs = [compact_spec(spec) for spec in specs]
@@ -241,6 +245,8 @@ class TurnSetup:
     tool_call_format: ToolCallFormat = "auto"
     context_window: int | None = None
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    workspace_view: str = ""
+    """What the turn's user message carries of the workspace (``workspace_view``); '' for none."""
 
     def bash_warning(self) -> str:
         """What a bash approval card says about where the command runs (sandboxed or not)."""
@@ -309,9 +315,19 @@ class Turn:
         """auto: the model made a native call, so its text is text from then on (text_tools.py)."""
         self.text_calls: set[str] = set()
         """The ids of the calls read from the model's text."""
+        self.guard = TurnGuard("", setup.workspace, can_run_commands=False)
+        """Whether a step without tool calls may end the turn (set up by ``run``)."""
 
     async def run(self, text: str) -> TurnOutcome:
-        self.history.append({"role": "user", "content": text})
+        message: Message = {"role": "user", "content": text}
+        if self.setup.workspace_view:
+            message[VIEW_KEY] = self.setup.workspace_view
+        self.history.append(message)
+        plan = self.setup.plan
+        can_run = "bash" in plan.tools and "bash" not in plan.hidden
+        self.guard = TurnGuard(
+            text, self.setup.workspace, can_run_commands=can_run, tools=frozenset(plan.tools)
+        )
         try:
             return await self._loop()
         except asyncio.CancelledError:
@@ -327,15 +343,28 @@ class Turn:
                 self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
+                if await self._send_back(step.message):
+                    continue
                 self.emit(self._done())
                 return self._outcome("done")
-            await self._run_tools(step.calls)
+            results = await self._run_tools(step.calls)
+            self.guard.saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
             if self.stopped_by_repeat:
                 self.emit(self._done())
                 return self._outcome("done")
         self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
         self.emit(self._done())
         return self._outcome("done")
+
+    async def _send_back(self, answer: Message | None) -> bool:
+        """A step ended without tool calls but with the work undone: send the model back once."""
+        nudge = await asyncio.to_thread(self.guard.after_answer, answer)  # it may read named files
+        if nudge is None:
+            return False
+        instruction, why = nudge
+        self.emit(ev.Notice(NUDGE_NOTICE.format(why=why)))
+        self.history.append(nudge_message(instruction))
+        return True
 
     # --- one model call ------------------------------------------------------------------------
 
@@ -356,7 +385,7 @@ class Turn:
             if wire.compacted and not self.compacted_reported:
                 self.compacted_reported = True
                 self.emit(ev.Compacted(wire.before, wire.after))
-            messages = with_reminder(wire.messages, reminder)
+            messages = with_reminder(with_workspace_views(wire.messages), reminder)
             request = ModelRequest(
                 model=self.setup.model,
                 instructions=sent_instructions,
@@ -491,7 +520,7 @@ class Turn:
 
     # --- tool calls ----------------------------------------------------------------------------
 
-    async def _run_tools(self, calls: list[ToolCallReady]) -> None:
+    async def _run_tools(self, calls: list[ToolCallReady]) -> list[dict[str, Any]]:
         """The step's calls, one after the other. The workspace reservation taken for a mutating
         call is kept for the next one when that one is mutating too and needs no approval, so
         the checkpoint's look after a call also serves as the next call's look before it."""
@@ -499,11 +528,21 @@ class Turn:
         try:
             for i, call in enumerate(calls):
                 following = calls[i + 1].name if i + 1 < len(calls) else None
-                results.append(await self._run_tool(call, following))
+                results.append(await self._run_guarded(call, following))
         finally:
             await self._give_back()
             if results:
                 self.history.append({"role": "tool", "content": results})
+        return results
+
+    async def _run_guarded(self, call: ToolCallReady, following: str | None) -> dict[str, Any]:
+        """One call; an OS, jail or state error anywhere in its pipeline (permission, preview,
+        checkpoint, the tool) is that call's tool error, and the step's other calls still run."""
+        try:
+            return await self._run_tool(call, following)
+        except (OSError, ShiroError, ToolError) as error:
+            log.warning("%s failed outside its tool: %s", call.name, error)
+            return self._tool_error(call, self.setup.redactor.redact(_message_of(error)))
 
     def _mutating(self, tool_name: str | None) -> bool:
         return tool_name is not None and self.setup.plan.registry.is_mutating(tool_name)
@@ -583,6 +622,8 @@ class Turn:
             return self._tool_error(call, redact(error.message), changed)
         diff, files = _change_fields(changed)
         self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
+        if diff and self.setup.plan.compact:  # a small model sees what its call did to the files
+            output = with_changes(output, redact(diff))
         if count > 1:
             times = "once before" if count == 2 else f"{count - 1} times before"
             return _result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)
@@ -604,6 +645,8 @@ class Turn:
             log.warning("checkpoint before %s failed: %s", tool_name, error)
             self.emit(ev.Notice(f"Could not record a checkpoint before {tool_name}: {error}"))
             return None
+        except ShiroError as error:  # the jail refused a path: the call is not run unrecorded
+            raise ToolError(error.message) from error
 
     async def _settle(self, watch: Any, prepare: str | None = None) -> ToolChangesLike | None:
         changes = self.setup.changes
@@ -611,8 +654,9 @@ class Turn:
             return None
         try:
             return await changes.after(watch, prepare)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, ShiroError, ToolError) as error:  # the call itself did run
             log.warning("checkpoint after a tool failed: %s", error)
+            self.emit(ev.Notice(f"Could not record what the call changed: {_message_of(error)}"))
             return None
 
     def _tool_error(
@@ -753,3 +797,12 @@ def _result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict
         "toolName": call.name,
         "output": {"type": "error-text" if error else "text", "value": text},
     }
+
+
+def _message_of(error: BaseException) -> str:
+    """What the model and the user read of an error: its message, or an OS error's text and file."""
+    if isinstance(error, ShiroError | ToolError):
+        return error.message
+    if isinstance(error, OSError):
+        return os_error_text(error)
+    return str(error)

@@ -48,11 +48,11 @@ def git_root(workspace: Path) -> Path:
 
 
 def _read(path: Path, cap: int = FILE_CAP) -> str | None:
-    if not path.is_file() or path.is_symlink():
-        return None
     try:
+        if not path.is_file() or path.is_symlink():
+            return None
         text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    except OSError:  # a path under a folder the model named can be anything, too long included
         return None
     if len(text) > cap:
         text = text[:cap] + f"\n... [cut: the file has {len(text)} characters, the first {cap} are shown]"
@@ -79,7 +79,7 @@ def instruction_files(workspace: Path, touched: Iterable[Path] = ()) -> list[Pat
         found.append(rules)
     nested: list[Path] = []
     for file in sorted(set(touched)):
-        folder = file if file.is_dir() else file.parent
+        folder = file if _is_dir(file) else file.parent
         try:
             folder.relative_to(workspace)
         except ValueError:
@@ -87,6 +87,14 @@ def instruction_files(workspace: Path, touched: Iterable[Path] = ()) -> list[Pat
         for step in _folders_between(workspace, folder)[1:]:
             nested += [step / name for name in NESTED_FILES if step / name not in nested]
     return found + nested
+
+
+def _is_dir(path: Path) -> bool:
+    """A path the model named may be anything: too long for the file system, unreadable, a loop."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def build_block(workspace: Path, touched: Iterable[Path] = ()) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from shiro_lsp.tools import KNOWN_SPECS
 from shiro_lsp.tools.base import ToolSpec
 
 
@@ -79,7 +80,7 @@ def how_to_work(tools: Sequence[ToolSpec], can_ask: bool) -> list[str]:
 HOW_TO_REPLY = [
     "How to reply:",
     "- Lead with the outcome. No preamble, no restating the question.",
-    "- Markdown is rendered: use code blocks with a language for code, and paths as `path/to/file`.",
+    "- Markdown is rendered: use code blocks with a language for code, and backticks for paths.",
     "- Report failures as they are; never claim a test passed that you did not run.",
 ]
 
@@ -127,22 +128,26 @@ def build_system_prompt(parts: PromptParts) -> str:
 
 # --- the compact variant, for models with a small context window -------------------------------
 
-COMPACT_OMITTED = frozenset({"read_many_files", "multi_edit", "git_log", "git_show", "git_blame", "forget"})
-"""Tools a small model is not offered: each has a simpler stand-in (read_file, edit_file, git_diff...)."""
+COMPACT_TOOLS = frozenset({"read_file", "write_file", "edit_file", "list_dir", "grep", "bash", "todo_write"})
+"""The built-in tools a small model is offered: few tools it uses well (bash stands in for git, moves
+and deletes; list_dir and grep for glob). Tools from MCP servers or extensions are still offered."""
+
+
+def offered_when_compact(name: str) -> bool:
+    return name in COMPACT_TOOLS or name not in KNOWN_SPECS
+
+
 COMPACT_DESCRIPTIONS = {
     "read_file": "Read a text file (numbered lines).",
     "write_file": "Create or overwrite a whole file.",
     "edit_file": "Replace an exact string (once) in a file.",
     "list_dir": "List a folder's tree.",
-    "glob": "Find files by glob pattern.",
     "grep": "Search file contents by regex.",
     "bash": "Run a shell command in the workspace.",
-    "git_status": "Git status.",
-    "git_diff": "Git diff of uncommitted changes.",
     "todo_write": "Replace your task list (send all tasks).",
-    "remember": "Save a lasting fact about this project.",
-    "recall": "Search saved project facts.",
 }
+COMPACT_DROPPED_PARAMETERS = frozenset({"includeIgnored", "timeout"})
+"""Optional parameters a small model is not shown (their defaults serve it)."""
 _SCHEMA_KEYS = frozenset({"type", "properties", "required", "items", "enum"})
 
 
@@ -155,7 +160,11 @@ def compact_schema(schema: object) -> object:
     out: dict[str, object] = {}
     for key, value in schema.items():
         if key == "properties" and isinstance(value, dict):
-            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+            out[key] = {
+                name: compact_schema(sub)
+                for name, sub in value.items()
+                if name not in COMPACT_DROPPED_PARAMETERS
+            }
         elif key in _SCHEMA_KEYS:
             out[key] = compact_schema(value)
     return out

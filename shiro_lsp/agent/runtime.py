@@ -39,6 +39,7 @@ from shiro_lsp.agent.prompt import (
     build_system_prompt,
     is_git_workspace,
 )
+from shiro_lsp.agent.workspace_view import VIEW_KEY, budget_for, workspace_view
 from shiro_lsp.checkpoints.changes import Checkpoints, TurnChanges, TurnChangesView
 from shiro_lsp.config import Settings, ToolCallFormat, secret_values
 from shiro_lsp.context.estimate import estimate_text
@@ -70,8 +71,9 @@ CHANGED_WHILE_COMPACTING = (
     "The session changed while it was being compacted, so nothing was replaced. Run /compact again."
 )
 COMPACT_FAILED = "Could not compact the session; it is unchanged."
-SMALL_CONTEXT_WINDOW = 16_384
-"""Below this window (tokens) the compact system prompt and tool descriptions are used."""
+SMALL_CONTEXT_WINDOW = 32_768
+"""Up to this window (tokens) the compact system prompt, tools and the workspace view are used: the
+8k-32k windows local models run with (a 16k window's first request stays under 1,500 tokens)."""
 WINDOW_FILL = 0.75
 """Share of a known context window the history may fill before pruning (the rest: the answer)."""
 WINDOW_LOOKUP_TIMEOUT_S = 3.0
@@ -221,7 +223,7 @@ class AgentRuntime:
 
     def is_small_model(self) -> bool:
         window = self.context_window()
-        return window is not None and window < SMALL_CONTEXT_WINDOW
+        return window is not None and window <= SMALL_CONTEXT_WINDOW
 
     def hidden_tools(self, registry: ToolRegistry, policy: PermissionPolicy) -> frozenset[str]:
         """Tools not to offer: git outside a repository; headless without --yolo, those only a person could allow."""
@@ -259,9 +261,17 @@ class AgentRuntime:
             variant(agent or s.agent, s.thinking), registry, hidden, compact=self.is_small_model()
         )
 
-    def system_prompt(self, plan: TurnPlan, notes_block: str = "", instructions: str | None = None) -> str:
-        """``instructions`` is the turn's project-instructions block; None reads it here (blocking)."""
-        memory_block = self.memory.boot_block() if self.memory is not None else ""
+    def system_prompt(
+        self,
+        plan: TurnPlan,
+        notes_block: str = "",
+        instructions: str | None = None,
+        memory_block: str | None = None,
+    ) -> str:
+        """``instructions`` is the turn's project-instructions block, ``memory_block`` the memory it
+        started with; None reads them here (blocking)."""
+        if memory_block is None:
+            memory_block = self.memory_block()
         if instructions is None:
             instructions = build_block(self.workspace)
         build = build_compact_system_prompt if plan.compact else build_system_prompt
@@ -278,6 +288,9 @@ class AgentRuntime:
                 appendix=plan.variant.appendix,
             )
         )
+
+    def memory_block(self) -> str:
+        return self.memory.boot_block() if self.memory is not None else ""
 
     def task_reminder(self) -> str:
         """The live task list as the model reads it after the conversation ('' when empty)."""
@@ -340,6 +353,7 @@ class AgentRuntime:
             else None
         )
         setup.changes = changes
+        setup.workspace_view = await self._workspace_view(setup, session, ticket.text)
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         try:
             outcome = await turn.run(ticket.text)
@@ -384,9 +398,18 @@ class AgentRuntime:
         plan = self.plan(ticket.agent)
         self._sync_window()
 
+        memory_block: str | None = None  # read at the first step: a `remember` later in the turn
+        # must not change the system prompt (the provider's prompt cache serves an identical prefix)
+
+        def build(block: str) -> str:
+            nonlocal memory_block
+            if memory_block is None:
+                memory_block = self.memory_block()
+            return self.system_prompt(plan, notes_block, block, memory_block)
+
         async def prompt() -> str:
             block = await instructions.refresh()  # nested AGENTS.md of the folders touched so far
-            return await asyncio.to_thread(self.system_prompt, plan, notes_block, block)
+            return await asyncio.to_thread(build, block)
 
         async def approve(request: ApprovalRequest) -> Decision | Answer:
             if not self.can_ask:
@@ -428,6 +451,16 @@ class AgentRuntime:
         if endpoint in self._text_only:
             return "text"
         return "native" if endpoint in self._native else "auto"
+
+    async def _workspace_view(self, setup: TurnSetup, session: LiveSessionLike, text: str) -> str:
+        """What a small model is shown of the workspace with this message: the files (in a session's
+        first view only) and the content of the files the message names."""
+        if not setup.plan.compact or setup.context_window is None:
+            return ""
+        budget = budget_for(setup.context_window)
+        if any(message.get(VIEW_KEY) for message in session.messages):
+            budget = replace(budget, overview=False)
+        return await asyncio.to_thread(workspace_view, self.workspace, text, budget, setup.redactor.redact)
 
     def grants(self, session: LiveSessionLike) -> Grants:
         """`always` grants last until the session changes (new, resume, clear); they are never saved."""

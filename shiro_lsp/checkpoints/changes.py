@@ -7,7 +7,9 @@ about to change; ``changes``/``diff``/``undo``/``keep``/``listing``/``restore`` 
 
 Never lose the user's work: undo and restore write a file only when it still holds what Shiro
 last wrote there. Anything else (the user edited it, a formatter ran) is a conflict: reported,
-and the file is left as it is.
+and the file is left as it is. A file they have no earlier bytes for (a secrets file, one over the
+scan's size limit) or that the user saved in the editor while the turn ran is "not covered": said
+in the turn's changes and at restore, and never written, deleted or truncated by them.
 
 Methods are blocking (files, hashing); the async ones hop to a thread themselves.
 """
@@ -18,6 +20,7 @@ import asyncio
 import logging
 import os
 import stat
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +43,8 @@ from shiro_lsp.state.checkpoints import (
     RestoreMode,
     capture,
     last_touching,
-    latest_states,
     left_states,
+    restore_targets,
     same,
     sha256,
     state_of,
@@ -62,6 +65,7 @@ PREVIEW_MAX_BYTES = 512 * 1024
 INLINE_BLOB_BYTES = 256 * 1024
 """An edited file's earlier bytes up to this size go into the journal record, not a file of its own."""
 CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
+NOT_COVERED_TEXT = "{path} is not covered ({why}), so it was left as it is."
 
 
 def is_binary(data: bytes | None) -> bool:
@@ -110,6 +114,8 @@ class ChangedFile:
     binary: bool
     turn_counts: tuple[int, int] | None = None
     """What the turn itself added/deleted (``additions``/``deletions`` compare with the file now)."""
+    not_covered: str | None = None
+    """Why undo and restore leave this file as it is (:attr:`FileRecord.not_covered`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The wire shape (``ChangedFile`` in server/protocol.py)."""
@@ -124,6 +130,8 @@ class ChangedFile:
         }
         if self.turn_counts is not None:
             out["turnAdditions"], out["turnDeletions"] = self.turn_counts
+        if self.not_covered is not None:
+            out["notCovered"] = self.not_covered
         return out
 
 
@@ -167,6 +175,8 @@ class RestoreOutcome:
     conflicts: list[str]
     redo_id: str | None
     messages_removed: int = 0
+    not_covered: list[str] = field(default_factory=list)
+    """Paths left as they are because the checkpoint cannot put them back (not covered)."""
 
 
 @dataclass(frozen=True)
@@ -199,7 +209,34 @@ class _Watch:
     modes: dict[str, int] = field(default_factory=dict)
     """The mode each file had when the plan read it."""
     snapshot: Snapshot | None = None
+    saves_mark: int = 0
+    """The user's saves (:class:`UserSaves`) counted when the snapshot was taken."""
     recorder: _Recorder | None = None
+
+
+class UserSaves:
+    """The files the user saved in the editor (``textDocument/didSave``), numbered as they arrive:
+    a turn takes a mark before a command's snapshot and asks which were saved since. A save is the
+    sign of the user's own write; a ``didChange`` alone is not (it also comes when the editor
+    reloads a file a command changed, and unsaved edits never reach the disk)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+        self._last: dict[str, int] = {}
+
+    def saved(self, path: str) -> None:
+        with self._lock:
+            self._count += 1
+            self._last[path] = self._count
+
+    def mark(self) -> int:
+        with self._lock:
+            return self._count
+
+    def since(self, mark: int) -> list[str]:
+        with self._lock:
+            return [path for path, number in self._last.items() if number > mark]
 
 
 class _Recorder:
@@ -398,7 +435,8 @@ class TurnChanges:
         return watch
 
     def _before_scan(self) -> _Watch:
-        return _Watch(snapshot=self.owner.scanner.snapshot())
+        mark = self.owner.saves.mark()  # first: a save during the snapshot counts as the user's
+        return _Watch(snapshot=self.owner.scanner.snapshot(), saves_mark=mark)
 
     def _after_then_scan(self, watch: _Watch) -> tuple[ToolChanges | None, _Watch | None]:
         changed = self._after(watch)
@@ -412,18 +450,29 @@ class TurnChanges:
         checkpoint = self._ensure()
         rows: list[tuple[str, bytes | None, bytes | None]] = []
         written: dict[str, FileState | None] = {}
+        unknown: set[str] = set()
         if watch.snapshot is not None:
             found, problems = self.owner.scanner.changes(watch.snapshot)
             roots = self.owner.roots()
+            yours = self.owner.saved_since(watch.saves_mark)
             for change in found:
                 path = jail.folder_relative(roots, 0, change.path)  # the scan covers this root only
                 record = checkpoint.files.get(path)
+                by_user = change.path in yours
+                if by_user and record is not None and not record.by_user:
+                    continue  # it keeps what Shiro left: the user's bytes are a conflict for undo
                 if record is None:
-                    record = checkpoint.files[path] = FileRecord(change.before, change.after)
+                    record = checkpoint.files[path] = FileRecord(
+                        change.before, change.after, unrecorded=change.unrecorded, by_user=by_user
+                    )
                 record.set_after(change.after)
                 record.reviewed = False
                 written[path] = change.after
-                rows.append((path, self.owner.bytes_of(change.before), self.owner.bytes_of(change.after)))
+                if record.not_covered or not self.owner.has_bytes(change.before, change.after):
+                    unknown.add(path)
+                    rows.append((path, None, None))
+                else:
+                    rows.append((path, self.owner.bytes_of(change.before), self.owner.bytes_of(change.after)))
             for note in [*watch.snapshot.not_covered, *problems]:
                 if note not in checkpoint.not_covered:
                     checkpoint.not_covered.append(note)
@@ -452,7 +501,7 @@ class TurnChanges:
                 self.owner.store.save(checkpoint)
             return None
         self.owner.store.save(checkpoint)
-        return self.owner.tool_changes(rows, checkpoint)
+        return self.owner.tool_changes(rows, checkpoint, unknown)
 
     @staticmethod
     def _prune(checkpoint: Checkpoint) -> bool:
@@ -460,7 +509,10 @@ class TurnChanges:
         dropped = [
             p
             for p, r in checkpoint.files.items()
-            if same(r.before, r.after) and r.moved_to is None and r.moved_from is None
+            if same(r.before, r.after)
+            and r.moved_to is None
+            and r.moved_from is None
+            and r.unrecorded is None  # its before is unknown, not absent
         ]
         for path in dropped:
             del checkpoint.files[path]
@@ -490,12 +542,29 @@ class Checkpoints:
         self.store = store
         self.workspace = Path(os.path.realpath(workspace))
         self.folders = folders
+        self.saves = UserSaves()
         self.scanner = WorkspaceScanner(
             self.workspace, store.blobs, store.scan_cache(project_key), exclude=state_root
         )
 
     def turn(self, session_id: str, task_id: str, prompt: str, message_index: int) -> TurnChanges:
         return TurnChanges(self, session_id, task_id, prompt, message_index)
+
+    def saved_by_user(self, path: str) -> None:
+        """The editor saved ``path`` (``textDocument/didSave``): the user's own write, not a turn's."""
+        self.saves.saved(path)
+
+    def saved_since(self, mark: int) -> set[str]:
+        """The files of this workspace (relative to it) the user saved since ``mark``."""
+        out: set[str] = set()
+        for path in self.saves.since(mark):
+            try:
+                real = Path(os.path.realpath(path))
+            except (OSError, ValueError):  # a path no file can have (a NUL byte from the client)
+                continue
+            if real.is_relative_to(self.workspace):
+                out.add(real.relative_to(self.workspace).as_posix())
+        return out
 
     # -- files
 
@@ -566,6 +635,10 @@ class Checkpoints:
     def bytes_of(self, state: FileState | None) -> bytes | None:
         return None if state is None else self.store.blobs.get(state.sha)
 
+    def has_bytes(self, *states: FileState | None) -> bool:
+        """Whether the bytes of every state are at hand (a scan keeps none of a file over its limit)."""
+        return all(state is None or self.store.blobs.has(state.sha) for state in states)
+
     def read_now(self, path: str) -> bytes | None:
         try:
             with jail.reading(self.roots(), path) as (_, handle):
@@ -592,20 +665,44 @@ class Checkpoints:
         }
 
     def row(self, path: str, record: FileRecord, before: bytes | None, now: bytes | None) -> ChangedFile:
+        """A file's row; one with no earlier bytes counts no lines (what changed is not known)."""
         binary = is_binary(before) or is_binary(now)
-        added, deleted = (0, 0) if binary else diffs.counts(as_text(before) or "", as_text(now) or "")
+        unknown = binary or record.unrecorded is not None
+        added, deleted = (0, 0) if unknown else diffs.counts(as_text(before) or "", as_text(now) or "")
         return ChangedFile(
-            path, record.status, record.moved_from, added, deleted, record.reviewed, binary, record.counts
+            path,
+            record.status,
+            record.moved_from,
+            added,
+            deleted,
+            record.reviewed,
+            binary,
+            record.counts,
+            record.not_covered,
         )
 
     def tool_changes(
-        self, rows: list[tuple[str, bytes | None, bytes | None]], checkpoint: Checkpoint
+        self,
+        rows: list[tuple[str, bytes | None, bytes | None]],
+        checkpoint: Checkpoint,
+        unknown: set[str] | frozenset[str] = frozenset(),
     ) -> ToolChanges:
+        """``unknown``: paths whose bytes are not at hand (not covered, or over the scan's size
+        limit): one line each instead of a diff."""
         parts: list[str] = []
         files: list[ChangedFile] = []
         for path, before, after in rows:
             record = checkpoint.files.get(path)
             if record is None or record.moved_to is not None:
+                continue
+            if path in unknown:
+                why = record.not_covered
+                files.append(self.row(path, record, None, None))
+                parts.append(
+                    f"({path}: not covered, {why}; left as it is by undo and restore)\n"
+                    if why
+                    else f"({path} changed: too large to show here)\n"
+                )
                 continue
             if is_binary(before) or is_binary(after):
                 files.append(self.row(path, record, before, after))
@@ -613,7 +710,16 @@ class Checkpoints:
                 continue
             added, deleted, text = diffs.card(as_text(before), as_text(after), path)
             files.append(
-                ChangedFile(path, record.status, record.moved_from, added, deleted, record.reviewed, False)
+                ChangedFile(
+                    path,
+                    record.status,
+                    record.moved_from,
+                    added,
+                    deleted,
+                    record.reviewed,
+                    False,
+                    not_covered=record.not_covered,
+                )
             )
             if is_secret_file(path):
                 parts.append(f"(diff of {path} not shown: a secrets file)\n")
@@ -633,7 +739,7 @@ class Checkpoints:
             before_path = record.moved_from or path
             before_record = checkpoint.files.get(before_path, record)
             now = self.read_now(path)
-            if settle and record.counts is None and _holds(record.after, now):
+            if settle and record.counts is None and record.unrecorded is None and _holds(record.after, now):
                 row = self.row(path, record, self.bytes_of(before_record.before), now)
                 record.counts = (row.additions, row.deletions)
                 settled = True
@@ -677,13 +783,20 @@ class Checkpoints:
         return checkpoint, rel, record
 
     def diff(self, session_id: str, path: str, task_id: str | None) -> FileDiff:
+        """The checkpoint's bytes against the file now. A not-covered file has no hunks to undo;
+        one without earlier bytes shows a line saying so on both sides."""
         checkpoint, rel, record = self._record(session_id, path, task_id)
         source = checkpoint.files.get(record.moved_from, record) if record.moved_from else record
-        before, now = self.bytes_of(source.before), self.read_now(rel)
+        now = self.read_now(rel)
+        if record.unrecorded is not None:
+            after = None if now is None else f"(the file now: {len(now)} bytes, sha256 {sha256(now)[:12]})\n"
+            return FileDiff(rel, f"(not covered: {record.not_covered})\n", after, True, [])
+        before = self.bytes_of(source.before)
         if is_binary(before) or is_binary(now):
             return FileDiff(rel, summary_of(before), summary_of(now), True, [])
         before_text, now_text = as_text(before), as_text(now)
-        return FileDiff(rel, before_text, now_text, False, diffs.hunks(before_text or "", now_text or ""))
+        hunks = [] if record.not_covered else diffs.hunks(before_text or "", now_text or "")
+        return FileDiff(rel, before_text, now_text, False, hunks)
 
     def undo(self, session_id: str, path: str, task_id: str | None, hunks: list[int] | None) -> UndoOutcome:
         checkpoint, rel, record = self._record(session_id, path, task_id)
@@ -692,6 +805,10 @@ class Checkpoints:
         record = checkpoint.files[rel]
         left = left_states(everything)
         paths = [rel] + ([record.moved_from] if record.moved_from else [])
+        for each in paths:
+            why = checkpoint.files[each].not_covered
+            if why is not None:
+                return UndoOutcome(rel, False, NOT_COVERED_TEXT.format(path=each, why=why))
         for each in paths:
             if not same(self.current(each), left.get(each, checkpoint.files[each].after)):
                 return UndoOutcome(rel, False, CONFLICT_TEXT.format(path=each))
@@ -779,8 +896,9 @@ class Checkpoints:
         )
         restored: list[str] = []
         conflicts: list[str] = []
+        not_covered: list[str] = []
         if mode in ("code", "both"):
-            restored, conflicts = self._restore_code(session_id, everything[index:], redo)
+            restored, conflicts, not_covered = self._restore_code(session_id, everything[index:], redo)
         removed = 0
         if chat_op is not None:
             keep, tail = chat_op
@@ -789,12 +907,12 @@ class Checkpoints:
             redo.expected_length = keep + len(tail)
             removed = len(messages) - keep
         if not redo.files and chat_op is None:
-            return RestoreOutcome([], sorted(conflicts), None, 0)
+            return RestoreOutcome([], sorted(conflicts), None, 0, sorted(not_covered))
         self.store.save(redo)
         if chat_op is not None:
             keep, tail = chat_op
             chat.put([*messages[:keep], *tail])
-        return RestoreOutcome(sorted(restored), sorted(conflicts), redo.id, removed)
+        return RestoreOutcome(sorted(restored), sorted(conflicts), redo.id, removed, sorted(not_covered))
 
     def _chat_op(self, target: Checkpoint, messages: list[Message]) -> tuple[int, list[Message]] | None:
         """The chat restore as (messages kept, messages then appended)."""
@@ -820,12 +938,19 @@ class Checkpoints:
 
     def _restore_code(
         self, session_id: str, run: list[Checkpoint], redo: Checkpoint
-    ) -> tuple[list[str], list[str]]:
-        targets = latest_states(run)
+    ) -> tuple[list[str], list[str], list[str]]:
+        """(restored, conflicts, not covered): a file the run has no earlier bytes for, or that the
+        user saved during it, is never written or removed here."""
+        targets = restore_targets(run)
         left = left_states(self.store.list(session_id))
         restored: list[str] = []
         conflicts: list[str] = []
-        for path, (before, last_after) in sorted(targets.items()):
+        not_covered: list[str] = []
+        for path, target in sorted(targets.items()):
+            before, last_after = target.before, target.last_after
+            if target.not_covered is not None:
+                not_covered.append(path)
+                continue
             try:
                 now = self.current(path)
             except (BadParams, OSError):
@@ -846,7 +971,7 @@ class Checkpoints:
                 continue
             redo.files[path] = FileRecord(held, before)
             restored.append(path)
-        return restored, conflicts
+        return restored, conflicts, not_covered
 
     def delete_session(self, session_id: str) -> None:
         self.store.delete_session(session_id)

@@ -25,16 +25,16 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
-from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, parse_status, run_git
+from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, git_out, parse_status
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs import jail
 from shiro_lsp.fs.ignore import IgnoreRules, is_ignored_by, rules_in
 from shiro_lsp.fs.secrets import is_secret_file
 from shiro_lsp.fs.watch import Drained, TreeWatch
 from shiro_lsp.state.atomic import write_bytes_atomic
-from shiro_lsp.state.checkpoints import BlobStore, FileState, sha256
+from shiro_lsp.state.checkpoints import UNRECORDED_NOTE, BlobStore, FileState, sha256
 
 SKIPPED_DIRS = frozenset(
     {
@@ -59,6 +59,11 @@ MAX_TOTAL_NEW_BYTES = 256 * 1024 * 1024
 MAX_FILES = 100_000
 RACY_NS = 2_000_000_000
 """A file modified this close to a snapshot may change again within the same mtime tick: re-read it."""
+CLOCK_SLACK_NS = 50_000_000
+"""How far a file's ctime may lag the clock the snapshot read (the kernel stamps files coarsely)."""
+UNSEEN = "it was not watched when the command started (ignored, or past the scan's limits)"
+RULES_CHANGED = "the command changed an ignore file, so whether it existed before is not known"
+PAST_LIMIT = f"the workspace has over {MAX_FILES} files, so whether it existed before is not known"
 
 Key = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode)"""
@@ -136,13 +141,22 @@ class Snapshot:
     the one right after (else everything is compared)."""
 
 
+class NotRecorded(LookupError):
+    """The bytes a file had before the command cannot be had, and why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class ScanChange:
     path: str
     before: FileState | None
     after: FileState | None
-    recorded: bool
-    """False: the before-bytes were not recorded (``before`` is then None for an existing file)."""
+    unrecorded: str | None = None
+    """The file existed before the command but its bytes were not recorded, and why (``before``
+    is then None): not "added", and nothing a restore can put back."""
 
 
 class WorkspaceScanner:
@@ -401,7 +415,7 @@ class WorkspaceScanner:
         if not self.use_git:
             return False
         if self._git is None:
-            top = run_git(self.root, "rev-parse", "--show-toplevel")
+            top = git_out(self.root, "rev-parse", "--show-toplevel")
             self._git = False
             if top is not None:
                 self._top = Path(os.path.realpath(top.decode("utf-8", "surrogateescape").strip()))
@@ -414,7 +428,7 @@ class WorkspaceScanner:
     def git_status(self, paths: list[str] | None = None, *, ignored: bool = False) -> Status | None:
         """What git lists as not clean under the workspace (or under ``paths``, taken literally),
         by workspace-relative path; ``ignored``: also the directories git ignores as a whole."""
-        out = run_git(
+        out = git_out(
             self.root,
             "--no-optional-locks",
             "--literal-pathspecs",
@@ -461,7 +475,7 @@ class WorkspaceScanner:
             return {}
         order = list(asked)
         lines = "".join(f"{asked[rel].index_sha} {self._prefix}{rel}\n" for rel in order)
-        out = run_git(self._top or self.root, "cat-file", "--batch", "--filters", stdin=lines.encode())
+        out = git_out(self._top or self.root, "cat-file", "--batch", "--filters", stdin=lines.encode())
         if out is None:
             return {}
         states: dict[str, FileState] = {}
@@ -645,21 +659,41 @@ class WorkspaceScanner:
             }
         )
 
+        in_head = self._in_head(
+            [rel for rel, entry in now.items() if rel in paths and rel not in was and entry.index_sha is None]
+        )
+
         def clean_before(rel: str) -> FileState | None:
             """Not listed before the command: the file was exactly what the index holds."""
             if rel in was:
                 return None  # listed but not a file before (deleted in the worktree): absent
             entry = now.get(rel)
             if entry is None or entry.index_sha is None:
+                if rel in in_head:  # untracked by the command (`git rm --cached`): it was there
+                    raise NotRecorded("git tracked it until the command")
                 return None  # untracked now and not listed before: it is new
             state = clean.get(rel)
             if state is None:
-                raise LookupError(rel)
+                raise NotRecorded("git could not give it")
             return state
 
         found, problems = self._compare(before, after, paths, clean_before)
         problems += [f"{rel}: {LINK_NOTE}" for rel in sorted(links)]
         return found, problems
+
+    def _in_head(self, rels: list[str]) -> set[str]:
+        """Which of these paths the ``HEAD`` commit holds (one ``git cat-file --batch-check``)."""
+        asked = [rel for rel in rels if "\n" not in rel]
+        if not asked:
+            return set()
+        lines = "".join(f"HEAD:{self._prefix}{rel}\n" for rel in asked)
+        out = git_out(self._top or self.root, "cat-file", "--batch-check", stdin=lines.encode())
+        if out is None:
+            return set(asked)  # git could not say: none of them is known to be new
+        answers = out.decode("utf-8", "surrogateescape").splitlines()
+        if len(answers) != len(asked):
+            return set(asked)
+        return {rel for rel, answer in zip(asked, answers, strict=True) if not answer.endswith(" missing")}
 
     def _compare(
         self,
@@ -670,23 +704,33 @@ class WorkspaceScanner:
     ) -> tuple[list[ScanChange], list[str]]:
         out: list[ScanChange] = []
         problems: list[str] = []
+        # Files the snapshot could not see may have existed: a new-looking one is then not "added".
+        unseen = (
+            PAST_LIMIT
+            if before.truncated
+            else RULES_CHANGED
+            if _rules_changed(before, after, paths)
+            else None
+        )
         for rel in sorted(paths):
             key = before.files.get(rel)
             now = after.get(rel)
+            unrecorded: str | None = None
             if key is not None:
                 racy = key[1] >= before.started_ns - RACY_NS
                 if now == key and not racy:
                     continue
                 old_sha = before.shas.get(rel)
                 old = FileState(old_sha, key[3], key[0]) if old_sha else None
-                recorded = old is not None
+                if old is None:
+                    if now == key:
+                        continue  # unrecorded and (as far as a stat can tell) unchanged
+                    unrecorded = _why_unrecorded(rel, key[0])
             else:
-                try:
-                    old = clean_before(rel)
-                    recorded = True
-                except LookupError:
-                    problems.append(f"{rel}: changed, but git could not give its earlier content")
-                    continue
+                found = self._unseen_before(rel, before.started_ns, now is not None, clean_before, unseen)
+                if found is None:
+                    continue  # there all along, unseen (ignored before), and untouched since
+                old, unrecorded = found
             current = self._state(rel, now) if now is not None else None
             if now is not None and current is None:
                 continue
@@ -697,14 +741,47 @@ class WorkspaceScanner:
                 and old.mode == current.mode
             ):
                 continue
-            if old is None and current is None:
+            if old is None and current is None and unrecorded is None:
                 continue
-            if key is not None and old is None:
-                if now == key:
-                    continue  # unrecorded and (as far as a stat can tell) unchanged
-                problems.append(f"{rel}: changed, but its earlier content was not recorded")
-            out.append(ScanChange(rel, old, current, recorded))
+            if unrecorded is not None:
+                problems.append(f"{rel}{UNRECORDED_NOTE} ({unrecorded})")
+            out.append(ScanChange(rel, old, current, unrecorded))
         return out, problems
+
+    def _unseen_before(
+        self,
+        rel: str,
+        started_ns: int,
+        exists: bool,
+        clean_before: Callable[[str], FileState | None],
+        unseen: str | None,
+    ) -> tuple[FileState | None, str | None] | None:
+        """A file the snapshot did not hold: (its state before, why that is not recorded), or
+        None when it did not change. Absent before ("added") only when that is known; ``unseen``:
+        why the snapshot may have missed files that existed (None: it saw them all)."""
+        try:
+            old, why = clean_before(rel), None
+        except NotRecorded as missing:
+            old, why = None, missing.reason
+        if old is not None or not exists:
+            return old, why
+        age = self._unseen_age(rel, started_ns)
+        if age == "old":
+            return None
+        return None, why or (UNSEEN if age == "unsure" else unseen)
+
+    def _unseen_age(self, rel: str, started_ns: int) -> Literal["new", "old", "unsure"]:
+        """A file the snapshot did not hold: "new" (made, or at least changed, since it was taken),
+        "old" (unchanged since well before it: it existed, unseen, e.g. ignored until the command
+        edited an ignore file or ran ``git rm --cached``) or "unsure". Only "new" may be removed by
+        a restore. Any write, chmod or rename sets a file's ctime, and nothing can set it back."""
+        try:
+            ctime = os.lstat(self.root / rel).st_ctime_ns
+        except OSError:
+            return "new"  # gone again: nothing a restore would touch
+        if ctime >= started_ns - CLOCK_SLACK_NS:
+            return "new"
+        return "old" if ctime < started_ns - RACY_NS else "unsure"
 
     def _state(self, rel: str, key: Key) -> FileState | None:
         try:
@@ -722,6 +799,22 @@ class WorkspaceScanner:
     def remember(self) -> None:
         """Persist the stat cache after a command (its new files are known next time)."""
         self._save_cache()
+
+
+def _rules_changed(before: Snapshot, after: Mapping[str, Key], paths: set[str]) -> bool:
+    """Whether the command changed an ignore file: what the snapshot skipped may show up now."""
+    return any(
+        rel.rpartition("/")[2] in RULE_FILES and before.files.get(rel) != after.get(rel) for rel in paths
+    )
+
+
+def _why_unrecorded(rel: str, size: int) -> str:
+    """Why a snapshot has no bytes for a file it listed (see :meth:`WorkspaceScanner._snapshot`)."""
+    if is_secret_file(rel):
+        return "a secrets file, never read"
+    if size > MAX_FILE_BYTES:
+        return f"{_mb(size)}, over the {_mb(MAX_FILE_BYTES)} per-file limit"
+    return "over the snapshot's size budget, or not readable through the workspace jail"
 
 
 def _mb(size: int) -> str:

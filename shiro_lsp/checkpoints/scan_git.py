@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shiro_lsp.fs.git import run_git
 from shiro_lsp.fs.ignore import IgnoreRules, is_ignored_by
 from shiro_lsp.fs.watch import TreeWatch
 
@@ -70,21 +70,11 @@ class GitLook:
     """The paths that may have changed since the last look; None: a whole status was run."""
 
 
-def run_git(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
-    """Run git read-only in ``root``; None when it fails (the caller falls back to walking)."""
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            input=stdin,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
+def git_out(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
+    """stdout of ``git <args>`` in ``root`` (run the one safe way); None when it fails (the caller
+    falls back to walking)."""
+    done = run_git(root, args, stdin=stdin, timeout=GIT_TIMEOUT_S)
+    return done.out if done.code == 0 else None
 
 
 def parse_status(out: bytes, prefix: str) -> Status:
@@ -173,7 +163,7 @@ class GitWatch:
     def _locate(self) -> None:
         if self._index_path is not None:
             return
-        out = run_git(
+        out = git_out(
             self.root,
             "rev-parse",
             "--git-path",
@@ -183,7 +173,7 @@ class GitWatch:
             "--git-path",
             "config",
         )
-        configured = run_git(self.root, "config", "--path", "--get", "core.excludesFile")
+        configured = git_out(self.root, "config", "--path", "--get", "core.excludesFile")
         lines = (out or b"").decode("utf-8", "surrogateescape").splitlines()
         paths = [self.root / line for line in lines]
         self._index_path = paths[0] if paths else self.root / ".git" / "index"

@@ -47,8 +47,10 @@ log = logging.getLogger(__name__)
 Status = Literal["running", "stopped", "untrusted", "error"]
 
 DEFAULT_TIMEOUT_S = 120.0
-START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 5.0
+END_TIMEOUT_S = 10.0
+"""How long shutdown waits for a server given up at start: the SDK closes its stdin, waits 2 s, sends
+SIGTERM, waits 2 s, then kills it."""
 RESTRICTED = "The workspace is in restricted mode (not trusted), so no MCP server is started."
 
 
@@ -198,20 +200,23 @@ class _Connection:
                 self._stderr.close()
 
     async def ready(self) -> None:
-        limit = max(self.timeout, START_TIMEOUT_S)
+        """Started and its tools listed, within the MCP timeout (``mcpTimeoutMs``), or an error."""
         try:
-            await asyncio.wait_for(asyncio.shield(self._ready), limit)
+            await asyncio.wait_for(asyncio.shield(self._ready), self.timeout)
         except TimeoutError:
-            self.error = f"did not answer within {limit:g} s of starting"
-            await self.stop()
+            self.error = f"did not answer within {self.timeout:g} s of starting"
+            await self.stop(grace=min(STOP_TIMEOUT_S, self.timeout))
             raise ShiroError(self.error) from None
 
-    async def stop(self) -> None:
+    def ended(self) -> asyncio.Task[None]:
+        return self._task
+
+    async def stop(self, grace: float = STOP_TIMEOUT_S) -> None:
         self._stop.set()
         if self._task.done():
             return
         try:
-            await asyncio.wait_for(asyncio.shield(self._task), STOP_TIMEOUT_S)
+            await asyncio.wait_for(asyncio.shield(self._task), grace)
         except BaseException:
             self._task.cancel()
 
@@ -245,6 +250,7 @@ class McpManager:
         self._reported: set[str] = set()
         self._connections: dict[str, _Connection] = {}
         self._failed: dict[str, tuple[str, str]] = {}  # name -> (fingerprint, error) of a start that failed
+        self._ending: set[_Connection] = set()  # given up at start, their processes still stopping
         self._known_tools: dict[str, tuple[str, list[Any]]] = {}  # name -> (fingerprint, last tool list)
         self._lock = asyncio.Lock()
         self.client_servers: dict[str, Any] = {}  # entries an editor passed in (ACP), .mcp.json shape
@@ -383,6 +389,8 @@ class McpManager:
             await connection.ready()
         except ShiroError as error:
             self._connections.pop(server.name, None)
+            self._ending.add(connection)  # its process is still being stopped: close() waits for it
+            connection.ended().add_done_callback(lambda _: self._ending.discard(connection))
             self._failed[server.name] = (server.fingerprint, error.message)
             self.reporter(f'MCP server "{server.name}" could not start: {error.message}')
             raise
@@ -459,6 +467,8 @@ class McpManager:
     async def close(self) -> None:
         connections, self._connections = list(self._connections.values()), {}
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+        if self._ending:  # given up at start: their processes are closed, then killed (the SDK's steps)
+            await asyncio.wait([c.ended() for c in self._ending], timeout=END_TIMEOUT_S)
         if self._watch is not None:
             self._watch.close()
             self._watch = None

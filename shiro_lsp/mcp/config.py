@@ -161,17 +161,34 @@ def _read(path: Path, label: str, key: str, scope: Scope, out: LoadedConfig, see
 
 
 def _add(servers: Mapping[str, Any], label: str, scope: Scope, out: LoadedConfig, seen: set[str]) -> None:
+    """``seen``: the tool-name prefixes taken so far, so no two servers share one."""
     for name, entry in servers.items():
         parsed = parse_entry(name, entry, scope, label)
+        prefix = safe_name(name)
         if isinstance(parsed, str):
             out.problems.append(parsed)
-        elif name in seen:
+        elif "__" in prefix + "_":  # "a__b" or "a_": tools named mcp__a__..., as server "a"'s are
             out.problems.append(
-                f'MCP server "{name}" in {label} has the same name as one defined earlier; it was skipped.'
+                f'MCP server "{name}" in {label}: a server name cannot hold "__" or end in "_" (its tools '
+                "would be named like another server's, and rules for that server would cover them); "
+                "it was skipped."
+            )
+        elif prefix in seen:
+            same = (
+                "the same name as"
+                if name in servers_named(out)
+                else f'the tool-name prefix "mcp__{prefix}__" of'
+            )
+            out.problems.append(
+                f'MCP server "{name}" in {label} has {same} one defined earlier; it was skipped.'
             )
         else:
-            seen.add(name)
+            seen.add(prefix)
             out.servers.append(parsed)
+
+
+def servers_named(config: LoadedConfig) -> set[str]:
+    return {server.name for server in config.servers}
 
 
 def load_config(

@@ -3,10 +3,10 @@
 Feature modules import only ``rpc`` (the server class and its helpers) and ``protocol``; nothing
 imports this module but the front door (``__main__``).
 
-The ``initialize`` reply needs only pygls, the edge and the code action (its options are part of
-the reply's capabilities). The rest (pydantic and the protocol models, the feature modules, the
-service and the agent layer, the window's workspace) is imported and made right behind the reply,
-before the next message is read (``ShiroProtocol.after_reply``): the editor hears back sooner, and
+The ``initialize`` reply needs only pygls, the edge, the code action and ``didSave`` (their
+options are part of the reply's capabilities). The rest (pydantic and the protocol models, the
+feature modules, the service and the agent layer, the window's workspace) is imported and made
+right behind the reply, before the next message is read (``ShiroProtocol.after_reply``): the editor hears back sooner, and
 every later request finds the server exactly as complete as before.
 """
 
@@ -16,7 +16,7 @@ import logging
 
 from lsprotocol import types
 
-from shiro_lsp.server import code_actions
+from shiro_lsp.server import code_actions, documents
 from shiro_lsp.server.rpc import ShiroServer, parse, plain_dict_converter, request
 
 __all__ = ["ShiroServer", "create_server", "parse", "plain_dict_converter", "register_features", "request"]
@@ -28,6 +28,7 @@ def create_server() -> ShiroServer:
     """A server that can answer ``initialize``; Shiro's own methods are registered right behind it."""
     server = ShiroServer()
     code_actions.register(server)
+    documents.register(server)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: ShiroServer, params: types.InitializeParams) -> None:

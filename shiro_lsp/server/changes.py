@@ -95,4 +95,5 @@ def register(server: ShiroServer) -> None:
             conflicts=outcome.conflicts,
             redo_id=outcome.redo_id,
             messages_removed=outcome.messages_removed,
+            not_covered=outcome.not_covered,
         )

@@ -1,4 +1,5 @@
-"""Document text for LSP features: the client's open buffer, else a regular file read with a cap.
+"""Document text for LSP features: the client's open buffer, else a regular file read with a cap;
+and the user's saves, which a turn's checkpoint must not take for its own changes.
 
 pygls' ``workspace.get_text_document`` reads a file that is not open straight from disk on the
 event loop: a folder or a missing file raises, and a FIFO blocks the whole server. Here a file is
@@ -13,8 +14,11 @@ import os
 import stat
 from urllib.parse import unquote
 
+from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument, Workspace
+
+from shiro_lsp.server.rpc import ShiroServer
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 
@@ -50,3 +54,16 @@ async def text_document(workspace: Workspace, uri: str) -> TextDocument | None:
         return None
     source = await asyncio.to_thread(read_regular_file, path)
     return None if source is None else TextDocument(uri, source=source)
+
+
+def register(server: ShiroServer) -> None:
+    """Before ``initialize``: the feature makes the reply ask the editor for ``didSave``."""
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def on_saved(ls: ShiroServer, params: types.DidSaveTextDocumentParams) -> None:
+        """The user saved a file: while a turn runs, its change is theirs, not the turn's."""
+        path = to_fs_path(params.text_document.uri)
+        if not path or not ls.started:
+            return
+        for shiro in ls.folders.services():
+            shiro.checkpoints.saved_by_user(path)

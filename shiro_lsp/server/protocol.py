@@ -355,6 +355,15 @@ class ChangedFile(Wire):
     turn_deletions: int | None = Field(
         default=None, description="Extension: as `turnAdditions`, lines deleted."
     )
+    not_covered: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description=(
+            "Extension: present when undo and restore leave this file as it is, and why: its content "
+            "before the turn was not recorded (a secrets file, one over the scan's size limit; "
+            "`additions`/`deletions` are then 0), or the user saved it in the editor while the turn ran."
+        ),
+    )
 
 
 class ChangesResult(Wire):
@@ -443,6 +452,13 @@ class CheckpointRestoreResult(Wire):
     conflicts: list[str] = Field(description="Paths left alone: the user changed them since.")
     redo_id: str | None = Field(description="Restore this checkpoint (same mode) to undo this restore.")
     messages_removed: int = Field(default=0, description="Extension: messages dropped from the session.")
+    not_covered: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Extension: paths left as they are because the checkpoint cannot put them back (their "
+            "earlier content was not recorded, or the user saved them while the turn ran)."
+        ),
+    )
 
 
 # --- sessions ------------------------------------------------------------------------------------

@@ -51,11 +51,28 @@ Handler = Callable[["ShiroServer", Any], Awaitable["BaseModel | dict[str, Any]"]
 
 
 def plain_dict_converter() -> Any:
-    """pygls' converter, but custom-method params and results stay plain dicts (libraries.md §1.2)."""
+    """pygls' converter, but custom-method params and results stay plain dicts (libraries.md §1.2),
+    and the standard methods' scalars are as strict as the custom methods' pydantic models: cattrs
+    would take ``"3"`` for a line number (``int("3")``) and ``5`` for a URI (``str(5)``)."""
     converter = default_converter()  # type: ignore[no-untyped-call]
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+    # by predicate, exactly these types: a plain hook would also take str and int enums (singledispatch)
+    converter.register_structure_hook_func(lambda kind: kind in (int, str, bool), _strict_scalar)
+    converter.register_structure_hook_func(lambda kind: kind is float, _strict_float)
     return converter
+
+
+def _strict_scalar(value: Any, kind: type) -> Any:
+    if type(value) is not kind:
+        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__} {excerpt(value, 40)}")
+    return value
+
+
+def _strict_float(value: Any, kind: type) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {type(value).__name__} {excerpt(value, 40)}")
+    return float(value)
 
 
 class ShiroServer(LanguageServer):

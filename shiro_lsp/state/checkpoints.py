@@ -51,6 +51,8 @@ JOURNAL = "journal.jsonl"
 _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """One journal line's JSON (the encoder made once: this runs before every file tool)."""
 Kind = Literal["turn", "redo"]
+UNRECORDED_NOTE = ": changed, but its earlier content was not recorded"
+"""How a checkpoint's note says a scanned file had no recorded bytes (``<path>`` + this + why)."""
 RestoreMode = Literal["code", "chat", "both"]
 
 
@@ -91,6 +93,21 @@ class FileRecord:
     """An undo wrote ``latest`` here after the turn (None: it removed the file)."""
     counts: tuple[int, int] | None = None
     """Lines the turn itself added and deleted (its before vs what it left), fixed at its end."""
+    unrecorded: str | None = None
+    """The file existed before the turn but its bytes were not recorded, and why (``before`` is then
+    None): nothing can put it back, so undo and restore leave it as it is."""
+    by_user: bool = False
+    """The user saved the file in the editor while the turn ran: the change is theirs, not the
+    turn's. Undo and restore leave it alone, and it is not what Shiro left there."""
+
+    @property
+    def not_covered(self) -> str | None:
+        """Why undo and restore leave this file as it is (None: they can put it back)."""
+        if self.by_user:
+            return "saved by you while the turn ran"
+        if self.unrecorded is not None:
+            return f"its content before the turn was not recorded ({self.unrecorded})"
+        return None
 
     @property
     def left(self) -> FileState | None:
@@ -115,6 +132,10 @@ class FileRecord:
             out["latest"] = self.latest.to_json() if self.latest else None
         if self.counts is not None:
             out["counts"] = list(self.counts)
+        if self.unrecorded is not None:
+            out["unrecorded"] = self.unrecorded
+        if self.by_user:
+            out["byUser"] = True
         return out
 
     @classmethod
@@ -129,13 +150,15 @@ class FileRecord:
             FileState.from_json(value.get("latest")),
             "latest" in value,
             (int(counts[0]), int(counts[1])) if isinstance(counts, list) and len(counts) == 2 else None,
+            str(value["unrecorded"]) if value.get("unrecorded") is not None else None,
+            bool(value.get("byUser", False)),
         )
 
     @property
     def status(self) -> Literal["added", "modified", "deleted", "moved"]:
         if self.moved_from is not None:
             return "moved"
-        if self.before is None:
+        if self.before is None and self.unrecorded is None:
             return "added"
         if self.after is None:
             return "deleted"
@@ -184,6 +207,21 @@ class Checkpoint:
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> Checkpoint:
+        checkpoint = cls._from_json(value)
+        checkpoint._mark_unrecorded_from_notes()
+        return checkpoint
+
+    def _mark_unrecorded_from_notes(self) -> None:
+        """A checkpoint from before ``unrecorded`` existed said it only in a note: a record without
+        a before that such a note names existed before the turn (it must not look added)."""
+        for note in self.not_covered:
+            path, found, _ = note.partition(UNRECORDED_NOTE)
+            record = self.files.get(path) if found else None
+            if record is not None and record.before is None and record.unrecorded is None:
+                record.unrecorded = "not recorded"
+
+    @classmethod
+    def _from_json(cls, value: dict[str, Any]) -> Checkpoint:
         return cls(
             id=str(value["id"]),
             session_id=str(value["sessionId"]),
@@ -527,22 +565,39 @@ class CheckpointStore:
         return removed
 
 
-def latest_states(checkpoints: Iterable[Checkpoint]) -> dict[str, tuple[FileState | None, FileState | None]]:
-    """For each path over a run of checkpoints (oldest first): (first before, last after)."""
-    out: dict[str, tuple[FileState | None, FileState | None]] = {}
+@dataclass(frozen=True)
+class RestoreTarget:
+    """One path over a run of checkpoints: what a restore of the run's first one puts back."""
+
+    before: FileState | None
+    """The first checkpoint's before (None: the file did not exist, unless ``not_covered``)."""
+    last_after: FileState | None
+    not_covered: str | None
+    """Why the restore leaves the file as it is: the first record has no bytes to put back, or
+    the user saved the file during one of the turns."""
+
+
+def restore_targets(checkpoints: Iterable[Checkpoint]) -> dict[str, RestoreTarget]:
+    """For each path over a run of checkpoints (oldest first): its :class:`RestoreTarget`."""
+    out: dict[str, RestoreTarget] = {}
     for checkpoint in checkpoints:
         for path, record in checkpoint.files.items():
-            first = out[path][0] if path in out else record.before
-            out[path] = (first, record.after)
+            first = out.get(path)
+            if first is None:
+                out[path] = RestoreTarget(record.before, record.after, record.not_covered)
+            else:
+                why = first.not_covered or (record.not_covered if record.by_user else None)
+                out[path] = RestoreTarget(first.before, record.after, why)
     return out
 
 
 def left_states(checkpoints: Iterable[Checkpoint]) -> dict[str, FileState | None]:
-    """What Shiro last left at each path (checkpoints oldest first)."""
+    """What Shiro last left at each path (checkpoints oldest first); a user's save is not Shiro's."""
     out: dict[str, FileState | None] = {}
     for checkpoint in checkpoints:
         for path, record in checkpoint.files.items():
-            out[path] = record.left
+            if not record.by_user:
+                out[path] = record.left
     return out
 
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
-from shiro_lsp.errors import ToolError, describe_problem, describe_problems
+from shiro_lsp.errors import ToolError, describe_problem, describe_problems, os_error_text
 from shiro_lsp.fs.secrets import Redactor
 
 if TYPE_CHECKING:
@@ -419,6 +419,4 @@ class ToolRegistry:
         except OSError as exc:
             # A filesystem refusal (permissions, a file where a directory should be) is news for
             # the model, not a crash.
-            detail = exc.strerror or str(exc)
-            where = f": {exc.filename}" if exc.filename else ""
-            raise ToolError(f"{name} failed: {detail}{where}") from exc
+            raise ToolError(f"{name} failed: {os_error_text(exc)}") from exc

@@ -26,6 +26,7 @@ from shiro_lsp.fs import jail
 from shiro_lsp.fs.jail import Roots, relative_posix, resolve_in_workspace
 from shiro_lsp.tools.base import JsonObject, ToolContext, ToolInput, ToolSpec, typed_tool
 from shiro_lsp.tools.files import CHANGE_HINT, _apply_edit, refuse_secrets
+from shiro_lsp.tools.nearby import missing_file_message
 
 MAX_PATCH_FILES = 50
 
@@ -278,7 +279,9 @@ def plan_patch(workspace: Roots, input: JsonObject) -> list[FileChange]:
             changes[rel] = FileChange(rel, original, _encode(text))
             continue
         if current is None:
-            raise ToolError(f"apply_patch: {rel} does not exist. Nothing was changed.")
+            raise ToolError(
+                f"apply_patch: {missing_file_message(workspace, rel, tool='apply_patch')} Nothing was changed."
+            )
         refuse_secrets(workspace, rel)  # as edit_file: a secrets file's lines never reach the model
         text = apply_hunks(_decode(current, rel), patch.hunks, rel)
         if patch.new is None:  # a delete: every line must have been removed

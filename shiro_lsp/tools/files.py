@@ -43,12 +43,16 @@ from shiro_lsp.tools.base import (
     field_subject,
     typed_tool,
 )
+from shiro_lsp.tools.loose_match import loose_replace
+from shiro_lsp.tools.nearby import missing_file_message
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_BATCH_FILES = 20
 SNIFF_BYTES = 8192
 READ_BUDGET = MAX_OUTPUT - 200
+MAX_SHOWN_ON_MISS = 6_000
+"""Characters of a file shown in the error of an edit whose oldString is not in it."""
 """Characters of numbered lines per read, leaving room for the continuation note."""
 
 
@@ -199,13 +203,16 @@ def _read_exact(workspace: Roots, path: str) -> str:
         return f.read()
 
 
-def _read_original(workspace: Roots, path: str) -> tuple[str, bytes, str, int]:
+def _read_original(workspace: Roots, path: str, tool: str) -> tuple[str, bytes, str, int]:
     """A text file about to be edited, from one open through the jail (secrets refused): its text
     (decoded as :func:`open_text` does), its bytes, its workspace-relative path and its mode."""
     refuse_secrets(workspace, path)
-    with reading(workspace, path) as (opened, handle):
-        data: bytes = handle.read()
-        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+    try:
+        with reading(workspace, path) as (opened, handle):
+            data: bytes = handle.read()
+            mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+    except NoSuchFile as error:
+        raise ToolError(missing_file_message(workspace, path, tool=tool)) from error
     if b"\x00" in data[:SNIFF_BYTES]:
         raise ToolError(f"{path} is a binary file, not text. Use bash if you need to inspect it.")
     rel = relative_posix(workspace, opened.resolved)
@@ -277,6 +284,15 @@ async def write_file(input: WriteFileInput, ctx: ToolContext) -> str:
     return await asyncio.to_thread(write_sync, ctx.workspace, input.path, input.content, ctx.recorder)
 
 
+def not_found(where: str, text: str) -> str:
+    """The error of an oldString that is not in the file, with the file's content to copy it from
+    (the read the model skipped or misremembers), when it is short enough."""
+    message = f"{where}: oldString not found, not even ignoring indentation."
+    if len(text) > MAX_SHOWN_ON_MISS or "```" in text:
+        return message + " Read the file, then copy oldString from it exactly."
+    return f"{message} The file's current content, to copy oldString from exactly:\n```\n{text}\n```"
+
+
 def _apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) -> tuple[str, int]:
     """One exact-string replacement; ``where`` prefixes the error (``path`` or ``edit 2: ... path``)."""
     if old == "":
@@ -289,10 +305,10 @@ def _apply_edit(text: str, old: str, new: str, replace_all: bool, where: str) ->
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
         count = text.count(old)
     if count == 0:
-        raise ToolError(
-            f"{where}: oldString not found. It must match the file exactly, including whitespace and "
-            "indentation; read the file again before retrying."
-        )
+        loose = loose_replace(text, old, new, where)
+        if loose is None:
+            raise ToolError(not_found(where, text))
+        return loose, 1
     if count > 1 and not replace_all:
         raise ToolError(
             f"{where}: oldString appears {count} times. Add surrounding context or set replaceAll."
@@ -310,7 +326,7 @@ def edit_sync(
     batch: bool,
     recorder: WriteRecorder | None = None,
 ) -> str:
-    original, data, rel, mode = _read_original(workspace, path)
+    original, data, rel, mode = _read_original(workspace, path, "multi_edit" if batch else "edit_file")
     text = original
     counts: list[int] = []
     for index, edit in enumerate(edits, start=1):

@@ -7,8 +7,6 @@ refused when it could be read as an option (``--output=...``); ``--end-of-option
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import re
 from pathlib import Path
 from typing import Annotated
@@ -16,6 +14,7 @@ from typing import Annotated
 from pydantic import Field
 
 from shiro_lsp.errors import ToolError
+from shiro_lsp.fs import git
 from shiro_lsp.fs.jail import relative_posix, resolve_in_workspace, session_root, workspace_root
 from shiro_lsp.fs.secrets import git_exclusions, is_secret_path, private_refusal, private_within, refusal
 from shiro_lsp.tools.base import (
@@ -28,7 +27,6 @@ from shiro_lsp.tools.base import (
     field_subject,
     no_subject,
 )
-from shiro_lsp.tools.environment import command_env
 from shiro_lsp.tools.shell import BoundedText
 
 GIT_TIMEOUT_S = 30.0
@@ -50,59 +48,21 @@ STATUS_LABEL = {
 }
 
 
-def _env() -> dict[str, str]:
-    extra = {"GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    return command_env(os.environ, (), extra)
-
-
-async def run_git(workspace: Path, args: list[str]) -> str:
-    """stdout of ``git <args>``, bounded to one result's worth; a failure becomes a ToolError."""
+async def _git_text(workspace: Path, args: list[str]) -> str:
+    """stdout of ``git <args>`` (every configured command off: :mod:`shiro_lsp.fs.git`), bounded to
+    one result's worth; a failure becomes a ToolError."""
     root = await asyncio.to_thread(workspace_root, workspace)
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            "--no-pager",
-            "-c",
-            "color.ui=never",
-            "-c",
-            "core.quotepath=off",
-            *args,
-            cwd=root,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=_env(),
-        )
-    except FileNotFoundError as exc:
-        raise ToolError("git is not installed or not on PATH.") from exc
-    assert proc.stdout is not None and proc.stderr is not None
+    done = await asyncio.to_thread(git.run_git, root, args, timeout=GIT_TIMEOUT_S, limit=MAX_OUTPUT * 4)
     out = BoundedText(head=MAX_OUTPUT, tail=0)
-
-    async def read_out() -> None:
-        assert proc.stdout is not None
-        while chunk := await proc.stdout.read(65_536):
-            out.add(chunk.decode("utf-8", "replace"))
-
-    try:
-        async with asyncio.timeout(GIT_TIMEOUT_S):
-            _, err_bytes, _ = await asyncio.gather(read_out(), proc.stderr.read(65_536), proc.wait())
-    except TimeoutError as exc:
-        raise ToolError(f"git {args[0]} took longer than {GIT_TIMEOUT_S:.0f} s and was stopped.") from exc
-    finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-    if proc.returncode != 0:
-        message = (
-            err_bytes.decode("utf-8", "replace").strip()
-            or out.text().strip()
-            or f"git exited {proc.returncode}"
-        )
+    out.add(done.out.decode("utf-8", "replace"))
+    if done.problem is not None:
+        raise ToolError(f"{done.problem}.")
+    if not done.ok:
+        message = done.err.strip() or out.text().strip() or f"git exited {done.code}"
         if "not a git repository" in message.lower():
             raise ToolError(f"{root} is not a git repository.")
         raise ToolError(message)
-    return out.text()
+    return out.text() + ("\n... [truncated]" if done.truncated and out.total <= MAX_OUTPUT else "")
 
 
 def _jailed(workspace: Path, path: str) -> str:
@@ -139,9 +99,7 @@ async def _check_blob_path(workspace: Path, ref: str) -> None:
 
 def check_ref(ref: str) -> str:
     if not ref or ref.startswith("-") or _BAD_REF.search(ref) or len(ref) > 256:
-        raise ToolError(
-            f"Invalid ref: {ref!r}. Give a commit hash, branch, tag, or an expression like HEAD~2."
-        )
+        raise ToolError(f"Invalid ref: {ref!r}. Give a commit hash, branch, tag, or a relative ref (HEAD~n).")
     return ref
 
 
@@ -189,7 +147,7 @@ async def git_status(input: GitStatusInput, ctx: ToolContext) -> str:
     root = session_root(ctx.workspace)
     private = private_within(await asyncio.to_thread(workspace_root, root))
     scope = ["--", ":/", *(f":(exclude,literal){p}" for p in private)] if private else []
-    lines = (await run_git(root, ["status", "--porcelain=v1", "--branch", *scope])).splitlines()
+    lines = (await _git_text(root, ["status", "--porcelain=v1", "--branch", *scope])).splitlines()
     branch = lines[0][3:] if lines and lines[0].startswith("## ") else "(unknown branch)"
     changes = [line for line in lines[1:] if line]
     if not changes:
@@ -205,7 +163,7 @@ async def git_diff(input: GitDiffInput, ctx: ToolContext) -> str:
         args.append("--staged")
     scope = await _content_path(session_root(ctx.workspace), input.path) if input.path else "."
     args += ["--", scope, *await _exclusions(session_root(ctx.workspace))]
-    text = (await run_git(session_root(ctx.workspace), args)).strip()
+    text = (await _git_text(session_root(ctx.workspace), args)).strip()
     return text or ("Nothing staged." if input.staged else "No uncommitted changes.")
 
 
@@ -214,7 +172,7 @@ async def git_log(input: GitLogInput, ctx: ToolContext) -> str:
     if input.path:
         args += ["--", await _path_arg(session_root(ctx.workspace), input.path)]
     try:
-        text = (await run_git(session_root(ctx.workspace), args)).strip()
+        text = (await _git_text(session_root(ctx.workspace), args)).strip()
     except ToolError as exc:
         if "does not have any commits" in exc.message:
             return "No commits."
@@ -229,11 +187,11 @@ async def git_show(input: GitShowInput, ctx: ToolContext) -> str:
     head = ["show", "--no-color", "--date=short", "--end-of-options", ref]
     scope = await _content_path(session_root(ctx.workspace), input.path) if input.path else "."
     excluded = await _exclusions(session_root(ctx.workspace))
-    shown = (await run_git(session_root(ctx.workspace), [*head, "--", scope, *excluded])).strip()
+    shown = (await _git_text(session_root(ctx.workspace), [*head, "--", scope, *excluded])).strip()
     if shown or ":" in ref:
         return shown or "Nothing to show."
     header = (
-        await run_git(session_root(ctx.workspace), [*head[:-2], "--no-patch", "--end-of-options", ref])
+        await _git_text(session_root(ctx.workspace), [*head[:-2], "--no-patch", "--end-of-options", ref])
     ).strip()
     if not header:
         return "Nothing to show."
@@ -250,7 +208,7 @@ async def git_blame(input: GitBlameInput, ctx: ToolContext) -> str:
         if last < first:
             raise ToolError(f"endLine ({last}) is before startLine ({first}).")
         args += ["-L", f"{first},{last}"]
-    return (await run_git(session_root(ctx.workspace), [*args, "--", path])).strip() or "No blame output."
+    return (await _git_text(session_root(ctx.workspace), [*args, "--", path])).strip() or "No blame output."
 
 
 GIT_HINT = "inspect the repository's state and history."
@@ -295,7 +253,7 @@ GIT_LOG = _git_tool(
 )
 GIT_SHOW = _git_tool(
     "git_show",
-    "One commit in full: message, author, and its diff. Takes a hash, tag, or ref like HEAD~2.",
+    "One commit in full: message, author, and its diff. Takes a commit hash, tag, branch or relative ref (HEAD~n).",
     GitShowInput,
     git_show,
     "ref",

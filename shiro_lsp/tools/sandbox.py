@@ -7,23 +7,78 @@ Modes (setting ``bashSandbox``):
   card says which).
 - ``required``: sandboxed or not at all (the call fails with the reason).
 
-Inside the sandbox the whole filesystem is read-only except the workspace roots (read-write) and a
-private ``/tmp``; ``/dev`` and ``/proc`` are fresh; the network is unshared unless
-``bashSandboxNetwork`` is set; the command dies with the server.
+What a sandboxed command can reach is :data:`REACH`, one list (README "Security" repeats it, and
+``tests/e2e/test_sandbox_reach_lsp.py`` walks it whole); :func:`wrap` builds bubblewrap's arguments
+from the same decisions.
+
+What remains: a UNIX socket bound by path in another network namespace (a container's) under a
+folder none of the rules above hides, or bound after the command started, can be reached; with
+``bashSandboxNetwork`` on a kernel without Landlock scoping (before Linux 6.12) the host's abstract
+UNIX sockets can be too (the approval card says so).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import shutil
+import stat
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from shiro_lsp.errors import ToolError
+from shiro_lsp.tools import landlock
 
 PROBE_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Reach:
+    name: str
+    rule: str
+
+
+REACH: tuple[Reach, ...] = (
+    Reach("read", "the whole filesystem, read-only (secrets files included)"),
+    Reach("write", "the workspace folders only (read-write); everything else is read-only"),
+    Reach("tmp", "/tmp, /var/tmp, /run (so /var/run) and $XDG_RUNTIME_DIR: private and empty"),
+    Reach(
+        "devices",
+        "a fresh /dev with null, zero, full, random, urandom, tty, a private pts and shm; no disks, "
+        "no GPU, no host terminal",
+    ),
+    Reach(
+        "path sockets",
+        "only those the command binds itself: the host's (ssh agent, Docker, D-Bus, X11) are in the "
+        "hidden folders above, and every other socket the host listens on by path is masked, in the "
+        "workspace too",
+    ),
+    Reach(
+        "abstract sockets",
+        "none of the host's: the command has its own network namespace; with the network allowed, "
+        "a Landlock scope (Linux 6.12 and later) keeps them out",
+    ),
+    Reach("network", "none (loopback only) unless bashSandboxNetwork is on"),
+    Reach(
+        "processes",
+        "its own: a private PID namespace and session; none outlives the command, and it dies with "
+        "the server",
+    ),
+    Reach(
+        "environment",
+        "the server's minus the provider's keys and secret-shaped names (tools/environment.py)",
+    ),
+)
+"""What a sandboxed command can reach: the one list (README "Security" says the same)."""
+
+HIDDEN_DIRS = ("/tmp", "/var/tmp", "/run", "/var/run")
+"""Where the host's runtime files and sockets live: each gets a private, empty tmpfs."""
+KEPT_FILES = ("/etc/resolv.conf",)
+"""Files the system reads that may point into a hidden folder (systemd-resolved's stub): bound
+back read-only."""
 
 UNSANDBOXED_WARNING = (
     "bash runs unsandboxed: the command has your full access to every file you can read or change, "
@@ -33,6 +88,7 @@ SANDBOXED_WARNING = (
     "bash runs sandboxed (bubblewrap): it can change files only inside the workspace; the rest of "
     "the filesystem is read-only (and readable, secrets included){network}."
 )
+ABSTRACT_OPEN = " (this kernel cannot keep the host's abstract UNIX sockets out: no Landlock scoping)"
 
 
 @dataclass(frozen=True)
@@ -84,19 +140,76 @@ def warning(mode: str, network: bool) -> str:
     except ToolError as error:
         return error.message
     if chosen.sandboxed:
-        return SANDBOXED_WARNING.format(network="; network allowed" if network else "; no network")
+        if not network:
+            return SANDBOXED_WARNING.format(network="; no network")
+        scoped = landlock.can_scope_abstract_sockets()
+        return SANDBOXED_WARNING.format(network="; network allowed" + ("" if scoped else ABSTRACT_OPEN))
     if mode == "off":
         return UNSANDBOXED_WARNING
     return f"{UNSANDBOXED_WARNING} (Sandbox unavailable: {chosen.why_not}.)"
 
 
 def wrap(argv: Sequence[str], roots: Sequence[Path], *, network: bool) -> list[str]:
-    """``argv`` run inside bubblewrap with the roots writable."""
+    """``argv`` run inside bubblewrap as :data:`REACH` says. Blocking (it reads the host's socket
+    table): call through ``asyncio.to_thread``."""
     bwrap = shutil.which("bwrap") or "bwrap"
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    hidden = _hidden_dirs()
+    for folder in hidden:
+        args += ["--tmpfs", folder]
+    for kept in KEPT_FILES:
+        real = os.path.realpath(kept)
+        if real != kept and any(_under(real, folder) for folder in hidden) and os.path.isfile(real):
+            args += ["--ro-bind", real, real]
     for root in roots:
         args += ["--bind", str(root), str(root)]
+    for socket in _listening_sockets(hidden, roots):
+        args += ["--ro-bind", "/dev/null", socket]
     if not network:
         args.append("--unshare-net")
     args += ["--unshare-pid", "--die-with-parent", "--new-session", "--chdir", str(roots[0]), "--"]
+    if network and landlock.can_scope_abstract_sockets():
+        args += [sys.executable, "-I", "-S", landlock.__file__]
     return [*args, *argv]
+
+
+def _hidden_dirs() -> list[str]:
+    """:data:`HIDDEN_DIRS` and ``$XDG_RUNTIME_DIR``, each real folder once (``/var/run`` is
+    usually a link to ``/run``), outer ones first."""
+    found: list[str] = []
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    for folder in (*HIDDEN_DIRS, *([runtime] if runtime.startswith("/") else [])):
+        real = os.path.realpath(folder)
+        if os.path.isdir(real) and not any(_under(real, done) for done in found):
+            found.append(real)
+    return sorted(found, key=len)
+
+
+def _listening_sockets(hidden: Sequence[str], roots: Sequence[Path]) -> list[str]:
+    """The paths of the UNIX sockets bound in this network namespace (``/proc/net/unix``) that the
+    command would see: outside the hidden folders, or inside a workspace folder (a socket there
+    is a door to a process outside the sandbox all the same)."""
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as table:
+            lines = table.read().splitlines()[1:]
+    except OSError:
+        return []
+    found: set[str] = set()
+    for line in lines:
+        fields = line.split(maxsplit=7)
+        if len(fields) < 8 or not fields[7].startswith("/"):
+            continue  # unnamed, or abstract (@name)
+        path = os.path.realpath(fields[7])
+        in_root = any(_under(path, os.path.realpath(root)) for root in roots)
+        if path in found or (not in_root and any(_under(path, folder) for folder in hidden)):
+            continue
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                found.add(path)
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")

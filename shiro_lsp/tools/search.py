@@ -56,9 +56,7 @@ class GlobInput(ToolInput):
 
 class GrepInput(ToolInput):
     pattern: str = Field(description="Regex (ripgrep syntax when ripgrep is installed, otherwise Python re)")
-    include: str | None = Field(
-        None, description='Gitignore-style glob limiting which files are searched, e.g. "*.py"'
-    )
+    include: str | None = Field(None, description="Gitignore-style glob limiting which files are searched")
     ignore_case: bool = False
     include_ignored: IncludeIgnored = False
 
@@ -508,8 +506,8 @@ GLOB = typed_tool(
     ToolSpec(
         name="glob",
         description=(
-            'Find files by glob pattern, e.g. "src/**/*.ts" or "*.{md,txt}". `*` stays within one directory, '
-            "`**` spans directories. Skips anything .gitignore excludes. "
+            "Find files by glob pattern. `*` stays within one directory, `**` spans directories, "
+            "`{a,b}` matches either. Skips anything .gitignore excludes. "
             "Paths are relative to the workspace root."
         ),
         input_model=GlobInput,

@@ -18,9 +18,7 @@ from shiro_lsp.tools.base import Tool, ToolContext, ToolInput, ToolSpec, field_s
 
 
 class TodoItem(ToolInput):
-    content: str = Field(
-        description='One concrete action with a verifiable outcome, e.g. "add limit/offset to listUsers()"'
-    )
+    content: str = Field(description="One concrete action of this task, with a verifiable outcome")
     status: Status
     note: str | None = Field(
         None,

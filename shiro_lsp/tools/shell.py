@@ -194,7 +194,7 @@ async def _argv(command: str, ctx: ToolContext) -> list[str]:
     if not chosen.sandboxed:
         return argv
     roots = await asyncio.to_thread(roots_of, ctx.workspace)
-    return sandbox.wrap(argv, roots, network=ctx.sandbox_network)
+    return await asyncio.to_thread(sandbox.wrap, argv, roots, network=ctx.sandbox_network)
 
 
 async def run_command(command: str, ctx: ToolContext, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:

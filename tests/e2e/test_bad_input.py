@@ -169,6 +169,36 @@ def test_code_action_with_a_wrong_typed_range_is_invalid_params(raw: RawServer) 
     assert raw.serves()
 
 
+def test_code_action_with_a_string_for_a_number_is_invalid_params(raw: RawServer) -> None:
+    """Issue 20: the standard methods validate their params like the custom ones (cattrs took "3" for 3)."""
+    path = raw.workspace / "numbers.py"
+    path.write_text("one = 1\ntwo = 2\n")
+    position = {"line": 0, "character": 0}
+    for start, end, uri in [
+        ({"line": "0", "character": 0}, {"line": 1, "character": 3}, path.as_uri()),
+        (position, {"line": 1, "character": "3"}, path.as_uri()),
+        (position, {"line": 1.5, "character": 3}, path.as_uri()),
+        (position, {"line": True, "character": 3}, path.as_uri()),
+        (position, {"line": 1, "character": 3}, 5),
+    ]:
+        reply = raw.call(
+            "textDocument/codeAction",
+            {
+                "textDocument": {"uri": uri},
+                "range": {"start": start, "end": end},
+                "context": {"diagnostics": []},
+            },
+        )
+        assert reply.get("error", {}).get("code") == INVALID_PARAMS, reply
+    good = {"start": position, "end": {"line": 1, "character": 3}}
+    reply = raw.call(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": path.as_uri()}, "range": good, "context": {"diagnostics": []}},
+    )
+    assert reply["result"] and reply["result"][0]["title"] == "Shiro: Remember this", reply
+    assert raw.serves()
+
+
 @pytest.mark.parametrize("kind", ["folder", "missing", "fifo", "huge"])
 def test_code_action_on_a_folder_missing_file_or_fifo_answers_nothing(raw: RawServer, kind: str) -> None:
     workspace = raw.workspace

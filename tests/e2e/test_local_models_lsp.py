@@ -203,6 +203,9 @@ async def test_every_step_sends_max_tokens_within_the_window(client: ShiroClient
 async def test_git_tools_are_offered_only_in_a_repository(
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
+    client.workspace_did_change_configuration(  # a small window offers no git tools at all
+        types.DidChangeConfigurationParams(settings={"shiro": {"contextWindow": 65_536}})
+    )
     fake.script += [Step(Text("a")), Step(Text("b"))]
     await client.call("shiro/chat", {"text": "one"})
     (workspace / ".git").mkdir()

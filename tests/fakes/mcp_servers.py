@@ -4,7 +4,8 @@
 ``python tests/fakes/mcp_servers.py http PORTFILE`` serves streamable HTTP on 127.0.0.1 (a free
 port, written to PORTFILE once listening). ``--marker FILE`` appends one line per start, so a
 test can tell whether (and how often) the server was started. ``--stderr-line TEXT`` writes TEXT
-to stderr at start (a token a careless server logs).
+to stderr at start (a token a careless server logs). ``--hang-at-start``: the process runs but never
+answers ``initialize``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,9 @@ def main(argv: list[str]) -> None:
     print("testkit: starting", file=sys.stderr, flush=True)
     if "--stderr-line" in argv:
         print(argv[argv.index("--stderr-line") + 1], file=sys.stderr, flush=True)
+    if "--hang-at-start" in argv:  # started, never answers initialize (a server stuck in its set-up)
+        while True:
+            time.sleep(3600)
     server = build()
     if mode == "stdio":
         server.run("stdio")

@@ -13,6 +13,10 @@ RECORDINGS = Path(__file__).resolve().parent.parent / "fixtures" / "realmodel"
 MODELS = {
     "0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m",
     "1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m",
+    "1.5b-argparse-shout": "qwen2.5-coder-1.5b-instruct-q4_k_m.argparse-shout",
+    "1.5b-argparse-shout-retry": "qwen2.5-coder-1.5b-instruct-q4_k_m.argparse-shout-retry",
+    "1.5b-argparse-shout-prose": "qwen2.5-coder-1.5b-instruct-q4_k_m.argparse-shout-prose",
+    "1.5b-argparse-shout-xml": "qwen2.5-coder-1.5b-instruct-q4_k_m.argparse-shout-xml",
 }
 
 
@@ -59,7 +63,7 @@ def exchanges(model: str) -> list[Exchange]:
                 headers[n] = record["headers"]
             elif record["dir"] == "line":
                 lines.setdefault(n, []).append(record["text"])
-    return [Exchange(n, requests[n], headers.get(n, {}), lines.get(n, [])) for n in sorted(requests)]
+    return [Exchange(n, requests[n] or {}, headers.get(n, {}), lines.get(n, [])) for n in sorted(requests)]
 
 
 def exchange(model: str, n: int) -> Exchange:

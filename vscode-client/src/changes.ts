@@ -160,7 +160,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
       const file = this.fileUri(f.path);
       if (!file) continue;
       const key = file.toString();
-      if (f.reviewed || f.status === 'deleted' || f.binary) {
+      if (f.reviewed || f.status === 'deleted' || f.binary || f.notCovered) {
         if (this.reviews.get(key)?.taskId === taskId) { this.reviews.delete(key); this.lensEmitter.fire(); }
         continue;
       }
@@ -187,7 +187,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
         case 'keepAll': await this.keep(m.taskId); break;
         case 'undoAll': {
           const entry = this.changesEntry(m.taskId);
-          await this.undoFiles(m.taskId, entry ? entry.files.filter(f => !f.reviewed).map(f => f.path) : []);
+          await this.undoFiles(m.taskId, entry ? entry.files.filter(f => !f.reviewed && !f.notCovered).map(f => f.path) : []);
           break;
         }
         case 'restore': await this.restore(m.id); break;
@@ -350,7 +350,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
     if (mode !== 'code') await this.reloadChat();
     const { text, level } = restoreText(mode, r, redo);
     const entry = this.host.model.push({ kind: 'restored', text, level, mode, redoId: redo ? null : r.redoId, redone: false }) as RestoredEntry;
-    if (r.conflicts.length) void vscode.window.showWarningMessage(`Shiro: ${text}`);
+    if (level === 'warn') void vscode.window.showWarningMessage(`Shiro: ${text}`);
     for (const path of r.restored) { const f = this.fileUri(path); if (f) await this.refreshReview(f); }
     await this.refreshCheckpoints();
     return entry;

@@ -48,7 +48,11 @@ export interface ChangedFileView {
   /** The turn's checkpoint vs the file now, when that differs from `counts` (a later turn, an undo or the
    *  user changed the file since). */
   since?: string;
+  /** Why undo and restore leave this file as it is (no earlier bytes recorded, or the user saved it). */
+  notCovered?: string;
 }
+
+export const NOT_COVERED_LABEL = 'not covered \u2014 left as it is';
 export interface ChangesEntry {
   id: string; kind: 'changes'; taskId: string; checkpointId: string | null; files: ChangedFileView[]; total: string;
   pending: number;
@@ -75,6 +79,7 @@ export function changesView(r: ChangesResult): Omit<ChangesEntry, 'id' | 'kind'>
       counts: f.binary ? 'binary' : formatCounts(own),
     };
     if (!f.binary && (own.additions !== f.additions || own.deletions !== f.deletions)) view.since = formatCounts(f);
+    if (f.notCovered) view.notCovered = f.notCovered;
     return view;
   });
   return {
@@ -131,7 +136,9 @@ export function restoreText(mode: RestoreMode, r: CheckpointRestoreResult, redo 
   } else parts.push(`${what}: chat.`);
   if (mode !== 'code' && r.messagesRemoved) parts.push(`${r.messagesRemoved} message${r.messagesRemoved === 1 ? '' : 's'} removed from the session.`);
   if (r.conflicts.length) parts.push(`Left alone (you changed them since): ${r.conflicts.join(', ')}.`);
-  return { text: parts.join(' '), level: r.conflicts.length ? 'warn' : 'info' };
+  const notCovered = r.notCovered ?? [];
+  if (notCovered.length) parts.push(`Not covered \u2014 left as it is: ${notCovered.join(', ')}.`);
+  return { text: parts.join(' '), level: r.conflicts.length || notCovered.length ? 'warn' : 'info' };
 }
 
 // --- hunks still to review in an open diff ---

@@ -153,6 +153,10 @@ export interface ChangedFile {
    */
   from?: string | null;
   /**
+   * Extension: present when undo and restore leave this file as it is, and why: its content before the turn was not recorded (a secrets file, one over the scan's size limit; `additions`/`deletions` are then 0), or the user saved it in the editor while the turn ran.
+   */
+  notCovered?: string | null;
+  /**
    * Workspace-relative, '/'-separated; for a move, where it is now.
    */
   path: string;
@@ -314,6 +318,10 @@ export interface CheckpointRestoreResult {
    * Extension: messages dropped from the session.
    */
   messagesRemoved?: number;
+  /**
+   * Extension: paths left as they are because the checkpoint cannot put them back (their earlier content was not recorded, or the user saved them while the turn ran).
+   */
+  notCovered?: string[];
   /**
    * Restore this checkpoint (same mode) to undo this restore.
    */

@@ -53,6 +53,18 @@ test('restore messages say what came back and what was left alone', () => {
   assert.match(restoreText('chat', { restored: [], conflicts: [], redoId: null }, true).text, /^Redone: chat/);
 });
 
+test('a not-covered file is said in the Changed files block and in the restore message', () => {
+  const v = changesView({ taskId: 't1', checkpointId: 'c1', files: [
+    { path: '.env', status: 'modified', additions: 0, deletions: 0, reviewed: false, notCovered: 'a secrets file' },
+    { path: 'a.py', status: 'modified', additions: 1, deletions: 1, reviewed: false },
+  ] })!;
+  assert.deepEqual(v.files.map(f => f.notCovered), ['a secrets file', undefined]);
+  const r = restoreText('code', { restored: ['a.py'], conflicts: [], redoId: 'r', notCovered: ['.env'] });
+  assert.equal(r.level, 'warn');
+  assert.match(r.text, /Not covered \u2014 left as it is: \.env\./);
+  assert.doesNotMatch(r.text, /\(a\.py, \.env\)/);
+});
+
 test('kept hunks stay hidden across a refresh of the same diff; other files are unaffected', () => {
   const r = new HunkReview();
   const hunks = diffResultHunks({ before: 'a\nb\nc\nd\ne\n', after: 'A\nb\nc\nd\nE\n' });

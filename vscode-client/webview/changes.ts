@@ -3,7 +3,7 @@
 // main.ts calls these hooks; everything here only renders and posts messages (the host does the work).
 import type { ChatEntry } from '../src/chatModel';
 import type { ChangesEntry, RestoredEntry } from '../src/changesModel';
-import { toolDiff } from '../src/changesModel';
+import { NOT_COVERED_LABEL, toolDiff } from '../src/changesModel';
 import type { WebviewMessage } from '../src/webviewProtocol';
 
 type Post = (m: WebviewMessage) => void;
@@ -132,9 +132,16 @@ export function renderChanges(entry: ChangesEntry, post: Post): HTMLElement {
       since.appendChild(counts(f.since));
       li.appendChild(since);
     }
+    if (f.notCovered) {   // no bytes to put back, or the user's own save: undo and restore leave it
+      const note = el('span', 'not-covered', NOT_COVERED_LABEL);
+      note.title = `Undo and restore leave this file as it is: ${f.notCovered}`;
+      li.appendChild(note);
+    }
     if (!f.reviewed) {
       li.appendChild(button('Keep', 'secondary small keep-file', () => post({ type: 'keepChange', taskId: entry.taskId, path: f.path })));
-      li.appendChild(button('Undo', 'secondary small undo-file', () => post({ type: 'undoChange', taskId: entry.taskId, path: f.path })));
+      if (!f.notCovered) {
+        li.appendChild(button('Undo', 'secondary small undo-file', () => post({ type: 'undoChange', taskId: entry.taskId, path: f.path })));
+      }
     } else li.appendChild(el('span', 'file-reviewed', '✓'));
     list.appendChild(li);
   }

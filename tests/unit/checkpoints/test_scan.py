@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -137,3 +138,124 @@ def test_a_workspace_inside_a_repository_uses_git(tmp_path: Path) -> None:
     found, _ = around(s, command)
     assert found == [("new.txt", None, b"new\n"), ("tracked.txt", b"committed\n", b"changed\n")]
     assert git(repo, "diff", "--cached", "--name-only") == ""  # the scan staged nothing
+
+
+@pytest.mark.parametrize("in_git", [False, True], ids=["walk", "git"])
+def test_a_file_whose_bytes_were_not_recorded_is_said_and_never_looks_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_git: bool
+) -> None:
+    """A secrets file and files over the per-file limit existed before the command: a change to
+    them (a removal too) comes back as unrecorded, with why, not as a file the command made."""
+    monkeypatch.setattr(scan, "MAX_FILE_BYTES", 1000)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.dat").write_bytes(b"x" * 2000)
+    (ws / "gone.dat").write_bytes(b"y" * 2000)
+    (ws / ".env").write_text("KEY=real\n")
+    (ws / "ok.txt").write_text("one\n")
+    if in_git:
+        git(ws, "init", "-q")  # all four untracked: what git lists, the snapshot must hold
+    s = scanner(tmp_path, ws, "u")
+    assert s.git_mode() is in_git
+    snapshot = s.snapshot()
+    with (ws / "big.dat").open("ab") as handle:
+        handle.write(b"more\n")
+    (ws / "gone.dat").unlink()
+    (ws / ".env").write_text("KEY=\n")
+    (ws / "ok.txt").write_text("two\n")
+    found, problems = s.changes(snapshot)
+    why = {c.path: (c.before is None, c.after is None, c.unrecorded) for c in found}
+    assert why["ok.txt"] == (False, False, None)
+    assert why[".env"] == (True, False, "a secrets file, never read")
+    assert why["big.dat"][:2] == (True, False) and "per-file limit" in str(why["big.dat"][2])
+    assert why["gone.dat"][:2] == (True, True) and "per-file limit" in str(why["gone.dat"][2])
+    assert sorted(p.split(":")[0] for p in problems if "not recorded" in p) == [".env", "big.dat", "gone.dat"]
+
+
+@pytest.fixture
+def quick_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file a tenth of a second old counts as old (instead of 2 s), so the tests need not wait."""
+    monkeypatch.setattr(scan, "RACY_NS", 100_000_000)
+
+
+def settle() -> None:
+    time.sleep(0.3)  # the files made so far are older than the snapshot by more than RACY_NS
+
+
+@pytest.mark.usefixtures("quick_clock")
+@pytest.mark.parametrize("in_git", [False, True], ids=["walk", "git"])
+def test_an_ignored_file_a_command_makes_visible_is_not_taken_for_a_new_one(
+    tmp_path: Path, in_git: bool
+) -> None:
+    """Un-ignored and untouched: no change. Un-ignored and written (or made: the two cannot be
+    told apart then): not "added", so a restore never removes it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("*.log\n.env\n")
+    (ws / "old.log").write_text("the user's log\n")
+    (ws / ".env").write_text("KEY=real\n")
+    if in_git:
+        git(ws, "init", "-q")
+    s = scanner(tmp_path, ws, "i", use_git=in_git)
+    assert s.git_mode() is in_git
+    settle()
+    snapshot = s.snapshot()
+    (ws / ".gitignore").write_text("")
+    with (ws / ".env").open("a") as env:
+        env.write("MORE=1\n")
+    (ws / "new.log").write_text("made by the command\n")
+    found, _ = s.changes(snapshot)
+    why = {c.path: (c.before is None, c.unrecorded) for c in found}
+    assert why == {
+        ".gitignore": (False, None),
+        ".env": (True, scan.RULES_CHANGED),
+        "new.log": (True, scan.RULES_CHANGED),
+    }
+
+
+@pytest.mark.usefixtures("quick_clock")
+def test_a_file_the_command_made_is_known_new(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("*.log\n")
+    (ws / "old.log").write_text("ignored\n")
+    s = scanner(tmp_path, ws, "n", use_git=False)
+    settle()
+    snapshot = s.snapshot()
+    (ws / "new.txt").write_text("made\n")
+    found, _ = s.changes(snapshot)
+    assert [(c.path, c.before, c.unrecorded) for c in found] == [("new.txt", None, None)]
+
+
+@pytest.mark.usefixtures("quick_clock")
+def test_git_rm_cached_does_not_make_a_file_look_new(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kept.txt").write_text("committed\n")
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "init")
+    s = scanner(tmp_path, ws, "r")
+    assert s.git_mode()
+    settle()
+    snapshot = s.snapshot()
+    git(ws, "rm", "-q", "--cached", "kept.txt")  # untracked now, its bytes untouched
+    assert s.changes(snapshot) == ([], [])
+
+
+def test_a_file_git_rm_cached_untracked_and_the_command_changed_is_not_new(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kept.txt").write_text("committed\n")
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "init")
+    s = scanner(tmp_path, ws, "m")
+    snapshot = s.snapshot()
+    git(ws, "rm", "-q", "--cached", "kept.txt")
+    with (ws / "kept.txt").open("a") as handle:
+        handle.write("and more\n")
+    (ws / "new.txt").write_text("made\n")
+    found, _ = s.changes(snapshot)
+    why = {c.path: (c.before is None, c.unrecorded) for c in found}
+    assert why == {"kept.txt": (True, "git tracked it until the command"), "new.txt": (True, None)}

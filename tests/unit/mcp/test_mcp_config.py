@@ -96,3 +96,32 @@ def test_trust_is_pinned_to_the_entry_and_per_workspace(tmp_path: Path) -> None:
     store.set(server, False)
     assert not store.is_trusted(server)
     assert json.loads((root / "mcp-trust.json").read_text()) == []
+
+
+def test_no_server_can_take_another_servers_tool_name_prefix(tmp_path: Path) -> None:
+    """A rule for ``mcp__probe__*`` covers the tools of "probe" and of no other server."""
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "probe": {"command": "p"},
+                    "probe__x": {"command": "q"},
+                    "probe.": {"command": "r"},
+                    "probe_": {"command": "s"},
+                    "probe-x": {"command": "t"},
+                    "probe_x": {"command": "u"},
+                    "probe/x": {"command": "v"},
+                }
+            }
+        )
+    )
+    config = load_config(tmp_path, tmp_path / "state")
+    assert [s.name for s in config.servers] == ["probe", "probe-x", "probe_x"]
+    rule = 'cannot hold "__" or end in "_"'
+    assert [p.split(":")[0] for p in config.problems if rule in p] == [
+        f'MCP server "{name}" in .mcp.json' for name in ("probe__x", "probe.", "probe_")
+    ]
+    assert config.problems[-1] == (
+        'MCP server "probe/x" in .mcp.json has the tool-name prefix "mcp__probe_x__" of one defined earlier; '
+        "it was skipped."
+    )

@@ -57,3 +57,22 @@ def test_inline_blobs_are_written_out_when_the_journal_is_read(tmp_path: Path) -
     (loaded,) = restarted.list("s1")
     assert loaded.files["a.txt"].before == state
     assert restarted.blobs.get(sha) == data and restarted.blobs.path(sha).is_file()
+
+
+def test_a_file_an_older_version_noted_as_unrecorded_is_not_taken_for_an_added_one(tmp_path: Path) -> None:
+    """Written before records said ``unrecorded``: the note names the file, the record has no before."""
+    store = CheckpointStore(tmp_path / "checkpoints")
+    older = checkpoint("01")
+    older.files = {
+        "big.dat": FileRecord(None, FileState("ab" * 32, 0o644, 9_000_000)),
+        "new.txt": FileRecord(None, FileState("cd" * 32, 0o644, 4)),
+    }
+    older.not_covered = ["big.dat: changed, but its earlier content was not recorded"]
+    line = older.to_json()
+    for record in line["files"].values():
+        assert "unrecorded" not in record  # what the older version wrote
+    (tmp_path / "checkpoints" / "s1").mkdir(parents=True)
+    (tmp_path / "checkpoints" / "s1" / JOURNAL).write_text(json.dumps(line) + "\n")
+    (loaded,) = store.list("s1")
+    assert loaded.files["big.dat"].status == "modified" and loaded.files["big.dat"].not_covered
+    assert loaded.files["new.txt"].status == "added" and loaded.files["new.txt"].not_covered is None

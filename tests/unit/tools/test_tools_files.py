@@ -160,7 +160,7 @@ async def test_multi_edit_applies_in_order(run: RunTool, workspace: Path) -> Non
 
 async def test_multi_edit_is_all_or_nothing(run: RunTool, workspace: Path) -> None:
     (workspace / "a.py").write_text("a = 1\nb = 2\n")
-    with pytest.raises(ToolError, match=r"edit 2 in a.py: oldString not found.*No edits were applied\."):
+    with pytest.raises(ToolError, match=r"(?s)edit 2 in a.py: oldString not found.*No edits were applied\."):
         await run(
             "multi_edit",
             path="a.py",

@@ -1,0 +1,110 @@
+"""`python -m eval`: run the task set with Shiro and the peer harnesses against one OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from eval import harnesses
+from eval.report import compare, table
+from eval.runner import as_dicts, list_models, run_all
+from eval.taskset import load_tasks
+
+DEFAULT_URL = "http://127.0.0.1:8091/v1"
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m eval", description=__doc__)
+    p.add_argument(
+        "--url", default=os.environ.get("EVAL_URL") or DEFAULT_URL, help=f"base URL ({DEFAULT_URL})"
+    )
+    p.add_argument("--model", default=os.environ.get("EVAL_MODEL") or None, help="default: the first listed")
+    p.add_argument(
+        "--runs", type=int, default=int(os.environ.get("RUNS") or 3), help="runs per task and harness"
+    )
+    p.add_argument("--tasks", default=os.environ.get("TASKS") or "", help="comma-separated task names (all)")
+    p.add_argument("--harness", default=os.environ.get("HARNESS") or "shiro,aider,qwen-code")
+    p.add_argument(
+        "--timeout", type=float, default=float(os.environ.get("EVAL_TIMEOUT") or 600), help="s per run"
+    )
+    p.add_argument("--out", default=None, help="JSON path (default .artifacts/eval/<timestamp>.json)")
+    p.add_argument(
+        "--label", default=os.environ.get("EVAL_LABEL", ""), help="what was served, e.g. stock-1.5b"
+    )
+    p.add_argument("--compare", default=None, metavar="OLD.json", help="print deltas against an earlier run")
+    p.add_argument("--list", action="store_true", help="list the tasks and exit")
+    p.add_argument(
+        "--report", default=None, metavar="RUN.json", help="print the table of a saved run and exit"
+    )
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.report:
+        data = json.loads(Path(args.report).read_text())
+        print(table(data["records"], data["meta"]))
+        if args.compare:
+            print(compare(json.loads(Path(args.compare).read_text()), data))
+        return 0
+    tasks = load_tasks(_split(args.tasks) or None)
+    if args.list:
+        for t in tasks:
+            print(f"{t.name:24} {t.kind:7} {t.lang:9} {'multi' if t.multi_step else '':6} {t.prompt}")
+        return 0
+    names = _split(args.harness)
+    for name in names:
+        if name not in harnesses.HARNESSES:
+            raise SystemExit(f"eval: unknown harness {name!r} (known: {', '.join(harnesses.HARNESSES)})")
+    try:
+        models = list_models(args.url)
+    except OSError as error:
+        raise SystemExit(
+            f"eval: no model server at {args.url} ({error}). Start one, e.g. `make eval` without EVAL_URL "
+            "(scripts/realmodel/serve.sh), or pass --url."
+        ) from error
+    model = args.model or (models[0] if models else None)
+    if not model:
+        raise SystemExit(f"eval: {args.url}/models lists no model; pass --model")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    root = Path(__file__).resolve().parent.parent
+    out = Path(args.out) if args.out else root / ".artifacts" / "eval" / f"{stamp}.json"
+    log_root = out.with_suffix("")
+    meta: dict[str, Any] = {
+        "started": stamp, "url": args.url, "model": model, "server": args.label, "runs": args.runs,
+        "tasks": [t.name for t in tasks], "harnesses": names, "timeout_s": args.timeout, "logs": str(log_root),
+        "versions": {},
+    }  # fmt: skip
+
+    def save(records: list[Any]) -> None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"meta": meta, "records": as_dicts(records)}, indent=1, ensure_ascii=False))
+
+    for name in names:
+        harnesses.ensure_installed(name)
+        meta["versions"][name] = harnesses.version(name)
+    print(f"eval: {len(tasks)} tasks × {args.runs} run(s) × {', '.join(names)} on {model} at {args.url}",
+          file=sys.stderr)  # fmt: skip
+    records = run_all(tasks, names, args.runs, args.url, model, args.timeout, log_root, on_record=save)
+    meta["finished"] = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    save(records)
+    print(table(as_dicts(records), meta))
+    print(f"eval: JSON in {out}, traffic and output per run in {log_root}/", file=sys.stderr)
+    if args.compare:
+        print(
+            compare(json.loads(Path(args.compare).read_text()), {"meta": meta, "records": as_dicts(records)})
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

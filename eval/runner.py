@@ -1,0 +1,183 @@
+"""Run tasks × harnesses × runs, each in a fresh temp copy of the task's workspace, behind the proxy."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eval import harnesses
+from eval.metrics import echoed_sentences, traffic
+from eval.proxy import RecordingProxy
+from eval.taskset import Task, prepare_workspace, run_checks, snapshot
+
+
+@dataclass
+class RunRecord:
+    harness: str
+    task: str
+    run: int
+    passed: bool
+    why: str
+    wall_s: float
+    exit_code: int | None
+    timed_out: bool
+    requests: int
+    tool_calls: int
+    tool_names: list[str]
+    first_prompt_tokens: int | None
+    prompt_tokens: int
+    cached_tokens: int
+    later_prompt_tokens: int
+    later_cached_tokens: int
+    final_answer: bool
+    answer: str
+    echoed_tool_response: bool
+    echoed_prompt: list[str]
+    copied_examples: list[str]
+    changed: list[str]
+    errors: list[str] = field(default_factory=list)
+    log_dir: str = ""
+
+
+def list_models(url: str) -> list[str]:
+    with urllib.request.urlopen(url.rstrip("/") + "/models", timeout=30) as response:
+        data = json.load(response)
+    return [str(m["id"]) for m in data.get("data", [])]
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _execute(
+    inv: harnesses.Invocation, timeout: float, out: Path, err: Path
+) -> tuple[int | None, bool, float]:
+    start = time.monotonic()
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = subprocess.Popen(
+            inv.argv, cwd=inv.cwd, env=inv.env, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+        try:
+            code: int | None = process.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            code, timed_out = None, True
+        # whatever the harness left running in its group goes too
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    return code, timed_out, time.monotonic() - start
+
+
+def _copied(examples: list[str], haystacks: list[str], task: Task, original: dict[str, bytes]) -> list[str]:
+    """Example values of the harness's own prompt that turn up in what it did, but that neither the
+    user's prompt nor the workspace contains."""
+    known = task.prompt + "\n" + "\n".join(b.decode("utf-8", "replace") for b in original.values())
+    text = "\n".join(haystacks)
+    return [e for e in examples if e in text and e not in known]
+
+
+def run_one(
+    task: Task, harness: str, run: int, url: str, model: str, timeout: float, log_root: Path
+) -> RunRecord:
+    log_dir = log_root / harness / f"{task.name}.{run}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"shiro-eval-{task.name}-") as tmp:
+        ws = prepare_workspace(task, Path(tmp) / "ws")
+        home = Path(tmp) / "home"
+        home.mkdir()
+        before = snapshot(ws)
+        with RecordingProxy(url, log_dir / "wire.jsonl") as proxy:
+            inv = harnesses.invocation(harness, task.prompt, ws, home, proxy.url, model)
+            code, timed_out, wall = _execute(inv, timeout, log_dir / "stdout", log_dir / "stderr")
+        stdout = (log_dir / "stdout").read_text(encoding="utf-8", errors="replace")
+        seen = traffic(proxy.records)
+        tool_texts = list(seen.tool_call_texts)
+        if harness == "shiro":
+            events = harnesses.shiro_events(stdout)
+            calls = [e for e in events if e.get("type") == "tool-call"]
+            tool_calls = len(calls)
+            tool_names = [str(e.get("name")) for e in calls]
+            tool_texts += [f"{e.get('name')} {json.dumps(e.get('input'), ensure_ascii=False)}" for e in calls]
+            answer = harnesses.shiro_final_text(events) if events else seen.last_content
+            errors = [str(e.get("error")) for e in events if e.get("type") == "error"]
+        else:
+            tool_calls = seen.native_tool_calls
+            tool_names = [t.split(" ", 1)[0] for t in seen.tool_call_texts]
+            answer = stdout.strip() if harness == "qwen-code" and stdout.strip() else seen.last_content
+            errors = []
+        if harness == "qwen-code" and not answer.strip():
+            answer = seen.last_content
+        after = snapshot(ws)
+        written = [after[p].decode("utf-8", "replace") for p in after if before.get(p) != after[p]]
+        result = run_checks(task, ws, answer, before)
+        why = result.why
+        if timed_out:
+            why = f"timed out after {timeout:.0f} s; " + why
+        elif code not in (0, None) and not result.passed:
+            why = f"exit {code}; " + why
+        return RunRecord(
+            harness=harness, task=task.name, run=run, passed=result.passed and not timed_out, why=why,
+            wall_s=round(wall, 1), exit_code=code, timed_out=timed_out, requests=seen.requests,
+            tool_calls=tool_calls, tool_names=tool_names, first_prompt_tokens=seen.first_prompt_tokens,
+            prompt_tokens=seen.prompt_tokens, cached_tokens=seen.cached_tokens,
+            later_prompt_tokens=seen.later_prompt_tokens, later_cached_tokens=seen.later_cached_tokens,
+            final_answer=bool(answer.strip()), answer=answer[:4000],
+            echoed_tool_response="<tool_response>" in answer or "</tool_response>" in answer,
+            echoed_prompt=echoed_sentences(answer, seen.system_sentences),
+            copied_examples=_copied(seen.examples, [*tool_texts, answer, *written], task, before),
+            changed=result.changed, errors=errors + seen.errors, log_dir=str(log_dir),
+        )  # fmt: skip
+
+
+def run_all(
+    tasks: list[Task],
+    harness_names: list[str],
+    runs: int,
+    url: str,
+    model: str,
+    timeout: float,
+    log_root: Path,
+    on_record: Any = None,
+) -> list[RunRecord]:
+    """Harness by harness (so the server's prompt cache stays warm for one harness), run by run, task by task."""
+    records: list[RunRecord] = []
+    for harness in harness_names:
+        harnesses.ensure_installed(harness)
+        for run in range(1, runs + 1):
+            for task in tasks:
+                print(f"eval: {harness} {task.name} run {run}/{runs} ...", file=sys.stderr, flush=True)
+                record = run_one(task, harness, run, url, model, timeout, log_root)
+                records.append(record)
+                mark = "PASS" if record.passed else "fail"
+                print(
+                    f"eval:   {mark} {record.wall_s:.0f} s, {record.requests} requests, {record.tool_calls} tool calls"
+                    f" - {record.why}", file=sys.stderr, flush=True,
+                )  # fmt: skip
+                if on_record is not None:
+                    on_record(records)
+    return records
+
+
+def as_dicts(records: list[RunRecord]) -> list[dict[str, Any]]:
+    return [asdict(r) for r in records]

@@ -1,0 +1,6 @@
+class ShopError(Exception):
+    pass
+
+
+class InvoiceError(ShopError):
+    """An invoice line could not be read."""

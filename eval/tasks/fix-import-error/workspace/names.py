@@ -1,0 +1,2 @@
+def title_case(text):
+    return " ".join(word.capitalize() for word in text.split())

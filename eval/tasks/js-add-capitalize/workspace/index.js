@@ -1,0 +1,3 @@
+const { reverse } = require("./strings");
+
+console.log(reverse("stressed"));

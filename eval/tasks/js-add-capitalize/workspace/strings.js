@@ -1,0 +1,5 @@
+function reverse(text) {
+  return text.split("").reverse().join("");
+}
+
+module.exports = { reverse };

@@ -1,0 +1,3 @@
+const { sumEven } = require("./sum");
+
+console.log(sumEven([1, 2, 3, 4, 5]));

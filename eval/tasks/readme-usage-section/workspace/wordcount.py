@@ -1,0 +1,4 @@
+import sys
+
+with open(sys.argv[1]) as f:
+    print(len(f.read().split()))

@@ -1,0 +1,6 @@
+def rectangle_area(width, height):
+    return width * height
+
+
+def perimeter(width, height):
+    return 2 * (width + height)

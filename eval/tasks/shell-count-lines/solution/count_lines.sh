@@ -1,0 +1,2 @@
+#!/usr/bin/env bash
+wc -l < "$1" | tr -d ' '

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+name="$1"
+echo "Hi, $nmae"

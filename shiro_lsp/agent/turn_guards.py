@@ -1,0 +1,244 @@
+"""What the turn does when a model step makes no tool call: end the turn, or send it back once.
+
+Small local models end their turn with the work undone: they show the new code in prose instead of
+writing it, announce a step ("I will now edit …") and stop, stop with no answer at all after their
+tool calls, or change a file and never run the command the user named to check it. Each of these
+gets one short instruction back (a user message appended to the history, so the prompt prefix the
+server has cached stays byte-identical), at most :data:`MAX_NUDGES` per turn; the text carries no
+example values a model could copy. Big models rarely meet these conditions, so they rarely pay.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.jail import Roots
+from shiro_lsp.messages import Message
+from shiro_lsp.tools.edits import PLANNERS
+from shiro_lsp.tools.files import open_text
+
+NUDGE_MARK_KEY = "shiroNote"
+NUDGE_MARK = "nudge"
+MAX_NUDGES = 2
+"""Instructions sent back per turn for unrun work (the final-answer step is one more, once)."""
+
+UNRUN_CHANGE = (
+    "Nothing was changed: you made no tool call. If a file should change, make the tool call now. "
+    "If not, give your final answer."
+)
+UNRUN_STEP = "You said what you will do next but made no tool call. Do it now with a tool call."
+RUN_NAMED = "You changed files but did not run `{command}`, which the user named. Run it now to check."
+FINAL_ANSWER = "Now give the user your final answer: what you did or found, in a few sentences."
+
+NOTICE = "The model stopped with its work undone; Shiro sent it back to finish ({why})."
+
+_FENCED = re.compile(r"```[^\n`]*\n(?P<body>.*?)```", re.S)
+_ANNOUNCES = re.compile(
+    r"^(?:(?:now|next|then|first|so)\b[,\s]*)?"
+    r"(?:I will|I'll|I am going to|I'm going to|let me|let's|we will|we'll|I need to|we need to)\s+"
+    r"(?:now\s+|first\s+|then\s+|next\s+)?"
+    r"(?:edit|update|modify|change|add|create|write|run|fix|read|open|check|look|search|implement|apply|"
+    r"make|test|execute|remove|delete|replace|rename|use|call|insert|save|proceed|start|verify|try|retry|"
+    r"attempt|do|continue|adjust|correct|refactor|install|debug|investigate|inspect|examine|review|find|"
+    r"locate|list|view|see|print|define|import|move|ensure|handle|go)\b",
+    re.I,
+)
+_COMMAND = re.compile(
+    r"(?<![\w/.-])(?P<command>(?:python3?|node|bash|sh|npm|npx|yarn|pnpm|pytest|cargo|ruby|deno|uv)"
+    r"(?:[ \t]+(?:-m[ \t]+[\w.]+|-[\w-]+|[\w./-]*[./][\w./-]*|test|run|\d+))*)"
+    r"|(?<![\w/.-])(?P<script>\.?/?[\w./-]+\.(?:sh|py|js|mjs|ts|rb))\b"
+)
+_CALL_NAME = re.compile(r"""\bname["']?\s*[=:]\s*["'](?P<name>[\w-]+)["']""")
+_PATH = re.compile(r"(?<![\w/.-])[\w./-]*\w\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
+MAX_QUOTED_FILE = 200_000
+MIN_SHARED_LINE = 3
+"""A code block shares a file's line when a stripped line longer than this is in both."""
+_RUNNERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "deno", "uv"})
+
+
+@dataclass(frozen=True)
+class NamedCommand:
+    shown: str
+    """The command as the user wrote it."""
+    key: str
+    """What a shell command must contain to count as running it (the script, or the command)."""
+
+
+def named_command(prompt: str) -> NamedCommand | None:
+    """The command the user's message names to check the work with (``python3 calc.py``, ``run
+    test.sh``, ``npm test``), or None. Only a command or a script path counts, never prose."""
+    for match in _COMMAND.finditer(prompt):
+        command = match.group("command")
+        if command is not None:
+            words = command.split()
+            if words[0] in _RUNNERS and len(words) == 1:
+                continue  # "python" alone is a language, not a command
+            script = next((w for w in words[1:] if "." in w or "/" in w), None)
+            return NamedCommand(command, script or command)
+        script = match.group("script")
+        if script is not None and _runs(prompt, match.start()):
+            return NamedCommand(script, script.lstrip("./"))
+    return None
+
+
+def _runs(prompt: str, at: int) -> bool:
+    """A bare script path counts when the user says to run it (``run test.sh``, ``./test.sh``)."""
+    before = prompt[max(0, at - 12) : at].lower()
+    return prompt[at:].startswith("./") or bool(re.search(r"\b(?:run|execute|running)\s+`?$", before))
+
+
+@dataclass
+class TurnGuard:
+    """The state of one turn the guards need, fed by the engine after every tool step."""
+
+    prompt: str
+    workspace: Roots
+    can_run_commands: bool
+    tools: frozenset[str] = frozenset()
+    """The tools offered this turn: an answer that names one as a call's name tried to call it."""
+    nudges: int = 0
+    used_tools: bool = False
+    changed_since_run: bool = False
+    changed: bool = False
+    command_refused: bool = False
+    sent: set[str] = field(default_factory=set)
+    command: NamedCommand | None = None
+
+    def __post_init__(self) -> None:
+        self.command = named_command(self.prompt)
+
+    def saw_tools(self, results: list[dict[str, Any]], inputs: dict[str, Any]) -> None:
+        """A tool step ran: ``results`` are its result parts, ``inputs`` each call's input by id."""
+        self.used_tools = True
+        for part in results:
+            ok = part.get("output", {}).get("type") == "text"
+            name = part.get("toolName")
+            if name in PLANNERS and ok:
+                self.changed = self.changed_since_run = True
+            if name == "bash":
+                command = inputs.get(str(part.get("toolCallId")), {})
+                text = command.get("command", "") if isinstance(command, dict) else ""
+                if not ok and "Not run" in _output_text(part):
+                    self.command_refused = True
+                elif self.command is not None and self.command.key in str(text):
+                    self.changed_since_run = False
+
+    def after_answer(self, message: Message | None) -> tuple[str, str] | None:
+        """A step without tool calls ended: (instruction to send back, why) or None to end the turn."""
+        text = _text_of(message)
+        for why, instruction in self._wanted(text):
+            if why in self.sent:
+                continue
+            if why != "no answer" and self.nudges >= MAX_NUDGES:
+                continue
+            self.sent.add(why)
+            if why != "no answer":
+                self.nudges += 1
+            return instruction, why
+        return None
+
+    def _wanted(self, text: str) -> list[tuple[str, str]]:
+        wanted: list[tuple[str, str]] = []
+        if not self.changed and self._shows_unwritten_code(text):
+            wanted.append(("code in prose", UNRUN_CHANGE))
+        elif self._names_a_call(text):
+            wanted.append(("a call Shiro could not read", UNRUN_CHANGE))
+        if announces_a_step(text):
+            wanted.append(("announced a step", UNRUN_STEP))
+        if self._check_due():
+            assert self.command is not None
+            wanted.append(("named command not run", RUN_NAMED.format(command=self.command.shown)))
+        if self.used_tools and not text.strip():
+            wanted.append(("no answer", FINAL_ANSWER))
+        return wanted
+
+    def _shows_unwritten_code(self, text: str) -> bool:
+        """The answer holds code for a file instead of writing it: a code block that is an
+        existing named file changed (some of its lines, some new ones), or, when the user named a
+        file that does not exist yet, a code block that is not a quote of an existing one."""
+        blocks = _code_blocks(text)
+        if not blocks:
+            return False
+        existing: set[str] = set()
+        new_file_named = False
+        for path in _named_paths(self.prompt + "\n" + text):
+            lines = _file_lines(self.workspace, path)
+            if lines is not None:
+                existing |= lines
+            elif path in self.prompt:
+                new_file_named = True
+        for block in blocks:
+            kept = {line for line in block if line in existing}
+            if kept == set(block):
+                continue  # a quote
+            if new_file_named or any(len(line) > MIN_SHARED_LINE for line in kept):
+                return True
+        return False
+
+    def _names_a_call(self, text: str) -> bool:
+        """The answer is a tool call in a form that is not one (``<tool name="…">``, broken JSON)."""
+        return any(m.group("name") in self.tools for m in _CALL_NAME.finditer(text))
+
+    def _check_due(self) -> bool:
+        return (
+            self.command is not None
+            and self.can_run_commands
+            and not self.command_refused
+            and self.changed_since_run
+        )
+
+
+def nudge_message(instruction: str) -> Message:
+    """The instruction as the user message appended to the history (marked: Shiro wrote it)."""
+    return {"role": "user", "content": instruction, NUDGE_MARK_KEY: NUDGE_MARK}
+
+
+def _text_of(message: Message | None) -> str:
+    if message is None:
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+
+
+def _output_text(part: dict[str, Any]) -> str:
+    value = part.get("output", {}).get("value", "")
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _code_blocks(text: str) -> list[list[str]]:
+    """The stripped non-blank lines of each code block of more than one line."""
+    blocks = (
+        [line.strip() for line in m.group("body").splitlines() if line.strip()]
+        for m in _FENCED.finditer(text)
+    )
+    return [block for block in blocks if len(block) > 1]
+
+
+def _named_paths(text: str) -> list[str]:
+    return list(dict.fromkeys(m.group(0).strip("`'\"") for m in _PATH.finditer(text)))
+
+
+def _file_lines(workspace: Roots, path: str) -> set[str] | None:
+    """The stripped lines of an existing workspace file, None when there is none (or it is not text)."""
+    try:
+        with open_text(workspace, path) as f:
+            return {line.strip() for line in f.read(MAX_QUOTED_FILE).splitlines()}
+    except (ToolError, OSError):
+        return None
+
+
+def announces_a_step(text: str) -> bool:
+    """The answer ends by announcing a step (its last sentence, code blocks aside)."""
+    body = _FENCED.sub("", text).strip()
+    if not body:
+        return False
+    sentences = [s for s in re.split(r"(?<=[.!?:])\s+", body.splitlines()[-1].strip()) if s]
+    return bool(sentences) and bool(_ANNOUNCES.match(sentences[-1]))

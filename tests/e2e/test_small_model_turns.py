@@ -1,0 +1,326 @@
+"""A small local model's turn gets the work done: `shiro-lsp run --json --yolo`, as the eval drives it.
+
+The scripted model answers in llama-server's chunk dialect the way Qwen2.5-Coder-1.5B did in the
+recorded eval runs (tests/fixtures/realmodel/README.md): tool calls written as text, code shown in
+prose instead of written, a silent last step, edits of files it imagined, old strings with the
+indentation lost, and no run of the command the user named.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.fake_openai import FakeOpenAI, Step, Text
+from fakes.local_servers import LLAMACPP_MODEL, serve
+from fakes.recorded import exchange
+
+pytest_plugins = ["fakes.fixtures"]
+
+GREET = """import argparse
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="world")
+    args = parser.parse_args()
+    print(f"Hello, {args.name}!")
+
+
+if __name__ == "__main__":
+    main()
+"""
+GREET_SHOUT = GREET.replace(
+    '    parser.add_argument("--name", default="world")\n',
+    '    parser.add_argument("--name", default="world")\n    parser.add_argument("--shout", action="store_true")\n',
+).replace(
+    '    print(f"Hello, {args.name}!")\n',
+    '    greeting = f"Hello, {args.name}!"\n    print(greeting.upper() if args.shout else greeting)\n',
+)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def local(fake: FakeOpenAI) -> FakeOpenAI:
+    serve(fake, "llamacpp")
+    fake.chat_dialect = "llamacpp"
+    return fake
+
+
+def call(name: str, arguments: dict[str, object]) -> Text:
+    """A tool call as these models write it: a JSON object in a ```json fence."""
+    return Text(f"```json\n{json.dumps({'name': name, 'arguments': arguments}, indent=2)}\n```", chunks=3)
+
+
+async def run(
+    fake: FakeOpenAI, workspace: Path, home: Path, prompt: str, **settings: str
+) -> list[dict[str, Any]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHIRO_"))}
+    env |= {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "x", "SHIRO_MODEL": LLAMACPP_MODEL}
+    env |= settings
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "shiro_lsp",
+        "run",
+        "--json",
+        "--yolo",
+        "--workspace",
+        str(workspace),
+        "--home",
+        str(home),
+        "-p",
+        prompt,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    return [json.loads(line) for line in out.decode().splitlines()]
+
+
+def chats(fake: FakeOpenAI) -> list[dict[str, Any]]:
+    return fake.bodies("/chat/completions")
+
+
+def answer(events: list[dict[str, Any]]) -> str:
+    """The text after the last tool event: what the user reads as the final answer."""
+    last_tool = max((i for i, e in enumerate(events) if e["type"].startswith("tool")), default=-1)
+    return "".join(e["text"] for e in events[last_tool + 1 :] if e["type"] == "text")
+
+
+def errors(events: list[dict[str, Any]]) -> list[str]:
+    return [e["error"] for e in events if e["type"] == "tool-error"]
+
+
+async def test_code_shown_in_prose_is_sent_back_and_the_call_then_runs(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    local.script += [
+        Step(Text(f"Here is the updated greet.py:\n\n```python\n{GREET_SHOUT}```\n", chunks=4)),
+        Step(call("write_file", {"path": "greet.py", "content": GREET_SHOUT})),
+        Step(Text("Added the --shout option to greet.py.")),
+    ]
+    events = await run(local, workspace, home, "Add a --shout option to greet.py.")
+    assert (workspace / "greet.py").read_text() == GREET_SHOUT
+    assert answer(events) == "Added the --shout option to greet.py."
+    first, second, _ = chats(local)
+    assert second["messages"][: len(first["messages"])] == first["messages"]  # appended, not rewritten
+    sent_back = second["messages"][-1]
+    assert sent_back["role"] == "user" and "no tool call" in sent_back["content"]
+    assert "greet" not in sent_back["content"] and "```" not in sent_back["content"]
+
+
+async def test_an_announced_step_is_sent_back_once(local: FakeOpenAI, workspace: Path, home: Path) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    local.script += [
+        Step(Text("To add the option I need to change greet.py. I will now edit greet.py.")),
+        Step(Text("I will now edit greet.py.")),
+    ]
+    events = await run(local, workspace, home, "Add a --shout option to greet.py.")
+    assert len(chats(local)) == 2  # sent back once, then the turn ends: never a loop
+    assert sum(1 for e in events if e["type"] == "notice" and "sent it back" in e["text"]) == 1
+    assert events[-1]["type"] == "done"
+
+
+async def test_a_code_block_that_quotes_a_file_ends_the_turn(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    quote = 'def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument("--name", default="world")'
+    local.script += [Step(Text(f"It is parsed in `main` of greet.py:\n```python\n{quote}\n```"))]
+    events = await run(local, workspace, home, "Where does greet.py parse its arguments?")
+    assert len(chats(local)) == 1 and "main" in answer(events)
+
+
+async def test_a_turn_that_ends_silently_after_its_tools_gets_a_final_answer_step(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "settings.py").write_text("TIMEOUT = 30\n")
+    local.script += [
+        Step(call("read_file", {"path": "settings.py"})),
+        Step(Text("")),
+        Step(Text("TIMEOUT is 30, in settings.py.")),
+    ]
+    events = await run(local, workspace, home, "What is TIMEOUT set to?")
+    assert answer(events) == "TIMEOUT is 30, in settings.py."
+    assert "final answer" in chats(local)[2]["messages"][-1]["content"]
+
+
+async def test_an_edit_of_a_missing_file_names_the_files_that_exist(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    (workspace / "README.md").write_text("greet\n")
+    edit = {"path": "path/to/greet.py", "oldString": "Hello", "newString": "HELLO"}
+    local.script += [Step(call("edit_file", edit)), Step(Text("The file is not there."))]
+    events = await run(local, workspace, home, "Add a --shout option to greet.py.")
+    (error,) = errors(events)
+    assert "Files with that name: greet.py." in error
+    assert "The folder . holds: README.md, greet.py." in error and "write_file" in error
+
+
+async def test_an_edit_with_the_indentation_lost_applies_exactly_once(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    old = 'args = parser.parse_args()\nprint(f"Hello, {args.name}!")'  # as the model copied it: flush left
+    new = 'args = parser.parse_args()\nprint(f"Hello, {args.name}!".upper())'
+    local.script += [
+        Step(call("edit_file", {"path": "greet.py", "oldString": old, "newString": new})),
+        Step(Text("Done.")),
+    ]
+    events = await run(local, workspace, home, "Make greet.py shout.")
+    assert not errors(events)
+    assert (workspace / "greet.py").read_text() == GREET.replace(
+        '    print(f"Hello, {args.name}!")', '    print(f"Hello, {args.name}!".upper())'
+    )
+
+
+async def test_a_loose_edit_that_matches_twice_is_refused(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    source = (
+        "def a():\n    x = 1\n    return x\n\n\ndef b():\n    if True:\n        x = 1\n        return x\n"
+    )
+    (workspace / "two.py").write_text(source)
+    local.script += [
+        Step(call("edit_file", {"path": "two.py", "oldString": "x = 1\nreturn x", "newString": "return 2"})),
+        Step(Text("Could not edit.")),
+    ]
+    events = await run(local, workspace, home, "Make b return 2.")
+    (error,) = errors(events)
+    assert "matches 2 places" in error
+    assert (workspace / "two.py").read_text() == source
+
+
+async def test_an_old_string_not_in_the_file_gets_its_content_back(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    local.script += [
+        Step(call("edit_file", {"path": "greet.py", "oldString": "print('Hello')", "newString": "x"})),
+        Step(Text("Could not edit.")),
+    ]
+    events = await run(local, workspace, home, "Make greet.py shout.")
+    (error,) = errors(events)
+    assert GREET.strip() in error
+
+
+async def test_the_command_the_user_named_is_run_after_the_edit(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "calc.py").write_text("print(2 - 3)\n")
+    local.script += [
+        Step(call("edit_file", {"path": "calc.py", "oldString": "2 - 3", "newString": "2 + 3"})),
+        Step(Text("I fixed the bug in calc.py.")),
+        Step(call("bash", {"command": "python3 calc.py"})),
+        Step(Text("calc.py now prints 5.")),
+    ]
+    events = await run(local, workspace, home, "python3 calc.py should print 5 but prints -1. Fix it.")
+    ran = [e for e in events if e["type"] == "tool-result" and e["name"] == "bash"]
+    assert len(ran) == 1 and ran[0]["output"].endswith("stdout:\n5")
+    assert "`python3 calc.py`" in chats(local)[2]["messages"][-1]["content"]
+    assert answer(events) == "calc.py now prints 5."
+
+
+async def test_no_run_is_asked_for_when_the_model_already_ran_it(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "calc.py").write_text("print(2 - 3)\n")
+    local.script += [
+        Step(call("edit_file", {"path": "calc.py", "oldString": "2 - 3", "newString": "2 + 3"})),
+        Step(call("bash", {"command": "python3 calc.py"})),
+        Step(Text("calc.py now prints 5.")),
+    ]
+    await run(local, workspace, home, "python3 calc.py should print 5 but prints -1. Fix it.")
+    assert len(chats(local)) == 3
+
+
+async def test_a_recorded_blind_edit_and_silent_end_get_the_files_and_an_answer(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    recorded = [exchange("1.5b-argparse-shout", n) for n in (3, 4, 5, 6)]  # replayed verbatim
+    assert recorded[-1].text == ""  # the recorded turn ended with an empty step
+    local.script += [r.reply for r in recorded] + [Step(Text("greet.py was not changed."))]
+    events = await run(local, workspace, home, recorded[0].prompt, SHIRO_CONTEXT_WINDOW="16384")
+    first_error = errors(events)[0]
+    assert first_error.startswith("No such file: path/to/greet.py.")
+    assert "Files with that name: greet.py." in first_error
+    assert "final answer" in chats(local)[-1]["messages"][-1]["content"]
+    assert answer(events) == "greet.py was not changed."
+
+
+async def test_a_recorded_promise_to_try_again_is_sent_back_and_then_kept(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    edit_error, promise = (exchange("1.5b-argparse-shout-retry", n) for n in (3, 4))
+    assert promise.text == "I'll try again, but now with a different approach."
+    old = '    print(f"Hello, {args.name}!")'
+    new = '    print(f"Hello, {args.name}!".upper())'
+    local.script += [
+        edit_error.reply,
+        promise.reply,
+        Step(call("edit_file", {"path": "greet.py", "oldString": old, "newString": new})),
+        Step(Text("greet.py now prints the greeting in upper case.")),
+    ]
+    events = await run(local, workspace, home, edit_error.prompt)
+    assert 'print(f"Hello, {args.name}!")' in errors(events)[0]  # the miss shows the file
+    assert (workspace / "greet.py").read_text() == GREET.replace(old, new)
+    assert "no tool call" in chats(local)[2]["messages"][-1]["content"]
+    assert answer(events) == "greet.py now prints the greeting in upper case."
+
+
+async def test_a_recorded_call_that_is_not_json_is_sent_back_and_then_made(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    prose = exchange("1.5b-argparse-shout-prose", 3)  # write_file with a """…""" content: stays text
+    assert '"content": """' in prose.text
+    local.script += [
+        prose.reply,
+        Step(call("write_file", {"path": "greet.py", "content": GREET_SHOUT})),
+        Step(Text("Added the --shout option.")),
+    ]
+    events = await run(local, workspace, home, prose.prompt)
+    assert (workspace / "greet.py").read_text() == GREET_SHOUT
+    assert "no tool call" in chats(local)[1]["messages"][-1]["content"]
+    assert answer(events) == "Added the --shout option."
+
+
+async def test_a_recorded_call_in_a_made_up_form_is_sent_back(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "greet.py").write_text(GREET)
+    made_up = exchange("1.5b-argparse-shout-xml", 3)
+    assert made_up.text.startswith('<tools>\n  <tool name="bash">')
+    local.script += [
+        made_up.reply,
+        Step(call("write_file", {"path": "greet.py", "content": GREET_SHOUT})),
+        Step(Text("Added the --shout option.")),
+    ]
+    events = await run(local, workspace, home, made_up.prompt)
+    assert (workspace / "greet.py").read_text() == GREET_SHOUT
+    assert "no tool call" in chats(local)[1]["messages"][-1]["content"]
+    assert answer(events) == "Added the --shout option."

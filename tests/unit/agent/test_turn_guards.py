@@ -1,0 +1,41 @@
+"""What counts as a named command and an announced step (agent/turn_guards.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shiro_lsp.agent.turn_guards import NamedCommand, announces_a_step, named_command
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("python3 calc.py should print 5. Fix it.", NamedCommand("python3 calc.py", "calc.py")),
+        ("bash greet.sh Sam should print Hi, Sam.", NamedCommand("bash greet.sh", "greet.sh")),
+        ("Run python3 -m pytest and fix the bug.", NamedCommand("python3 -m pytest", "python3 -m pytest")),
+        ("npm test fails, fix it", NamedCommand("npm test", "npm test")),
+        ("Fix it so that run test.sh passes", NamedCommand("test.sh", "test.sh")),
+        ("Make ./check.sh pass", NamedCommand("./check.sh", "check.sh")),
+        ("Write it in python please", None),
+        ("Add a --shout option to greet.py.", None),
+        ("Make the tests pass.", None),
+    ],
+)
+def test_the_command_a_prompt_names(prompt: str, expected: NamedCommand | None) -> None:
+    assert named_command(prompt) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "announces"),
+    [
+        ("I will now edit calc.py.", True),
+        ("The bug is in add(). Let me fix it:", True),
+        ("Next, let's update greet.py to add the option.", True),
+        ("I'll try again, but now with a different approach.", True),  # 1.5B, after an edit error
+        ("Let me know if you need anything else.", False),
+        ("I fixed the bug; it prints 5 now.", False),
+        ("I will now edit it:\n```python\nx = 1\n```\nDone, it prints 5.", False),
+    ],
+)
+def test_an_answer_that_ends_by_announcing_a_step(text: str, announces: bool) -> None:
+    assert announces_a_step(text) is announces

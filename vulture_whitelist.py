@@ -21,7 +21,7 @@ _.authenticate
 _.client_info
 _.method_id
 
-# pygls calls its protocol's overridden hooks (server/edge.py, server/rpc.py)
+# pygls calls its protocol's overridden hooks (server/jsonrpc/, server/rpc.py)
 _._handle_cancel_notification
 _._send_handler_result
 _.report_server_error

@@ -78,7 +78,7 @@ class Shiro:
             live_lock=LiveSessionLock(self.paths.root),
         )
         self.checkpoints = Checkpoints(
-            CheckpointStore(self.paths.root / "checkpoints", reporter),
+            CheckpointStore(self.paths.checkpoints.root, reporter),
             self.workspace_path,
             self.key,
             self.paths.root,
@@ -255,8 +255,8 @@ class Shiro:
 
     def clean_stale_temp_files(self) -> list[Path]:
         """Temp files that interrupted writes (a kill, a power cut) left in Shiro's folders."""
-        root = self.paths.root
-        folders = [root, root / "memory", root / "history", self.paths.sessions_dir, self.paths.tasks_dir]
+        paths = self.paths
+        folders = [paths.root, paths.memory_dir, paths.history_dir, paths.sessions_dir, paths.tasks_dir]
         folders.append(self.notes.project_file.path.parent)
         return clean_stale_temp_files(folders)
 

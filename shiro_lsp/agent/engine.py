@@ -51,8 +51,8 @@ from shiro_lsp.messages import Message
 from shiro_lsp.providers.types import (
     ModelClient,
     ModelRequest,
-    Notice,
     ProviderError,
+    ProviderNotice,
     ReasoningDelta,
     Retrying,
     StepFinished,
@@ -61,6 +61,7 @@ from shiro_lsp.providers.types import (
     ToolInputStart,
     Usage,
 )
+from shiro_lsp.providers.wire import loose_tool_input
 from shiro_lsp.tools import ToolContext, ToolRegistry, ToolSpec, parse_arguments, sandbox
 from shiro_lsp.tools.base import WriteRecorder
 
@@ -349,7 +350,7 @@ class Turn:
                 self.emit(self._done())
                 return self._outcome("done")
             results = await self._run_tools(step.calls)
-            self.guard.saw_tools(results, {c.call_id: _loose_json(c.arguments) for c in step.calls})
+            self.guard.saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
             if self.stopped_by_repeat:
                 self.emit(self._done())
                 return self._outcome("done")
@@ -443,7 +444,7 @@ class Turn:
             elif isinstance(event, ToolCallReady):
                 step.calls.append(event)
                 self._native_call_seen()
-            elif isinstance(event, Notice):
+            elif isinstance(event, ProviderNotice):
                 self.emit(ev.Notice(event.text))
             elif isinstance(event, Retrying):
                 self.emit(ev.Retry(event.attempt, event.max_attempts, event.delay_seconds, event.reason))
@@ -585,7 +586,7 @@ class Turn:
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
             self.emit(
-                ev.ToolCall(call.call_id, call.name, _loose_json(call.arguments), self._origin_tag(call))
+                ev.ToolCall(call.call_id, call.name, loose_tool_input(call.arguments), self._origin_tag(call))
             )
             return self._tool_error(call, error.message)
         self.emit(ev.ToolCall(call.call_id, call.name, input, self._origin_tag(call)))
@@ -802,13 +803,6 @@ def _result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict
         "toolName": call.name,
         "output": {"type": "error-text" if error else "text", "value": text},
     }
-
-
-def _loose_json(text: str) -> Any:
-    try:
-        return json.loads(text) if text else {}
-    except json.JSONDecodeError:
-        return text
 
 
 def _message_of(error: BaseException) -> str:

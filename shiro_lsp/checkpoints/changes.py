@@ -80,7 +80,7 @@ def is_binary(data: bytes | None) -> bool:
     return False
 
 
-def text_of(data: bytes | None) -> str | None:
+def as_text(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", errors="replace")
 
 
@@ -655,7 +655,7 @@ class Checkpoints:
             before = change.after
         large = max(len(before or b""), len(change.after or b"")) > PREVIEW_MAX_BYTES
         binary = large or is_binary(before) or is_binary(change.after)
-        show = large_summary_of if large else summary_of if binary else text_of
+        show = large_summary_of if large else summary_of if binary else as_text
         return {
             "path": change.path,
             "before": show(before),
@@ -668,7 +668,7 @@ class Checkpoints:
         """A file's row; one with no earlier bytes counts no lines (what changed is not known)."""
         binary = is_binary(before) or is_binary(now)
         unknown = binary or record.unrecorded is not None
-        added, deleted = (0, 0) if unknown else diffs.counts(text_of(before) or "", text_of(now) or "")
+        added, deleted = (0, 0) if unknown else diffs.counts(as_text(before) or "", as_text(now) or "")
         return ChangedFile(
             path,
             record.status,
@@ -708,7 +708,7 @@ class Checkpoints:
                 files.append(self.row(path, record, before, after))
                 parts.append(f"Binary file {path} changed\n")
                 continue
-            added, deleted, text = diffs.card(text_of(before), text_of(after), path)
+            added, deleted, text = diffs.card(as_text(before), as_text(after), path)
             files.append(
                 ChangedFile(
                     path,
@@ -794,7 +794,7 @@ class Checkpoints:
         before = self.bytes_of(source.before)
         if is_binary(before) or is_binary(now):
             return FileDiff(rel, summary_of(before), summary_of(now), True, [])
-        before_text, now_text = text_of(before), text_of(now)
+        before_text, now_text = as_text(before), as_text(now)
         hunks = [] if record.not_covered else diffs.hunks(before_text or "", now_text or "")
         return FileDiff(rel, before_text, now_text, False, hunks)
 
@@ -834,7 +834,7 @@ class Checkpoints:
         if is_binary(before) or is_binary(now):
             raise BadParams(f"{rel} is a binary file: undo it whole (leave out hunks).")
         try:
-            reverted = diffs.revert(text_of(before) or "", text_of(now) or "", hunks)
+            reverted = diffs.revert(as_text(before) or "", as_text(now) or "", hunks)
         except IndexError as error:
             raise BadParams(f"{rel}: {error}; get them again with shiro/changes/diff.") from None
         data = reverted.encode("utf-8")

@@ -30,9 +30,9 @@ from typing import Any, Generic, Literal, TypeVar
 from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, git_out, parse_status
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs import jail
-from shiro_lsp.fs.ignore import _is_ignored, _Rules, _rules_in
+from shiro_lsp.fs.ignore import IgnoreRules, is_ignored_by, rules_in
 from shiro_lsp.fs.secrets import is_secret_file
-from shiro_lsp.fs.watch import Drained, Watcher
+from shiro_lsp.fs.watch import Drained, TreeWatch
 from shiro_lsp.state.atomic import write_bytes_atomic
 from shiro_lsp.state.checkpoints import UNRECORDED_NOTE, BlobStore, FileState, sha256
 
@@ -182,12 +182,12 @@ class WorkspaceScanner:
         self.cache_path = cache_path
         self.exclude = Path(os.path.realpath(exclude)) if exclude else None
         self._cache: dict[str, list[Any]] | None = None
-        self._rules: dict[str, tuple[tuple[int, int], list[_Rules]]] = {}
-        self._watcher: Watcher | None = None
+        self._rules: dict[str, tuple[tuple[int, int], list[IgnoreRules]]] = {}
+        self._watcher: TreeWatch | None = None
         self._index: dict[str, Key] | None = None
         """Walk mode with a watcher: every file as of the last look, kept current by its events."""
         self._links: dict[str, str] = {}
-        self._stacks: dict[str, list[_Rules]] = {}
+        self._stacks: dict[str, list[IgnoreRules]] = {}
         """The ignore rules in force in each walked directory."""
         self._skipped: list[str] = []
         self._truncated = False
@@ -227,7 +227,7 @@ class WorkspaceScanner:
 
     # -- walking
 
-    def _ignore_rules(self, directory: Path, rel: str, names: set[str]) -> list[_Rules]:
+    def _ignore_rules(self, directory: Path, rel: str, names: set[str]) -> list[IgnoreRules]:
         sources: list[str] = [n for n in (".gitignore", ".shiroignore") if n in names]
         if rel == "" and (directory / ".git" / "info" / "exclude").is_file():
             sources.append(".git/info/exclude")
@@ -241,7 +241,7 @@ class WorkspaceScanner:
         cached = self._rules.get(rel)
         if cached is not None and cached[0] == signature:
             return cached[1]
-        rules = _rules_in(directory, rel, with_exclude=rel == "")
+        rules = rules_in(directory, rel, with_exclude=rel == "")
         self._rules[rel] = (signature, rules)
         return rules
 
@@ -256,13 +256,13 @@ class WorkspaceScanner:
         self,
         top: Path,
         top_rel: str,
-        top_stack: list[_Rules],
+        top_stack: list[IgnoreRules],
         files: dict[str, Key],
         skipped: list[str],
         links: dict[str, str],
-        watcher: Watcher | None,
+        watcher: TreeWatch | None,
     ) -> bool:
-        pending: list[tuple[Path, str, list[_Rules]]] = [(top, top_rel, top_stack)]
+        pending: list[tuple[Path, str, list[IgnoreRules]]] = [(top, top_rel, top_stack)]
         truncated = False
         while pending:
             directory, rel, stack = pending.pop()
@@ -286,11 +286,11 @@ class WorkspaceScanner:
                             continue
                         if self.exclude is not None and Path(entry.path) == self.exclude:
                             continue
-                        if stack and _is_ignored(child, True, stack):
+                        if stack and is_ignored_by(child, True, stack):
                             continue
                         pending.append((Path(entry.path), child, stack))
                     elif entry.is_file(follow_symlinks=False):
-                        if stack and _is_ignored(child, False, stack):
+                        if stack and is_ignored_by(child, False, stack):
                             continue
                         if len(files) >= MAX_FILES:
                             truncated = True
@@ -298,7 +298,7 @@ class WorkspaceScanner:
                         st = entry.stat(follow_symlinks=False)
                         files[child] = (st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode))
                     elif entry.is_symlink():
-                        if stack and _is_ignored(child, False, stack):
+                        if stack and is_ignored_by(child, False, stack):
                             continue
                         links[child] = os.readlink(entry.path)
                 except OSError:
@@ -317,7 +317,7 @@ class WorkspaceScanner:
                     return self._index, self._links, touched
             self._watcher.close()
             self._watcher, self._index = None, None
-        watcher = Watcher.create() if self.watch else None
+        watcher = TreeWatch.create() if self.watch else None
         files: dict[str, Key] = {}
         skipped: list[str] = []
         links: dict[str, str] = {}
@@ -366,7 +366,7 @@ class WorkspaceScanner:
             stack = self._stacks.get(parent)
             if stack is None:
                 continue  # inside a new directory already walked below, or not watched
-            if name in SKIPPED_DIRS or (stack and _is_ignored(new, True, stack)):
+            if name in SKIPPED_DIRS or (stack and is_ignored_by(new, True, stack)):
                 continue
             if self.exclude is not None and self.root / new == self.exclude:
                 continue
@@ -384,7 +384,7 @@ class WorkspaceScanner:
             if name in RULE_FILES:
                 return None  # the ignore rules changed: walk again
             stack = self._stacks.get(parent, [])
-            if stack and _is_ignored(rel, False, stack):
+            if stack and is_ignored_by(rel, False, stack):
                 continue
             try:
                 st = os.lstat(self.root / rel)

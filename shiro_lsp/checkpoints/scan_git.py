@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shiro_lsp.fs.git import run_git
-from shiro_lsp.fs.ignore import _is_ignored, _Rules
-from shiro_lsp.fs.watch import Watcher
+from shiro_lsp.fs.ignore import IgnoreRules, is_ignored_by
+from shiro_lsp.fs.watch import TreeWatch
 
 GIT_TIMEOUT_S = 60
 MAX_PATHSPECS = 2000
@@ -135,7 +135,7 @@ class GitWatch:
         self,
         root: Path,
         status: Callable[[list[str] | None], Status | None],
-        rules: Callable[[Path, str, set[str]], list[_Rules]],
+        rules: Callable[[Path, str, set[str]], list[IgnoreRules]],
         exclude: Path | None,
     ) -> None:
         self.root = root
@@ -143,9 +143,9 @@ class GitWatch:
         """A ``git status --ignored=matching`` of these workspace-relative paths (None: all)."""
         self._rules = rules
         self.exclude = exclude
-        self.watcher: Watcher | None = None
+        self.watcher: TreeWatch | None = None
         self.listing: dict[str, GitEntry] | None = None
-        self._stacks: dict[str, list[_Rules]] = {}
+        self._stacks: dict[str, list[IgnoreRules]] = {}
         """The ignore rules in force in each watched directory."""
         self._skipped: set[str] = set()
         """Directories not watched because the workspace's ignore files ignore them."""
@@ -274,7 +274,7 @@ class GitWatch:
         if self._unwatchable:
             return
         self._locate()
-        self.watcher = Watcher.create()
+        self.watcher = TreeWatch.create()
         self._stacks, self._skipped = {}, set()
         if self.watcher is None:
             self._unwatchable = True
@@ -284,12 +284,12 @@ class GitWatch:
             self._unwatchable = True
             self.close()
 
-    def _watch_dir(self, top_rel: str, top_stack: list[_Rules]) -> None:
+    def _watch_dir(self, top_rel: str, top_stack: list[IgnoreRules]) -> None:
         """Watch ``top_rel`` and the directories below it (not ``.git``, nested repositories, the
         state root, or what the ignore files ignore: those are noted in ``_skipped``)."""
         watcher = self.watcher
         assert watcher is not None
-        pending: list[tuple[str, list[_Rules]]] = [(top_rel, top_stack)]
+        pending: list[tuple[str, list[IgnoreRules]]] = [(top_rel, top_stack)]
         while pending:
             rel, stack = pending.pop()
             directory = self.root / rel if rel else self.root
@@ -314,7 +314,7 @@ class GitWatch:
                     continue
                 if os.path.lexists(os.path.join(entry.path, ".git")):
                     continue  # a nested repository: git lists it as one entry, never its files
-                if stack and _is_ignored(child, True, stack):
+                if stack and is_ignored_by(child, True, stack):
                     self._skipped.add(child)
                     continue
                 pending.append((child, stack))

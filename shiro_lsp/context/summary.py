@@ -94,7 +94,7 @@ def _part_text(part: Part) -> str:
     return ""  # reasoning and approval requests say nothing worth keeping
 
 
-def text_of(message: Message, at_least: int | None = None) -> str:
+def one_line_text(message: Message, at_least: int | None = None) -> str:
     """What a message says, on one line: text, tool inputs and outputs; no reasoning.
 
     With ``at_least``, only a prefix holding at least that many characters is guaranteed (a digest
@@ -118,7 +118,7 @@ def text_of(message: Message, at_least: int | None = None) -> str:
 
 
 def digest_line(message: Message) -> str | None:
-    text = text_of(message, DIGEST_LINE_CHARS)
+    text = one_line_text(message, DIGEST_LINE_CHARS)
     if not text:
         return None
     role = "result" if message.get("role") == "tool" else message.get("role", "?")

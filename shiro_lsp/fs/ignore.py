@@ -37,7 +37,9 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class _Rules:
+class IgnoreRules:
+    """The rules of one folder's ignore files; ``base`` is that folder, relative to the walk's root."""
+
     base: str
     spec: pathspec.GitIgnoreSpec
 
@@ -49,7 +51,8 @@ def _read_lines(path: Path) -> list[str] | None:
         return None
 
 
-def _rules_in(directory: Path, base: str, *, with_exclude: bool = False) -> list[_Rules]:
+def rules_in(directory: Path, base: str, *, with_exclude: bool = False) -> list[IgnoreRules]:
+    """The rules ``directory``'s ignore files give (none: an empty list), to push on a walk's stack."""
     lines: list[str] = []
     sources = [directory / name for name in IGNORE_FILES]
     if with_exclude:
@@ -62,10 +65,11 @@ def _rules_in(directory: Path, base: str, *, with_exclude: bool = False) -> list
         return []
     import pathspec  # loaded on the first listing or search, not at server start
 
-    return [_Rules(base, pathspec.GitIgnoreSpec.from_lines(lines))]
+    return [IgnoreRules(base, pathspec.GitIgnoreSpec.from_lines(lines))]
 
 
-def _is_ignored(rel: str, is_dir: bool, stack: list[_Rules]) -> bool:
+def is_ignored_by(rel: str, is_dir: bool, stack: list[IgnoreRules]) -> bool:
+    """Whether ``rel`` (relative to the walk's root) is ignored by the rules of its folders, outermost first."""
     # The deepest ignore file with an opinion decides, as in git.
     for rules in reversed(stack):
         if rules.base:
@@ -87,14 +91,14 @@ class Walker:
         self.root = workspace_root(workspace)
         self.include_ignored = include_ignored
 
-    def _stack_down_to(self, start: Path) -> list[_Rules]:
+    def _stack_down_to(self, start: Path) -> list[IgnoreRules]:
         if self.include_ignored:
             return []
-        stack = _rules_in(self.root, "", with_exclude=True)
+        stack = rules_in(self.root, "", with_exclude=True)
         rel_parts = start.relative_to(self.root).parts
         for depth in range(1, len(rel_parts) + 1):
             base = "/".join(rel_parts[:depth])
-            stack.extend(_rules_in(self.root / base, base))
+            stack.extend(rules_in(self.root / base, base))
         return stack
 
     def is_ignored(self, rel: str, is_dir: bool) -> bool:
@@ -104,13 +108,13 @@ class Walker:
         parts = rel.split("/")
         if any(p in ALWAYS_SKIPPED or p in SKIPPED_UNLESS_IGNORED_INCLUDED for p in parts):
             return True
-        stack = _rules_in(self.root, "", with_exclude=True)
+        stack = rules_in(self.root, "", with_exclude=True)
         for depth in range(1, len(parts)):
             prefix = "/".join(parts[:depth])
-            stack.extend(_rules_in(self.root / prefix, prefix))
-            if _is_ignored(prefix, True, stack):
+            stack.extend(rules_in(self.root / prefix, prefix))
+            if is_ignored_by(prefix, True, stack):
                 return True
-        return _is_ignored(rel, is_dir, stack)
+        return is_ignored_by(rel, is_dir, stack)
 
     def walk(self, start: Path, *, max_depth: int | None = None) -> Iterator[Entry]:
         """Entries under ``start`` (a resolved directory inside the workspace), depth-first."""
@@ -122,7 +126,7 @@ class Walker:
         return not self.include_ignored and name in SKIPPED_UNLESS_IGNORED_INCLUDED
 
     def _walk_dir(
-        self, directory: Path, stack: list[_Rules], depth: int, max_depth: int | None
+        self, directory: Path, stack: list[IgnoreRules], depth: int, max_depth: int | None
     ) -> Iterator[Entry]:
         try:
             with os.scandir(directory) as scan:
@@ -135,11 +139,11 @@ class Walker:
             entry = self._classify(item)
             if entry is None:
                 continue
-            if not self.include_ignored and _is_ignored(entry.rel, entry.is_dir, stack):
+            if not self.include_ignored and is_ignored_by(entry.rel, entry.is_dir, stack):
                 continue
             yield entry
             if entry.is_dir and not item.is_symlink() and (max_depth is None or depth < max_depth):
-                nested = stack if self.include_ignored else stack + _rules_in(entry.path, entry.rel)
+                nested = stack if self.include_ignored else stack + rules_in(entry.path, entry.rel)
                 yield from self._walk_dir(entry.path, nested, depth + 1, max_depth)
 
     def _classify(self, item: os.DirEntry[str]) -> Entry | None:

@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO, overload
 
 from shiro_lsp.errors import ToolError
+from shiro_lsp.fs import nofollow
 from shiro_lsp.fs.secrets import is_private, private_refusal
 
 
@@ -79,11 +80,7 @@ class Folders(Sequence[Path]):
 
 Roots = Path | Sequence[Path]
 
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
-_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow.NOFOLLOW | nofollow.CLOEXEC
 
 
 def _current_umask() -> int:
@@ -233,43 +230,19 @@ def folder_relative(workspace: Roots, index: int, rel: str) -> str:
 
 def _walk_dirs(root: Path, parts: Sequence[str], shown: str, *, create: bool) -> int:
     """An fd for ``root/parts...``, each component opened with O_NOFOLLOW below its parent."""
-    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
     try:
-        for part in parts:
-            try:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o777, dir_fd=fd)
-                child = _open_dir_component(part, fd, shown)
-            except OSError as error:
-                raise _component_error(error, shown, part, fd) from error
-            os.close(fd)
-            fd = child
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
+        return nofollow.walk_dirs(root, parts, create=create)
+    except nofollow.ComponentError as problem:
+        raise _component_error(problem, shown) from problem.error
 
 
-def _open_dir_component(part: str, parent: int, shown: str) -> int:
-    try:
-        return os.open(part, _DIR_FLAGS, dir_fd=parent)
-    except OSError as error:
-        raise _component_error(error, shown, part, parent) from error
-
-
-def _component_error(error: OSError, shown: str, part: str, parent: int) -> Exception:
+def _component_error(problem: nofollow.ComponentError, shown: str) -> Exception:
     """A symlink where the check saw none is a swap (refused); anything else is the OS's answer."""
-    if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-        try:
-            swapped = stat.S_ISLNK(os.stat(part, dir_fd=parent, follow_symlinks=False).st_mode)
-        except OSError:
-            swapped = False
-        if swapped or error.errno != errno.ENOTDIR:
-            return PathChanged(shown)
+    error = problem.error
+    if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK) and (
+        problem.is_link or error.errno != errno.ENOTDIR
+    ):
+        return PathChanged(shown)
     return error
 
 
@@ -295,11 +268,11 @@ def open_regular(workspace: Roots, path: str) -> Opened:
         raise NoSuchFile(path) from None
     try:
         try:
-            fd = os.open(parts[-1], _READ_FLAGS, dir_fd=parent)
+            fd = nofollow.open_at(parent, parts[-1], nofollow.READ_FLAGS, len(parts))
         except FileNotFoundError:
             raise NoSuchFile(path) from None
-        except OSError as error:
-            raise _component_error(error, path, parts[-1], parent) from error
+        except nofollow.ComponentError as problem:
+            raise _component_error(problem, path) from problem.error
     finally:
         os.close(parent)
     try:

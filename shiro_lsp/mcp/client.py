@@ -27,9 +27,9 @@ from urllib.parse import urlsplit
 
 from shiro_lsp.errors import ShiroError, ToolError
 from shiro_lsp.fs.secrets import is_secret_path, refusal
+from shiro_lsp.fs.watch import NamedFilesWatch
 from shiro_lsp.mcp.config import (
     TRUST_FILE,
-    ConfigWatch,
     LoadedConfig,
     ServerConfig,
     TrustStore,
@@ -37,6 +37,7 @@ from shiro_lsp.mcp.config import (
     has_links,
     load_config,
     tool_name,
+    watch_config,
 )
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 from shiro_lsp.tools.base import JsonObject, Tool, ToolContext, dynamic_tool
@@ -242,7 +243,7 @@ class McpManager:
         self._signature: tuple[object, ...] | None = None
         self._trust: dict[str, bool] | None = None
         """What the last read found trusted; None: read the files again before using them."""
-        self._watch: ConfigWatch | None = None
+        self._watch: NamedFilesWatch | None = None
         self._watched = False
         """The last read was made under a watch that covers every file (none is a symbolic link)."""
         self._reads = 0
@@ -273,7 +274,7 @@ class McpManager:
         if self._watch is None or self._watch.broken:
             if self._watch is not None:
                 self._watch.close()
-            self._watch = ConfigWatch.create(self.workspace, self.state_root)
+            self._watch = watch_config(self.workspace, self.state_root)
         files = config_files(self.workspace, self.state_root)
         self._watched = self._watch is not None and not has_links((*files, self.state_root / TRUST_FILE))
         signature = tuple(_stat(p) for p in files)

@@ -17,7 +17,6 @@ own file and count as trusted. Pure data and file reads: nothing here starts a p
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -28,12 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-try:
-    from inotify_simple import INotify
-    from inotify_simple import flags as _in
-except ImportError:  # not Linux: the files are looked at (stat) before every use
-    INotify = None
-
+from shiro_lsp.fs.watch import NamedFilesWatch
 from shiro_lsp.state.jsonstore import JsonArrayFile, Reporter, log_reporter
 
 Scope = Literal["project", "user"]
@@ -217,76 +211,23 @@ def config_files(workspace: Path, state_root: Path) -> tuple[Path, ...]:
     return (*(workspace / relative for relative, _ in PROJECT_FILES), state_root / USER_FILE)
 
 
-class ConfigWatch:
-    """inotify watches on the folders that hold the config and trust files, so that a caller can
-    tell, without touching the disk, that none of them changed since it last read them.
+def watch_config(workspace: Path, state_root: Path) -> NamedFilesWatch | None:
+    """Watches on the folders that hold the config and trust files, so that a caller can tell,
+    without touching the disk, that none of them changed since it last read them (``.vscode``
+    appearing or going means watch anew).
 
-    The kernel queues an event in the same system call that changes a file, so a write that has
-    returned is seen by the next :meth:`changed`. Only the folders are watched (an atomic rename
-    replaces a file's inode), and only names that matter count. Whenever something is in doubt (the
-    queue overflowed, a watched folder moved or went away, ``.vscode`` appeared), ``changed`` says
-    yes and :attr:`broken` asks the caller to make a new watch before its next read. A config file
-    that is a symbolic link is not covered by a folder's events: the caller then reads every time.
+    Blocking (it adds watches): call it in a thread. None: no inotify here, or a folder is missing.
     """
-
-    MASK = (
-        (_in.CREATE | _in.DELETE | _in.MODIFY | _in.ATTRIB | _in.MOVED_FROM | _in.MOVED_TO)
-        | (_in.DELETE_SELF | _in.MOVE_SELF | _in.ONLYDIR)
-        if INotify is not None
-        else 0
-    )
-
-    def __init__(self, workspace: Path, state_root: Path) -> None:
-        if INotify is None:
-            raise OSError("inotify is not available here")
-        self._inotify = INotify(nonblocking=True)
-        self._names: dict[int, frozenset[str]] = {}
-        self.broken = False
-        try:
-            folders = {
-                workspace: frozenset({PROJECT_FILES[0][0], ".vscode"}),
-                state_root: frozenset({USER_FILE, TRUST_FILE}),
-            }
-            if (workspace / ".vscode").is_dir():
-                folders[workspace / ".vscode"] = frozenset({"mcp.json"})
-            for folder, names in folders.items():
-                wd = self._inotify.add_watch(folder, self.MASK)
-                self._names[wd] = self._names.get(wd, frozenset()) | names
-        except OSError:
-            self.close()
-            raise
-
-    @staticmethod
-    def create(workspace: Path, state_root: Path) -> ConfigWatch | None:
-        """Blocking (it adds watches): call it in a thread. None: no inotify here, or a folder is missing."""
-        try:
-            return ConfigWatch(workspace, state_root)
-        except OSError:
-            return None
-
-    def changed(self) -> bool:
-        """Whether a watched file may have changed since the last call. Never waits."""
-        if self.broken:
-            return True
-        try:
-            events = self._inotify.read(timeout=0)
-        except OSError:
-            self.broken = True
-            return True
-        changed = False
-        for event in events:
-            if event.mask & (_in.Q_OVERFLOW | _in.IGNORED | _in.DELETE_SELF | _in.MOVE_SELF):
-                self.broken = True
-                return True
-            if event.name in self._names.get(event.wd, ()):
-                changed = True
-                if event.name == ".vscode":  # the folder came, went or was replaced: watch anew
-                    self.broken = True
-        return changed
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._inotify.close()
+    folders = {
+        workspace: frozenset({PROJECT_FILES[0][0], ".vscode"}),
+        state_root: frozenset({USER_FILE, TRUST_FILE}),
+    }
+    if (workspace / ".vscode").is_dir():
+        folders[workspace / ".vscode"] = frozenset({"mcp.json"})
+    try:
+        return NamedFilesWatch(folders, rewatch=frozenset({".vscode"}))
+    except OSError:
+        return None
 
 
 def has_links(paths: tuple[Path, ...]) -> bool:

@@ -33,10 +33,10 @@ from shiro_lsp.providers.types import (
 from shiro_lsp.providers.wire import (
     arguments_of,
     as_is,
+    content_text,
     image_url,
-    parse_arguments,
+    loose_tool_input,
     parts_of,
-    text_of,
     tool_output_text,
 )
 
@@ -147,7 +147,7 @@ def to_chat_messages(instructions: str, messages: list[Message]) -> list[ChatMes
     for message in messages:
         role = message.get("role")
         if role == "system":
-            out.append({"role": "system", "content": text_of(message.get("content"))})
+            out.append({"role": "system", "content": content_text(message.get("content"))})
         elif role == "user":
             out.append({"role": "user", "content": _user_content(message)})
         elif role == "assistant":
@@ -167,7 +167,7 @@ def _user_content(message: Message) -> str | list[dict[str, Any]]:
         return content
     parts = parts_of(message)
     if all(p.get("type") == "text" for p in parts):
-        return text_of(parts)
+        return content_text(parts)
     wire: list[dict[str, Any]] = []
     for part in parts:
         if part.get("type") == "text":
@@ -272,7 +272,7 @@ class _StreamState:
                 "type": "tool-call",
                 "toolCallId": c.call_id,
                 "toolName": c.name,
-                "input": parse_arguments(c.arguments),
+                "input": loose_tool_input(c.arguments),
             }
             for c in calls
         )

@@ -15,8 +15,8 @@ from shiro_lsp.providers.types import (
     ModelClient,
     ModelEvent,
     ModelRequest,
-    Notice,
     ProviderError,
+    ProviderNotice,
     Retrying,
 )
 
@@ -77,7 +77,7 @@ class FallbackClient:
                 notice = None if delivered else self._switch(error)
                 if notice is None:
                     raise
-                yield Notice(notice)
+                yield ProviderNotice(notice)
 
     async def generate(self, request: ModelRequest) -> GenerateResult:
         while True:

@@ -42,11 +42,11 @@ from shiro_lsp.providers.types import (
 from shiro_lsp.providers.wire import (
     arguments_of,
     as_is,
+    content_text,
     image_url,
+    loose_tool_input,
     openai_options,
-    parse_arguments,
     parts_of,
-    text_of,
     tool_output_text,
     with_item_id,
 )
@@ -164,7 +164,9 @@ def to_responses_input(messages: list[Message], *, store: bool) -> list[InputIte
     for message in messages:
         role = message.get("role")
         if role == "system":
-            items.append({"type": "message", "role": "system", "content": text_of(message.get("content"))})
+            items.append(
+                {"type": "message", "role": "system", "content": content_text(message.get("content"))}
+            )
         elif role == "user":
             items.append({"type": "message", "role": "user", "content": _user_content(message)})
         elif role == "assistant":
@@ -321,7 +323,7 @@ def _parts_of_item(item: Any) -> list[Part]:
             "type": "tool-call",
             "toolCallId": item.call_id,
             "toolName": item.name,
-            "input": parse_arguments(item.arguments or ""),
+            "input": loose_tool_input(item.arguments or ""),
         }
         return [with_item_id(call, item.id)]
     return []

@@ -76,7 +76,7 @@ class ToolCallReady:
 
 
 @dataclass(frozen=True)
-class Notice:
+class ProviderNotice:
     """Something the user should see that is not model output (e.g. an endpoint fallback)."""
 
     text: str
@@ -101,7 +101,9 @@ class StepFinished:
     finish_reason: FinishReason
 
 
-ModelEvent = TextDelta | ReasoningDelta | ToolInputStart | ToolCallReady | Notice | Retrying | StepFinished
+ModelEvent = (
+    TextDelta | ReasoningDelta | ToolInputStart | ToolCallReady | ProviderNotice | Retrying | StepFinished
+)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 from shiro_lsp.messages import Message, Part
 
 
-def text_of(content: object) -> str:
+def content_text(content: object) -> str:
     """The text of a string content or of the text parts of a part list."""
     if isinstance(content, str):
         return content
@@ -34,7 +34,7 @@ def arguments_of(part: Part) -> str:
     return json.dumps({} if value is None else value, ensure_ascii=False)
 
 
-def parse_arguments(arguments: str) -> Any:
+def loose_tool_input(arguments: str) -> Any:
     """The tool-call ``input`` for a message: parsed JSON, or the raw text when it is not JSON."""
     try:
         return json.loads(arguments) if arguments.strip() else {}

@@ -16,7 +16,7 @@ from pydantic.json_schema import models_json_schema
 from pydantic_core import PydanticUndefined
 
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.edge import MAX_DEPTH, MAX_NUMBER_CHARS
+from shiro_lsp.server.jsonrpc.edge import MAX_DEPTH, MAX_NUMBER_CHARS
 from shiro_lsp.server.protocol import EVENT_MODELS, METHODS, Wire
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

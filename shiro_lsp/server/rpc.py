@@ -31,7 +31,7 @@ from pygls.uris import to_fs_path
 
 from shiro_lsp import __version__
 from shiro_lsp.errors import INVALID_PARAMS, BadParams, ShiroError, describe_problems, from_os_error
-from shiro_lsp.server.edge import FrameReader, ShiroProtocol, excerpt, serve
+from shiro_lsp.server.jsonrpc.edge import FrameReader, ShiroProtocol, excerpt, serve
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -23,16 +23,12 @@ from typing import Any, BinaryIO
 from filelock import FileLock, Timeout
 
 from shiro_lsp.errors import StateUnavailable
-
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks; only old temp files count as stale there
-    fcntl = None  # type: ignore[assignment]
+from shiro_lsp.fs import locks
 
 LOCK_TIMEOUT_S = 30.0
 # tempfile.mkstemp(prefix=".NAME.", suffix=".tmp"): a dot, the name, a dot, 8 random characters.
 TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
-STALE_TEMP_S = 5.0 if fcntl is not None else 24 * 3600.0
+STALE_TEMP_S = 5.0 if locks.available() else 24 * 3600.0  # no locks: only old temp files are stale
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +38,8 @@ def mark_in_use(fd: int) -> None:
 
     The lock dies with the process, so a temp file nobody holds is one an interrupted write left.
     """
-    if fcntl is not None:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with contextlib.suppress(OSError):
+        locks.lock(fd, wait=False)
 
 
 def clean_stale_temp_files(directories: list[Path], *, stale_after: float = STALE_TEMP_S) -> list[Path]:
@@ -79,13 +74,13 @@ def clean_stale_temp_files(directories: list[Path], *, stale_after: float = STAL
 
 
 def _unlink_if_unheld(path: Path) -> bool:
-    if fcntl is None:
+    if not locks.available():
         path.unlink()
         return True
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            locks.lock(fd, wait=False)
         except BlockingIOError:
             return False  # a live writer holds it
         path.unlink()
@@ -227,8 +222,7 @@ def append_record(path: Path, record: bytes) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, flags, 0o600)
         try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_SH)
+            locks.lock(fd, shared=True)
             opened = os.fstat(fd)
             if not _still_at(path, opened):
                 continue  # a rewrite replaced the journal meanwhile: append to the one there now
@@ -245,7 +239,7 @@ def append_record(path: Path, record: bytes) -> None:
 
 def _still_at(path: Path, opened: os.stat_result) -> bool:
     """Whether the open file ``opened`` is still the one at ``path``."""
-    if fcntl is None:
+    if not locks.available():
         return True  # no locks (Windows): nothing rewrites a journal concurrently there
     try:
         now = os.stat(path)
@@ -284,8 +278,7 @@ def rewrite_records(path: Path, rewrite: Callable[[list[bytes]], list[bytes] | N
         except FileNotFoundError:
             return False
         try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            locks.lock(fd)
             if not _still_at(path, os.fstat(fd)):
                 continue  # rewritten by someone else meanwhile: read the new one
             chunks = []
@@ -315,7 +308,7 @@ def locked(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     ``fcntl`` (Windows), ``filelock`` does it.
     """
     lock_path = f"{path}.lock"
-    if fcntl is None:
+    if not locks.available():
         try:
             with FileLock(lock_path, timeout=timeout):
                 yield
@@ -341,7 +334,7 @@ def _flock_within(fd: int, path: Path, timeout: float) -> None:
     delay = 0.001
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            locks.lock(fd, wait=False)
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:

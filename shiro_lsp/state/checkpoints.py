@@ -41,6 +41,7 @@ from shiro_lsp.state.atomic import (
     write_bytes_atomic,
 )
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
+from shiro_lsp.state.paths import CheckpointPaths
 
 FORMAT_VERSION = 1
 COMPACT_MIN_BYTES = 256 * 1024
@@ -369,7 +370,8 @@ class CheckpointStore:
     def __init__(self, root: Path, reporter: Reporter = log_reporter) -> None:
         self.root = root
         self.reporter = reporter
-        self.blobs = BlobStore(root / "blobs")
+        self.paths = CheckpointPaths(root)
+        self.blobs = BlobStore(self.paths.blobs_dir)
         self._checked: dict[str, int] = {}
         """Per session, the journal's size when :meth:`maybe_compact` last compacted it."""
 
@@ -379,7 +381,7 @@ class CheckpointStore:
         return self.root / session_id
 
     def scan_cache(self, project_key: str) -> Path:
-        return self.root / "scans" / f"{project_key}.json"
+        return self.paths.scan_cache(project_key)
 
     # -- manifests
 
@@ -533,13 +535,13 @@ class CheckpointStore:
         if not self.root.is_dir():
             return refs
         for directory in self.root.iterdir():
-            if not directory.is_dir() or directory.name in ("blobs", "scans"):
+            if not directory.is_dir() or self.paths.is_shared(directory.name):
                 continue
             for checkpoint in self.list(directory.name):
                 for record in checkpoint.files.values():
                     states = (record.before, record.after, record.latest)
                     refs.update(s.sha for s in states if s is not None)
-        scans = self.root / "scans"
+        scans = self.paths.scans_dir
         if scans.is_dir():
             for cache in scans.glob("*.json"):
                 with contextlib.suppress(OSError, ValueError):

@@ -15,9 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
+from shiro_lsp.fs import nofollow
 
 
 @dataclass(frozen=True)
@@ -37,48 +35,33 @@ def read_confined(base: Path, parts: Sequence[str], cap: int) -> ConfinedRead:
     """Read ``base/parts...`` as UTF-8 of at most ``cap`` bytes, or say why not."""
     path = base.joinpath(*parts)
     try:
-        directory = os.open(base, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        fd = _open_below(base, parts)
     except FileNotFoundError:
         return ConfinedRead(path, None)
+    except nofollow.ComponentError as problem:
+        return ConfinedRead(path, None, _component_problem(path, Path(*parts[: problem.depth]), problem))
     except OSError as error:
         return ConfinedRead(path, None, f"{base} cannot be opened: {error.strerror}")
-    return _read_below(directory, base, path, parts, cap)
-
-
-def _read_below(directory: int, base: Path, path: Path, parts: Sequence[str], cap: int) -> ConfinedRead:
-    """Walk down from the open folder ``directory`` (closed here, whatever happens)."""
-    try:
-        walked = Path()
-        for part in parts[:-1]:
-            walked /= part
-            try:
-                child = os.open(part, _DIR_FLAGS, dir_fd=directory)
-            except FileNotFoundError:
-                return ConfinedRead(path, None)
-            except OSError as error:
-                return ConfinedRead(path, None, _component_problem(base, path, walked, error))
-            os.close(directory)
-            directory = child
-        try:
-            fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=directory)
-        except FileNotFoundError:
-            return ConfinedRead(path, None)
-        except OSError as error:
-            return ConfinedRead(path, None, _component_problem(base, path, walked / parts[-1], error))
-    finally:
-        os.close(directory)
     try:
         return _read_open_file(fd, path, cap)
     finally:
         os.close(fd)
 
 
-def _component_problem(base: Path, path: Path, component: Path, error: OSError) -> str:
-    if error.errno == errno.ELOOP or (base / component).is_symlink():
+def _open_below(base: Path, parts: Sequence[str]) -> int:
+    directory = nofollow.walk_dirs(base, parts[:-1], create=False)
+    try:
+        return nofollow.open_at(directory, parts[-1], nofollow.READ_FLAGS, len(parts))
+    finally:
+        os.close(directory)
+
+
+def _component_problem(path: Path, component: Path, problem: nofollow.ComponentError) -> str:
+    if problem.error.errno == errno.ELOOP or problem.is_link:
         return f"{path} was not read: {component} is a symbolic link, and Shiro does not follow links here."
-    if error.errno == errno.ENOTDIR:
+    if problem.error.errno == errno.ENOTDIR:
         return f"{path} was not read: {component} is not a folder."
-    return f"{path} could not be read: {error.strerror}."
+    return f"{path} could not be read: {problem.error.strerror}."
 
 
 def _read_open_file(fd: int, path: Path, cap: int) -> ConfinedRead:

@@ -7,7 +7,6 @@ corrupt: it is left in place and every use of the store, read or write, says so 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import logging
@@ -19,13 +18,8 @@ from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import Any
 
-try:
-    from inotify_simple import INotify
-    from inotify_simple import flags as _in
-except ImportError:  # not Linux: every read looks at the file (in a thread)
-    INotify = None
-
 from shiro_lsp.errors import StateUnavailable
+from shiro_lsp.fs import watch as fswatch
 from shiro_lsp.state.atomic import ArrayEncoder, copy_aside, locked, replacing, set_aside
 
 log = logging.getLogger(__name__)
@@ -66,8 +60,8 @@ class JsonArrayFile:
         self._encoder = ArrayEncoder()
         # Reads and the cache, one thread at a time (the loop never waits for it: ``current_view``).
         self._lock = threading.RLock()
-        self._watching = watch and INotify is not None
-        self._watch: _Watch | None = None
+        self._watching = watch and fswatch.AVAILABLE
+        self._watch: fswatch.OwnWritesWatch | None = None
         self._changes = 0  # changes by others the watch has seen
         self._covered = -1  # how many of them the cache is known to include (-1: not known)
 
@@ -113,7 +107,7 @@ class JsonArrayFile:
 
     def _start_watch(self) -> None:
         try:
-            self._watch = _Watch(self.path)
+            self._watch = fswatch.OwnWritesWatch(self.path)
         except OSError:  # no folder yet (tried again next time), or out of inotify instances
             self._watch = None
 
@@ -195,70 +189,3 @@ class JsonArrayFile:
             f"It was moved to {target.name} (nothing was deleted) and {self.label} starts empty."
         )
         return []
-
-
-class _Watch:
-    """An inotify watch on a store's folder: did anyone but this store touch the file since last asked?
-
-    This store's own writes are told apart by their temp file's name (``expect``): the rename's
-    MOVED_FROM names it and its MOVED_TO carries the same cookie. Anything else that names the file
-    (a write in place, a rename onto it, a delete) is a change; a lost event or a moved folder
-    makes the watch ``broken``, which also counts as a change.
-    """
-
-    MASK = (
-        _in.CREATE
-        | _in.DELETE
-        | _in.MODIFY
-        | _in.ATTRIB
-        | _in.MOVED_FROM
-        | _in.MOVED_TO
-        | _in.MOVE_SELF
-        | _in.DELETE_SELF
-        | _in.ONLYDIR
-        | _in.EXCL_UNLINK
-    )
-    GONE = _in.Q_OVERFLOW | _in.IGNORED | _in.MOVE_SELF | _in.DELETE_SELF | _in.UNMOUNT
-
-    def __init__(self, path: Path) -> None:
-        self.name = path.name
-        self._inotify = INotify(nonblocking=True)
-        try:
-            self._inotify.add_watch(path.parent, self.MASK)
-        except OSError:
-            self._inotify.close()
-            raise
-        self._temps: set[str] = set()
-        self._cookies: set[int] = set()
-        self.broken = False
-
-    def expect(self, temp_name: str) -> None:
-        self._temps.add(temp_name)
-
-    def changed(self) -> bool:
-        if self.broken:
-            return True
-        try:
-            events = self._inotify.read(timeout=0)
-        except OSError:
-            self.broken = True
-            return True
-        changed = False
-        for event in events:
-            if event.mask & self.GONE:
-                self.broken = True
-                return True
-            if event.mask & _in.MOVED_FROM and event.name in self._temps:
-                self._temps.discard(event.name)
-                self._cookies.add(event.cookie)
-            elif event.name != self.name:
-                continue  # another file in the folder: a temp file, a lock, another store
-            elif event.mask & _in.MOVED_TO and event.cookie in self._cookies:
-                self._cookies.discard(event.cookie)
-            else:
-                changed = True
-        return changed
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._inotify.close()

@@ -16,6 +16,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from shiro_lsp.errors import Conflict
+from shiro_lsp.state.paths import StatePaths
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ class LiveSessionLock:
         self._mutex = threading.Lock()
 
     def path_of(self, session_id: str) -> Path:
-        return self.root / "locks" / f"session-{session_id}.lock"
+        return StatePaths(self.root).session_lock(session_id)
 
     def take(self, session_id: str) -> None:
         """Hold ``session_id``'s lock (a no-op if this process holds it); Conflict if another does."""

@@ -25,14 +25,46 @@ def project_key(workspace: str) -> str:
 
 
 @dataclass(frozen=True)
-class StatePaths:
+class CheckpointPaths:
+    """Inside the checkpoints folder: one folder per session, the shared blobs and the scan caches."""
+
     root: Path
 
+    @property
+    def blobs_dir(self) -> Path:
+        return self.root / "blobs"
+
+    @property
+    def scans_dir(self) -> Path:
+        return self.root / "scans"
+
+    def scan_cache(self, project_key: str) -> Path:
+        return self.scans_dir / f"{project_key}.json"
+
+    def is_shared(self, name: str) -> bool:
+        """Whether a folder in ``root`` is shared by all sessions (not a session's)."""
+        return name in (self.blobs_dir.name, self.scans_dir.name)
+
+
+@dataclass(frozen=True)
+class StatePaths:
+    """The layout of the state root, the one place its names are written."""
+
+    root: Path
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / "memory"
+
     def memory_file(self, key: str) -> Path:
-        return self.root / "memory" / f"{key}.json"
+        return self.memory_dir / f"{key}.json"
+
+    @property
+    def history_dir(self) -> Path:
+        return self.root / "history"
 
     def history_file(self, key: str) -> Path:
-        return self.root / "history" / f"{key}.json"
+        return self.history_dir / f"{key}.json"
 
     @property
     def sessions_dir(self) -> Path:
@@ -45,3 +77,17 @@ class StatePaths:
     @property
     def tasks_dir(self) -> Path:
         return self.root / "tasks"
+
+    @property
+    def checkpoints(self) -> CheckpointPaths:
+        return CheckpointPaths(self.root / "checkpoints")
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.root / "locks"
+
+    def session_lock(self, session_id: str) -> Path:
+        return self.locks_dir / f"session-{session_id}.lock"
+
+    def workspace_lock(self, workspace_key: str) -> Path:
+        return self.locks_dir / f"workspace-{workspace_key}.lock"

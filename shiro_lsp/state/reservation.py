@@ -29,13 +29,9 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-try:
-    import fcntl
-except ImportError:  # not POSIX: every reservation takes the slow path (filelock, in a thread)
-    fcntl = None  # type: ignore[assignment]
-
 from shiro_lsp.errors import Conflict
-from shiro_lsp.state.paths import project_key
+from shiro_lsp.fs import locks
+from shiro_lsp.state.paths import StatePaths, project_key
 
 RESERVATION_TIMEOUT_S = 60.0
 
@@ -44,7 +40,7 @@ _held: ContextVar[frozenset[str]] = ContextVar("shiro_workspace_reservations", d
 
 def reservation_lock_path(root: Path, workspace: str) -> Path:
     """Keyed by the resolved path, so two spellings of one folder share a reservation."""
-    return root / "locks" / f"workspace-{project_key(os.path.realpath(workspace))}.lock"
+    return StatePaths(root).workspace_lock(project_key(os.path.realpath(workspace)))
 
 
 def _busy(workspace: str, timeout: float) -> Conflict:
@@ -90,18 +86,18 @@ class _Kept:
         if not self.in_use.acquire(blocking=False):
             return False
         try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            locks.lock(self.fd, wait=False)
         except OSError:  # held by another process (EWOULDBLOCK), or a descriptor gone bad
             self.in_use.release()
             return False
         if os.fstat(self.fd).st_nlink == 0:  # the lock file was removed or replaced: not the lock
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            locks.unlock(self.fd)
             self.in_use.release()
             return False
         return True
 
     def give_back(self) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        locks.unlock(self.fd)
         self.in_use.release()
 
 
@@ -113,7 +109,7 @@ _kept_guard = threading.Lock()
 
 def _keep(key: str) -> None:
     """Open (once) the descriptor the fast path uses; blocking, so called in a thread."""
-    if fcntl is None:
+    if not locks.available():
         return
     with _kept_guard:
         kept = _kept.get(key)

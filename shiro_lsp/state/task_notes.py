@@ -22,6 +22,7 @@ from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, Conflict, NotFound, TooLarge
 from shiro_lsp.state import db
 from shiro_lsp.state.confined import read_confined
+from shiro_lsp.state.paths import StatePaths
 
 NOTE_CAP_BYTES = 16_000
 BRANCH_MAX_TASKS = 10_000
@@ -172,7 +173,7 @@ class TaskNotesStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.database = root / "shiro.db"
+        self.database = StatePaths(root).database
 
     def connection(self) -> AbstractContextManager[sqlite3.Connection]:
         """A connection for this call (``db.opened``), closed when the block ends."""

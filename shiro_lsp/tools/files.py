@@ -12,7 +12,6 @@ import io
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import IO, Annotated
 
 from pydantic import Field
@@ -55,12 +54,6 @@ READ_BUDGET = MAX_OUTPUT - 200
 MAX_SHOWN_ON_MISS = 6_000
 """Characters of a file shown in the error of an edit whose oldString is not in it."""
 """Characters of numbered lines per read, leaving room for the continuation note."""
-
-
-def is_binary(path: Path) -> bool:
-    """A NUL byte in the first 8 KB means the file is not text (the heuristic git and ripgrep use)."""
-    with path.open("rb") as f:
-        return b"\x00" in f.read(SNIFF_BYTES)
 
 
 def refuse_secrets(workspace: Roots, path: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from shiro_lsp.server.transport import ThreadedWriterProtocol
+from shiro_lsp.server.jsonrpc.transport import ThreadedWriterProtocol
 
 
 def record_modules_at_reply(path: str) -> None:

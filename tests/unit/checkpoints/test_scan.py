@@ -19,7 +19,7 @@ from tool_helpers import git
 
 Change = tuple[str, bytes | None, bytes | None]
 
-needs_inotify = pytest.mark.skipif(scan.Watcher.create() is None, reason="no inotify here")
+needs_inotify = pytest.mark.skipif(scan.TreeWatch.create() is None, reason="no inotify here")
 
 
 def scanner(tmp_path: Path, workspace: Path, name: str, **kwargs: bool) -> WorkspaceScanner:

@@ -21,7 +21,7 @@ from shiro_lsp.checkpoints.scan_git import Status
 from shiro_lsp.state.checkpoints import BlobStore
 from tool_helpers import git
 
-needs_inotify = pytest.mark.skipif(scan.Watcher.create() is None, reason="no inotify here")
+needs_inotify = pytest.mark.skipif(scan.TreeWatch.create() is None, reason="no inotify here")
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_after_the_first_look_git_is_asked_only_about_what_changed(tmp_path: Pat
 def test_without_inotify_every_look_is_a_whole_status(
     tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("shiro_lsp.checkpoints.scan_git.Watcher.create", staticmethod(lambda: None))
+    monkeypatch.setattr("shiro_lsp.checkpoints.scan_git.TreeWatch.create", staticmethod(lambda: None))
     s = scanner(tmp_path, repo, "n")
     calls = counting(s)
     found, _ = around(s, lambda: (repo / "d1" / "f1.txt").write_text("x\n"))

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from shiro_lsp.mcp.client import McpManager
-from shiro_lsp.mcp.config import ConfigWatch, TrustStore, load_config
+from shiro_lsp.mcp.config import TrustStore, load_config, watch_config
 
-pytestmark = pytest.mark.skipif(ConfigWatch.create(Path("/"), Path("/")) is None, reason="needs inotify")
+pytestmark = pytest.mark.skipif(watch_config(Path("/"), Path("/")) is None, reason="needs inotify")
 
 
 def entry(name: str) -> dict[str, object]:
@@ -105,7 +105,7 @@ async def test_a_config_file_that_is_a_link_is_read_every_time(
 
 def test_the_watch_tells_the_config_files_from_the_others(dirs: tuple[Path, Path]) -> None:
     workspace, root = dirs
-    watch = ConfigWatch.create(workspace, root)
+    watch = watch_config(workspace, root)
     assert watch is not None
     try:
         assert not watch.changed()

@@ -8,7 +8,7 @@ import pytest
 from provider_helpers import collect, request
 
 from fakes.fake_openai import FakeOpenAI, HttpError, Step, StreamError, Text
-from shiro_lsp.providers import ModelClient, Notice, ProviderError, TextDelta
+from shiro_lsp.providers import ModelClient, ProviderError, ProviderNotice, TextDelta
 
 Make = Callable[..., ModelClient]
 HI = [{"role": "user", "content": "hi"}]
@@ -34,7 +34,7 @@ async def test_official_endpoint_falls_back_to_responses_and_stays_there(
         "endpoint fallback: chat-completions rejected the request, retrying on responses\n"
         f"  {fake.base_url} has no such endpoint or resource (404): {RESPONSES_ONLY.message}"
     )
-    assert events[0] == Notice(expected)
+    assert events[0] == ProviderNotice(expected)
     assert notices == [expected]
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["from responses"]
     assert client.api_name == "responses"
@@ -47,7 +47,7 @@ async def test_official_endpoint_falls_back_to_responses_and_stays_there(
 async def test_each_rejection_status_falls_back(fake: FakeOpenAI, make: Make, status: int) -> None:
     fake.script += [HttpError(status, "Unsupported here."), Step(Text("ok"))]
     events = await collect(make("auto", treat_as_official=True), request(HI))
-    assert isinstance(events[0], Notice)
+    assert isinstance(events[0], ProviderNotice)
     assert paths(fake) == ["chat/completions", "responses"]
 
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from shiro_lsp.server.edge import (
+from shiro_lsp.server.jsonrpc.edge import (
     MAX_DEPTH,
     FrameReader,
     FramingError,

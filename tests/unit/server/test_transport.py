@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from shiro_lsp.server.edge import FrameReader, ShiroProtocol
+from shiro_lsp.server.jsonrpc.edge import FrameReader, ShiroProtocol
 from shiro_lsp.server.rpc import ShiroServer
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the direct write is POSIX only")

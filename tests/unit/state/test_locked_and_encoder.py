@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shiro_lsp.errors import StateUnavailable
-from shiro_lsp.state import atomic
+from shiro_lsp.fs import locks
 from shiro_lsp.state.atomic import ArrayEncoder, locked, pretty_json
 from shiro_lsp.state.jsonstore import JsonArrayFile
 
@@ -83,7 +83,7 @@ def test_without_fcntl_filelock_does_it_with_the_same_error(
 ) -> None:
     path = tmp_path / "new" / "store.json"
     with locked(path):
-        monkeypatch.setattr(atomic, "fcntl", None)
+        monkeypatch.setattr(locks, "fcntl", None)
         with pytest.raises(StateUnavailable, match="stayed locked"), locked(path, timeout=0.2):
             pass
     with locked(path):

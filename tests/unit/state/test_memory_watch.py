@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from shiro_lsp.fs import watch as fswatch
 from shiro_lsp.state import jsonstore
 from shiro_lsp.state.memory import ProjectMemory
 
@@ -128,7 +129,7 @@ def test_any_other_change_to_the_file_or_its_folder_is_noticed(tmp_path: Path, c
 
 
 def test_without_inotify_every_recall_reads_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(jsonstore, "INotify", None)
+    monkeypatch.setattr(fswatch, "AVAILABLE", False)
     memory = ProjectMemory(tmp_path / "p.json")
     memory.remember("fact", "alpha one")
     assert [e.text for e in memory.recall("alpha").entries] == ["alpha one"]

@@ -38,7 +38,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
 from shiro_lsp.errors import INVALID_PARAMS, SHIRO_ERROR, ShiroError, from_os_error, from_sqlite_error
-from shiro_lsp.server.transport import ThreadedWriterProtocol
+from shiro_lsp.server.jsonrpc.transport import ThreadedWriterProtocol
 
 log = logging.getLogger(__name__)
 

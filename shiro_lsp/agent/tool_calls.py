@@ -1,0 +1,390 @@
+"""One step's tool calls, from the model's call to the result part it reads (spec §7.5–7.6).
+
+For each call: look the tool up, check it is offered, count repeats, ask the permission rules and,
+where they say so, the user; hold the workspace reservation, record the checkpoint around the run,
+redact the output, and build the result part. ``engine.Turn`` runs the steps and hands each step's
+calls to a :class:`ToolCallRunner`, which lives as long as the turn (the repeat counts and the
+refused calls are per turn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from shiro_lsp.agent import events as ev
+from shiro_lsp.agent.events import Emit
+from shiro_lsp.agent.permissions import Origin, RepeatGuard
+from shiro_lsp.agent.workspace_view import with_changes
+from shiro_lsp.errors import ShiroError, ToolError, os_error_text
+from shiro_lsp.providers.types import ToolCallReady
+from shiro_lsp.providers.wire import loose_tool_input
+from shiro_lsp.tools import ToolContext, parse_arguments
+from shiro_lsp.tools.base import WriteRecorder
+
+if TYPE_CHECKING:
+    from shiro_lsp.agent.engine import TurnSetup
+
+log = logging.getLogger(__name__)
+
+Decision = Literal["once", "always", "deny"]
+
+DENIED_OUTPUT = "User denied this tool call."
+MAX_REASON = 2_000
+NO_APPROVER_OUTPUT = (
+    "Not run: {name} needs the user's approval, and no one can give it in this run{hint}. "
+    "Do not retry it: finish without it, or tell the user what to run."
+)
+REPEAT_UNAPPROVED_OUTPUT = (
+    "Not run: this is identical call number {count} to {name} in this turn, and a repeat needs the "
+    "user's approval, which no one can give in this run. Use the result you already have."
+)
+ALREADY_REFUSED_OUTPUT = (
+    "Not run: this exact {name} call was already refused earlier in this turn (this is identical call "
+    "number {count}). Do not repeat it: do something else, or answer the user."
+)
+REPEAT_NOTE = "[Note: you already made this exact {name} call {times} in this turn; the result is below.]\n"
+REPEAT_STOP_OUTPUT = "Not run: the turn was ended because this exact call was repeated {count} times."
+REPEAT_STOP_NOTICE = (
+    "Stopped: the model made the same {name} call {count} times with the same arguments, so the turn "
+    "was ended. Rephrase the request or give it more to go on."
+)
+REPEAT_STOP_AT = 5
+"""The identical call (same name and arguments, allowed or refused) that ends the turn."""
+HEADLESS_HINT = " (headless mode; run with --yolo to allow it)"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    tool_name: str
+    input: Any
+    matched_pattern: str | None
+    suggested_pattern: str
+    repeated: bool
+    warning: str | None = None
+    previews: list[dict[str, Any]] | None = None
+    """File tools: ``FilePreview`` objects (wire shape), one per file the call would change."""
+    call_id: str | None = None
+    """The tool call asked about (the id its ``tool-start``/``tool-call`` events carry)."""
+    origin: Origin = "native"
+    """``text``: Shiro read the call from the model's text; the card says so."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The user's answer with the reason they gave for a deny (the model reads it)."""
+
+    decision: Decision
+    reason: str | None = None
+
+
+class ChangeTracker(Protocol):
+    """Records what the turn's tool calls change (the checkpoint); see ``agent.changes``."""
+
+    async def preview(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None: ...
+
+    async def before(self, tool_name: str, input: dict[str, Any]) -> Any: ...
+
+    def recorder(self, watch: Any) -> WriteRecorder | None:
+        """What the tool itself tells about its writes (``ToolContext.recorder``), if anything."""
+        ...
+
+    async def after(self, watch: Any, prepare: str | None = None) -> ToolChangesLike | None:
+        """What the call changed. ``prepare``: the next call's tool, whose :meth:`before` may then
+        be made in the same thread hop (valid until :meth:`drop_prepared`)."""
+        ...
+
+    def drop_prepared(self) -> None:
+        """The workspace reservation was given back: a prepared ``before`` may be out of date."""
+        ...
+
+
+class ToolChangesLike(Protocol):
+    @property
+    def diff(self) -> str: ...
+
+    def files_json(self) -> list[dict[str, Any]]: ...
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[Decision | Answer]]
+
+
+async def deny_all(request: ApprovalRequest) -> Decision | Answer:
+    """The approver when no one can answer (headless without --yolo): fail closed."""
+    return "deny"
+
+
+class ToolCallRunner:
+    """Runs a turn's tool calls: one per turn, :meth:`run` once per step."""
+
+    def __init__(self, setup: TurnSetup, emit: Emit, keep: Callable[[list[dict[str, Any]]], None]) -> None:
+        self.setup = setup
+        self.emit = emit
+        self.keep = keep
+        """Where a step's result parts go (the history's tool message), even when it is cancelled."""
+        self.repeat_guard = RepeatGuard()
+        self.repeats: dict[str, int] = {}
+        self.refused: set[str] = set()
+        self.stopped = False
+        """A call was repeated :data:`REPEAT_STOP_AT` times: the turn ends after this step."""
+        self.text_calls: set[str] = set()
+        """The ids of the calls read from the model's text (their approval cards say so)."""
+        self._held: AbstractAsyncContextManager[Any] | None = None
+        """The workspace reservation kept from one mutating call to the next (:meth:`run`)."""
+
+    def read_from_text(self, call_id: str) -> None:
+        self.text_calls.add(call_id)
+
+    async def run(self, calls: list[ToolCallReady]) -> list[dict[str, Any]]:
+        """The step's calls, one after the other; their result parts go to ``keep`` (also when the
+        step is cancelled half-way) and are returned. The workspace reservation taken for a mutating
+        call is kept for the next one when that one is mutating too and needs no approval, so the
+        checkpoint's look after a call also serves as the next call's look before it."""
+        results: list[dict[str, Any]] = []
+        try:
+            for i, call in enumerate(calls):
+                following = calls[i + 1].name if i + 1 < len(calls) else None
+                results.append(await self._run_guarded(call, following))
+        finally:
+            await self._give_back()
+            if results:
+                self.keep(results)
+        return results
+
+    async def _run_guarded(self, call: ToolCallReady, following: str | None) -> dict[str, Any]:
+        """One call; an OS, jail or state error anywhere in its pipeline (permission, preview,
+        checkpoint, the tool) is that call's tool error, and the step's other calls still run."""
+        try:
+            return await self._run_tool(call, following)
+        except (OSError, ShiroError, ToolError) as error:
+            log.warning("%s failed outside its tool: %s", call.name, error)
+            return self._tool_error(call, self.setup.redactor.redact(_message_of(error)))
+
+    def _mutating(self, tool_name: str | None) -> bool:
+        return tool_name is not None and self.setup.plan.registry.is_mutating(tool_name)
+
+    async def _hold(self, tool_name: str) -> None:
+        """The reservation for a mutating call: the one kept from the call before, or a new one."""
+        if self.setup.reservation is None or not self._mutating(tool_name):
+            await self._give_back()
+            return
+        if self._held is None:
+            held = self.setup.reservation()
+            await held.__aenter__()
+            self._held = held
+
+    async def _give_back(self) -> None:
+        held, self._held = self._held, None
+        if held is None:
+            return
+        if self.setup.changes is not None:
+            self.setup.changes.drop_prepared()
+        await held.__aexit__(None, None, None)
+
+    async def _run_tool(self, call: ToolCallReady, following: str | None = None) -> dict[str, Any]:
+        plan = self.setup.plan
+        registry = plan.registry
+        try:
+            tool = registry.get(call.name)
+            if call.name in plan.hidden and not self.setup.can_ask:
+                input = parse_arguments(tool.spec, call.arguments)
+                self.emit(ev.ToolCall(call.call_id, call.name, input, self._text_tag(call)))
+                hint = "" if self.setup.yolo else HEADLESS_HINT
+                return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
+            if call.name not in plan.tools:
+                raise ToolError(f"{call.name} is not available to the {plan.variant.name} agent.")
+            input = parse_arguments(tool.spec, call.arguments)
+        except ToolError as error:
+            self.emit(
+                ev.ToolCall(call.call_id, call.name, loose_tool_input(call.arguments), self._text_tag(call))
+            )
+            return self._tool_error(call, error.message)
+        self.emit(ev.ToolCall(call.call_id, call.name, input, self._text_tag(call)))
+        key = RepeatGuard.key(call.name, input)
+        count = self.repeats[key] = self.repeats.get(key, 0) + 1
+        if count >= REPEAT_STOP_AT:
+            self.stopped = True
+            self.emit(ev.Notice(REPEAT_STOP_NOTICE.format(name=call.name, count=count)))
+            return self._refuse(call, REPEAT_STOP_OUTPUT.format(count=count))
+        if key in self.refused:
+            return self._refuse(call, ALREADY_REFUSED_OUTPUT.format(name=call.name, count=count))
+        refusal = await self._permitted(call, input)
+        if refusal is not None:
+            self.refused.add(key)
+            return result_part(call, refusal, error=True)
+        redact = self.setup.redactor.redact
+        ctx = ToolContext(
+            workspace=self.setup.workspace,
+            on_output=lambda chunk: self.emit(ev.ToolOutput(call.call_id, redact(chunk))),
+            call_id=call.call_id,
+            redactor=self.setup.redactor,
+            sandbox=self.setup.sandbox,
+            sandbox_network=self.setup.sandbox_network,
+        )
+        changed: ToolChangesLike | None = None
+        try:
+            await self._hold(call.name)
+            watch = await self._watch(call.name, input)
+            if watch is not None and self.setup.changes is not None:
+                ctx.recorder = self.setup.changes.recorder(watch)
+            try:
+                output = redact(await registry.run(call.name, input, ctx))
+            finally:
+                keep = self._held is not None and self._mutating(following)
+                changed = await self._settle(watch, following if keep else None)
+                if not keep:
+                    await self._give_back()
+        except ToolError as error:
+            return self._tool_error(call, redact(error.message), changed)
+        diff, files = _change_fields(changed)
+        self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
+        if diff and self.setup.plan.compact:  # a small model sees what its call did to the files
+            output = with_changes(output, redact(diff))
+        if count > 1:
+            times = "once before" if count == 2 else f"{count - 1} times before"
+            return result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)
+        return result_part(call, output)
+
+    def _refuse(self, call: ToolCallReady, reason: str) -> dict[str, Any]:
+        """A call that is not run: the event says why, and so does the result the model reads."""
+        self.emit(ev.ToolDenied(call.call_id, call.name, reason))
+        return result_part(call, reason, error=True)
+
+    async def _watch(self, tool_name: str, input: dict[str, Any]) -> Any:
+        """Before a call that may change files: record what it is about to change."""
+        changes = self.setup.changes
+        if changes is None or not self.setup.plan.registry.is_mutating(tool_name):
+            return None
+        try:
+            return await changes.before(tool_name, input)
+        except (OSError, ValueError) as error:
+            log.warning("checkpoint before %s failed: %s", tool_name, error)
+            self.emit(ev.Notice(f"Could not record a checkpoint before {tool_name}: {error}"))
+            return None
+        except ShiroError as error:  # the jail refused a path: the call is not run unrecorded
+            raise ToolError(error.message) from error
+
+    async def _settle(self, watch: Any, prepare: str | None = None) -> ToolChangesLike | None:
+        changes = self.setup.changes
+        if changes is None or watch is None:
+            return None
+        try:
+            return await changes.after(watch, prepare)
+        except (OSError, ValueError, ShiroError, ToolError) as error:  # the call itself did run
+            log.warning("checkpoint after a tool failed: %s", error)
+            self.emit(ev.Notice(f"Could not record what the call changed: {_message_of(error)}"))
+            return None
+
+    def _tool_error(
+        self, call: ToolCallReady, message: str, changed: ToolChangesLike | None = None
+    ) -> dict[str, Any]:
+        diff, files = _change_fields(changed)
+        redact = self.setup.redactor.redact
+        self.emit(ev.ToolFailed(call.call_id, call.name, message, redact(diff) if diff else None, files))
+        return result_part(call, message, error=True)
+
+    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> str | None:
+        """None when the call may run; else what the model is told (the event says the same)."""
+        origin = self._origin_of(call)
+        verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard, origin)
+        if verdict.decision == "allow":
+            return None
+        if verdict.decision == "deny":
+            reason = verdict.reason or f"Refused by the permission rules: {call.name} is denied."
+            self.emit(ev.Notice(reason))
+            self.emit(ev.ToolDenied(call.call_id, call.name, reason))
+            return reason
+        if not self.setup.can_ask:
+            if verdict.repeated:
+                count = self.repeats.get(RepeatGuard.key(call.name, input), 0)
+                reason = REPEAT_UNAPPROVED_OUTPUT.format(name=call.name, count=count)
+            else:
+                hint = "" if self.setup.yolo else HEADLESS_HINT
+                reason = NO_APPROVER_OUTPUT.format(name=call.name, hint=hint)
+            self.emit(ev.ToolDenied(call.call_id, call.name, reason))
+            return reason
+        await self._give_back()  # nobody waits for the workspace while the user decides
+        request = ApprovalRequest(
+            call.name,
+            input,
+            verdict.matched_pattern,
+            verdict.suggested_pattern,
+            verdict.repeated,
+            await self._warning(call.name, verdict.warning),
+            await self._previews(call.name, input),
+            call.call_id,
+            origin,
+        )
+        answer = await self._ask(request)
+        if answer.decision == "always" and verdict.warning is None:
+            self.setup.grants.grant(call.name, verdict.suggested_pattern, origin)
+        if answer.decision == "deny":
+            told = f"{DENIED_OUTPUT} Their reason: {answer.reason}" if answer.reason else DENIED_OUTPUT
+            self.emit(ev.ToolDenied(call.call_id, call.name, told))
+            return told
+        return None
+
+    def _origin_of(self, call: ToolCallReady) -> Origin:
+        return "text" if call.call_id in self.text_calls else "native"
+
+    def _text_tag(self, call: ToolCallReady) -> Literal["text"] | None:
+        return "text" if call.call_id in self.text_calls else None
+
+    async def _warning(self, tool_name: str, specific: str | None) -> str | None:
+        parts = [specific] if specific else []
+        if tool_name == "bash":  # the first call probes bubblewrap: off the loop
+            parts.append(await asyncio.to_thread(self.setup.bash_warning))
+        return " ".join(parts) or None
+
+    async def _previews(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None:
+        changes = self.setup.changes
+        if changes is None:
+            return None
+        try:
+            return await changes.preview(tool_name, input)
+        except (OSError, ValueError) as error:
+            log.warning("preview of %s failed: %s", tool_name, error)
+            return None
+
+    async def _ask(self, request: ApprovalRequest) -> Answer:
+        try:
+            reply = await self.setup.approver(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # an approver that fails is a deny: approvals fail closed
+            log.exception("approval request failed; denying %s", request.tool_name)
+            return Answer("deny")
+        answer = reply if isinstance(reply, Answer) else Answer(reply)
+        if answer.decision not in ("once", "always", "deny"):
+            return Answer("deny")
+        reason = answer.reason.strip()[:MAX_REASON] if isinstance(answer.reason, str) else None
+        return Answer(answer.decision, reason or None)
+
+
+def _change_fields(changed: ToolChangesLike | None) -> tuple[str | None, list[dict[str, Any]] | None]:
+    """The ``diff`` and ``files`` a tool card shows for a call that changed files."""
+    if changed is None:
+        return None, None
+    return changed.diff, changed.files_json()
+
+
+def result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict[str, Any]:
+    return {
+        "type": "tool-result",
+        "toolCallId": call.call_id,
+        "toolName": call.name,
+        "output": {"type": "error-text" if error else "text", "value": text},
+    }
+
+
+def _message_of(error: BaseException) -> str:
+    """What the model and the user read of an error: its message, or an OS error's text and file."""
+    if isinstance(error, ShiroError | ToolError):
+        return error.message
+    if isinstance(error, OSError):
+        return os_error_text(error)
+    return str(error)

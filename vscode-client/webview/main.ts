@@ -149,9 +149,11 @@ function renderEntry(entry: ChatEntry): HTMLElement {
     case 'notice': {
       root.classList.add(`level-${entry.level}`);
       if (entry.wait) root.appendChild(countdown(entry.wait));
-      const body = el('div', 'markdown');
-      markdownInto(body, entry.text);
-      root.appendChild(body);
+      if (!entry.todos) {  // a task list draws its own "Tasks" head
+        const body = el('div', 'markdown');
+        markdownInto(body, entry.text);
+        root.appendChild(body);
+      }
       if (entry.retry !== undefined) {
         const retry = el('button', 'retry secondary', 'Retry');
         retry.type = 'button';

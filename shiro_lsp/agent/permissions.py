@@ -158,6 +158,15 @@ def _resolve(entry: RuleEntry, subjects: list[str]) -> _Resolved:
 # --- session state ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Grant:
+    """One ``always`` answer: calls of ``tool_name`` from ``origin`` matching ``pattern`` run unasked."""
+
+    tool_name: str
+    pattern: str
+    origin: Origin = "native"
+
+
 class Grants:
     """Patterns approved with ``always`` for this session only; the session clears them on
     new / resume / clear. Never persisted. Kept per origin: a grant covers calls of its origin only."""
@@ -179,6 +188,24 @@ class Grants:
             if pattern == "*" or (subjects and all(match_pattern(pattern, s) for s in subjects)):
                 return pattern
         return None
+
+    def listed(self) -> list[Grant]:
+        """Every grant, in the order given."""
+        return [
+            Grant(tool, pattern, origin)
+            for (tool, origin), patterns in self._by_tool.items()
+            for pattern in patterns
+        ]
+
+    def revoke(self, grant: Grant) -> bool:
+        """Take a grant back: the next matching call asks again. False when there was no such grant."""
+        patterns = self._by_tool.get((grant.tool_name, grant.origin), [])
+        if grant.pattern not in patterns:
+            return False
+        patterns.remove(grant.pattern)
+        if not patterns:
+            del self._by_tool[(grant.tool_name, grant.origin)]
+        return True
 
     def clear(self) -> None:
         self._by_tool.clear()

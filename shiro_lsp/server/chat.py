@@ -24,6 +24,7 @@ from shiro_lsp.agent.events import (
     joined,
     same_stream,
 )
+from shiro_lsp.agent.permissions import Grant, Grants
 from shiro_lsp.agent.runtime import CompactionPhase
 from shiro_lsp.checkpoints.changes import TurnChangesView
 from shiro_lsp.server import protocol as p
@@ -158,6 +159,15 @@ def chat_result(outcome: ChatOutcome) -> p.ChatResult:
     )
 
 
+def session_grants(ls: ShiroServer) -> Grants:
+    runtime = ls.shiro.runtime
+    return runtime.grants(runtime.session())
+
+
+def grants_wire(grants: Grants) -> list[p.GrantItem]:
+    return [p.GrantItem(tool_name=g.tool_name, pattern=g.pattern, origin=g.origin) for g in grants.listed()]
+
+
 def register(server: ShiroServer) -> None:
     @request(server, "shiro/chat")
     async def chat(ls: ShiroServer, params: p.ChatParams) -> p.ChatResult:
@@ -179,6 +189,17 @@ def register(server: ShiroServer) -> None:
     @request(server, "shiro/queue/clear")
     async def clear(ls: ShiroServer, params: p.Empty) -> p.QueueClearResult:
         return p.QueueClearResult(cleared=ls.shiro.runtime.queue.clear())
+
+    @request(server, "shiro/grants")
+    async def grants(ls: ShiroServer, params: p.Empty) -> p.GrantsResult:
+        return p.GrantsResult(grants=grants_wire(session_grants(ls)))
+
+    @request(server, "shiro/grants/revoke")
+    async def revoke_grant(ls: ShiroServer, params: p.GrantRevokeParams) -> p.GrantRevokeResult:
+        given = session_grants(ls)
+        wanted = Grant(params.grant.tool_name, params.grant.pattern, params.grant.origin)
+        revoked = given.revoke(wanted)
+        return p.GrantRevokeResult(revoked=revoked, grants=grants_wire(given))
 
     @request(server, "shiro/context")
     async def context(ls: ShiroServer, params: p.Empty) -> p.ContextMeter:

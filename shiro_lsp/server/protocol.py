@@ -319,6 +319,27 @@ class ApproveParams(Wire):
     )
 
 
+class GrantItem(Wire):
+    tool_name: str
+    pattern: str = Field(description="`*` (every call of the tool) or a pattern such as `rm *` for bash.")
+    origin: Literal["native", "text"] = Field(
+        default="native", description="`text`: the grant covers calls read from the model's text only."
+    )
+
+
+class GrantsResult(Wire):
+    grants: list[GrantItem] = Field(description="The live session's `always` grants, in the order given.")
+
+
+class GrantRevokeParams(Wire):
+    grant: GrantItem
+
+
+class GrantRevokeResult(Wire):
+    revoked: bool = Field(description="False when the session had no such grant (already revoked, or new).")
+    grants: list[GrantItem]
+
+
 class ApproveResult(Wire):
     decision: Literal["once", "always", "deny"]
     reason: str | None = Field(default=None, description="With deny: why. The model reads it.")
@@ -823,6 +844,13 @@ METHODS: tuple[Method, ...] = (
         "shiro/session/rename", SessionRenameParams, SessionInfo, "Extension: a title of the user's own."
     ),
     _notification("shiro/session/changed", SessionInfo, "After every save, new, resume, clear."),
+    _request("shiro/grants", Empty, GrantsResult, "Extension: the `always` grants of the live session."),
+    _request(
+        "shiro/grants/revoke",
+        GrantRevokeParams,
+        GrantRevokeResult,
+        "Extension: take one grant back; the next matching call asks again.",
+    ),
     _request("shiro/todos", Empty, TodosPayload, "The task list."),
     _notification("shiro/todos/changed", TodosPayload, "After every todo_write, update and resume."),
     _request(

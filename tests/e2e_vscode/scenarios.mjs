@@ -257,6 +257,75 @@ export const scenarios = [
     },
   },
   {
+    // issue 22: /todos showed raw [>] and [!] marks; it is drawn as the task panel draws it
+    name: 'todos-slash-like-panel',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([
+        step([toolCall('todo_write', { todos: [
+          { content: 'Read the code', status: 'done' },
+          { content: 'Write the tests', status: 'in_progress' },
+          { content: 'Ship it', status: 'blocked', note: 'needs a key' },
+        ] }, 'call_todo_slash')]),
+        step([text('Planned.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('plan it');
+      const chat = wb.chat();
+      await chat.locator('.entry.assistant', { hasText: 'Planned.' }).waitFor({ timeout: 30_000 });
+      await wb.send('/todos');
+      const notice = chat.locator('.entry.notice:has(.todos.in-transcript)').last();
+      await notice.waitFor({ timeout: 15_000 });
+      const list = notice.locator('.todos.in-transcript');
+      assert.doesNotMatch(await notice.innerText(), /\[[>!x ]\]/, 'no raw [>] [!] [x] marks');
+      const marks = await list.locator('.todo .todo-mark').allInnerTexts();
+      assert.deepEqual(marks.map(m => m.trim()), ['✓', '▶', '!']);
+      assert.match(await list.locator('.todos-count').innerText(), /1\/3\s+1 blocked/);
+      assert.match(await list.locator('.todo.status-blocked').innerText(), /Ship it\s*\(needs a key\)/);
+      await wb.shot('todos-slash-like-panel');
+    },
+  },
+  {
+    // issue 22: the card says what "always" allows, in words, and that it lasts for this session;
+    // Shiro: Show grants lists it and revokes it, and the next call asks again
+    name: 'grants-plain-words-and-revoke',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      await model.script([
+        step([toolCall('write_file', { path: 'granted.txt', content: 'one\n' }, 'call_grant_1')]),
+        step([text('Wrote granted.txt.')]),
+        step([toolCall('write_file', { path: 'granted.txt', content: 'two\n' }, 'call_grant_2')]),
+        step([text('Wrote it again.')]),
+      ]);
+      await wb.openChat();
+      await wb.send('write granted.txt');
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card').last();
+      await card.waitFor({ timeout: 30_000 });
+      const allow = card.locator('button', { hasText: 'Allow write_file for this session' });
+      await allow.waitFor({ timeout: 10_000 });
+      assert.doesNotMatch(await card.innerText(), /Always allow/);
+      await wb.shot('grants-card-plain-words');
+      await allow.click();
+      await card.locator('.approval-decision', { hasText: 'Allowed for this session' }).waitFor({ timeout: 10_000 });
+      await chat.locator('.entry.assistant', { hasText: 'Wrote granted.txt.' }).waitFor({ timeout: 30_000 });
+      await wb.runCommand('Shiro: Show grants');
+      const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Allow write_file for this session' }).first();
+      await row.waitFor({ timeout: 15_000 });
+      await wb.shot('grants-list');
+      await row.click();
+      await page.keyboard.press('Enter');
+      await wb.toast('revoked write_file for this session').waitFor({ timeout: 15_000 });
+      await wb.send('write it again');
+      const again = chat.locator('.approval-card:not(.answered)').last();
+      await again.waitFor({ timeout: 30_000 });
+      assert.match(await again.innerText(), /write_file/);
+      await wb.shot('grants-revoked-asks-again');
+      await again.locator('button', { hasText: 'Allow once' }).click();
+      await chat.locator('.entry.assistant', { hasText: 'Wrote it again.' }).waitFor({ timeout: 30_000 });
+    },
+  },
+  {
     name: 'approval',
     needsModel: true,
     async run({ wb, page, model }) {
@@ -574,15 +643,40 @@ export const scenarios = [
       // the keybinding, from the editor
       const editor = await wb.openFile('hello.py');
       await editor.click({ position: { x: 200, y: 10 } });
-      await page.keyboard.press('Control+Alt+I');
+      await page.keyboard.press('Control+Alt+J');
       for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
-      assert.ok(await isFocused(prompt), 'Ctrl+Alt+I focuses the prompt');
+      assert.ok(await isFocused(prompt), 'Ctrl+Alt+J focuses the prompt');
       // VS Code's own "Focus on Chat View" focuses the webview; the webview gives the keys to the prompt
       await wb.openFile('hello.py');
       await wb.runCommand('Focus on Chat View');
       for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
       assert.ok(await isFocused(prompt), '"Focus on Chat View" focuses the prompt');
       await wb.shot('panel-bar-and-focus');
+    },
+  },
+  {
+    // issue 22: Ctrl+Alt+I was also VS Code's "Chat: Open Chat"; Shiro's key is bound to nothing else
+    name: 'panel-focus-key-no-clash',
+    async run({ wb, page }) {
+      const manifest = JSON.parse(fs.readFileSync(new URL('../../vscode-client/package.json', import.meta.url), 'utf8'));
+      const { key } = manifest.contributes.keybindings.find(k => k.command === 'shiro.focusChat');
+      await page.keyboard.press('Escape');
+      await wb.focusWorkbench();
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+S');  // Preferences: Open Keyboard Shortcuts (the palette ranks the JSON one first)
+      const rows = page.locator('.keybindings-editor .monaco-list-row');
+      await rows.first().waitFor({ timeout: 15_000 });
+      await page.keyboard.type(`"${key}"`);
+      await page.locator('.keybindings-editor .monaco-list-row', { hasText: 'Shiro' }).first().waitFor({ timeout: 15_000 });
+      await page.waitForTimeout(500);  // the table filters as you type
+      const commands = await rows.evaluateAll(all => all.map(r => r.innerText.replace(/\s+/g, ' ').trim()));
+      assert.ok(commands.length >= 1, `a row for ${key}`);
+      const others = commands.filter(c => !/Shiro/.test(c));
+      assert.deepEqual(others, [], `${key} is bound to nothing but Shiro: ${others.join(' | ')}`);
+      await wb.shot('panel-focus-key-no-clash');
+      // its search box takes F1, so the palette cannot close it: the tab's close button does
+      await page.locator('.tabs-container .tab', { hasText: 'Keyboard Shortcuts' }).locator('.codicon-close').click();
+      await page.locator('.keybindings-editor').waitFor({ state: 'detached', timeout: 10_000 });
     },
   },
   {

@@ -18,8 +18,20 @@ export function describeInput(input: unknown): string {
   try { return JSON.stringify(input, null, 2) ?? String(input); } catch { return String(input); }
 }
 
+/** What a grant covers, in words: "multi_edit", or "bash commands that start with "rm"". */
+export function grantScope(toolName: string, pattern: string): string {
+  if (!pattern || pattern === '*' || pattern === toolName) return toolName;
+  const calls = toolName === 'bash' ? 'bash commands' : `${toolName} calls`;
+  const prefix = /^([^*?[\]]+) \*$/.exec(pattern);
+  return prefix ? `${calls} that start with "${prefix[1]}"` : `${calls} matching "${pattern}"`;
+}
+
+/** A session grant as a sentence: what it allows, that it lasts for this session, and which calls it covers. */
+export function grantLabel(g: { toolName: string; pattern: string; origin?: 'native' | 'text' }): string {
+  return `Allow ${grantScope(g.toolName, g.pattern)} for this session${g.origin === 'text' ? ' (calls written as text only)' : ''}`;
+}
+
 export function approvalCard(p: ApproveParams): ApprovalCard {
-  const grant = p.suggestedPattern && p.suggestedPattern !== p.toolName ? `${p.toolName} ${p.suggestedPattern}` : p.toolName;
   const fromText = p.origin === 'text';
   return {
     title: fromText ? `Allow ${p.toolName} (read from the model's text)?` : `Allow ${p.toolName}?`,
@@ -29,7 +41,7 @@ export function approvalCard(p: ApproveParams): ApprovalCard {
     preview: approvalPreview(p),
     buttons: [
       { label: 'Allow once', decision: 'once' },
-      { label: `Always allow ${grant}${fromText ? ' when written as text' : ''}`, decision: 'always' },
+      { label: grantLabel({ toolName: p.toolName, pattern: p.suggestedPattern, origin: p.origin }), decision: 'always' },
       { label: 'Deny', decision: 'deny' },
     ],
   };

@@ -20,7 +20,9 @@ export type ChatEntry =
       diff?: string;
       /** Shiro read the call from the model's text: it was not a native tool call (tool-call `origin`). */
       fromText?: boolean }
-  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[]; wait?: RetryWait }
+  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[]; wait?: RetryWait;
+      /** `/todos`: the task list, drawn as the task panel draws it. */
+      todos?: TodosPayload }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
   | CompactionEntry | ChangesEntry | RestoredEntry;
 
@@ -108,6 +110,11 @@ export class ChatModel {
   }
   addNotice(text: string, level: 'info' | 'warn' | 'error' = 'info', sessions?: SessionLink[]): ChatEntry {
     return this.add({ kind: 'notice', level, text, ...(sessions?.length ? { sessions } : {}) });
+  }
+  /** `/todos`: the task list as a transcript entry, or a line saying there is none. */
+  addTaskList(todos: TodosPayload): ChatEntry {
+    if (!todos.todos.length) return this.addNotice('No task list yet.');
+    return this.add({ kind: 'notice', level: 'info', text: '**Task list**', todos });
   }
   /**
    * An approval card. When it is for the tool call just shown (the newest entry, running, same tool),

@@ -256,6 +256,7 @@ export class ChatController implements vscode.Disposable {
       if (action.command === 'resume') { this.loadResumed(results[0] as ResumeResult); }
       if (action.command === 'new' || action.command === 'clear') this.startedFresh(results[0] as NewSessionResult);
       if (action.command === 'compact') { this.compacted(results[0] as SessionCompactResult); return; }
+      if (action.command === 'todos') { this.model.addTaskList(results[0] as TodosPayload); return; }
       if (action.command === 'sessions') {
         // a button per session that resumes it (the text list stays for reading and copying)
         const sessions = (results[0] as { sessions: SessionInfo[] }).sessions;

@@ -5,6 +5,7 @@ import { showDiagnostics } from './diagnose';
 import { redact } from './diagnostics';
 import { ChatController } from './controller';
 import { errorReason } from './errors';
+import { showGrants } from './grants';
 import { showMcpServers } from './mcp';
 import { MEMORY_SCHEME, MemoryFileSystem, editMemory, rememberSelection, showMemory } from './memory';
 import { meterView } from './meter';
@@ -430,6 +431,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     vscode.commands.registerCommand('shiro.showLog', () => srv.log.show(true)),
     vscode.commands.registerCommand('shiro.mcpServers', () => showMcpServers(srv)),
+    vscode.commands.registerCommand('shiro.showGrants', () => showGrants(srv)),
     vscode.commands.registerCommand('shiro.diagnose', () => showDiagnostics(srv, context, () => ctl.model.state.entries
       .filter(e => e.kind === 'notice' && e.level === 'error').slice(-10).map(e => (e.kind === 'notice' ? `chat: ${e.text}` : '')))),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),

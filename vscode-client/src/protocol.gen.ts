@@ -35,6 +35,10 @@ export interface ShiroProtocol {
   FilePreview?: FilePreview;
   ForgetParams?: ForgetParams;
   ForgetResult?: ForgetResult;
+  GrantItem?: GrantItem;
+  GrantRevokeParams?: GrantRevokeParams;
+  GrantRevokeResult?: GrantRevokeResult;
+  GrantsResult?: GrantsResult;
   HistoryResult?: HistoryResult;
   McpListResult?: McpListResult;
   McpServerInfo?: McpServerInfo;
@@ -538,6 +542,33 @@ export interface ForgetParams {
 export interface ForgetResult {
   removed: number;
   text: string;
+}
+export interface GrantItem {
+  /**
+   * `text`: the grant covers calls read from the model's text only.
+   */
+  origin?: 'native' | 'text';
+  /**
+   * `*` (every call of the tool) or a pattern such as `rm *` for bash.
+   */
+  pattern: string;
+  toolName: string;
+}
+export interface GrantRevokeParams {
+  grant: GrantItem;
+}
+export interface GrantRevokeResult {
+  grants: GrantItem[];
+  /**
+   * False when the session had no such grant (already revoked, or new).
+   */
+  revoked: boolean;
+}
+export interface GrantsResult {
+  /**
+   * The live session's `always` grants, in the order given.
+   */
+  grants: GrantItem[];
 }
 export interface HistoryResult {
   prompts: string[];

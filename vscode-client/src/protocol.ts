@@ -7,6 +7,9 @@ import type * as gen from './protocol.gen';
 export type WireEvent = gen.EventNotification['event'];
 export type EventNotification = gen.EventNotification;
 export type QueuedChat = gen.QueuedChat;
+export type GrantItem = gen.GrantItem;
+export type GrantsResult = gen.GrantsResult;
+export type GrantRevokeResult = gen.GrantRevokeResult;
 export type QueueResult = gen.QueueResult;
 export type SessionInfo = gen.SessionInfo;
 export type CompactionInfo = gen.CompactionInfo;
@@ -32,6 +35,8 @@ export const Method = {
   sessionDelete: 'shiro/session/delete',
   sessionRename: 'shiro/session/rename',
   sessionChanged: 'shiro/session/changed',
+  grants: 'shiro/grants',
+  grantsRevoke: 'shiro/grants/revoke',
   todos: 'shiro/todos',
   todosChanged: 'shiro/todos/changed',
   todosUpdate: 'shiro/todos/update',

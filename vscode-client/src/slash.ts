@@ -2,7 +2,7 @@
 import { Method } from './protocol';
 import type {
   ContextMeter, MemoryCompactResult, MemoryListResult, NewSessionResult, NotesResult, ResumeResult, SaveResult,
-  SessionInfo, TodosPayload,
+  SessionInfo,
 } from './protocol';
 import { costLabel } from './meter';
 import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from './sessions';
@@ -77,13 +77,6 @@ export function helpText(): string {
     ...Object.entries(SLASH_COMMANDS).map(([name, what]) => `- \`/${name}\` — ${what}`)].join('\n');
 }
 
-const MARKS: Record<string, string> = { done: '[x]', completed: '[x]', in_progress: '[>]', pending: '[ ]', blocked: '[!]' };
-
-export function todosMarkdown(p: TodosPayload): string {
-  if (!p.todos.length) return 'No task list yet.';
-  return p.todos.map(t => `- ${MARKS[t.status] ?? '[ ]'} ${t.content}${t.note ? ` (${t.note})` : ''}`).join('\n');
-}
-
 const fenced = (text: string): string => '```text\n' + text.replace(/```/g, '`\u200b``') + '\n```';
 
 /** Markdown shown in the chat for a command's results (one result per step, in order). */
@@ -106,7 +99,6 @@ export function formatSlashResult(command: string, results: unknown[]): string {
       if (typeof r.text === 'string') return fenced(r.text);
       return 'Note added.';
     }
-    case 'todos': return `**Task list**\n\n${todosMarkdown(results[0] as TodosPayload)}`;
     case 'sessions': {
       const sessions = (results[0] as { sessions: SessionInfo[] }).sessions;
       const ids = distinguishingIds(sessions.map(s => s.id));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approvalCard, toDecision } from '../src/approval';
+import { approvalCard, grantLabel, toDecision } from '../src/approval';
 import { ChatController } from '../src/controller';
 import type { ShiroServer } from '../src/server';
 import { CancellationTokenSource } from './vscode-stub';
@@ -16,7 +16,7 @@ test('the card names the tool, shows the input and offers Allow once / Always / 
   assert.equal(card.title, 'Allow bash?');
   assert.match(card.input, /"command": "rm -rf build"/);
   assert.deepEqual(card.buttons.map(b => [b.label, b.decision]),
-    [['Allow once', 'once'], ['Always allow bash rm *', 'always'], ['Deny', 'deny']]);
+    [['Allow once', 'once'], ['Allow bash commands that start with "rm" for this session', 'always'], ['Deny', 'deny']]);
   assert.equal(card.matched, 'matched bash: "rm *"');
   assert.match(card.warning ?? '', /repeated/);
 });
@@ -33,7 +33,7 @@ test('a call read from the model\'s text says so, and its Always covers text cal
   const card = approvalCard({ ...params, repeated: false, origin: 'text' });
   assert.equal(card.title, 'Allow bash (read from the model\'s text)?');
   assert.match(card.warning ?? '', /^Read from the model's text: .* did not make a native tool call/);
-  assert.equal(card.buttons[1].label, 'Always allow bash rm * when written as text');
+  assert.equal(card.buttons[1].label, 'Allow bash commands that start with "rm" for this session (calls written as text only)');
   const native = approvalCard({ ...params, repeated: false, origin: 'native' });
   assert.equal(native.title, 'Allow bash?');
   assert.equal(native.warning, undefined);
@@ -83,4 +83,13 @@ test('Stop denies pending approvals', async () => {
   const answer = ctl.requestApproval(params, new CancellationTokenSource().token as never);
   await ctl.handleMessage({ type: 'cancel' });
   assert.deepEqual(await answer, { decision: 'deny' });
+});
+
+test('a grant reads as plain words that say it lasts for this session', () => {
+  assert.equal(grantLabel({ toolName: 'multi_edit', pattern: '*' }), 'Allow multi_edit for this session');
+  assert.equal(grantLabel({ toolName: 'bash', pattern: 'git *', origin: 'native' }),
+    'Allow bash commands that start with "git" for this session');
+  assert.equal(grantLabel({ toolName: 'read_file', pattern: 'src/**' }), 'Allow read_file calls matching "src/**" for this session');
+  assert.equal(grantLabel({ toolName: 'write_file', pattern: '*', origin: 'text' }),
+    'Allow write_file for this session (calls written as text only)');
 });

@@ -108,6 +108,21 @@ test('slash commands become requests and never reach shiro/chat', async () => {
   assert.deepEqual(notices, ['Compacted the conversation: 10 messages → 2 messages.', 'unknown command /nope - try /help']);
 });
 
+test('/todos shows the task list as the task panel draws it, not as raw [>] and [!] marks', async () => {
+  const todos = { todos: [{ content: 'plan', status: 'in_progress' }, { content: 'ship', status: 'blocked', note: 'needs key' }],
+    progress: { done: 0, total: 2, blocked: 1 }, rendered: 'x' };
+  const empty = { todos: [], progress: { done: 0, total: 0, blocked: 0 }, rendered: '' };
+  let answer: unknown = todos;
+  const { server } = fakeServer(c => c.method === 'shiro/todos' ? answer : {});
+  const ctl = new ChatController(server);
+  await ctl.submit('/todos');
+  answer = empty;
+  await ctl.submit('/todos');
+  const notices = ctl.model.state.entries.filter(e => e.kind === 'notice');
+  assert.deepEqual(notices.map(n => n.kind === 'notice' && [n.text, n.todos]), [['**Task list**', todos], ['No task list yet.', undefined]]);
+  assert.ok(notices.every(n => n.kind === 'notice' && !/\[[>!x ]\]/.test(n.text)));
+});
+
 test('/resume <id> loads the transcript and the task list', async () => {
   const todos = { todos: [{ content: 'write tests', status: 'in_progress' }], progress: { done: 0, total: 1, blocked: 0 }, rendered: 'x' };
   const { server } = fakeServer(c => c.method !== 'shiro/session/resume' ? {} : {

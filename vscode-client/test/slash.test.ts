@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatSlashResult, parseSlash, todosMarkdown } from '../src/slash';
+import { formatSlashResult, parseSlash } from '../src/slash';
 
 const steps = (text: string) => {
   const a = parseSlash(text);
@@ -61,12 +61,6 @@ test('results are formatted for the chat', () => {
   assert.match(local, /spend: local model/);
   assert.match(local, /cached: 2970 of 3300 prompt tokens this session \(90%\)/);
   assert.match(local, /cached: 3245 prompt tokens of the last request/);
-});
-
-test('todos render as the reference markdown list', () => {
-  assert.equal(todosMarkdown({ todos: [], progress: { done: 0, total: 0, blocked: 0 }, rendered: '' }), 'No task list yet.');
-  assert.equal(todosMarkdown({ todos: [{ content: 'a', status: 'done' }, { content: 'b', status: 'blocked', note: 'needs key' }],
-    progress: { done: 1, total: 2, blocked: 1 }, rendered: '' }), '- [x] a\n- [!] b (needs key)');
 });
 
 test('/init goes to the server as a normal turn (it expands it into the AGENTS.md prompt)', () => {

@@ -14,6 +14,7 @@ import { nextTick, retryLabel } from '../src/retryCountdown';
 import type { RetryWait } from '../src/retryCountdown';
 import type { HostMessage, WebviewMessage } from '../src/webviewProtocol';
 import { codeLanguage, createSanitizer, highlightCode, isWorkspaceLink, renderMarkdown } from './markdown';
+import { taskListNodes } from './todos';
 import { decorateApproval, decorateTool, decorateUser, denyReason, renderChanges, renderRestored } from './changes';
 
 interface VsCodeApi { postMessage(m: WebviewMessage): void; getState(): unknown; setState(s: unknown): void }
@@ -148,9 +149,11 @@ function renderEntry(entry: ChatEntry): HTMLElement {
     case 'notice': {
       root.classList.add(`level-${entry.level}`);
       if (entry.wait) root.appendChild(countdown(entry.wait));
-      const body = el('div', 'markdown');
-      markdownInto(body, entry.text);
-      root.appendChild(body);
+      if (!entry.todos) {  // a task list draws its own "Tasks" head
+        const body = el('div', 'markdown');
+        markdownInto(body, entry.text);
+        root.appendChild(body);
+      }
       if (entry.retry !== undefined) {
         const retry = el('button', 'retry secondary', 'Retry');
         retry.type = 'button';
@@ -168,6 +171,11 @@ function renderEntry(entry: ChatEntry): HTMLElement {
           list.appendChild(open);
         }
         root.appendChild(list);
+      }
+      if (entry.todos) {
+        const tasks = el('section', 'todos in-transcript');
+        tasks.replaceChildren(...taskListNodes(entry.todos));
+        root.appendChild(tasks);
       }
       break;
     }
@@ -233,7 +241,7 @@ function renderApproval(entry: ApprovalEntry, inTool = false): HTMLElement {
   if (entry.decision) {
     // answered: one line (the input stays in the tool row below)
     const label = entry.expired ? 'Denied (no answer in time)'
-      : entry.decision === 'deny' ? 'Denied' : entry.decision === 'always' ? 'Always allowed' : 'Allowed once';
+      : entry.decision === 'deny' ? 'Denied' : entry.decision === 'always' ? 'Allowed for this session' : 'Allowed once';
     card.appendChild(el('div', `approval-decision decision-${entry.decision}`, label));
     if (!inTool) {
       const input = el('details', 'approval-input-folded');
@@ -372,34 +380,9 @@ function renderQueue(queue: QueuedChat[]): void {
 }
 
 function renderTodos(todos: TodosPayload | undefined): void {
-  todosPanel.replaceChildren();
-  todosPanel.hidden = !todos || todos.todos.length === 0;
-  if (!todos || todosPanel.hidden) return;
-  const { done, total, blocked } = todos.progress;
-  const head = el('div', 'todos-head');
-  head.appendChild(el('span', 'todos-title', 'Tasks'));
-  head.appendChild(el('span', 'todos-count', `${done}/${total}${blocked ? `  ${blocked} blocked` : ''}`));
-  todosPanel.appendChild(head);
-  const bar = el('div', 'progress');
-  bar.setAttribute('role', 'progressbar');
-  bar.setAttribute('aria-valuemin', '0');
-  bar.setAttribute('aria-valuemax', String(total));
-  bar.setAttribute('aria-valuenow', String(done));
-  bar.title = todos.rendered.split('\n')[0] ?? '';
-  const fill = el('div', 'progress-fill');
-  fill.style.width = `${total ? Math.round((100 * done) / total) : 0}%`;
-  bar.appendChild(fill);
-  todosPanel.appendChild(bar);
-  const list = el('ul', 'todos-list');
-  for (const t of todos.todos) {
-    const done = t.status === 'done';
-    const li = el('li', `todo status-${done ? 'done' : t.status}`);
-    li.appendChild(el('span', 'todo-mark', done ? '✓' : t.status === 'in_progress' ? '▶' : t.status === 'blocked' ? '!' : '○'));
-    li.appendChild(el('span', 'todo-content', t.content));
-    if (t.note) li.appendChild(el('span', 'todo-note', ` (${t.note})`));
-    list.appendChild(li);
-  }
-  todosPanel.appendChild(list);
+  const nodes = todos ? taskListNodes(todos) : [];
+  todosPanel.replaceChildren(...nodes);
+  todosPanel.hidden = nodes.length === 0;
 }
 
 function renderState(state: ChatState, prompts: string[]): void {

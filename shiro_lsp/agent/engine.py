@@ -29,7 +29,7 @@ from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.permissions import Grants, Origin, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
-from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
+from shiro_lsp.agent.prompt import compact_spec, not_offered_error, offered_when_compact
 from shiro_lsp.agent.text_tools import (
     TextHold,
     ToolCallFormat,
@@ -195,6 +195,11 @@ class TurnPlan:
     """Registered tools not offered (never approvable in this front door, or git outside a repository)."""
     compact: bool = False
     """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
+
+    @cached_property
+    def unoffered_specs(self) -> dict[str, ToolSpec]:
+        """Registered tools not offered: a text call to one is read, and answered with an error."""
+        return {spec.name: spec for spec in self.registry.specs() if spec.name not in self.tools}
 
     @cached_property
     def text_tools_prompt(self) -> str:
@@ -473,7 +478,7 @@ class Turn:
             return message
         text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
         tools = {spec.name: spec for spec in specs}
-        prose, calls = "", parse_text_tool_calls(text, tools)
+        prose, calls = "", parse_text_tool_calls(text, tools, self.setup.plan.unoffered_specs)
         if not calls and hold.tagged:
             prose, calls = split_tagged_calls(text, tools) or ("", None)
         outputs = tool_outputs(self.history.messages) if calls else []
@@ -582,7 +587,7 @@ class Turn:
                 hint = "" if self.setup.yolo else " (headless mode; run with --yolo to allow it)"
                 return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
             if call.name not in plan.tools:
-                raise ToolError(f"{call.name} is not available to the {plan.variant.name} agent.")
+                raise ToolError(not_offered_error(call.name, plan.variant.name, plan.compact))
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
             self.emit(

@@ -116,8 +116,12 @@ def test_the_tools_wrapper_is_read_as_json_or_as_elements() -> None:
     assert names('<tools>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tools>') == ["bash"]
     calls = parse_text_tool_calls(exchange("1.5b-argparse-shout-xml", 3).text, TOOLS)
     assert calls is not None and [(c.name, c.input["timeout"]) for c in calls] == [("bash", 10)]
-    content = '<tools><tool name="write_file">\n<path>a.py</path>\n<content>\nx = 1\n</content>\n</tool></tools>'
-    assert [c.input for c in parse_text_tool_calls(content, TOOLS) or []] == [{"path": "a.py", "content": "x = 1"}]
+    content = (
+        '<tools><tool name="write_file">\n<path>a.py</path>\n<content>\nx = 1\n</content>\n</tool></tools>'
+    )
+    assert [c.input for c in parse_text_tool_calls(content, TOOLS) or []] == [
+        {"path": "a.py", "content": "x = 1"}
+    ]
 
 
 @pytest.mark.parametrize(

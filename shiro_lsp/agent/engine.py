@@ -126,6 +126,11 @@ class TurnPlan:
     """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
 
     @cached_property
+    def unoffered_specs(self) -> dict[str, ToolSpec]:
+        """Registered tools not offered: a text call to one is read, and answered with an error."""
+        return {spec.name: spec for spec in self.registry.specs() if spec.name not in self.tools}
+
+    @cached_property
     def text_tools_prompt(self) -> str:
         """The system prompt's tool section when tool calls are written as text: built once per plan."""
         return tools_prompt(list(self.specs))
@@ -395,7 +400,7 @@ class Turn:
             return message
         text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
         tools = {spec.name: spec for spec in specs}
-        prose, calls = "", parse_text_tool_calls(text, tools)
+        prose, calls = "", parse_text_tool_calls(text, tools, self.setup.plan.unoffered_specs)
         if not calls and hold.tagged:
             prose, calls = split_tagged_calls(text, tools) or ("", None)
         outputs = tool_outputs(self.history.messages) if calls else []

@@ -137,6 +137,29 @@ def offered_when_compact(name: str) -> bool:
     return name in COMPACT_TOOLS or name not in KNOWN_SPECS
 
 
+COMPACT_INSTEAD = {
+    "multi_edit": "edit_file",
+    "apply_patch": "edit_file",
+    "read_many_files": "read_file",
+    "glob": "list_dir or grep",
+    "delete_file": "bash",
+    "move_file": "bash",
+    "git_status": "bash",
+    "git_diff": "bash",
+    "git_log": "bash",
+    "git_show": "bash",
+    "git_blame": "bash",
+}
+"""The offered tool that does the work of each built-in tool a small window leaves out."""
+
+
+def not_offered_error(name: str, variant: str, compact: bool) -> str:
+    """The tool error for a call to a tool the turn did not offer (it never runs)."""
+    instead = COMPACT_INSTEAD.get(name) if compact else None
+    hint = f" Use {instead} instead." if instead else ""
+    return f"{name} is not available to the {variant} agent.{hint}"
+
+
 COMPACT_DESCRIPTIONS = {
     "read_file": "Read a text file (numbered lines).",
     "write_file": "Create or overwrite a whole file.",

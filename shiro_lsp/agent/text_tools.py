@@ -8,12 +8,19 @@ with the call itself as their whole message::
     {"name": "read_file", "arguments": {"path": "notes.txt"}}
     ```
     <tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>
+    <tools>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tools>
+    <tools><tool name="read_file"><path>notes.txt</path></tool></tools>
     [{"name": ...}, {"name": ...}]
+
+(``<tools>`` is the tag the chat template lists the tools in: Qwen2.5-Coder on llama.cpp's stock
+template wraps its calls in it, as JSON or as one element per argument.)
 
 ``parse_text_tool_calls`` recognises those and nothing else: the WHOLE message must be calls, every
 name must be a tool offered this step, and every input must pass that tool's schema, or at least
 name exactly its fields (then the tool's own check tells the model which value is wrong). Prose, a
-code block among prose, JSON whose shape is anything else, or an unknown tool name stays text.
+code block among prose, JSON whose shape is anything else, or an unknown tool name stays text. A
+call to a tool Shiro has but did not offer this step (``unoffered``: a small window offers few) is
+read as a call, marked ``offered=False``: it never runs, its result is an error naming what to use.
 
 ``TextHold`` decides while the text streams: text that cannot be a call goes out at once; text that
 may still become one is held back until the step ends, so the user never sees a call as an answer.
@@ -66,10 +73,15 @@ CALL_KEYS = frozenset({"name", "arguments", "parameters", "id", "type", "functio
 _FENCE = re.compile(
     r"^```[ \t]*(?:json|tool_call|tool_code|javascript|js)?[ \t]*\n(?P<body>.*?)\n?```$", re.S
 )
-_HERMES = re.compile(r"<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>|$)", re.S)
-# What a call can start like: an optional fence or <tool_call> tag, then `{` or `[{`, then a call key.
+_WRAPPER = re.compile(r"<(?P<tag>tool_call|tools)>\s*(?P<body>.*?)\s*(?:</(?P=tag)>|$)", re.S)
+_XML_TOOL = re.compile(r'<tool\s+name\s*=\s*"(?P<name>[\w.-]+)"\s*>(?P<body>.*?)</tool>', re.S)
+_XML_ARGUMENT = re.compile(r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", re.S)
+# What a call can start like: an optional fence or wrapper tag, then `{` or `[{` and a call key, or
+# a `<tool name=` element.
 _MAY_BE_CALL = re.compile(
-    r'^(?:```[ \t]*[a-z_]*[ \t]*\n\s*|<tool_call>\s*)?\[?\s*\{\s*"(?:name|type|function)"\s*:', re.S
+    r"^(?:```[ \t]*[a-z_]*[ \t]*\n\s*|<(?:tool_call|tools)>\s*)?"
+    r'(?:\[?\s*\{\s*"(?:name|type|function)"\s*:|<tool\s+name\s*=)',
+    re.S,
 )
 _DECIDE_AFTER = 64  # characters of a message after which a non-matching start is surely text
 
@@ -78,6 +90,8 @@ _DECIDE_AFTER = 64  # characters of a message after which a non-matching start i
 class TextCall:
     name: str
     input: JsonObject
+    offered: bool = True
+    """False: a tool Shiro has but did not offer this step; the call is answered with an error."""
 
 
 _EXAMPLE_CUE = re.compile(
@@ -102,7 +116,7 @@ def echoes_tool_output(call: TextCall, outputs: list[str]) -> bool:
     values = _strings(call.input)
     if not values:
         return False
-    name_keys = (f'"name":"{call.name}"', f'\\"name\\":\\"{call.name}\\"')
+    name_keys = (f'"name":"{call.name}"', f'\\"name\\":\\"{call.name}\\"', f'name="{call.name}"')
     for output in outputs:
         if f'"{call.name}' not in output:
             continue  # cheap: most outputs never name the tool, and a long history is large
@@ -142,7 +156,9 @@ def _unspaced(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def parse_text_tool_calls(text: str, tools: Mapping[str, ToolSpec]) -> list[TextCall] | None:
+def parse_text_tool_calls(
+    text: str, tools: Mapping[str, ToolSpec], unoffered: Mapping[str, ToolSpec] | None = None
+) -> list[TextCall] | None:
     """The tool calls ``text`` consists of, or None when it is anything else."""
     stripped = text.strip()
     if not stripped or not tools:
@@ -151,34 +167,72 @@ def parse_text_tool_calls(text: str, tools: Mapping[str, ToolSpec]) -> list[Text
     if payloads is None:
         return None
     calls: list[TextCall] = []
-    for payload in payloads:
-        try:
-            value = json.loads(payload)
-        except json.JSONDecodeError:
-            return None
+    for value in payloads:
         for item in value if isinstance(value, list) else [value]:
-            call = _call_of(item, tools)
+            call = _call_of(item, tools) or _call_of(item, unoffered or {}, offered=False)
             if call is None:
                 return None
             calls.append(call)
     return calls or None
 
 
-def _payloads(text: str) -> list[str] | None:
-    if text.startswith("<tool_call>"):
-        bodies = [m.group("body") for m in _HERMES.finditer(text)]
-        leftover = _HERMES.sub("", text).strip()
-        return bodies if bodies and not leftover else None
+def _payloads(text: str) -> list[Any] | None:
+    """The decoded values ``text`` wraps (a wrapper tag, a fence, or none), or None."""
+    if text.startswith(("<tool_call>", "<tools>")):
+        bodies = [m.group("body") for m in _WRAPPER.finditer(text)]
+        leftover = _WRAPPER.sub("", text).strip()
+        return _decoded(bodies) if bodies and not leftover else None
     fenced = _FENCE.match(text)
     if fenced:
         inner = fenced.group("body").strip()
-        return [inner] if "```" not in inner else None
+        return _decoded([inner]) if "```" not in inner else None
     if text[0] in "[{":
-        return [text]
+        return _decoded([text])
     return None
 
 
-def _call_of(item: Any, tools: Mapping[str, ToolSpec]) -> TextCall | None:
+def _decoded(bodies: list[str]) -> list[Any] | None:
+    values: list[Any] = []
+    for body in bodies:
+        value = _xml_calls(body) if body.startswith("<tool") else _json(body)
+        if value is None:
+            return None
+        values.append(value)
+    return values
+
+
+def _json(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        return None
+
+
+def _xml_calls(body: str) -> list[dict[str, Any]] | None:
+    """``<tool name="bash"><command>ls</command></tool>``, one or more: calls with string arguments."""
+    calls = [
+        {"name": m.group("name"), "arguments": _xml_arguments(m.group("body"))}
+        for m in _XML_TOOL.finditer(body)
+    ]
+    if not calls or _XML_TOOL.sub("", body).strip() or any(c["arguments"] is None for c in calls):
+        return None
+    return calls
+
+
+def _xml_arguments(body: str) -> dict[str, str] | None:
+    if _XML_ARGUMENT.sub("", body).strip():
+        return None  # anything but argument elements: not a call
+    return {m.group("key"): _element_text(m.group("value")) for m in _XML_ARGUMENT.finditer(body)}
+
+
+def _element_text(value: str) -> str:
+    """An element's text without the line breaks and indentation the model put around it."""
+    if "\n" not in value.strip():
+        return value.strip()
+    return re.sub(r"\n[ \t]*$", "", re.sub(r"^[ \t]*\n", "", value))
+
+
+def _call_of(item: Any, tools: Mapping[str, ToolSpec], *, offered: bool = True) -> TextCall | None:
     if not isinstance(item, dict) or not set(item) <= CALL_KEYS:
         return None
     if isinstance(item.get("function"), dict):  # OpenAI's own shape: {"type": "function", "function": {...}}
@@ -198,12 +252,28 @@ def _call_of(item: Any, tools: Mapping[str, ToolSpec]) -> TextCall | None:
     fitting: TextCall | None = None
     for candidate in _candidates(arguments, spec):
         try:
-            return TextCall(spec.name, validate_input(spec, candidate))
+            return TextCall(spec.name, validate_input(spec, candidate), offered)
         except ToolError:
             if fitting is None and _fits(spec, candidate):
-                fitting = TextCall(spec.name, candidate)
+                fitting = TextCall(spec.name, candidate, offered)
     # The right fields with a wrong value (offset 0) is still a call: the tool says what is wrong.
     return fitting
+
+
+def _scalars_decoded(arguments: Any, spec: ToolSpec) -> Any:
+    """String values that read as JSON numbers or booleans, decoded, except for string fields."""
+    if not isinstance(arguments, dict):
+        return arguments
+    properties = spec.parameters.get("properties") or {}
+    out = dict(arguments)
+    for key, value in arguments.items():
+        field = properties.get(key)
+        if not isinstance(value, str) or (isinstance(field, dict) and field.get("type") == "string"):
+            continue
+        decoded = _json(value)
+        if isinstance(decoded, (bool, int, float)):
+            out[key] = decoded
+    return out
 
 
 def _fits(spec: ToolSpec, arguments: Any) -> bool:
@@ -216,8 +286,12 @@ def _fits(spec: ToolSpec, arguments: Any) -> bool:
 
 
 def _candidates(arguments: Any, spec: ToolSpec) -> list[Any]:
-    """The arguments, and the one repair small models need: a bare list for a tool's one array field."""
+    """The arguments, and the repairs small models need: a bare list for a tool's one array field;
+    a number or boolean written as a string (every argument of the ``<tool>`` element form is one)."""
     candidates = [arguments]
+    decoded = _scalars_decoded(arguments, spec)
+    if decoded != arguments:
+        candidates.insert(0, decoded)
     if isinstance(arguments, list):
         properties = spec.parameters.get("properties") or {}
         arrays = [k for k, v in properties.items() if isinstance(v, dict) and v.get("type") == "array"]
@@ -292,7 +366,9 @@ _OPENINGS = ('{"name":', '[{"name":', '{"type":', '{"function":', '[{"type":', '
 _FENCED = tuple(
     f"```{lang}{opening}" for lang in ("", "json", "tool_call", "tool_code") for opening in _OPENINGS
 )
-_TAGGED = tuple(f"<tool_call>{opening}" for opening in _OPENINGS)
+_TAGGED = tuple(
+    f"<{tag}>{opening}" for tag in ("tool_call", "tools") for opening in (*_OPENINGS, "<toolname=")
+)
 _PREFIXES = (*_TAGGED, *_FENCED, *_OPENINGS)
 
 
@@ -387,7 +463,7 @@ def _results_as_text(parts: list[Part]) -> str:
 
 # The `<` of anything that could open or close a block of the text protocol, or a chat template's
 # special token (`<|im_end|>`): a tool's output is data and must stay inside its <tool_response>.
-_PROTOCOL_MARKUP = re.compile(r"<(?=\s*/?\s*(?:tool_response|tool_call|tools)\b|\|)", re.I)
+_PROTOCOL_MARKUP = re.compile(r"<(?=\s*/?\s*(?:tool_response|tool_call|tools?)\b|\|)", re.I)
 
 
 def neutralise_tags(text: str) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.events import Emit
 from shiro_lsp.agent.permissions import Origin, RepeatGuard
+from shiro_lsp.agent.prompt import not_offered_error
 from shiro_lsp.agent.workspace_view import with_changes
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
 from shiro_lsp.providers.types import ToolCallReady
@@ -196,7 +197,7 @@ class ToolCallRunner:
                 hint = "" if self.setup.yolo else HEADLESS_HINT
                 return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
             if call.name not in plan.tools:
-                raise ToolError(f"{call.name} is not available to the {plan.variant.name} agent.")
+                raise ToolError(not_offered_error(call.name, plan.variant.name, plan.compact))
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
             self.emit(

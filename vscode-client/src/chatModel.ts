@@ -353,6 +353,7 @@ export class ChatModel {
       for (const [index, message] of messages.entries()) {
         divide(index);
         if (message.role === 'system') continue;
+        if (message.role === 'user' && message.shiroNote === 'nudge') { this.addNudge(message); continue; }
         const parts: MessagePart[] = typeof message.content === 'string'
           ? [{ type: 'text', text: message.content }] : message.content;
         for (const part of parts) this.addPart(message.role, part);
@@ -363,6 +364,13 @@ export class ChatModel {
     } finally {
       this.quiet = false;
     }
+  }
+
+  /** The turn guard's instruction to the model (turn_guards.py): a small note, as live, never the user's words. */
+  private addNudge(message: Message): void {
+    const text = typeof message.content === 'string' ? message.content
+      : message.content.map(p => p.text ?? '').join('');
+    this.addNotice(`Shiro sent the model back: ${clip(text, 160)}`);
   }
 
   private addPart(role: Message['role'], part: MessagePart): void {

@@ -136,7 +136,12 @@ export interface MessagePart {
   /** A tool-call part Shiro read from the model's text carries `{shiro: {fromText: true}}`. */
   providerOptions?: { shiro?: { fromText?: boolean } };
 }
-export interface Message { role: 'system' | 'user' | 'assistant' | 'tool'; content: string | MessagePart[] }
+export interface Message {
+  role: 'system' | 'user' | 'assistant' | 'tool'; content: string | MessagePart[];
+  /** Set on a user message Shiro wrote, not the user: `nudge` (the turn guard sent the model back),
+   *  `pruned-span` (notes on compacted messages). */
+  shiroNote?: string;
+}
 
 export type TodoStatus = gen.TodoItem['status'];
 export type Todo = gen.TodoItem;

@@ -102,3 +102,16 @@ test('a tool result that changed files keeps its diff for the card', () => {
   const t = m.state.entries[0];
   assert.ok(t.kind === 'tool' && t.diff === '@@ -1 +0,0 @@\n-x');
 });
+
+test('a resumed transcript shows Shiro\'s nudges as notes, not as the user\'s words', () => {
+  const m = new ChatModel();
+  m.loadTranscript([
+    { role: 'user', content: 'Fix calc.py' },
+    { role: 'assistant', content: [{ type: 'text', text: 'I will edit calc.py.' }] },
+    { role: 'user', content: 'You said what you will do next but made no tool call. Do it now with a tool call.', shiroNote: 'nudge' },
+    { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+  ]);
+  assert.deepEqual(m.state.entries.map(e => e.kind), ['user', 'assistant', 'notice', 'assistant']);
+  const note = m.state.entries[2];
+  assert.ok(note.kind === 'notice' && note.level === 'info' && note.text.startsWith('Shiro sent the model back: You said'));
+});

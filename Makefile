@@ -78,7 +78,8 @@ client-test:
 
 ## make e2e: the extension in a real VS Code (code-server + headless chromium), against the real server
 e2e: $(STAMP)
-	bash scripts/e2e.sh; a=$$?; SHIRO_E2E_PROFILE=selfsetup SHIRO_E2E_SKIP_BUILD=1 bash scripts/e2e.sh; b=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ]
+	bash scripts/e2e.sh; a=$$?; SHIRO_E2E_PROFILE=selfsetup SHIRO_E2E_SKIP_BUILD=1 bash scripts/e2e.sh; b=$$?; \
+	SHIRO_E2E_PROFILE=untrusted SHIRO_E2E_SKIP_BUILD=1 bash scripts/e2e.sh; c=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$c -eq 0 ]
 
 ## make test: everything CI runs
 test: lint typecheck test-py client-test e2e

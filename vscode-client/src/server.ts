@@ -61,7 +61,7 @@ async function askEndpoint(url: string, instead: string | undefined): Promise<En
       detail: `Shiro would send your chats there, with your API key, instead of to ${instead ? shownUrl(instead) : 'your own endpoint (the default)'}. `
         + 'Allow it only for an endpoint you know. The answer is kept for this workspace and this URL.',
     },
-    allow, deny);
+    deny, allow); // the first button is the default one: Enter keeps the user's endpoint
   return choice === allow ? 'allow' : choice === deny ? 'deny' : undefined;
 }
 

@@ -484,7 +484,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     context.secrets.onDidChange(e => { if (e.key === API_KEY_SECRET) { void srv.pushConfiguration(); void ctl.sendInfo(); } }),
     vscode.workspace.onDidChangeConfiguration(e => {
-      if (e.affectsConfiguration('shiro.pythonPath')) void srv.start();
+      // the server keeps its state root for its life: a new user shiro.home means a restart
+      if (e.affectsConfiguration('shiro.pythonPath') || (e.affectsConfiguration('shiro.home') && srv.homeChanged())) void srv.start();
       else if (e.affectsConfiguration('shiro')) void srv.pushConfiguration();
       if (e.affectsConfiguration('shiro')) void ctl.sendInfo();
     }),

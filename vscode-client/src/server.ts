@@ -84,6 +84,8 @@ export class ShiroServer implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   private restarting = false;
   private python = 'python3';
+  /** The state root the running server was started with (the server keeps it for its life). */
+  private startedHome: string | undefined;
   private choice: PythonChoice | undefined;
   /** The last errors shown or logged, for "Shiro: Diagnose" (newest last). */
   readonly recentErrors: string[] = [];
@@ -107,6 +109,11 @@ export class ShiroServer implements vscode.Disposable {
       this.log.info('The workspace\'s shiro.baseUrl was allowed for this workspace');
       void this.pushConfiguration();
     });
+  }
+
+  /** Whether the user's shiro.home differs from the running server's (the server then needs a restart). */
+  homeChanged(): boolean {
+    return (this.settings().get<string>('home') ?? '').trim() !== (this.startedHome ?? '');
   }
 
   /** Forget every remembered answer about a workspace's own endpoint (asked again at the next start). */
@@ -199,6 +206,7 @@ export class ShiroServer implements vscode.Disposable {
     this.python = choice.command;
     this.log.info(`Starting ${this.python} -m shiro_lsp (interpreter from ${choice.source})`);
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    this.startedHome = (this.settings().get<string>('home') ?? '').trim();
     const serverOptions: ServerOptions = { command: this.python, args: [SAFE_PATH_FLAG, '-m', 'shiro_lsp'], options: { cwd } };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],

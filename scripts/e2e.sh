@@ -74,6 +74,9 @@ if "$SERVER_PY":
     settings["shiro.pythonPath"] = "$SERVER_PY"
 if "$MODEL_URL":
     settings["shiro.baseUrl"] = "$MODEL_URL/v1"
+    # where "Find a local model server" looks: the scripted model, not the preset ports a developer may use
+    # (a user setting: a workspace's own list is never probed)
+    settings["shiro.localServerUrls"] = ["$MODEL_URL/v1"]
 json.dump(settings, open(sys.argv[1], "w"), indent=2)
 PYEOF
 

@@ -744,20 +744,16 @@ export const scenarios = [
   {
     name: 'panel-find-local-server',
     needsModel: true,
-    async run({ wb, model, workspace, page }) {
-      // the scripted model answers as Ollama does (owned_by "library", /api/ps); shiro.localServerUrls
-      // points the probe at it instead of the real preset ports, which may be taken on a developer's machine
+    async run({ wb, model, page }) {
+      // the scripted model answers as Ollama does (owned_by "library", /api/ps); shiro.localServerUrls (a user
+      // setting, written by scripts/e2e.sh: a workspace's own list is never probed) points the probe at it
+      // instead of the real preset ports, which may be taken on a developer's machine
       const ollama = [{ id: 'qwen2.5-coder:1.5b', object: 'model', created: 1764576000, owned_by: 'library' }];
       await model.post('/_control/models', { models: ollama, get_routes: { '/api/ps': { models: [{ model: 'qwen2.5-coder:1.5b', context_length: 16384 }] } } });
-      const file = path.join(workspace, '.vscode', 'settings.json');
-      const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(before || '{}'), 'shiro.localServerUrls': [`${model.url}/v1`] }));
       try {
         await wb.runCommand('Shiro: Set up the model endpoint');
         const chat = wb.chat();
         await chat.locator('#welcome').waitFor({ state: 'visible', timeout: 15_000 });
-        await page.waitForTimeout(1_000); // the settings file watcher
         await chat.locator('#setup-detect').click();
         const row = wb.quickPickRow('qwen2.5-coder:1.5b');
         await row.waitFor({ timeout: 30_000 });
@@ -769,7 +765,6 @@ export const scenarios = [
         await wb.shot('panel-find-local-server-chosen');
       } finally {
         await model.post('/_control/models', { models: ['gpt-5', 'gpt-5-mini', 'gpt-4o'] });
-        if (before === undefined) fs.rmSync(file, { force: true }); else fs.writeFileSync(file, before);
       }
       // back to the scripted model's name for the scenarios that follow, through the same card
       await wb.runCommand('Shiro: Set up the model endpoint');
@@ -1312,6 +1307,10 @@ export const scenarios = [
           .first().waitFor({ timeout: 60_000 }).catch(() => undefined);
         await page.waitForTimeout(1_500);
         await wb.shot('untrusted-repo-chat');
+        // "Find a local model server" probes the user's list, never the repository's
+        await wb.runCommand('Shiro: Find a local model server');
+        await page.waitForTimeout(4_000);
+        await page.keyboard.press('Escape');
 
         const problems = [];
         const commands = serverCommands(repo);

@@ -120,6 +120,7 @@ export class ShiroServer implements vscode.Disposable {
   async forgetEndpointAnswers(): Promise<number> {
     const keys = this.context.globalState.keys().filter(k => k.startsWith('shiro.endpoint.'));
     for (const key of keys) await this.context.globalState.update(key, undefined);
+    this.endpoints.forgetDismissed();
     return keys.length;
   }
 

@@ -145,10 +145,11 @@ export interface AnswerMemory {
 /**
  * The URL to use now: the user's, or the trusted workspace's own once the user allowed it for this workspace.
  * Not yet answered: the user's URL is used, and `ask` runs (at most once per workspace and URL at a time);
- * a yes or no is remembered, a dismissed dialog is not (it asks again at the next start).
+ * a yes or no is remembered, a dismissed dialog only until the window reloads (then it asks again).
  */
 export class EndpointGate {
   private readonly pending = new Map<string, Promise<EndpointAnswer | undefined>>();
+  private readonly dismissed = new Set<string>();
 
   constructor(
     private readonly memory: AnswerMemory,
@@ -166,10 +167,11 @@ export class EndpointGate {
     const key = this.key(workspaceId, plan.workspace);
     const answer = this.memory.get(key);
     if (answer === 'allow') return plan.workspace;
-    if (answer === 'deny') return plan.user;
+    if (answer === 'deny' || this.dismissed.has(key)) return plan.user;
     if (!this.pending.has(key)) {
       const question = this.ask(plan.workspace, plan.user).then(async a => {
         if (a) await this.memory.set(key, a);
+        else this.dismissed.add(key);
         return a;
       }, () => undefined).finally(() => this.pending.delete(key));
       this.pending.set(key, question);
@@ -177,6 +179,9 @@ export class EndpointGate {
     }
     return plan.user;
   }
+
+  /** Ask again about dismissed questions (remembered answers are the caller's to clear). */
+  forgetDismissed(): void { this.dismissed.clear(); }
 
   /** The question still open for this workspace's URL, if any (tests and a start that wants to wait). */
   whenAnswered(plan: EndpointPlan, workspaceId: string): Promise<EndpointAnswer | undefined> {

@@ -138,7 +138,7 @@ test('a trusted workspace\'s own endpoint is used only after the user allowed it
   assert.equal(asked.length, 3);
 });
 
-test('a declined endpoint is remembered; a dismissed question is asked again; no URL is stored', async () => {
+test('a declined endpoint is remembered; a dismissed question is asked again after a reload; no URL is stored', async () => {
   const plan = { user: undefined, workspace: 'http://user:hunter2@evil.example/v1' };
   const { gate: g, asked, memory } = gate(['deny', undefined, 'allow']);
   assert.equal(g.decide(plan, 'w1'), undefined);
@@ -146,9 +146,14 @@ test('a declined endpoint is remembered; a dismissed question is asked again; no
   assert.equal(g.decide(plan, 'w1'), undefined, 'declined: the user\'s URL (here the server\'s default)');
   assert.equal(asked.length, 1, 'declined is remembered');
   g.decide(plan, 'w2');
-  await g.whenAnswered(plan, 'w2');
+  assert.equal(await g.whenAnswered(plan, 'w2'), undefined);
+  assert.equal(g.decide(plan, 'w2'), undefined, 'dismissed: the user\'s URL');
+  assert.equal(asked.length, 2, 'a dismissed question does not pop up again in this window');
+  g.forgetDismissed(); // what a reload (a new gate) does
   g.decide(plan, 'w2');
-  assert.equal(asked.length, 3, 'a dismissed question is asked again');
+  assert.equal(asked.length, 3, 'after a reload it is asked again');
+  assert.equal(await g.whenAnswered(plan, 'w2'), 'allow');
+  assert.equal(g.decide(plan, 'w2'), 'http://user:hunter2@evil.example/v1');
   for (const key of memory.keys()) assert.doesNotMatch(key, /hunter2|evil/);
   // the same URL as the user's (a trailing slash apart) needs no question
   assert.deepEqual(endpointPlan(layered({ baseUrl: { globalValue: 'http://a/v1', workspaceValue: 'http://a/v1/' } }), true), { user: 'http://a/v1' });

@@ -107,7 +107,9 @@ export function pythonSetting(
   const raw = userValue<string>(cfg, 'pythonPath');
   if (typeof raw !== 'string' || !raw.trim()) return { refused: refusedWorkspace };
   const value = expand(raw);
-  if (!trusted && (raw.includes('${workspaceFolder}') || insideAny(value, folders))) {
+  // a relative path with a separator (`.venv/bin/python`) is found from the server's working directory: the workspace
+  const relative = !path.isAbsolute(value) && /[\\/]/.test(value);
+  if (!trusted && (raw.includes('${workspaceFolder}') || relative || insideAny(value, folders))) {
     const why = `shiro.pythonPath (${value}) is inside this workspace, so it is not used in Restricted Mode`;
     return { refused: refusedWorkspace ? `${refusedWorkspace}; ${why}` : why };
   }

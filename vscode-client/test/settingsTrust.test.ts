@@ -101,6 +101,11 @@ test('restricted mode: a user pythonPath that points into the workspace is not u
   assert.match(choice.refused ?? '', /inside this workspace/);
   stub.layers = { pythonPath: { defaultValue: '', globalValue: '/repo/.venv/bin/python' } };
   assert.equal((await resolvePython()).command, 'python3');
+  stub.layers = { pythonPath: { defaultValue: '', globalValue: '.venv/bin/python' } }; // relative: from the workspace
+  assert.equal((await resolvePython()).command, 'python3');
+  stub.layers = { pythonPath: { defaultValue: '', globalValue: 'python3.12' } }; // a name on PATH is the user's
+  assert.equal((await resolvePython()).command, 'python3.12');
+  stub.layers = { pythonPath: { defaultValue: '', globalValue: '/repo/.venv/bin/python' } };
   // trusted: the workspace's own interpreter is the user's decision to trust it (as the Python extension does)
   workspace.isTrusted = true;
   assert.equal((await resolvePython()).command, '/repo/.venv/bin/python');

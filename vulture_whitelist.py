@@ -42,7 +42,7 @@ _.turn_additions
 _.turn_deletions
 _.preset_name
 
-# A pydantic field of a test's input model (tests/unit/agent/tools/test_tool_registry_facts.py)
+# A pydantic field of a test's input model (tests/unit/tools/test_tool_registry_facts.py)
 _.labels
 
 # state/memory.py's ProjectMemory.flush_hits: unused since the lazy hit counts flush on their own

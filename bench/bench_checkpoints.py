@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bench.common import Result
-from shiro_lsp.agent.changes import Checkpoints
-from shiro_lsp.agent.scan import WorkspaceScanner
-from shiro_lsp.agent.tools import ToolContext, builtin_registry
+from shiro_lsp.checkpoints.changes import Checkpoints
+from shiro_lsp.checkpoints.scan import WorkspaceScanner
 from shiro_lsp.state.checkpoints import CheckpointStore
+from shiro_lsp.tools import ToolContext, builtin_registry
 
 ROUNDS = 41
 EDIT_PAIRS = 301

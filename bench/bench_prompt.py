@@ -16,11 +16,11 @@ from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.context_window import tools_tokens
 from shiro_lsp.agent.engine import plan_turn
 from shiro_lsp.agent.prompt import PromptParts, build_compact_system_prompt, build_system_prompt
-from shiro_lsp.agent.tools import builtin_registry
-from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList
+from shiro_lsp.tools import builtin_registry
+from shiro_lsp.tools.session import memory_tools, todo_tool
 
 RECORDING = (
     Path(__file__).resolve().parent.parent

@@ -31,6 +31,15 @@ class ShiroError(Exception):
         self.data = data
 
 
+class ToolError(Exception):
+    """A failure the model reads as the tool's result; the turn continues (not a ``ShiroError``:
+    the user never sees it as an error of the request)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 class BadParams(ShiroError):
     code = INVALID_PARAMS
 

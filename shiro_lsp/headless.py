@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TextIO
 
 from shiro_lsp.agent import events as ev
-from shiro_lsp.agent.changes import TurnChangesView
 from shiro_lsp.agent.context_window import Meter
 from shiro_lsp.agent.engine import ApprovalRequest, Decision
 from shiro_lsp.agent.events import Emit, Event, event_json
-from shiro_lsp.agent.tools import KNOWN_SPECS
+from shiro_lsp.checkpoints.changes import TurnChangesView
 from shiro_lsp.config import load_settings
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.service import Shiro
+from shiro_lsp.tools import KNOWN_SPECS
 
 HEADLESS_DENIAL = (
     f"shiro: headless denies {', '.join(name for name, spec in KNOWN_SPECS.items() if spec.asks)} "
@@ -57,8 +57,9 @@ class HeadlessFrontend:
                 self.out.flush()
             case ev.Done():
                 self.out.write("\n")
-            case ev.ToolCall(name=name, input=input):
-                self._line(f"[tool] {name} {json.dumps(input, ensure_ascii=False)}")
+            case ev.ToolCall(name=name, input=input, origin=origin):
+                read_from = " (read from the model's text)" if origin == "text" else ""
+                self._line(f"[tool] {name} {json.dumps(input, ensure_ascii=False)}{read_from}")
             case ev.ToolDenied(name=name, reason=reason):
                 self._line(f"[denied] {name}: {reason}" if reason else f"[denied] {name}")
             case ev.ToolFailed(name=name, error=error):

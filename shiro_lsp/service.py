@@ -13,14 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shiro_lsp.agent.changes import ChatSession, Checkpoints
-from shiro_lsp.agent.mcp_client import McpManager
-from shiro_lsp.agent.providers.models import ModelListing, list_endpoint_models
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
-from shiro_lsp.agent.tools.jail import Roots
+from shiro_lsp.checkpoints.changes import ChatSession, Checkpoints
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import ReadOnly, ShiroError
+from shiro_lsp.fs.jail import Roots
+from shiro_lsp.mcp.client import McpManager
 from shiro_lsp.messages import Message
+from shiro_lsp.providers.models import ModelListing, list_endpoint_models
 from shiro_lsp.state.atomic import clean_stale_temp_files
 from shiro_lsp.state.checkpoints import CheckpointStore
 from shiro_lsp.state.history import PromptHistory

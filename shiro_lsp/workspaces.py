@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shiro_lsp.agent.tools.jail import Folders, Roots
 from shiro_lsp.config import Settings
 from shiro_lsp.errors import BadParams, ShiroError
+from shiro_lsp.fs.jail import Folders, Roots
 from shiro_lsp.service import Shiro
 from shiro_lsp.state.jsonstore import Reporter, log_reporter
 from shiro_lsp.state.sessions import LiveSession, NewOutcome, SearchHit, SessionSummary

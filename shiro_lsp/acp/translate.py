@@ -55,6 +55,7 @@ from acp.schema import (
 
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision
+from shiro_lsp.agent.text_tools import TEXT_ORIGIN_NOTE
 from shiro_lsp.errors import INVALID_PARAMS
 from shiro_lsp.messages import Message
 from shiro_lsp.state.todos import TaskList
@@ -227,6 +228,8 @@ def notice(text: str) -> SessionUpdate:
 def permission_request(workspace: Path, request: ApprovalRequest) -> ToolCallUpdate:
     """The tool call a ``session/request_permission`` is about, with the proposed file changes."""
     content: list[ToolCallContentVariant] = []
+    if request.origin == "text":
+        content.append(_text_content(TEXT_ORIGIN_NOTE))
     if request.warning:
         content.append(_text_content(request.warning))
     for preview in request.previews or []:

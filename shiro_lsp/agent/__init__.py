@@ -1,4 +1,6 @@
-"""The agent: provider adapters (openai SDK), tools and permissions, the turn engine, prompts, pricing.
+"""The turn: the step loop, the runtime that queues turns, permissions and approvals, prompts and
+instructions, text tool calls, pricing.
 
-Nothing here knows about the LSP.
+Nothing here knows about the LSP. The areas a turn uses are siblings: ``tools/``, ``providers/``,
+``mcp/`` (Shiro as an MCP client) and ``checkpoints/``; none of them imports this package.
 """

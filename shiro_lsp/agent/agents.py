@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shiro_lsp.agent.providers.types import ReasoningEffort
 from shiro_lsp.errors import BadParams
+from shiro_lsp.providers.types import ReasoningEffort
 
 THINKING_EFFORT: dict[str, ReasoningEffort] = {
     "off": "none",

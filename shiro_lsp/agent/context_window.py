@@ -21,11 +21,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from shiro_lsp.agent.providers.types import ToolSpec, Usage
 from shiro_lsp.context.estimate import TokenEstimator, estimate_text
 from shiro_lsp.context.ladder import dropped_span, prune_to_fit
 from shiro_lsp.context.summary import SpanSummaries, span_summary_request, summary_note
 from shiro_lsp.messages import Message
+from shiro_lsp.providers.types import ToolSpec, Usage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

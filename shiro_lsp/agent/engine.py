@@ -27,10 +27,25 @@ from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
 from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.events import Emit, Event
-from shiro_lsp.agent.permissions import Grants, PermissionPolicy, RepeatGuard
+from shiro_lsp.agent.permissions import Grants, Origin, PermissionPolicy, RepeatGuard
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.prompt import COMPACT_OMITTED, compact_spec
-from shiro_lsp.agent.providers.types import (
+from shiro_lsp.agent.text_tools import (
+    TextHold,
+    ToolCallFormat,
+    as_text_protocol,
+    echoes_tool_output,
+    parse_text_tool_calls,
+    split_tagged_calls,
+    text_call_notice,
+    tool_outputs,
+    tools_prompt,
+)
+from shiro_lsp.context.prune import detach_provider_items
+from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.secrets import Redactor
+from shiro_lsp.messages import Message
+from shiro_lsp.providers.types import (
     ModelClient,
     ModelRequest,
     Notice,
@@ -43,20 +58,8 @@ from shiro_lsp.agent.providers.types import (
     ToolInputStart,
     Usage,
 )
-from shiro_lsp.agent.text_tools import (
-    TextHold,
-    ToolCallFormat,
-    as_text_protocol,
-    parse_text_tool_calls,
-    split_tagged_calls,
-    text_call_notice,
-    tools_prompt,
-)
-from shiro_lsp.agent.tools import ToolContext, ToolError, ToolRegistry, ToolSpec, parse_arguments, sandbox
-from shiro_lsp.agent.tools.base import WriteRecorder
-from shiro_lsp.agent.tools.secrets import Redactor
-from shiro_lsp.context.prune import detach_provider_items
-from shiro_lsp.messages import Message
+from shiro_lsp.tools import ToolContext, ToolRegistry, ToolSpec, parse_arguments, sandbox
+from shiro_lsp.tools.base import WriteRecorder
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +127,8 @@ class ApprovalRequest:
     """File tools: ``FilePreview`` objects (wire shape), one per file the call would change."""
     call_id: str | None = None
     """The tool call asked about (the id its ``tool-start``/``tool-call`` events carry)."""
+    origin: Origin = "native"
+    """``text``: Shiro read the call from the model's text; the card says so."""
 
 
 @dataclass(frozen=True)
@@ -299,6 +304,10 @@ class Turn:
         self.compacted_reported = False
         self.stale_repaired = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
+        self.native_calls_seen = False
+        """auto: the model made a native call, so its text is text from then on (text_tools.py)."""
+        self.text_calls: set[str] = set()
+        """The ids of the calls read from the model's text."""
 
     async def run(self, text: str) -> TurnOutcome:
         self.history.append({"role": "user", "content": text})
@@ -401,6 +410,7 @@ class Turn:
                 self.emit(ev.ToolStart(event.call_id, event.name))
             elif isinstance(event, ToolCallReady):
                 step.calls.append(event)
+                self._native_call_seen()
             elif isinstance(event, Notice):
                 self.emit(ev.Notice(event.text))
             elif isinstance(event, Retrying):
@@ -416,6 +426,11 @@ class Turn:
                 self.setup.window.measured(event.usage, wire)
                 self.history.append(message)
 
+    def _native_call_seen(self) -> None:
+        self.native_calls_seen = True
+        if self.tool_call_format == "auto":
+            self.tool_call_format = "native"
+
     def _calls_from_text(
         self, message: Message, step: _StepResult, hold: TextHold, specs: list[ToolSpec]
     ) -> Message:
@@ -428,7 +443,8 @@ class Turn:
         prose, calls = "", parse_text_tool_calls(text, tools)
         if not calls and hold.tagged:
             prose, calls = split_tagged_calls(text, tools) or ("", None)
-        if not calls:
+        outputs = tool_outputs(self.history.messages) if calls else []
+        if not calls or any(echoes_tool_output(call, outputs) for call in calls):
             return message
         hold.drop()  # the call is not shown as an answer
         if not hold.tagged:  # the text format asked for calls as text: nothing to tell
@@ -436,6 +452,7 @@ class Turn:
         tool_parts: list[dict[str, Any]] = []
         for call in calls:
             call_id = f"call_text_{uuid.uuid4().hex[:16]}"
+            self.text_calls.add(call_id)
             step.calls.append(ToolCallReady(call_id, call.name, json.dumps(call.input)))
             tool_parts.append(
                 {
@@ -515,16 +532,18 @@ class Turn:
             tool = registry.get(call.name)
             if call.name in plan.hidden and not self.setup.can_ask:
                 input = parse_arguments(tool.spec, call.arguments)
-                self.emit(ev.ToolCall(call.call_id, call.name, input))
+                self.emit(ev.ToolCall(call.call_id, call.name, input, self._origin_tag(call)))
                 hint = "" if self.setup.yolo else " (headless mode; run with --yolo to allow it)"
                 return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
             if call.name not in plan.tools:
                 raise ToolError(f"{call.name} is not available to the {plan.variant.name} agent.")
             input = parse_arguments(tool.spec, call.arguments)
         except ToolError as error:
-            self.emit(ev.ToolCall(call.call_id, call.name, _loose_json(call.arguments)))
+            self.emit(
+                ev.ToolCall(call.call_id, call.name, _loose_json(call.arguments), self._origin_tag(call))
+            )
             return self._tool_error(call, error.message)
-        self.emit(ev.ToolCall(call.call_id, call.name, input))
+        self.emit(ev.ToolCall(call.call_id, call.name, input, self._origin_tag(call)))
         key = RepeatGuard.key(call.name, input)
         count = self.repeats[key] = self.repeats.get(key, 0) + 1
         if count >= REPEAT_STOP_AT:
@@ -605,7 +624,8 @@ class Turn:
 
     async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> str | None:
         """None when the call may run; else what the model is told (the event says the same)."""
-        verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard)
+        origin = self._origin(call)
+        verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard, origin)
         if verdict.decision == "allow":
             return None
         if verdict.decision == "deny":
@@ -632,15 +652,22 @@ class Turn:
             await self._warning(call.name, verdict.warning),
             await self._previews(call.name, input),
             call.call_id,
+            origin,
         )
         answer = await self._ask(request)
         if answer.decision == "always" and verdict.warning is None:
-            self.setup.grants.grant(call.name, verdict.suggested_pattern)
+            self.setup.grants.grant(call.name, verdict.suggested_pattern, origin)
         if answer.decision == "deny":
             told = f"{DENIED_OUTPUT} Their reason: {answer.reason}" if answer.reason else DENIED_OUTPUT
             self.emit(ev.ToolDenied(call.call_id, call.name, told))
             return told
         return None
+
+    def _origin(self, call: ToolCallReady) -> Origin:
+        return "text" if call.call_id in self.text_calls else "native"
+
+    def _origin_tag(self, call: ToolCallReady) -> Literal["text"] | None:
+        return "text" if call.call_id in self.text_calls else None
 
     async def _warning(self, tool_name: str, specific: str | None) -> str | None:
         parts = [specific] if specific else []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic.alias_generators import to_camel
 
@@ -51,6 +51,8 @@ class ToolCall:
     id: str
     name: str
     input: Any
+    origin: Literal["text"] | None = None
+    """``text``: Shiro read this call from the model's text, it was not a native tool call."""
 
 
 @dataclass(frozen=True)

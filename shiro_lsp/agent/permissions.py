@@ -11,7 +11,9 @@ Order for one call, first word wins:
    characters including newlines, ``?`` exactly one; the last matching pattern wins. A deny here
    is final.
 4. Auto-approved tools (the session's tools) and session grants from ``always`` allow; ``yolo``
-   folds ``ask`` into ``allow``.
+   folds ``ask`` into ``allow``. Grants are kept per origin: an ``always`` given to a call the
+   model wrote as text (``origin="text"``, see ``text_tools``) covers only text calls, and one
+   given to a native call never covers a text call.
 
 What a tool is (mutating or not, its default rule, auto-approved or not) is read from its
 ``ToolSpec``: the turn's registry, else Shiro's own tools (``KNOWN_SPECS``). A tool known to
@@ -27,14 +29,16 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeGuard
+from typing import Literal, TypeGuard
 
-from shiro_lsp.agent.tools import KNOWN_SPECS, builtin_registry
-from shiro_lsp.agent.tools.base import JsonObject, RuleDecision, RuleEntry, ToolRegistry, ToolRules, ToolSpec
-from shiro_lsp.agent.tools.secrets import command_reads_secrets, is_secret_path, secrets_warning
-from shiro_lsp.agent.tools.secrets import refusal as secrets_refusal
+from shiro_lsp.fs.secrets import command_reads_secrets, is_secret_path, secrets_warning
+from shiro_lsp.fs.secrets import refusal as secrets_refusal
+from shiro_lsp.tools import KNOWN_SPECS, builtin_registry
+from shiro_lsp.tools.base import JsonObject, RuleDecision, RuleEntry, ToolRegistry, ToolRules, ToolSpec
 
 Rules = dict[str, RuleEntry]
+Origin = Literal["native", "text"]
+"""Where a call came from: the provider's native ``tool_calls``, or the model's text (text_tools)."""
 
 RULE_DECISIONS: tuple[RuleDecision, ...] = ("allow", "ask", "deny")
 _STRICTNESS: dict[RuleDecision, int] = {"allow": 0, "ask": 1, "deny": 2}
@@ -156,22 +160,22 @@ def _resolve(entry: RuleEntry, subjects: list[str]) -> _Resolved:
 
 class Grants:
     """Patterns approved with ``always`` for this session only; the session clears them on
-    new / resume / clear. Never persisted."""
+    new / resume / clear. Never persisted. Kept per origin: a grant covers calls of its origin only."""
 
     def __init__(self) -> None:
-        self._by_tool: dict[str, list[str]] = {}
+        self._by_tool: dict[tuple[str, Origin], list[str]] = {}
 
-    def grant(self, tool_name: str, pattern: str) -> None:
-        patterns = self._by_tool.setdefault(tool_name, [])
+    def grant(self, tool_name: str, pattern: str, origin: Origin = "native") -> None:
+        patterns = self._by_tool.setdefault((tool_name, origin), [])
         if pattern not in patterns:
             patterns.append(pattern)
 
-    def patterns(self, tool_name: str) -> list[str]:
-        return list(self._by_tool.get(tool_name, []))
+    def patterns(self, tool_name: str, origin: Origin = "native") -> list[str]:
+        return list(self._by_tool.get((tool_name, origin), []))
 
-    def allows(self, tool_name: str, subjects: list[str]) -> str | None:
-        """The granted pattern covering every subject of the call, or None."""
-        for pattern in self._by_tool.get(tool_name, []):
+    def allows(self, tool_name: str, subjects: list[str], origin: Origin = "native") -> str | None:
+        """The pattern granted to calls of this origin covering every subject of the call, or None."""
+        for pattern in self._by_tool.get((tool_name, origin), []):
             if pattern == "*" or (subjects and all(match_pattern(pattern, s) for s in subjects)):
                 return pattern
         return None
@@ -282,6 +286,7 @@ class PermissionPolicy:
         input: JsonObject,
         grants: Grants | None = None,
         repeat_guard: RepeatGuard | None = None,
+        origin: Origin = "native",
     ) -> Verdict:
         suggested = self.suggest(tool_name, input)
         refusal = guard(tool_name, input)
@@ -308,7 +313,7 @@ class PermissionPolicy:
             return Verdict("deny", reason, resolved.pattern, suggested)
 
         decision, pattern = resolved.decision, resolved.pattern
-        granted = grants.allows(tool_name, subjects) if grants is not None else None
+        granted = grants.allows(tool_name, subjects, origin) if grants is not None else None
         spec = self.spec(tool_name)
         if spec is not None and spec.auto_approved:
             decision = "allow"

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from shiro_lsp.agent.tools.base import ToolSpec
+from shiro_lsp.tools.base import ToolSpec
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from shiro_lsp.agent.agents import variant
-from shiro_lsp.agent.changes import Checkpoints, TurnChanges, TurnChangesView
 from shiro_lsp.agent.chat_queue import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
 from shiro_lsp.agent.engine import (
@@ -39,22 +38,23 @@ from shiro_lsp.agent.prompt import (
     build_system_prompt,
     is_git_workspace,
 )
-from shiro_lsp.agent.providers.factory import is_local, is_official, make_client
-from shiro_lsp.agent.providers.models import list_endpoint_models
-from shiro_lsp.agent.providers.types import ModelClient, ModelRequest, ProviderError
-from shiro_lsp.agent.tools import Tool, ToolRegistry, builtin_registry
-from shiro_lsp.agent.tools.git import GIT_TOOLS
-from shiro_lsp.agent.tools.jail import Folders, Roots
-from shiro_lsp.agent.tools.secrets import Redactor
-from shiro_lsp.agent.tools.session import memory_tools, todo_tool
+from shiro_lsp.checkpoints.changes import Checkpoints, TurnChanges, TurnChangesView
 from shiro_lsp.config import Settings, ToolCallFormat, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request, compacted_history
 from shiro_lsp.errors import ShiroError
+from shiro_lsp.fs.jail import Folders, Roots
+from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.messages import Message
+from shiro_lsp.providers.factory import is_local, is_official, make_client
+from shiro_lsp.providers.models import list_endpoint_models
+from shiro_lsp.providers.types import ModelClient, ModelRequest, ProviderError
 from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList
+from shiro_lsp.tools import Tool, ToolRegistry, builtin_registry
+from shiro_lsp.tools.git import GIT_TOOLS
+from shiro_lsp.tools.session import memory_tools, todo_tool
 
 PROMPT_REDACTED_NOTICE = (
     "Your message held a secret ({kinds}); it was replaced by a [redacted …] marker before it reached "
@@ -148,6 +148,8 @@ class AgentRuntime:
         self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
         # (base URL, model) whose server refused native tools: the text format from then on (auto only)
         self._text_only: set[tuple[str, str]] = set()
+        # (base URL, model) that made a native tool call: its text is never a call from then on (auto only)
+        self._native: set[tuple[str, str]] = set()
 
     # --- model ---------------------------------------------------------------------------------
 
@@ -340,8 +342,11 @@ class AgentRuntime:
             start_writes()  # a turn with no event at all
         if registered:  # a notes read right after the reply must find this task
             await asyncio.wait(registered)
-        if turn.tool_call_format != setup.tool_call_format:  # the server refused native tools
-            self._text_only.add((self.settings().base_url or "", setup.model))
+        endpoint = (self.settings().base_url or "", setup.model)
+        if turn.tool_call_format == "text" != setup.tool_call_format:  # the server refused native tools
+            self._text_only.add(endpoint)
+        if turn.native_calls_seen:
+            self._native.add(endpoint)
         await self.refresh_meter()
         if changes is not None:
             await self._announce_changes(changes)
@@ -411,10 +416,12 @@ class AgentRuntime:
             raise ShiroError(error.message) from None
 
     def _tool_call_format(self, s: Settings) -> ToolCallFormat:
-        configured = s.tool_call_format_for(s.model)
-        return (
-            "text" if configured == "auto" and (s.base_url or "", s.model) in self._text_only else configured
-        )
+        configured, endpoint = s.tool_call_format_for(s.model), (s.base_url or "", s.model)
+        if configured != "auto":
+            return configured
+        if endpoint in self._text_only:
+            return "text"
+        return "native" if endpoint in self._native else "auto"
 
     def grants(self, session: LiveSessionLike) -> Grants:
         """`always` grants last until the session changes (new, resume, clear); they are never saved."""

@@ -23,6 +23,23 @@ without a tool template, llama-server without ``--jinja``, vLLM without a tool p
 are sent; ``tools_prompt`` describes them in the system prompt in the Hermes/Qwen ``<tool_call>``
 convention, ``as_text_protocol`` writes earlier calls and results back as text, and a reply may be
 prose followed by ``<tool_call>`` blocks (``split_tagged_calls``).
+
+Where text is parsed at all, and how far a text call is trusted (issue 20):
+
+- **Only where text calls are the turn's protocol.** ``text``: always. ``auto``: only until the model
+  makes a native call; from then on, for the rest of the turn and for that endpoint and model for the
+  rest of the server's life, a reply is text (the engine and runtime keep that state). ``native``: never.
+  With llama.cpp's stock template, Qwen2.5-Coder never makes a native call, so ``auto`` keeps parsing.
+- **Never an example.** Prose around a whole-message call makes it text; in the text format, prose may
+  come before ``<tool_call>`` blocks, unless that prose introduces them as an example
+  (``presents_example``: "here is an example", "for instance", "e.g.", "would look like").
+- **Never an echo.** A call that repeats a call-shaped JSON found in a tool's output (a file the model
+  read, a command's output) is that output echoed, not a call (``echoes_tool_output``).
+- **Never more trusted than a native call.** It carries ``origin="text"``: it rides only "Always"
+  grants made for text calls, and the approval card and ``tool-call`` event say where it came from.
+- **Results cannot close their block.** ``as_text_protocol`` neutralises the protocol's tags
+  (``<tool_response>``, ``<tool_call>``, ``<tools>``) and ChatML-style special tokens in tool output
+  as ``&lt;...``, which the model still reads as the characters they stand for.
 """
 
 from __future__ import annotations
@@ -33,12 +50,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shiro_lsp.agent.providers.wire import parts_of, tool_output_text
-from shiro_lsp.agent.tools.base import JsonObject, ToolError, ToolSpec, validate_input
 from shiro_lsp.config import ToolCallFormat as ToolCallFormat
+from shiro_lsp.errors import ToolError
 from shiro_lsp.messages import Message, Part
+from shiro_lsp.providers.wire import parts_of, tool_output_text
+from shiro_lsp.tools.base import JsonObject, ToolSpec, validate_input
 
 TOOL_CALL_TAG = "<tool_call>"
+TEXT_ORIGIN_NOTE = (
+    "Read from the model's text: the model wrote this call in its reply, it did not make a native "
+    "tool call. Deny it if you did not ask for it."
+)
 
 CALL_KEYS = frozenset({"name", "arguments", "parameters", "id", "type", "function"})
 _FENCE = re.compile(
@@ -56,6 +78,68 @@ _DECIDE_AFTER = 64  # characters of a message after which a non-matching start i
 class TextCall:
     name: str
     input: JsonObject
+
+
+_EXAMPLE_CUE = re.compile(
+    r"\b(?:for (?:example|instance)|e\.g\.|an? (?:example|sample)|examples?\s*:"
+    r"|example (?:of|call|usage)|(?:would|could|might|will) look(?:s)? like|looks like this)",
+    re.I,
+)
+_ACTION_CUE = re.compile(r"\b(?:let me|let's|I'll|I will|I'm going to|I am going to|now I)\b", re.I)
+
+
+def presents_example(prose: str) -> bool:
+    """Whether the prose's last paragraph introduces what follows as an example, not a call.
+
+    "Here is an example of a bash call:" does; "Let me create an example config:" announces an
+    action, as small models do before a real call, and does not."""
+    last = re.split(r"\n\s*\n", prose.strip())[-1] if prose.strip() else ""
+    return _EXAMPLE_CUE.search(last) is not None and _ACTION_CUE.search(last) is None
+
+
+def echoes_tool_output(call: TextCall, outputs: list[str]) -> bool:
+    """Whether one tool output holds this call as JSON: its name and every string in its input."""
+    values = _strings(call.input)
+    if not values:
+        return False
+    name_keys = (f'"name":"{call.name}"', f'\\"name\\":\\"{call.name}\\"')
+    for output in outputs:
+        if f'"{call.name}' not in output:
+            continue  # cheap: most outputs never name the tool, and a long history is large
+        flat = _unspaced(output)
+        if any(key in flat for key in name_keys) and all(_holds(flat, value) for value in values):
+            return True
+    return False
+
+
+def tool_outputs(messages: list[Message]) -> list[str]:
+    """The text of every tool result in ``messages`` (what ``echoes_tool_output`` compares against)."""
+    return [
+        tool_output_text(part)
+        for message in messages
+        if message.get("role") == "tool"
+        for part in parts_of(message)
+        if part.get("type") in ("tool-result", "tool-error")
+    ]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _holds(flat_output: str, value: str) -> bool:
+    escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+    return any(_unspaced(form) in flat_output for form in (value, escaped, json.dumps(escaped)[1:-1]))
+
+
+def _unspaced(text: str) -> str:
+    return re.sub(r"\s+", "", text)
 
 
 def parse_text_tool_calls(text: str, tools: Mapping[str, ToolSpec]) -> list[TextCall] | None:
@@ -225,13 +309,13 @@ def may_be_call(start: str) -> bool:
 def text_call_notice(calls: list[TextCall]) -> str:
     names = ", ".join(dict.fromkeys(c.name for c in calls))
     plural = "s" if len(calls) != 1 else ""
-    return f"The model wrote its tool call{plural} as text ({names}); Shiro recognised and ran {'them' if plural else 'it'}."
+    return f"The model wrote its tool call{plural} as text ({names}); Shiro read {'them' if plural else 'it'} from its reply."
 
 
 def split_tagged_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[str, list[TextCall]] | None:
     """The text format's reply: prose, then nothing but ``<tool_call>`` blocks (or None)."""
     at = text.find(TOOL_CALL_TAG)
-    if at < 0:
+    if at < 0 or presents_example(text[:at]):
         return None
     calls = parse_text_tool_calls(text[at:], tools)
     return (text[:at].rstrip(), calls) if calls else None
@@ -252,7 +336,8 @@ def tools_prompt(specs: list[ToolSpec]) -> str:
     return (
         "\n\n# Tools\n\nYou call a tool by writing, at the end of your message, one block per call:\n"
         f'{TOOL_CALL_TAG}\n{{"name": "<tool name>", "arguments": {{<arguments as JSON>}}}}\n</tool_call>\n'
-        "Write nothing after the blocks. Each result comes back in the next user message inside "
+        "Write nothing after the blocks. A block is a call that runs: to show one as an example, put it "
+        "in a code block. Each result comes back in the next user message inside "
         "<tool_response> tags. The tools, with the JSON Schema of their arguments:\n"
         f"<tools>\n{listing}\n</tools>"
     )
@@ -282,7 +367,9 @@ def _assistant_as_text(message: Message) -> Message:
             texts.append(str(part.get("text", "")))
         elif part.get("type") == "tool-call":
             call = {"name": part.get("toolName"), "arguments": part.get("input") or {}}
-            texts.append(f"{TOOL_CALL_TAG}\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>")
+            # `\u003c` is `<` to any JSON reader: an argument cannot close the block it is written in.
+            body = _PROTOCOL_MARKUP.sub(r"\\u003c", json.dumps(call, ensure_ascii=False))
+            texts.append(f"{TOOL_CALL_TAG}\n{body}\n</tool_call>")
         else:
             kept.append(part)
     text = "\n".join(t for t in texts if t)
@@ -291,10 +378,21 @@ def _assistant_as_text(message: Message) -> Message:
 
 def _results_as_text(parts: list[Part]) -> str:
     return "\n".join(
-        f'<tool_response name="{p.get("toolName", "")}">\n{tool_output_text(p)}\n</tool_response>'
+        f'<tool_response name="{p.get("toolName", "")}">\n'
+        f"{neutralise_tags(tool_output_text(p))}\n</tool_response>"
         for p in parts
         if p.get("type") in ("tool-result", "tool-error")
     )
+
+
+# The `<` of anything that could open or close a block of the text protocol, or a chat template's
+# special token (`<|im_end|>`): a tool's output is data and must stay inside its <tool_response>.
+_PROTOCOL_MARKUP = re.compile(r"<(?=\s*/?\s*(?:tool_response|tool_call|tools)\b|\|)", re.I)
+
+
+def neutralise_tags(text: str) -> str:
+    """``text`` with every protocol tag written as ``&lt;tag>``: read alike, parsed as nothing."""
+    return _PROTOCOL_MARKUP.sub("&lt;", text)
 
 
 def _append_user(out: list[Message], text: str) -> None:

@@ -10,7 +10,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from shiro_lsp.agent.changes import TurnChangesView
 from shiro_lsp.agent.chat_queue import ChatOutcome
 from shiro_lsp.agent.context_window import Meter
 from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision
@@ -25,6 +24,7 @@ from shiro_lsp.agent.events import (
     joined,
     same_stream,
 )
+from shiro_lsp.checkpoints.changes import TurnChangesView
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, changes_wire, fs_path, request, todos_wire
 
@@ -108,6 +108,7 @@ class LspFrontend:
             preview=previews[0] if previews else None,
             previews=previews if len(previews) > 1 else None,
             warning=request.warning,
+            origin=request.origin,
         )
         timeout = self.server.shiro.settings.approval_timeout_ms / 1000
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shiro_lsp.agent.mcp_client import ServerStatus
+from shiro_lsp.mcp.client import ServerStatus
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, request
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shiro_lsp.agent.providers.models import PRESET_NAMES, ModelListing, detect_local
+from shiro_lsp.providers.models import PRESET_NAMES, ModelListing, detect_local
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, request
 

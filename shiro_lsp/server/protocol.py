@@ -26,7 +26,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails
 
 from shiro_lsp.agent import events
-from shiro_lsp.agent.providers import models as provider_models
+from shiro_lsp.providers import models as provider_models
 from shiro_lsp.state import memory
 
 # Size limits on what a client may send (a bigger value is -32602 naming the field and the limit).
@@ -308,6 +308,14 @@ class ApproveParams(Wire):
     previews: list[FilePreview] | None = Field(
         default=None,
         description="Extension: every file of a multi-file call (apply_patch); `preview` is the first.",
+    )
+    origin: Literal["native", "text"] = Field(
+        default="native",
+        description=(
+            "Extension: `text` when Shiro read the call from the model's text (toolCallFormat text or "
+            "auto), not from a native tool call. The card says so; an `always` answer then covers "
+            "text calls only, and no `always` given to a native call covers a text call."
+        ),
     )
 
 
@@ -620,9 +628,7 @@ class McpTrustParams(Wire):
 # --- models (local model presets) ----------------------------------------------------------------
 
 
-ModelPreset = (
-    provider_models.Preset
-)  # the local model-server presets: their one home is agent/providers/models.py
+ModelPreset = provider_models.Preset  # the local model-server presets: their one home is providers/models.py
 
 
 class ModelsParams(Wire):

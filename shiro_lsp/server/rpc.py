@@ -36,7 +36,7 @@ from shiro_lsp.server.edge import FrameReader, ShiroProtocol, excerpt, serve
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from shiro_lsp.agent.changes import TurnChangesView
+    from shiro_lsp.checkpoints.changes import TurnChangesView
     from shiro_lsp.config import Settings
     from shiro_lsp.server import protocol as p
     from shiro_lsp.service import Shiro

@@ -17,7 +17,7 @@ import pytest
 from chat_helpers import model_bodies, sent
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
-from shiro_lsp.agent.tools import sandbox
+from shiro_lsp.tools import sandbox
 
 pytest_plugins = ["fakes.fixtures"]
 

@@ -4,7 +4,7 @@ No HTTP, no SDK: each ``stream()`` takes the next ``Reply`` and yields the event
 yields (``TextDelta``, ``ReasoningDelta``, ``ToolInputStart``, ``ToolCallReady``, one
 ``StepFinished`` with the assistant message in the message model), or raises the reply's
 ``ProviderError``. Every request is recorded. The adapters themselves (the real SDK against the
-scripted HTTP server in ``fake_openai.py``) are tested in tests/unit/agent/providers and tests/e2e.
+scripted HTTP server in ``fake_openai.py``) are tested in tests/unit/providers and tests/e2e.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from shiro_lsp.agent.providers.types import (
+from shiro_lsp.messages import Part
+from shiro_lsp.providers.types import (
     FinishReason,
     GenerateResult,
     ModelEvent,
@@ -28,7 +29,6 @@ from shiro_lsp.agent.providers.types import (
     ToolInputStart,
     Usage,
 )
-from shiro_lsp.messages import Part
 
 
 @dataclass(frozen=True)

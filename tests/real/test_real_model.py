@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from shiro_lsp.agent.providers.models import list_endpoint_models
+from shiro_lsp.providers.models import list_endpoint_models
 
 URL = os.environ.get("SHIRO_REAL_MODEL_URL", "")
 pytestmark = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from shiro_lsp import diffs
-from shiro_lsp.agent.tools.edits import apply_hunks, parse_patch
+from shiro_lsp.tools.edits import apply_hunks, parse_patch
 
 BASE = "".join(f"line {i}\n" for i in range(1, 31))
 

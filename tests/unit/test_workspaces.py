@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from shiro_lsp.agent.tools.jail import Folders
 from shiro_lsp.config import load_settings
 from shiro_lsp.errors import BadParams
+from shiro_lsp.fs.jail import Folders
 from shiro_lsp.workspaces import Workspaces, named_folders
 
 

@@ -15,7 +15,9 @@ export type ChatEntry =
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
   | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry;
       /** What the call changed in the workspace, as a unified diff (file tools and bash; v2). */
-      diff?: string }
+      diff?: string;
+      /** Shiro read the call from the model's text: it was not a native tool call (tool-call `origin`). */
+      fromText?: boolean }
   | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[]; wait?: RetryWait }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
   | ChangesEntry | RestoredEntry;
@@ -176,6 +178,7 @@ export class ChatModel {
       case 'tool-call': {
         const t = this.tool(id, name, taskId);
         t.input = describeInput(event.input);
+        if (event.origin === 'text') t.fromText = true;
         this.changed(t);
         break;
       }
@@ -283,7 +286,8 @@ export class ChatModel {
     else if (part.type === 'text') this.add({ kind: 'assistant', text: part.text ?? '', streaming: false });
     else if (part.type === 'reasoning') this.add({ kind: 'reasoning', text: part.text ?? '', streaming: false });
     else if (part.type === 'tool-call') {
-      this.applyEvent('transcript', { type: 'tool-call', id: part.toolCallId, name: part.toolName, input: part.input });
+      const origin = part.providerOptions?.shiro?.fromText ? 'text' : null;
+      this.applyEvent('transcript', { type: 'tool-call', id: part.toolCallId, name: part.toolName, input: part.input, origin });
     } else if (part.type === 'tool-result') {
       this.applyEvent('transcript', { type: 'tool-result', id: part.toolCallId, name: part.toolName, output: part.output });
     } else if (part.type === 'tool-error') {

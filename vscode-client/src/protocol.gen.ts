@@ -89,6 +89,10 @@ export interface ApproveParams {
   input: unknown;
   matchedPattern?: string | null;
   /**
+   * Extension: `text` when Shiro read the call from the model's text (toolCallFormat text or auto), not from a native tool call. The card says so; an `always` answer then covers text calls only, and no `always` given to a native call covers a text call.
+   */
+  origin?: 'native' | 'text';
+  /**
    * File tools (write_file, edit_file, multi_edit, move_file, delete_file).
    */
   preview?: FilePreview | null;
@@ -420,6 +424,7 @@ export interface ToolCallEvent {
   id: string;
   input: unknown;
   name: string;
+  origin?: 'text' | null;
   type: 'tool-call';
 }
 /**

@@ -84,6 +84,8 @@ export interface EngineEvent {
   id?: string; toolCallId?: string;
   name?: string; toolName?: string;
   input?: unknown;
+  /** tool-call: `text` when Shiro read the call from the model's text, not a native tool call. */
+  origin?: string | null;
   chunk?: string;
   output?: unknown;
   error?: unknown;
@@ -120,6 +122,8 @@ export type CheckpointRestoreResult = gen.CheckpointRestoreResult;
  *  send), so there is no generated type for them. */
 export interface MessagePart {
   type: string; text?: string; toolCallId?: string; toolName?: string; input?: unknown; output?: unknown; error?: string;
+  /** A tool-call part Shiro read from the model's text carries `{shiro: {fromText: true}}`. */
+  providerOptions?: { shiro?: { fromText?: boolean } };
 }
 export interface Message { role: 'system' | 'user' | 'assistant' | 'tool'; content: string | MessagePart[] }
 

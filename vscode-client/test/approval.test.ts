@@ -29,6 +29,16 @@ test('the server\'s warning (unsandboxed bash, secrets files) is on the card, wi
   assert.equal(approvalCard({ ...params, repeated: false, warning: null }).warning, undefined);
 });
 
+test('a call read from the model\'s text says so, and its Always covers text calls only', () => {
+  const card = approvalCard({ ...params, repeated: false, origin: 'text' });
+  assert.equal(card.title, 'Allow bash (read from the model\'s text)?');
+  assert.match(card.warning ?? '', /^Read from the model's text: .* did not make a native tool call/);
+  assert.equal(card.buttons[1].label, 'Always allow bash rm * when written as text');
+  const native = approvalCard({ ...params, repeated: false, origin: 'native' });
+  assert.equal(native.title, 'Allow bash?');
+  assert.equal(native.warning, undefined);
+});
+
 test('only an exact known decision allows; anything else denies (fail closed)', () => {
   assert.equal(toDecision('once'), 'once');
   assert.equal(toDecision('always'), 'always');

@@ -12,6 +12,17 @@ test('tool events (reference id/name or toolCallId/toolName) build one tool entr
   assert.ok(t.kind === 'tool' && t.status === 'done' && t.output === 'edited a.py' && /a\.py/.test(t.input));
 });
 
+test('a call read from the model\'s text is marked so, live and in a resumed transcript', () => {
+  const m = new ChatModel();
+  m.applyEvent('t', { type: 'tool-call', id: 'c1', name: 'bash', input: { command: 'ls' }, origin: 'text' });
+  m.applyEvent('t', { type: 'tool-call', id: 'c2', name: 'bash', input: { command: 'ls' } });
+  assert.deepEqual(m.state.entries.map(e => e.kind === 'tool' && e.fromText === true), [true, false]);
+  const resumed = new ChatModel();
+  const call = { type: 'tool-call', toolCallId: 'c3', toolName: 'bash', input: { command: 'ls' } };
+  resumed.loadTranscript([{ role: 'assistant', content: [{ ...call, providerOptions: { shiro: { fromText: true } } }, { ...call, toolCallId: 'c4' }] }]);
+  assert.deepEqual(resumed.state.entries.map(e => e.kind === 'tool' && e.fromText === true), [true, false]);
+});
+
 test('text after a tool starts a new answer bubble; reasoning is its own collapsible entry', () => {
   const m = new ChatModel();
   m.applyEvent('t', { type: 'reasoning', text: 'think' });

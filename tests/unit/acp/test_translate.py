@@ -92,6 +92,15 @@ def test_a_delete_or_binary_preview_is_described_not_diffed() -> None:
     assert update.locations is not None and update.locations[0].path == "/work/project/old.bin"
 
 
+def test_a_call_read_from_the_models_text_says_so_in_the_permission_request() -> None:
+    request = ApprovalRequest("bash", {"command": "ls"}, None, "ls *", False, call_id="t1", origin="text")
+    update = permission_request(WS, request)
+    assert update.content is not None
+    assert update.content[0].content.text.startswith("Read from the model's text")
+    native = permission_request(WS, ApprovalRequest("bash", {"command": "ls"}, None, "ls *", False))
+    assert native.content is None
+
+
 def test_only_a_known_option_selected_allows() -> None:
     assert decision_of(AllowedOutcome(outcome="selected", option_id="once")).decision == "once"
     assert decision_of(AllowedOutcome(outcome="selected", option_id="always")).decision == "always"

@@ -12,7 +12,7 @@ from shiro_lsp.agent.permissions import (
     match_pattern,
     parse_rules,
 )
-from shiro_lsp.agent.tools import Tool, ToolSpec, builtin_registry
+from shiro_lsp.tools import Tool, ToolSpec, builtin_registry
 
 DESTRUCTIVE = [
     ("rm -rf /", "recursive or forced delete"),
@@ -216,6 +216,18 @@ def test_always_for_other_tools_grants_everything_for_that_tool() -> None:
     assert policy.check("write_file", {"path": "b/c.py", "content": "y"}, grants).decision == "allow"
     assert policy.check("edit_file", {"path": "a.py"}, grants).decision == "ask"
     assert len(grants) == 1
+
+
+def test_grants_are_kept_per_origin() -> None:
+    policy = PermissionPolicy()
+    grants = Grants()
+    echo = {"command": "echo hi >> ~/.bashrc"}
+    grants.grant("bash", "echo *")  # a native call's "Always"
+    assert policy.check("bash", echo, grants).decision == "allow"
+    assert policy.check("bash", echo, grants, origin="text").decision == "ask"
+    grants.grant("bash", "echo *", origin="text")  # the user allowed text calls explicitly
+    assert policy.check("bash", echo, grants, origin="text").decision == "allow"
+    assert grants.patterns("bash", "text") == ["echo *"] and len(grants) == 2
 
 
 def test_yolo_folds_ask_into_allow() -> None:

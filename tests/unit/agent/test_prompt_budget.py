@@ -14,11 +14,11 @@ from shiro_lsp.agent.prompt import (
     build_system_prompt,
     tools_section,
 )
-from shiro_lsp.agent.tools import ToolRegistry, builtin_registry
-from shiro_lsp.agent.tools.session import memory_tools, todo_tool
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList
+from shiro_lsp.tools import ToolRegistry, builtin_registry
+from shiro_lsp.tools.session import memory_tools, todo_tool
 
 COMPACT_BUDGET = 1_200
 WORKSPACE = Path("/home/someone/projects/a-rather-long-project-name/services/api")

@@ -14,10 +14,10 @@ from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.context_window import ContextWindow
 from shiro_lsp.agent.engine import ApprovalRequest, Turn, TurnSetup, plan_turn
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.providers.types import ProviderError
 from shiro_lsp.agent.text_tools import ToolCallFormat
-from shiro_lsp.agent.tools import builtin_registry
 from shiro_lsp.messages import Message
+from shiro_lsp.providers.types import ProviderError
+from shiro_lsp.tools import builtin_registry
 
 
 class ListHistory:
@@ -227,3 +227,25 @@ async def test_text_tool_calls_describe_the_tools_once_per_turn_and_the_same_eve
     assert "<tools>" in instructions[0] and '"name": "read_file"' in instructions[0]
     assert all(request.tools == [] for request in client.requests)
     assert len(built) == 1  # built once for the turn's plan, not at every step
+
+
+async def test_in_auto_a_native_call_makes_the_rest_of_the_turns_text_text(tmp_path: Path) -> None:
+    (tmp_path / "call.json").write_text("x")
+    written = '{"name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}'
+    client = ScriptedClient(Reply(calls=[Call("read_file", {"path": "call.json"}, "c1")]), Reply(written))
+    turn, _, emitted, asked = make_turn(tmp_path, client, decisions=["once"])
+    assert (await turn.run("print it")).stop_reason == "done"
+    assert turn.native_calls_seen and turn.tool_call_format == "native"
+    assert asked == [] and not (tmp_path / "out.txt").exists()
+    assert "".join(e.text for e in emitted if isinstance(e, ev.Text)) == written
+
+
+async def test_a_text_call_is_asked_about_as_one(tmp_path: Path) -> None:
+    written = '{"name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}'
+    client = ScriptedClient(Reply(written), Reply("done"))
+    turn, _, emitted, asked = make_turn(tmp_path, client, decisions=["always"])
+    assert (await turn.run("write it")).stop_reason == "done"
+    assert [(a.tool_name, a.origin) for a in asked] == [("write_file", "text")]
+    assert [e.origin for e in emitted if isinstance(e, ev.ToolCall)] == ["text"]
+    grants = turn.setup.grants
+    assert grants.patterns("write_file", "text") == ["*"] and grants.patterns("write_file") == []

@@ -9,7 +9,9 @@
 #   SHIRO_E2E_ONLY=webview,remember scripts/e2e.sh   just these
 #   SHIRO_E2E_FAKE=path/fake_openai.py   another scripted model; SHIRO_E2E_PYTHONPATH=dir  another shiro_lsp
 #   SHIRO_E2E_PROFILE=selfsetup        the scenarios of that profile, in a code-server with no shiro.pythonPath:
-#                                      the .vsix sets up its own server environment (make e2e runs both profiles)
+#                                      the .vsix sets up its own server environment (make e2e runs every profile)
+#   SHIRO_E2E_PROFILE=untrusted        Workspace Trust on (every other profile runs with it off): folders open
+#                                      in Restricted Mode, without the startup prompt
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -53,13 +55,16 @@ fi
 
 SERVER_PY="$PY"
 PROFILE="${SHIRO_E2E_PROFILE:-default}"
-[ "$PROFILE" = default ] || SERVER_PY=""
+[ "$PROFILE" = selfsetup ] && SERVER_PY=""
+TRUST=False; TRUST_FLAG=(--disable-workspace-trust)
+[ "$PROFILE" = untrusted ] && { TRUST=True; TRUST_FLAG=(); }
 
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$CS_PORT" > "$RUN/config.yaml"
 "$PY" - "$RUN/data/User/settings.json" <<PYEOF
 import json, sys
 settings = {
-    "workbench.startupEditor": "none", "workbench.tips.enabled": False, "security.workspace.trust.enabled": False,
+    "workbench.startupEditor": "none", "workbench.tips.enabled": False, "security.workspace.trust.enabled": $TRUST,
+    "security.workspace.trust.startupPrompt": "never",
     "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": False, "extensions.autoUpdate": False,
     "update.mode": "none", "workbench.enableExperiments": False, "chat.disableAIFeatures": True,
     "shiro.home": "$RUN/home", "shiro.model": "fake-model",
@@ -69,6 +74,9 @@ if "$SERVER_PY":
     settings["shiro.pythonPath"] = "$SERVER_PY"
 if "$MODEL_URL":
     settings["shiro.baseUrl"] = "$MODEL_URL/v1"
+    # where "Find a local model server" looks: the scripted model, not the preset ports a developer may use
+    # (a user setting: a workspace's own list is never probed)
+    settings["shiro.localServerUrls"] = ["$MODEL_URL/v1"]
 json.dump(settings, open(sys.argv[1], "w"), indent=2)
 PYEOF
 
@@ -81,7 +89,7 @@ COMMON=(--config "$RUN/config.yaml" --user-data-dir "$RUN/data" --extensions-dir
 "$CS" "${COMMON[@]}" --install-extension "$VSIX" > "$RUN/install-ext.log" 2>&1
 
 setsid "$CS" "${COMMON[@]}" --bind-addr "127.0.0.1:$CS_PORT" --auth none \
-  --disable-telemetry --disable-update-check --disable-workspace-trust \
+  --disable-telemetry --disable-update-check "${TRUST_FLAG[@]}" \
   --disable-getting-started-override "$WS" > "$RUN/code-server.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 600); do curl -fs -o /dev/null "http://127.0.0.1:$CS_PORT/healthz" && break; sleep 0.1; done

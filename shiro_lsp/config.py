@@ -75,13 +75,29 @@ def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
+# Taken from ``initializationOptions`` only, fixed while the server runs: the state root. A later
+# ``workspace/didChangeConfiguration`` that names another one is ignored (and said so), so the state
+# never moves under a running server, and nothing pushed later (say, a workspace's own settings
+# forwarded by some client) can make a folder's ``mcp.json`` count as the user's own.
+START_ONLY = frozenset({"home"})
+
+
+def _reconfigurable(name: str, value: Any, base: Settings) -> str | None:
+    """Why a changed setting is not applied to a running server (None: it is)."""
+    if name in START_ONLY and value != getattr(base, name):
+        return f'Ignored the setting "{to_camel(name)}": it is fixed while the server runs; restart the server to change it.'
+    return None
+
+
 def load_settings(
     options: Mapping[str, Any] | None, env: Mapping[str, str] | None = None, base: Settings | None = None
 ) -> tuple[Settings, list[str]]:
     """Merge options over ``base`` (or the environment's defaults).
 
     An invalid option is dropped with a message naming it, so one bad setting never keeps the
-    server from starting. Returns the settings and those messages.
+    server from starting. Returns the settings and those messages. With ``base`` (a running
+    server's reconfiguration) the state root stays (``START_ONLY``), and ``trusted`` can only be
+    lowered: trust is granted by starting the server again with it, never by a pushed setting.
     """
     current = base.model_dump() if base else _environment_defaults(os.environ if env is None else env)
     problems: list[str] = []
@@ -91,6 +107,13 @@ def load_settings(
         name = to_snake(key)
         if name not in Settings.model_fields:
             continue
+        if base is not None:
+            if name == "trusted" and value is not False:
+                continue
+            refusal = _reconfigurable(name, value, base)
+            if refusal:
+                problems.append(refusal)
+                continue
         candidate = {**current, name: value}
         try:
             current = Settings.model_validate(candidate).model_dump()

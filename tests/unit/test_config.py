@@ -94,3 +94,16 @@ def test_the_tool_call_format_is_chosen_per_model_exact_first_then_the_first_glo
 def test_a_per_model_map_with_a_bad_format_is_refused_whole() -> None:
     settings, problems = load_settings({"toolCallFormat": {"qwen*": "xml"}}, env={})
     assert settings.tool_call_format == "auto" and problems
+
+
+def test_a_running_server_keeps_its_state_root_and_is_never_trusted_by_a_pushed_setting() -> None:
+    current, _ = load_settings({"home": "/home/u/state", "trusted": False}, env=NO_ENV)
+    changed, problems = load_settings(
+        {"home": "/repo/shipped-home", "trusted": True, "model": "gpt-5-mini"}, base=current
+    )
+    assert (changed.home, changed.trusted, changed.model) == ("/home/u/state", False, "gpt-5-mini")
+    assert len(problems) == 1 and '"home"' in problems[0] and "restart" in problems[0]
+    # the same home again (every push carries it) says nothing; trust can still be lowered
+    trusted, _ = load_settings({"home": "/home/u/state"}, env=NO_ENV)
+    lowered, problems = load_settings({"home": "/home/u/state", "trusted": False}, base=trusted)
+    assert problems == [] and lowered.trusted is False and lowered.home == "/home/u/state"

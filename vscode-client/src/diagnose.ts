@@ -8,7 +8,7 @@ import { diagnosticsReport } from './diagnostics';
 import type { DiagnosticsInfo, EndpointCheck } from './diagnostics';
 import { errorReason } from './errors';
 import { resolvePython } from './pythonPath';
-import { API_KEY_SECRET } from './server';
+import { API_KEY_SECRET, SAFE_PATH_FLAG } from './server';
 import type { ShiroServer } from './server';
 
 /** Runs in the server's interpreter, so the state root comes from the server's own rule (shiro_lsp.state.paths). */
@@ -25,7 +25,7 @@ const PROBE = [
 
 function probe(python: string, home: string, cwd: string | undefined): Promise<{ python?: string; stateRoot?: string; error?: string }> {
   return new Promise(resolve => {
-    execFile(python, ['-c', PROBE, home], { cwd, timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(python, [SAFE_PATH_FLAG, '-c', PROBE, home], { cwd, timeout: 20_000 }, (error, stdout, stderr) => {
       if (error) { resolve({ error: String(stderr).trim().split('\n').at(-1) || error.message }); return; }
       try {
         const r = JSON.parse(String(stdout)) as { python?: string; stateRoot?: string; stateRootError?: string };
@@ -61,15 +61,15 @@ export async function collectDiagnostics(srv: ShiroServer, context: vscode.Exten
   const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const secret = await context.secrets.get(API_KEY_SECRET);
   const envKey = process.env.OPENAI_API_KEY;
-  const choice = srv.interpreter ?? await resolvePython();
-  const facts = await probe(choice.command, cfg.get<string>('home') ?? '', workspace);
+  const choice = srv.interpreter ?? await resolvePython(vscode.workspace.isTrusted);
+  const facts = await probe(choice.command, srv.settings().get<string>('home') ?? '', workspace);
   let environment: DiagnosticsInfo['environment'];
   if (choice.source === 'managed') {
     const dir = path.dirname(path.dirname(choice.command));
     const marker = await fs.readFile(path.join(dir, 'shiro-env.json'), 'utf8').then(t => JSON.parse(t) as Record<string, string>, () => ({}) as Record<string, string>);
     environment = { dir, createdAt: marker.createdAt, installer: marker.installer, wheel: marker.wheel };
   }
-  const baseUrl = cfg.get<string>('baseUrl') || process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
+  const baseUrl = srv.baseUrl() || process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
   const info = srv.serverInfo;
   const kind = context.extension.extensionKind === vscode.ExtensionKind.Workspace ? 'the workspace side (next to the code)' : 'the UI side';
   return {

@@ -76,7 +76,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   ctl.infoSource = async () => {
     const cfg = vscode.workspace.getConfiguration('shiro');
-    const baseUrl = cfg.get<string>('baseUrl') ?? '';
+    const baseUrl = srv.baseUrl() ?? '';
     const model = cfg.get<string>('model') ?? '';
     const hasKey = Boolean(await context.secrets.get(API_KEY_SECRET));
     return {
@@ -222,7 +222,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     try {
       found = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Shiro: looking for local model servers…' },
-        () => srv.sendRequest<ModelsDetectResult>(Method.modelsDetect, detectParams(vscode.workspace.getConfiguration('shiro').get('localServerUrls'))));
+        () => srv.sendRequest<ModelsDetectResult>(Method.modelsDetect, detectParams(srv.settings().get('localServerUrls'))));
     } catch (error) {
       ctl.postSetupResult(false, `Could not look for local servers: ${errorReason(error)}`);
       return;
@@ -260,7 +260,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   async function saveAndTest(baseUrl: string, model: string): Promise<void> {
     const cfg = vscode.workspace.getConfiguration('shiro');
-    if (baseUrl !== (cfg.get<string>('baseUrl') ?? '')) await cfg.update('baseUrl', baseUrl, vscode.ConfigurationTarget.Global);
+    if (baseUrl !== (srv.baseUrl() ?? '')) await cfg.update('baseUrl', baseUrl, vscode.ConfigurationTarget.Global);
     if (model !== (cfg.get<string>('model') ?? '')) await cfg.update('model', model, vscode.ConfigurationTarget.Global);
     await srv.pushConfiguration();
     const report = endpointReport(await listModels(baseUrl || undefined));
@@ -435,6 +435,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('shiro.diagnose', () => showDiagnostics(srv, context, () => ctl.model.state.entries
       .filter(e => e.kind === 'notice' && e.level === 'error').slice(-10).map(e => (e.kind === 'notice' ? `chat: ${e.text}` : '')))),
     vscode.commands.registerCommand('shiro.restartServer', () => srv.start()),
+    vscode.commands.registerCommand('shiro.forgetEndpointAnswers', async () => {
+      const n = await srv.forgetEndpointAnswers();
+      void vscode.window.showInformationMessage(`Shiro: forgot ${n} answer${n === 1 ? '' : 's'} about workspace endpoints; asked again at the next start.`);
+      await srv.start();
+    }),
     vscode.commands.registerCommand('shiro.focusChat', async () => { await chatView.reveal(true); ctl.focusInput(); }),
     vscode.commands.registerCommand('shiro.stop', () => ctl.cancel()),
     vscode.commands.registerCommand('shiro.addSelection', async () => {
@@ -485,7 +490,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     context.secrets.onDidChange(e => { if (e.key === API_KEY_SECRET) { void srv.pushConfiguration(); void ctl.sendInfo(); } }),
     vscode.workspace.onDidChangeConfiguration(e => {
-      if (e.affectsConfiguration('shiro.pythonPath')) void srv.start();
+      // the server keeps its state root for its life: a new user shiro.home means a restart
+      if (e.affectsConfiguration('shiro.pythonPath') || (e.affectsConfiguration('shiro.home') && srv.homeChanged())) void srv.start();
       else if (e.affectsConfiguration('shiro')) void srv.pushConfiguration();
       if (e.affectsConfiguration('shiro')) void ctl.sendInfo();
     }),

@@ -1,9 +1,22 @@
 import type { InitializationOptions, ToolCallFormat } from './protocol';
+import { trustedView } from './settingsTrust';
+import type { SettingsSource } from './settingsTrust';
 
-/** Settings + the SecretStorage key → initializationOptions (empty values left out: the server's defaults apply). */
+/** Every `shiro.*` setting in package.json (a test keeps the two equal). */
+export const SETTING_KEYS = [
+  'pythonPath', 'model', 'baseUrl', 'api', 'home', 'compactThreshold', 'memory', 'approvalTimeoutMs', 'bashSandbox',
+  'bashSandboxNetwork', 'contextWindow', 'maxOutputTokens', 'maxRetries', 'localServerUrls', 'toolCallFormat',
+] as const;
+
+/**
+ * Settings + the SecretStorage key → initializationOptions (empty values left out: the server's defaults apply).
+ * The settings are read through settingsTrust's rules: the home is the user's, the endpoint is `endpoint` (the
+ * user's own, or a trusted workspace's the user allowed; undefined: the user's), the sandbox at least the user's.
+ */
 export function initializationOptions(
-  cfg: { get<T>(key: string): T | undefined }, apiKey: string | undefined, trusted: boolean,
+  settings: SettingsSource, apiKey: string | undefined, trusted: boolean, endpoint?: string,
 ): InitializationOptions {
+  const cfg = trustedView(settings, trusted, endpoint);
   const text = (key: string): string | undefined => {
     const v = cfg.get<string>(key);
     return typeof v === 'string' && v.trim() ? v.trim() : undefined;

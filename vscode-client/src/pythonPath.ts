@@ -1,7 +1,12 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
+import { pythonSetting } from './settingsTrust';
 
-export interface PythonChoice { command: string; source: 'setting' | 'python-extension' | 'default' | 'managed' }
+export interface PythonChoice {
+  command: string; source: 'setting' | 'python-extension' | 'default' | 'managed';
+  /** Why a shiro.pythonPath was not used (Restricted Mode), for the log. */
+  refused?: string;
+}
 
 /** `${workspaceFolder}` and a leading `~` in the setting, as VS Code users expect from path settings. */
 export function expandPath(value: string, workspaceFolder: string | undefined, home: string): string {
@@ -37,10 +42,18 @@ export async function pythonFromExtension(resource: vscode.Uri | undefined): Pro
   }
 }
 
-export async function resolvePython(): Promise<PythonChoice> {
+/**
+ * The interpreter for the server. In Restricted Mode the workspace has no say: its shiro.pythonPath is ignored,
+ * and so is the Python extension's choice (it may be the repository's own `.venv`); the user's setting (unless it
+ * points into the workspace), else `python3` (or the self-installed environment) is used.
+ */
+export async function resolvePython(trusted: boolean = vscode.workspace.isTrusted): Promise<PythonChoice> {
   const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const raw = vscode.workspace.getConfiguration('shiro', resource).get<string>('pythonPath');
-  const setting = raw ? expandPath(raw, resource?.fsPath, os.homedir()) : undefined;
-  if (setting) return choosePython(setting, undefined);
-  return choosePython(undefined, await pythonFromExtension(resource));
+  const folders = (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.fsPath);
+  const cfg = vscode.workspace.getConfiguration('shiro', resource);
+  const { setting, refused } = pythonSetting(cfg, trusted, folders, raw => expandPath(raw, resource?.fsPath, os.homedir()));
+  const withReason = (choice: PythonChoice): PythonChoice => (refused ? { ...choice, refused } : choice);
+  if (setting) return withReason(choosePython(setting.value, undefined));
+  if (!trusted) return withReason(choosePython(undefined, undefined));
+  return withReason(choosePython(undefined, await pythonFromExtension(resource)));
 }

@@ -1,31 +1,68 @@
 // Starts `python -m shiro_lsp` through vscode-languageclient, restarts it if it dies (telling the user),
 // and reports a start failure with an actionable error ("Show log" opens the server's stderr).
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
 import {
-  CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, State,
+  CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, ResponseError, State,
 } from 'vscode-languageclient/node';
 import type { CloseHandlerResult, ErrorHandlerResult, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import { errorReason, reportEnvFailure, reportRestart, reportServerFailure } from './errors';
-import { initializationOptions } from './options';
+import { initializationOptions, SETTING_KEYS } from './options';
 import type { InitializationOptions } from './protocol';
 import { resolvePython } from './pythonPath';
 import type { PythonChoice } from './pythonPath';
 import { bundledWheel, ensureServerEnv, EnvSetupError } from './serverEnv';
 import { RestartPolicy } from './restartPolicy';
+import { configurationAnswer, EndpointGate, endpointPlan, PASS, trustedView } from './settingsTrust';
+import type { EndpointAnswer } from './settingsTrust';
 
 export const API_KEY_SECRET = 'shiro.apiKey';
+
+/**
+ * `-P` (Python 3.11+, which the server needs anyway): the working directory, the workspace, is not put first on
+ * sys.path, so a repository's own `shiro_lsp/` or `json.py` is never imported in place of the real ones.
+ */
+export const SAFE_PATH_FLAG = '-P';
+
+/** The identity of this window's workspace, for remembered answers. */
+export function workspaceId(): string {
+  return vscode.workspace.workspaceFile?.toString()
+    ?? (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.toString()).join('|');
+}
+
+/** A URL as shown to the user: its password (if any) hidden. */
+export function shownUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/i, '$1***@');
+}
 
 /** Why `python -m shiro_lsp` cannot start, in the interpreter's own words (its last stderr line), if it can't. */
 export function diagnose(python: string, cwd: string | undefined): Promise<string | undefined> {
   return new Promise(resolve => {
-    execFile(python, ['-c', 'import shiro_lsp.__main__'], { cwd, timeout: 15_000 }, (error, _stdout, stderr) => {
+    execFile(python, [SAFE_PATH_FLAG, '-c', 'import shiro_lsp.__main__'], { cwd, timeout: 15_000 }, (error, _stdout, stderr) => {
       if (!error) { resolve(undefined); return; }
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') { resolve(`there is no interpreter at ${python}`); return; }
       const lines = String(stderr).trim().split('\n').filter(Boolean);
-      resolve(lines.at(-1) ?? (error as NodeJS.ErrnoException).code ?? error.message);
+      const last = lines.at(-1);
+      if (last && /unknown option.*-P/i.test(last)) { resolve(`${python} is older than Python 3.11`); return; }
+      resolve(last ?? (error as NodeJS.ErrnoException).code ?? error.message);
     });
   });
+}
+
+/** The modal question before a trusted workspace's own shiro.baseUrl gets the chats and the stored key. */
+async function askEndpoint(url: string, instead: string | undefined): Promise<EndpointAnswer | undefined> {
+  const allow = 'Use it for this workspace';
+  const deny = 'Keep my endpoint';
+  const choice = await vscode.window.showWarningMessage(
+    `This workspace's settings set shiro.baseUrl to ${shownUrl(url)}.`,
+    {
+      modal: true,
+      detail: `Shiro would send your chats there, with your API key, instead of to ${instead ? shownUrl(instead) : 'your own endpoint (the default)'}. `
+        + 'Allow it only for an endpoint you know. The answer is kept for this workspace and this URL.',
+    },
+    deny, allow); // the first button is the default one: Enter keeps the user's endpoint
+  return choice === allow ? 'allow' : choice === deny ? 'deny' : undefined;
 }
 
 /** Start failures are reported by us with actions; the library's own bare toast would only duplicate it. */
@@ -47,14 +84,49 @@ export class ShiroServer implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   private restarting = false;
   private python = 'python3';
+  /** The state root the running server was started with (the server keeps it for its life). */
+  private startedHome: string | undefined;
   private choice: PythonChoice | undefined;
   /** The last errors shown or logged, for "Shiro: Diagnose" (newest last). */
   readonly recentErrors: string[] = [];
   private readonly stateEmitter = new vscode.EventEmitter<'starting' | 'running' | 'stopped' | 'failed'>();
   readonly onDidChangeState = this.stateEmitter.event;
 
+  private readonly endpoints: EndpointGate;
+
   constructor(private readonly context: vscode.ExtensionContext, private readonly wire: Wiring) {
     this.log = vscode.window.createOutputChannel('Shiro', { log: true });
+    this.endpoints = new EndpointGate(
+      { get: key => context.globalState.get<EndpointAnswer>(key), set: (key, answer) => context.globalState.update(key, answer) },
+      text => createHash('sha256').update(text).digest('hex'),
+      askEndpoint);
+  }
+
+  /** The endpoint the chats and the key go to: the user's, or this trusted workspace's own once allowed. */
+  baseUrl(): string | undefined {
+    const trusted = vscode.workspace.isTrusted;
+    return this.endpoints.decide(endpointPlan(vscode.workspace.getConfiguration('shiro'), trusted), workspaceId(), () => {
+      this.log.info('The workspace\'s shiro.baseUrl was allowed for this workspace');
+      void this.pushConfiguration();
+    });
+  }
+
+  /** Whether the user's shiro.home differs from the running server's (the server then needs a restart). */
+  homeChanged(): boolean {
+    return (this.settings().get<string>('home') ?? '').trim() !== (this.startedHome ?? '');
+  }
+
+  /** Forget every remembered answer about a workspace's own endpoint (asked again at the next start). */
+  async forgetEndpointAnswers(): Promise<number> {
+    const keys = this.context.globalState.keys().filter(k => k.startsWith('shiro.endpoint.'));
+    for (const key of keys) await this.context.globalState.update(key, undefined);
+    this.endpoints.forgetDismissed();
+    return keys.length;
+  }
+
+  /** The settings as Shiro may use them (settingsTrust.ts): a repository never picks the home, the key's URL... */
+  settings(): { get<T>(key: string): T | undefined } {
+    return trustedView(vscode.workspace.getConfiguration('shiro'), vscode.workspace.isTrusted, this.baseUrl());
   }
 
   recordError(message: string): void {
@@ -75,7 +147,8 @@ export class ShiroServer implements vscode.Disposable {
 
   /** The settings' interpreter, else a packaged server's private environment (built on first start), else the default. */
   private async interpreterChoice(): Promise<PythonChoice | undefined> {
-    const choice = await resolvePython();
+    const choice = await resolvePython(vscode.workspace.isTrusted);
+    if (choice.refused) this.log.warn(`Restricted Mode: ${choice.refused}`);
     if (choice.source === 'setting') return choice;
     const wheel = await bundledWheel(this.context.extensionPath);
     if (!wheel) return choice;
@@ -122,9 +195,8 @@ export class ShiroServer implements vscode.Disposable {
   }
 
   private async options(): Promise<InitializationOptions> {
-    const cfg = vscode.workspace.getConfiguration('shiro');
     const apiKey = await this.context.secrets.get(API_KEY_SECRET);
-    return initializationOptions(cfg, apiKey, vscode.workspace.isTrusted);
+    return initializationOptions(vscode.workspace.getConfiguration('shiro'), apiKey, vscode.workspace.isTrusted, this.baseUrl());
   }
 
   async start(): Promise<void> {
@@ -135,7 +207,8 @@ export class ShiroServer implements vscode.Disposable {
     this.python = choice.command;
     this.log.info(`Starting ${this.python} -m shiro_lsp (interpreter from ${choice.source})`);
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    const serverOptions: ServerOptions = { command: this.python, args: ['-m', 'shiro_lsp'], options: { cwd } };
+    this.startedHome = (this.settings().get<string>('home') ?? '').trim();
+    const serverOptions: ServerOptions = { command: this.python, args: [SAFE_PATH_FLAG, '-m', 'shiro_lsp'], options: { cwd } };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       initializationOptions: await this.options(),
@@ -147,6 +220,20 @@ export class ShiroServer implements vscode.Disposable {
         closed: () => this.onClosed(),
       },
       initializationFailedHandler: () => false,
+      // The extension is the server's only source of settings: a `workspace/configuration` pull for `shiro` is
+      // answered from the trusted view, and the library never forwards VS Code's raw (workspace) values.
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const answers = configurationAnswer(params.items, this.settings(), SETTING_KEYS);
+            if (answers.every(a => a !== PASS)) return answers;
+            const rest = await next(params, token);
+            if (rest instanceof ResponseError) return rest;
+            return answers.map((a, i) => (a === PASS ? (rest as unknown[])[i] : a));
+          },
+          didChangeConfiguration: async () => { /* pushConfiguration sends Shiro's own view */ },
+        },
+      },
     };
     const client = new ShiroLanguageClient('shiro', 'Shiro', serverOptions, clientOptions);
     this.client = client;

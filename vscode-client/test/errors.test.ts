@@ -5,6 +5,11 @@ import { initializationOptions, toolCallFormat } from '../src/options';
 import { choosePython, expandPath } from '../src/pythonPath';
 import { stub } from './vscode-stub';
 
+/** Settings that are all the user's own (what `inspect()` calls globalValue). */
+function userSettings(values: Record<string, unknown>): { get<T>(k: string): T | undefined; inspect<T>(k: string): { globalValue?: T } } {
+  return { get: <T>(k: string) => values[k] as T | undefined, inspect: <T>(k: string) => ({ globalValue: values[k] as T | undefined }) };
+}
+
 test('the start-failure message names the interpreter, the reason and what to do', () => {
   const msg = serverFailureMessage('/opt/py/bin/python', "No module named shiro_lsp\n");
   assert.match(msg, /\/opt\/py\/bin\/python -m shiro_lsp/);
@@ -41,7 +46,7 @@ test('interpreter: the setting, else the Python extension, else python3', () => 
 });
 
 test('initializationOptions carry settings and the secret key, leaving out empty values', () => {
-  const cfg = { get: <T>(k: string): T | undefined => ({ model: 'gpt-5-mini', baseUrl: ' ', api: 'chat', compactThreshold: null, memory: true, approvalTimeoutMs: 300000 } as Record<string, unknown>)[k] as T };
+  const cfg = userSettings({ model: 'gpt-5-mini', baseUrl: ' ', api: 'chat', compactThreshold: null, memory: true, approvalTimeoutMs: 300000 });
   assert.deepEqual(initializationOptions(cfg, 'sk-test', false),
     { trusted: false, api: 'chat', model: 'gpt-5-mini', memory: true, approvalTimeoutMs: 300000, apiKey: 'sk-test' });
   assert.equal('apiKey' in initializationOptions(cfg, undefined, true), false);
@@ -57,7 +62,7 @@ test('local-model settings reach the server: window, output cap, retries and the
   const values: Record<string, unknown> = {
     contextWindow: 8192.7, maxOutputTokens: 0, maxRetries: 0, toolCallFormat: { 'qwen2.5*': 'text', 'gpt-*': 'native', bad: 'xml' },
   };
-  const cfg = { get: <T>(k: string): T | undefined => values[k] as T };
+  const cfg = userSettings(values);
   const options = initializationOptions(cfg, undefined, true);
   assert.equal(options.contextWindow, 8192);
   assert.equal('maxOutputTokens' in options, false); // 0 is not a cap: the server's default applies

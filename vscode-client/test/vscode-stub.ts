@@ -7,9 +7,12 @@ export const stub = {
   executed: [] as { command: string; args: unknown[] }[],
   clipboard: '',
   config: {} as Record<string, unknown>,
+  /** Per setting, the layers `inspect()` reports; `get()` merges them as VS Code does (folder > workspace > user > default). */
+  layers: {} as Record<string, { defaultValue?: unknown; globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }>,
   progress: [] as string[],
   reset(): void {
-    this.progress = [];
+    this.progress = []; this.layers = {};
+    workspace.isTrusted = true; workspace.workspaceFolders = undefined;
     this.errorChoice = this.warningChoice = this.infoChoice = undefined;
     this.shown = []; this.executed = []; this.clipboard = ''; this.config = {};
   },
@@ -74,8 +77,17 @@ export const commands = {
 export const env = { clipboard: { async writeText(text: string): Promise<void> { stub.clipboard = text; } } };
 
 export const workspace = {
-  getConfiguration: () => ({ get: <T>(key: string): T | undefined => stub.config[key] as T | undefined }),
-  workspaceFolders: undefined,
+  getConfiguration: () => ({
+    get: <T>(key: string): T | undefined => {
+      const l = stub.layers[key];
+      if (!l) return stub.config[key] as T | undefined;
+      return (l.workspaceFolderValue ?? l.workspaceValue ?? l.globalValue ?? l.defaultValue) as T | undefined;
+    },
+    inspect: <T>(key: string) => (stub.layers[key] ?? (key in stub.config ? { globalValue: stub.config[key] } : {})) as
+      { defaultValue?: T; globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T },
+  }),
+  workspaceFolders: undefined as { uri: { fsPath: string; toString(): string }; name: string }[] | undefined,
+  workspaceFile: undefined,
   isTrusted: true,
 };
 

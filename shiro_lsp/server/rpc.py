@@ -57,22 +57,23 @@ def plain_dict_converter() -> Any:
     converter = default_converter()  # type: ignore[no-untyped-call]
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
-    # by predicate, exactly these types: a plain hook would also take str and int enums (singledispatch)
-    converter.register_structure_hook_func(lambda kind: kind in (int, str, bool), _strict_scalar)
-    converter.register_structure_hook_func(lambda kind: kind is float, _strict_float)
+    for scalar in (bool, int, float, str):  # and their subclasses: the protocol's int and str enums
+        converter.register_structure_hook(scalar, _strict_scalar)
     return converter
 
 
+def _json_type_fits(value: Any, base: type) -> bool:
+    if base is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return type(value) is base
+
+
 def _strict_scalar(value: Any, kind: type) -> Any:
-    if type(value) is not kind:
-        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__} {excerpt(value, 40)}")
-    return value
-
-
-def _strict_float(value: Any, kind: type) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected a number, got {type(value).__name__} {excerpt(value, 40)}")
-    return float(value)
+    """The JSON value must already have the field's type; an enum is then made from it, as cattrs does."""
+    base = next(b for b in (bool, int, float, str) if issubclass(kind, b))
+    if not _json_type_fits(value, base):
+        raise TypeError(f"expected {base.__name__}, got {type(value).__name__} {excerpt(value, 40)}")
+    return value if kind is base and base is not float else kind(value)
 
 
 class ShiroServer(LanguageServer):

@@ -148,16 +148,21 @@ async def test_memory_and_git_tools_never_prompt(
     assert listing["entries"][0]["hits"] == 1
 
 
-async def test_a_remembered_note_reaches_the_next_system_prompt(
+async def test_a_remembered_note_reaches_the_next_turns_system_prompt(
     client: ShiroClient, fake: FakeOpenAI
 ) -> None:
+    """Within a turn the system prompt stays byte-identical (a provider's prompt cache serves it);
+    the turn's own remember is in its history, and the next turn's prompt carries it."""
     fake.script += [
         Step(ToolCall("remember", {"kind": "gotcha", "text": "run migrations first"})),
         Step(Text("ok")),
+        Step(Text("again")),
     ]
     await chat(client, "learn")
-    second = system_prompt_of(model_bodies(fake)[1])
-    assert "earlier sessions" in second and "- (gotcha) run migrations first" in second
+    await chat(client, "go on")
+    first, same_turn, next_turn = (system_prompt_of(body) for body in model_bodies(fake))
+    assert same_turn == first
+    assert "earlier sessions" in next_turn and "- (gotcha) run migrations first" in next_turn
 
 
 async def test_todo_write_reaches_the_next_step_and_the_editor(client: ShiroClient, fake: FakeOpenAI) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from eval import harnesses
+from eval.explain import explain
 from eval.report import compare, table
 from eval.runner import as_dicts, list_models, run_all
 from eval.taskset import load_tasks
@@ -45,11 +46,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--report", default=None, metavar="RUN.json", help="print the table of a saved run and exit"
     )
+    p.add_argument("--explain", default=None, metavar="RUN.json", help="print each run's steps from its logs")
+    p.add_argument("--failed", action="store_true", help="with --explain: failed runs only")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.explain:
+        data = json.loads(Path(args.explain).read_text())
+        only = _split(args.harness)
+        print(explain(data, only_failed=args.failed, harness=only[0] if len(only) == 1 else None))
+        return 0
     if args.report:
         data = json.loads(Path(args.report).read_text())
         print(table(data["records"], data["meta"]))
@@ -78,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     root = Path(__file__).resolve().parent.parent
     out = Path(args.out) if args.out else root / ".artifacts" / "eval" / f"{stamp}.json"
-    log_root = out.with_suffix("")
+    log_root = root / ".artifacts" / "eval" / stamp
     meta: dict[str, Any] = {
         "started": stamp, "url": args.url, "model": model, "server": args.label, "runs": args.runs,
         "tasks": [t.name for t in tasks], "harnesses": names, "timeout_s": args.timeout, "logs": str(log_root),

@@ -165,21 +165,26 @@ def run_all(
     log_root: Path,
     on_record: Any = None,
 ) -> list[RunRecord]:
-    """Harness by harness (so the server's prompt cache stays warm for one harness), run by run, task by task."""
+    """Run by run, task by task, and each task by every harness in turn: the harnesses of one task run
+    under the same load (the machine may be shared), and a sweep cut short still gives paired results.
+    The server keeps each harness's prompt prefix in its own slot, so the interleaving costs no cache."""
     records: list[RunRecord] = []
     base = Path(tempfile.mkdtemp(prefix="shiro-eval-"))
     for harness in harness_names:
         harnesses.ensure_installed(harness)
-        for run in range(1, runs + 1):
-            for task in tasks:
+    for run in range(1, runs + 1):
+        for task in tasks:
+            for harness in harness_names:
                 print(f"eval: {harness} {task.name} run {run}/{runs} ...", file=sys.stderr, flush=True)
                 record = run_one(task, harness, run, url, model, timeout, log_root, base)
                 records.append(record)
                 mark = "PASS" if record.passed else "fail"
                 print(
                     f"eval:   {mark} {record.wall_s:.0f} s, {record.requests} requests, {record.tool_calls} tool calls"
-                    f" - {record.why}", file=sys.stderr, flush=True,
-                )  # fmt: skip
+                    f" - {record.why}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 if on_record is not None:
                     on_record(records)
     shutil.rmtree(base, ignore_errors=True)

@@ -39,7 +39,7 @@ IGNORED_DIRS = {
     ".shiro-neko",
     ".venv",
 }
-CHECK_TIMEOUT = 60.0
+CHECK_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 from eval import harnesses
 from eval.explain import explain
 from eval.report import compare, table
-from eval.runner import as_dicts, list_models, run_all
+from eval.runner import as_dicts, list_models, rescore, run_all
 from eval.taskset import load_tasks
 
 DEFAULT_URL = "http://127.0.0.1:8091/v1"
@@ -48,11 +48,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--explain", default=None, metavar="RUN.json", help="print each run's steps from its logs")
     p.add_argument("--failed", action="store_true", help="with --explain: failed runs only")
+    p.add_argument(
+        "--rescore", nargs="+", default=None, metavar="RUN.json",
+        help="recompute the log-derived fields of saved runs (merged, in order) and write them to --out",
+    )  # fmt: skip
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.rescore:
+        merged: dict[str, Any] = {"meta": {}, "records": []}
+        tasks_by_name = {t.name: t for t in load_tasks()}
+        for path in args.rescore:
+            data = json.loads(Path(path).read_text())
+            merged["meta"] = merged["meta"] or data["meta"]
+            merged["records"] += [rescore(r, tasks_by_name[r["task"]]) for r in data["records"]]
+        merged["meta"]["tasks"] = list(dict.fromkeys(r["task"] for r in merged["records"]))
+        merged["meta"]["merged_from"] = args.rescore
+        if args.out:
+            Path(args.out).write_text(json.dumps(merged, indent=1, ensure_ascii=False))
+        print(table(merged["records"], merged["meta"]))
+        return 0
     if args.explain:
         data = json.loads(Path(args.explain).read_text())
         only = _split(args.harness)

@@ -173,7 +173,12 @@ def example_values(body: Any) -> list[str]:
     """Quoted example values in a harness's system prompt and tool descriptions (`src/**/*.ts`, ...)."""
     text = system_text(body) + "\n" + _tool_descriptions(body)
     values = {next(g for g in m.groups() if g) for m in _EXAMPLE.finditer(text)}
-    return sorted(v for v in values if v == v.strip() and len(set(v)) > 3)
+    values = {v for v in values if v == v.strip() and len(set(v)) > 3}
+    # a placeholder path's folder part too: `path/to/file` -> `path/to/` (a model writes path/to/x.py)
+    values |= {
+        v.rsplit("/", 1)[0] + "/" for v in values if v.count("/") >= 2 and v[0].isalpha() and " " not in v
+    }
+    return sorted(values)
 
 
 def normalise(text: str) -> str:

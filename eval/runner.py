@@ -115,8 +115,36 @@ def run_one(
     with RecordingProxy(url, log_dir / "wire.jsonl") as proxy:
         inv = harnesses.invocation(harness, task.prompt, ws, home, proxy.url, model)
         code, timed_out, wall = _execute(inv, timeout, log_dir / "stdout", log_dir / "stderr")
+    after = snapshot(ws)
+    written = {p: after[p] for p in after if before.get(p) != after[p]}
+    for rel, content in written.items():  # what the harness wrote, for --explain and --rescore
+        (log_dir / "changed" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (log_dir / "changed" / rel).write_bytes(content)
+    seen = observe(harness, task, log_dir, proxy.records, before, written)
+    result = run_checks(task, ws, seen["answer"], before)
+    why = result.why
+    if timed_out:
+        why = f"timed out after {timeout:.0f} s; " + why
+    elif code not in (0, None) and not result.passed:
+        why = f"exit {code}; " + why
+    return RunRecord(
+        harness=harness, task=task.name, run=run, passed=result.passed and not timed_out, why=why,
+        wall_s=round(wall, 1), exit_code=code, timed_out=timed_out, changed=result.changed,
+        log_dir=str(log_dir), **seen,
+    )  # fmt: skip
+
+
+def observe(
+    harness: str,
+    task: Task,
+    log_dir: Path,
+    records: list[dict[str, Any]],
+    before: dict[str, bytes],
+    written: dict[str, bytes],
+) -> dict[str, Any]:
+    """The RunRecord fields that the logs give: traffic, tool calls, the final answer and the flags."""
     stdout = (log_dir / "stdout").read_text(encoding="utf-8", errors="replace")
-    seen = traffic(proxy.records)
+    seen = traffic(records)
     tool_texts = list(seen.tool_call_texts)
     if harness == "shiro":
         events = harnesses.shiro_events(stdout)
@@ -133,26 +161,34 @@ def run_one(
         errors = []
     if harness == "qwen-code" and not answer.strip():
         answer = seen.last_content
-    after = snapshot(ws)
-    written = [after[p].decode("utf-8", "replace") for p in after if before.get(p) != after[p]]
-    result = run_checks(task, ws, answer, before)
-    why = result.why
-    if timed_out:
-        why = f"timed out after {timeout:.0f} s; " + why
-    elif code not in (0, None) and not result.passed:
-        why = f"exit {code}; " + why
-    return RunRecord(
-        harness=harness, task=task.name, run=run, passed=result.passed and not timed_out, why=why,
-        wall_s=round(wall, 1), exit_code=code, timed_out=timed_out, requests=seen.requests,
-        tool_calls=tool_calls, tool_names=tool_names, first_prompt_tokens=seen.first_prompt_tokens,
-        prompt_tokens=seen.prompt_tokens, cached_tokens=seen.cached_tokens,
-        later_prompt_tokens=seen.later_prompt_tokens, later_cached_tokens=seen.later_cached_tokens,
-        final_answer=bool(answer.strip()), answer=answer[:4000],
-        echoed_tool_response="<tool_response>" in answer or "</tool_response>" in answer,
-        echoed_prompt=echoed_sentences(answer, seen.system_sentences),
-        copied_examples=_copied(seen.examples, [*tool_texts, answer, *written], task, before),
-        changed=result.changed, errors=errors + seen.errors, log_dir=str(log_dir),
-    )  # fmt: skip
+    texts = [b.decode("utf-8", "replace") for b in written.values()]
+    return {
+        "requests": seen.requests, "tool_calls": tool_calls, "tool_names": tool_names,
+        "first_prompt_tokens": seen.first_prompt_tokens, "prompt_tokens": seen.prompt_tokens,
+        "cached_tokens": seen.cached_tokens, "later_prompt_tokens": seen.later_prompt_tokens,
+        "later_cached_tokens": seen.later_cached_tokens, "final_answer": bool(answer.strip()),
+        "answer": answer[:4000],
+        "echoed_tool_response": "<tool_response>" in answer or "</tool_response>" in answer,
+        "echoed_prompt": echoed_sentences(answer, seen.system_sentences),
+        "copied_examples": _copied(seen.examples, [*tool_texts, answer, *texts], task, before),
+        "errors": errors + seen.errors,
+    }  # fmt: skip
+
+
+def rescore(record: dict[str, Any], task: Task) -> dict[str, Any]:
+    """A saved record with its log-derived fields computed again (after a change to the metrics)."""
+    log_dir = Path(record["log_dir"])
+    wire = log_dir / "wire.jsonl"
+    if not wire.is_file():
+        return record
+    records = [json.loads(line) for line in wire.read_text(encoding="utf-8").splitlines() if line.strip()]
+    changed = log_dir / "changed"
+    written = (
+        {p.relative_to(changed).as_posix(): p.read_bytes() for p in changed.rglob("*") if p.is_file()}
+        if changed.is_dir()
+        else {}
+    )
+    return {**record, **observe(record["harness"], task, log_dir, records, snapshot(task.workspace), written)}
 
 
 def run_all(

@@ -152,14 +152,14 @@ def _tool_descriptions(body: Any) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+|\n+")
 
 
-def prompt_sentences(body: Any, most: int = 25, min_chars: int = 45) -> list[str]:
+def prompt_sentences(body: Any, most: int = 40, min_chars: int = 30) -> list[str]:
     """Long, distinctive sentences of a harness's own system prompt: an answer that contains one of them
     echoes the prompt instead of answering. The longest ``most`` are kept."""
     seen: set[str] = set()
     sentences: list[str] = []
     for raw in _SENTENCE_END.split(system_text(body)):
         sentence = raw.strip(" -*#>`\t")
-        if len(sentence) >= min_chars and len(sentence.split()) >= 7 and sentence not in seen:
+        if len(sentence) >= min_chars and len(sentence.split()) >= 5 and sentence not in seen:
             seen.add(sentence)
             sentences.append(sentence)
     sentences.sort(key=len, reverse=True)

@@ -81,7 +81,9 @@ def explain(data: dict[str, Any], only_failed: bool = False, harness: str | None
             f"changed {r['changed'] or 'nothing'}" + (f"; {'; '.join(flags)}" if flags else "")
         )
         if log_dir.is_dir():
-            steps = _shiro_steps(log_dir) if r["harness"] == "shiro" else _wire_steps(log_dir)
+            steps = _wire_steps(log_dir)
+            if r["harness"] == "shiro":  # its events, then what each model request got (the last may be cut)
+                steps = _shiro_steps(log_dir) + [f"wire {step}" for step in steps]
             out.extend(f"  {s}" for s in steps)
         out.append("")
     return "\n".join(out)

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from eval import harnesses
+from eval.explain import explain
 from eval.report import compare, table
-from eval.runner import as_dicts, list_models, run_all
+from eval.runner import as_dicts, list_models, rescore, run_all
 from eval.taskset import load_tasks
 
 DEFAULT_URL = "http://127.0.0.1:8091/v1"
@@ -45,11 +46,35 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--report", default=None, metavar="RUN.json", help="print the table of a saved run and exit"
     )
+    p.add_argument("--explain", default=None, metavar="RUN.json", help="print each run's steps from its logs")
+    p.add_argument("--failed", action="store_true", help="with --explain: failed runs only")
+    p.add_argument(
+        "--rescore", nargs="+", default=None, metavar="RUN.json",
+        help="recompute the log-derived fields of saved runs (merged, in order) and write them to --out",
+    )  # fmt: skip
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.rescore:
+        merged: dict[str, Any] = {"meta": {}, "records": []}
+        tasks_by_name = {t.name: t for t in load_tasks()}
+        for path in args.rescore:
+            data = json.loads(Path(path).read_text())
+            merged["meta"] = merged["meta"] or data["meta"]
+            merged["records"] += [rescore(r, tasks_by_name[r["task"]]) for r in data["records"]]
+        merged["meta"]["tasks"] = list(dict.fromkeys(r["task"] for r in merged["records"]))
+        merged["meta"]["merged_from"] = args.rescore
+        if args.out:
+            Path(args.out).write_text(json.dumps(merged, indent=1, ensure_ascii=False))
+        print(table(merged["records"], merged["meta"]))
+        return 0
+    if args.explain:
+        data = json.loads(Path(args.explain).read_text())
+        only = _split(args.harness)
+        print(explain(data, only_failed=args.failed, harness=only[0] if len(only) == 1 else None))
+        return 0
     if args.report:
         data = json.loads(Path(args.report).read_text())
         print(table(data["records"], data["meta"]))
@@ -78,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     root = Path(__file__).resolve().parent.parent
     out = Path(args.out) if args.out else root / ".artifacts" / "eval" / f"{stamp}.json"
-    log_root = out.with_suffix("")
+    log_root = root / ".artifacts" / "eval" / stamp
     meta: dict[str, Any] = {
         "started": stamp, "url": args.url, "model": model, "server": args.label, "runs": args.runs,
         "tasks": [t.name for t in tasks], "harnesses": names, "timeout_s": args.timeout, "logs": str(log_root),

@@ -152,14 +152,14 @@ def _tool_descriptions(body: Any) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+|\n+")
 
 
-def prompt_sentences(body: Any, most: int = 25, min_chars: int = 45) -> list[str]:
+def prompt_sentences(body: Any, most: int = 40, min_chars: int = 30) -> list[str]:
     """Long, distinctive sentences of a harness's own system prompt: an answer that contains one of them
     echoes the prompt instead of answering. The longest ``most`` are kept."""
     seen: set[str] = set()
     sentences: list[str] = []
     for raw in _SENTENCE_END.split(system_text(body)):
         sentence = raw.strip(" -*#>`\t")
-        if len(sentence) >= min_chars and len(sentence.split()) >= 7 and sentence not in seen:
+        if len(sentence) >= min_chars and len(sentence.split()) >= 5 and sentence not in seen:
             seen.add(sentence)
             sentences.append(sentence)
     sentences.sort(key=len, reverse=True)
@@ -173,7 +173,12 @@ def example_values(body: Any) -> list[str]:
     """Quoted example values in a harness's system prompt and tool descriptions (`src/**/*.ts`, ...)."""
     text = system_text(body) + "\n" + _tool_descriptions(body)
     values = {next(g for g in m.groups() if g) for m in _EXAMPLE.finditer(text)}
-    return sorted(v for v in values if v == v.strip() and len(set(v)) > 3)
+    values = {v for v in values if v == v.strip() and len(set(v)) > 3}
+    # a placeholder path's folder part too: `path/to/file` -> `path/to/` (a model writes path/to/x.py)
+    values |= {
+        v.rsplit("/", 1)[0] + "/" for v in values if v.count("/") >= 2 and v[0].isalpha() and " " not in v
+    }
+    return sorted(values)
 
 
 def normalise(text: str) -> str:

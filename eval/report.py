@@ -32,7 +32,8 @@ def summarise(records: list[Rec]) -> dict[str, dict[str, Any]]:
             "cache_share_after_step1": (sum(r["later_cached_tokens"] for r in rs) / later_prompt)
             if later_prompt
             else None,
-            "no_final_answer": sum(not r["final_answer"] for r in rs),
+            # turns that ended (not cut by the timeout) without a final answer
+            "no_final_answer": sum(not r["final_answer"] and not r["timed_out"] for r in rs),
             "echoed_tool_response": sum(r["echoed_tool_response"] for r in rs),
             "echoed_own_prompt": sum(bool(r["echoed_prompt"]) for r in rs),
             "copied_examples": sum(bool(r["copied_examples"]) for r in rs),
@@ -99,7 +100,7 @@ def table(records: list[Rec], meta: dict[str, Any]) -> str:
             row.append(
                 f"{sum(r['passed'] for r in rs)}/{len(rs)} {walls}s {firsts[0] if firsts else '—'}t "
                 f"{sum(r['tool_calls'] for r in rs)}tc"
-                + ("" if all(r["final_answer"] for r in rs) else " !ans")
+                + ("" if all(r["final_answer"] or r["timed_out"] for r in rs) else " !ans")
             )
         task_rows.append(row)
     per_task = _grid(["task", *[f"{h}: passed, wall, 1st tokens, tool calls" for h in names]], task_rows)

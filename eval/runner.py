@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -98,56 +99,96 @@ def _copied(examples: list[str], haystacks: list[str], task: Task, original: dic
 
 
 def run_one(
-    task: Task, harness: str, run: int, url: str, model: str, timeout: float, log_root: Path
+    task: Task, harness: str, run: int, url: str, model: str, timeout: float, log_root: Path, base: Path
 ) -> RunRecord:
+    """One run in a fresh copy of the task's workspace. The copy is always at ``base/ws`` (emptied
+    before each run), so every run of an eval sees the same workspace path, as a user's turns in one
+    project do: a prompt that names the path keeps its cacheable prefix from task to task."""
     log_dir = log_root / harness / f"{task.name}.{run}"
     log_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f"shiro-eval-{task.name}-") as tmp:
-        ws = prepare_workspace(task, Path(tmp) / "ws")
-        home = Path(tmp) / "home"
-        home.mkdir()
-        before = snapshot(ws)
-        with RecordingProxy(url, log_dir / "wire.jsonl") as proxy:
-            inv = harnesses.invocation(harness, task.prompt, ws, home, proxy.url, model)
-            code, timed_out, wall = _execute(inv, timeout, log_dir / "stdout", log_dir / "stderr")
-        stdout = (log_dir / "stdout").read_text(encoding="utf-8", errors="replace")
-        seen = traffic(proxy.records)
-        tool_texts = list(seen.tool_call_texts)
-        if harness == "shiro":
-            events = harnesses.shiro_events(stdout)
-            calls = [e for e in events if e.get("type") == "tool-call"]
-            tool_calls = len(calls)
-            tool_names = [str(e.get("name")) for e in calls]
-            tool_texts += [f"{e.get('name')} {json.dumps(e.get('input'), ensure_ascii=False)}" for e in calls]
-            answer = harnesses.shiro_final_text(events) if events else seen.last_content
-            errors = [str(e.get("error")) for e in events if e.get("type") == "error"]
-        else:
-            tool_calls = seen.native_tool_calls
-            tool_names = [t.split(" ", 1)[0] for t in seen.tool_call_texts]
-            answer = stdout.strip() if harness == "qwen-code" and stdout.strip() else seen.last_content
-            errors = []
-        if harness == "qwen-code" and not answer.strip():
-            answer = seen.last_content
-        after = snapshot(ws)
-        written = [after[p].decode("utf-8", "replace") for p in after if before.get(p) != after[p]]
-        result = run_checks(task, ws, answer, before)
-        why = result.why
-        if timed_out:
-            why = f"timed out after {timeout:.0f} s; " + why
-        elif code not in (0, None) and not result.passed:
-            why = f"exit {code}; " + why
-        return RunRecord(
-            harness=harness, task=task.name, run=run, passed=result.passed and not timed_out, why=why,
-            wall_s=round(wall, 1), exit_code=code, timed_out=timed_out, requests=seen.requests,
-            tool_calls=tool_calls, tool_names=tool_names, first_prompt_tokens=seen.first_prompt_tokens,
-            prompt_tokens=seen.prompt_tokens, cached_tokens=seen.cached_tokens,
-            later_prompt_tokens=seen.later_prompt_tokens, later_cached_tokens=seen.later_cached_tokens,
-            final_answer=bool(answer.strip()), answer=answer[:4000],
-            echoed_tool_response="<tool_response>" in answer or "</tool_response>" in answer,
-            echoed_prompt=echoed_sentences(answer, seen.system_sentences),
-            copied_examples=_copied(seen.examples, [*tool_texts, answer, *written], task, before),
-            changed=result.changed, errors=errors + seen.errors, log_dir=str(log_dir),
-        )  # fmt: skip
+    home = base / "home"
+    if home.exists():
+        shutil.rmtree(home)
+    home.mkdir(parents=True)
+    ws = prepare_workspace(task, base / "ws")
+    before = snapshot(ws)
+    with RecordingProxy(url, log_dir / "wire.jsonl") as proxy:
+        inv = harnesses.invocation(harness, task.prompt, ws, home, proxy.url, model)
+        code, timed_out, wall = _execute(inv, timeout, log_dir / "stdout", log_dir / "stderr")
+    after = snapshot(ws)
+    written = {p: after[p] for p in after if before.get(p) != after[p]}
+    for rel, content in written.items():  # what the harness wrote, for --explain and --rescore
+        (log_dir / "changed" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (log_dir / "changed" / rel).write_bytes(content)
+    seen = observe(harness, task, log_dir, proxy.records, before, written)
+    result = run_checks(task, ws, seen["answer"], before)
+    why = result.why
+    if timed_out:
+        why = f"timed out after {timeout:.0f} s; " + why
+    elif code not in (0, None) and not result.passed:
+        why = f"exit {code}; " + why
+    return RunRecord(
+        harness=harness, task=task.name, run=run, passed=result.passed and not timed_out, why=why,
+        wall_s=round(wall, 1), exit_code=code, timed_out=timed_out, changed=result.changed,
+        log_dir=str(log_dir), **seen,
+    )  # fmt: skip
+
+
+def observe(
+    harness: str,
+    task: Task,
+    log_dir: Path,
+    records: list[dict[str, Any]],
+    before: dict[str, bytes],
+    written: dict[str, bytes],
+) -> dict[str, Any]:
+    """The RunRecord fields that the logs give: traffic, tool calls, the final answer and the flags."""
+    stdout = (log_dir / "stdout").read_text(encoding="utf-8", errors="replace")
+    seen = traffic(records)
+    tool_texts = list(seen.tool_call_texts)
+    if harness == "shiro":
+        events = harnesses.shiro_events(stdout)
+        calls = [e for e in events if e.get("type") == "tool-call"]
+        tool_calls = len(calls)
+        tool_names = [str(e.get("name")) for e in calls]
+        tool_texts += [f"{e.get('name')} {json.dumps(e.get('input'), ensure_ascii=False)}" for e in calls]
+        answer = harnesses.shiro_final_text(events) if events else seen.last_content
+        errors = [str(e.get("error")) for e in events if e.get("type") == "error"]
+    else:
+        tool_calls = seen.native_tool_calls
+        tool_names = [t.split(" ", 1)[0] for t in seen.tool_call_texts]
+        answer = stdout.strip() if harness == "qwen-code" and stdout.strip() else seen.last_content
+        errors = []
+    if harness == "qwen-code" and not answer.strip():
+        answer = seen.last_content
+    texts = [b.decode("utf-8", "replace") for b in written.values()]
+    return {
+        "requests": seen.requests, "tool_calls": tool_calls, "tool_names": tool_names,
+        "first_prompt_tokens": seen.first_prompt_tokens, "prompt_tokens": seen.prompt_tokens,
+        "cached_tokens": seen.cached_tokens, "later_prompt_tokens": seen.later_prompt_tokens,
+        "later_cached_tokens": seen.later_cached_tokens, "final_answer": bool(answer.strip()),
+        "answer": answer[:4000],
+        "echoed_tool_response": "<tool_response>" in answer or "</tool_response>" in answer,
+        "echoed_prompt": echoed_sentences(answer, seen.system_sentences),
+        "copied_examples": _copied(seen.examples, [*tool_texts, answer, *texts], task, before),
+        "errors": errors + seen.errors,
+    }  # fmt: skip
+
+
+def rescore(record: dict[str, Any], task: Task) -> dict[str, Any]:
+    """A saved record with its log-derived fields computed again (after a change to the metrics)."""
+    log_dir = Path(record["log_dir"])
+    wire = log_dir / "wire.jsonl"
+    if not wire.is_file():
+        return record
+    records = [json.loads(line) for line in wire.read_text(encoding="utf-8").splitlines() if line.strip()]
+    changed = log_dir / "changed"
+    written = (
+        {p.relative_to(changed).as_posix(): p.read_bytes() for p in changed.rglob("*") if p.is_file()}
+        if changed.is_dir()
+        else {}
+    )
+    return {**record, **observe(record["harness"], task, log_dir, records, snapshot(task.workspace), written)}
 
 
 def run_all(
@@ -160,22 +201,29 @@ def run_all(
     log_root: Path,
     on_record: Any = None,
 ) -> list[RunRecord]:
-    """Harness by harness (so the server's prompt cache stays warm for one harness), run by run, task by task."""
+    """Run by run, task by task, and each task by every harness in turn: the harnesses of one task run
+    under the same load (the machine may be shared), and a sweep cut short still gives paired results.
+    The server keeps each harness's prompt prefix in its own slot, so the interleaving costs no cache."""
     records: list[RunRecord] = []
+    base = Path(tempfile.mkdtemp(prefix="shiro-eval-"))
     for harness in harness_names:
         harnesses.ensure_installed(harness)
-        for run in range(1, runs + 1):
-            for task in tasks:
+    for run in range(1, runs + 1):
+        for task in tasks:
+            for harness in harness_names:
                 print(f"eval: {harness} {task.name} run {run}/{runs} ...", file=sys.stderr, flush=True)
-                record = run_one(task, harness, run, url, model, timeout, log_root)
+                record = run_one(task, harness, run, url, model, timeout, log_root, base)
                 records.append(record)
                 mark = "PASS" if record.passed else "fail"
                 print(
                     f"eval:   {mark} {record.wall_s:.0f} s, {record.requests} requests, {record.tool_calls} tool calls"
-                    f" - {record.why}", file=sys.stderr, flush=True,
-                )  # fmt: skip
+                    f" - {record.why}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 if on_record is not None:
                     on_record(records)
+    shutil.rmtree(base, ignore_errors=True)
     return records
 
 

@@ -39,7 +39,7 @@ IGNORED_DIRS = {
     ".shiro-neko",
     ".venv",
 }
-CHECK_TIMEOUT = 60.0
+CHECK_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)
@@ -158,8 +158,8 @@ def _one(check: dict[str, Any], task: Task, ws: Path, answer: str) -> str | None
                 stdin=subprocess.DEVNULL,
             )  # fmt: skip
         except subprocess.TimeoutExpired:
-            return f"`{' '.join(check['run'])}` timed out"
-        shown = " ".join(check["run"])
+            return f"`{' '.join(argv)}` timed out"
+        shown = " ".join(check["run"]).replace("{python}", "python3")
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
         if proc.returncode != check.get("rc", 0):
             return f"`{shown}` exited {proc.returncode}: {' | '.join(tail)}"[:400]

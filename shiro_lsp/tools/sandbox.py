@@ -165,12 +165,16 @@ def wrap(argv: Sequence[str], roots: Sequence[Path], *, network: bool) -> list[s
         args += ["--bind", str(root), str(root)]
     for socket in _listening_sockets(hidden, roots):
         args += ["--ro-bind", "/dev/null", socket]
+    scope = network and landlock.can_scope_abstract_sockets()
+    helper = [os.path.realpath(sys.executable), "-I", "-S", os.path.realpath(landlock.__file__)]
+    if scope:  # Shiro's own interpreter and helper may live in a hidden folder (a checkout in /tmp)
+        for path in (helper[0], helper[-1], os.path.realpath(sys.base_prefix)):
+            if any(_under(path, folder) for folder in hidden):
+                args += ["--ro-bind", path, path]
     if not network:
         args.append("--unshare-net")
     args += ["--unshare-pid", "--die-with-parent", "--new-session", "--chdir", str(roots[0]), "--"]
-    if network and landlock.can_scope_abstract_sockets():
-        args += [sys.executable, "-I", "-S", landlock.__file__]
-    return [*args, *argv]
+    return [*args, *(helper if scope else []), *argv]
 
 
 def _hidden_dirs() -> list[str]:

@@ -100,7 +100,8 @@ def version(harness: str) -> str:
             return f"shiro {commit}{'+dirty' if dirty else ''}"
         argv = [str(aider_command() if harness == "aider" else qwen_command()), "--version"]
         out = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=base_env(Path.home()))
-        return f"{harness} {out.stdout.strip().splitlines()[-1] if out.stdout.strip() else '?'}"
+        last = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else "?"
+        return last if last.lower().startswith(harness.split("-")[0]) else f"{harness} {last}"
     except (OSError, subprocess.SubprocessError):
         return f"{harness} ?"
 

@@ -73,6 +73,7 @@ CALL_KEYS = frozenset({"name", "arguments", "parameters", "id", "type", "functio
 _FENCE = re.compile(
     r"^```[ \t]*(?:json|tool_call|tool_code|javascript|js)?[ \t]*\n(?P<body>.*?)\n?```$", re.S
 )
+_FENCE_OPEN = re.compile(r"^```[ \t]*(?:json|tool_call|tool_code|javascript|js)?[ \t]*\n")
 _WRAPPER = re.compile(r"<(?P<tag>tool_call|tools)>\s*(?P<body>.*?)\s*(?:</(?P=tag)>|$)", re.S)
 _XML_TOOL = re.compile(r'<tool\s+name\s*=\s*"(?P<name>[\w.-]+)"\s*>(?P<body>.*?)</tool>', re.S)
 _XML_ARGUMENT = re.compile(r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", re.S)
@@ -185,10 +186,28 @@ def _payloads(text: str) -> list[Any] | None:
     fenced = _FENCE.match(text)
     if fenced:
         inner = fenced.group("body").strip()
-        return _decoded([inner]) if "```" not in inner else None
+        return (_decoded([inner]) if "```" not in inner else None) or _fenced_json(text)
     if text[0] in "[{":
         return _decoded([text])
     return None
+
+
+def _fenced_json(text: str) -> list[Any] | None:
+    """One fence holding one or more JSON values (a string value may hold a fence of its own)."""
+    opening = _FENCE_OPEN.match(text)
+    if opening is None:
+        return None
+    decoder, at = json.JSONDecoder(), opening.end()
+    values: list[Any] = []
+    while True:
+        at = len(text) - len(text[at:].lstrip())
+        if text.startswith("```", at):
+            return values if values and not text[at + 3 :].strip() else None
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            return None
+        values.append(value)
 
 
 def _decoded(bodies: list[str]) -> list[Any] | None:
@@ -386,6 +405,10 @@ def text_call_notice(calls: list[TextCall]) -> str:
     names = ", ".join(dict.fromkeys(c.name for c in calls))
     plural = "s" if len(calls) != 1 else ""
     return f"The model wrote its tool call{plural} as text ({names}); Shiro read {'them' if plural else 'it'} from its reply."
+
+
+def listing_notice(paths: list[str]) -> str:
+    return f"The model wrote out {', '.join(paths)} in its reply; Shiro writes {'them' if len(paths) > 1 else 'it'} (write_file)."
 
 
 def split_tagged_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[str, list[TextCall]] | None:

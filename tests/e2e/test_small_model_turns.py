@@ -111,7 +111,9 @@ def errors(events: list[dict[str, Any]]) -> list[str]:
     return [e["error"] for e in events if e["type"] == "tool-error"]
 
 
-async def test_a_file_written_out_in_the_reply_is_written(local: FakeOpenAI, workspace: Path, home: Path) -> None:
+async def test_a_file_written_out_in_the_reply_is_written(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
     (workspace / "greet.py").write_text(GREET)
     local.script += [
         Step(Text(f"Here is the updated greet.py:\n\n```python\n{GREET_SHOUT}```\n", chunks=4)),

@@ -26,7 +26,9 @@ def written(text: str, ws: Path, prompt: str = "Fix the average.") -> dict[str, 
 
 @pytest.mark.parametrize("path_line", ["stats.py", "`stats.py`", "**stats.py**", "### stats.py", "stats.py:"])
 def test_a_path_line_then_a_fence_is_the_file(ws: Path, path_line: str) -> None:
-    assert written(f"The divisor is wrong.\n\n{path_line}\n```python\n{FIXED}```\n", ws) == {"stats.py": FIXED}
+    assert written(f"The divisor is wrong.\n\n{path_line}\n```python\n{FIXED}```\n", ws) == {
+        "stats.py": FIXED
+    }
 
 
 def test_a_new_file_needs_its_path_on_its_own_line(ws: Path) -> None:

@@ -44,6 +44,7 @@ from shiro_lsp.agent.text_tools import (
     text_call_notice,
     tool_outputs,
     tools_prompt,
+    writes_a_result,
 )
 from shiro_lsp.agent.tool_calls import (
     Answer,
@@ -56,7 +57,7 @@ from shiro_lsp.agent.tool_calls import (
     result_part,
 )
 from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
-from shiro_lsp.agent.turn_guards import TurnGuard, nudge_message
+from shiro_lsp.agent.turn_guards import WROTE_A_RESULT, TurnGuard, nudge_message
 from shiro_lsp.agent.workspace_view import VIEW_KEY, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.fs.secrets import Redactor
@@ -184,6 +185,8 @@ class TurnSetup:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     workspace_view: str = ""
     """What the turn's user message carries of the workspace (``workspace_view``); '' for none."""
+    temperature: float | None = None
+    """The agent steps' sampling temperature (None: the server's default)."""
 
     def bash_warning(self) -> str:
         """What a bash approval card says about where the command runs (sandboxed or not)."""
@@ -328,6 +331,7 @@ class Turn:
                 if takes_reasoning_effort(self.setup.model)
                 else None,
                 max_output_tokens=output_budget(self.setup, wire.tokens),
+                temperature=self.setup.temperature,
             )
             step = _StepResult()
             hold = TextHold(enabled=self.tool_call_format != "native", tagged=text_format)
@@ -382,6 +386,8 @@ class Turn:
                 message = event.message
                 if not step.calls and hold.enabled:
                     message = await self._calls_from_text(message, step, hold, specs)
+                if not step.calls and hold.enabled and self._invented_result(message):
+                    hold.drop()  # sent back, never shown (turn_guards.py)
                 self._show(hold.release())
                 step.message, step.usage = message, event.usage
                 self._count(event.usage)
@@ -424,6 +430,15 @@ class Turn:
         kept = [p for p in parts if p.get("type") != "text"]
         said = [{"type": "text", "text": prose}] if prose else []
         return {**message, "content": kept + said + self._read_calls(calls, step)}
+
+    def _invented_result(self, message: Message) -> bool:
+        parts = message.get("content")
+        text = (
+            "".join(p.get("text", "") for p in parts if p.get("type") == "text")
+            if isinstance(parts, list)
+            else ""
+        )
+        return writes_a_result(text) and WROTE_A_RESULT not in self.guard.sent
 
     def _read_calls(self, calls: list[TextCall], step: _StepResult) -> list[dict[str, Any]]:
         """The step's calls read from text, as tool-call parts of the assistant message."""

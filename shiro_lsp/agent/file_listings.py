@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from shiro_lsp.agent.text_tools import TextCall
+from shiro_lsp.agent.text_tools import TextCall, is_call_shaped
 from shiro_lsp.errors import ToolError
 from shiro_lsp.tools.files import open_text
 
@@ -98,6 +98,8 @@ def _blocks(text: str) -> list[_Block]:
 def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Listing | None:
     if not block.body.strip() or _ELIDED.search(block.body) or _EXAMPLE.search(block.before):
         return None
+    if is_call_shaped(block.body):
+        return None  # a tool call Shiro could not read, never a file's content
     explicit = _path_line(block.before)
     if explicit is not None:
         path, line_length = explicit

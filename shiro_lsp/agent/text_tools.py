@@ -64,6 +64,7 @@ from shiro_lsp.providers.wire import parts_of, tool_output_text
 from shiro_lsp.tools.base import JsonObject, ToolSpec, validate_input
 
 TOOL_CALL_TAG = "<tool_call>"
+RESULT_TAG = "<tool_response>"
 TEXT_ORIGIN_NOTE = (
     "Read from the model's text: the model wrote this call in its reply, it did not make a native "
     "tool call. Deny it if you did not ask for it."
@@ -258,6 +259,8 @@ def _call_of(item: Any, tools: Mapping[str, ToolSpec], *, offered: bool = True) 
         item = item["function"]
         if not set(item) <= CALL_KEYS:
             return None
+    elif isinstance(item.get("function"), str) and "name" not in item:  # the name under "function"
+        item = {**item, "name": item["function"]}
     name = item.get("name")
     spec = tools.get(name) if isinstance(name, str) else None
     if spec is None:
@@ -393,12 +396,28 @@ _PREFIXES = (*_TAGGED, *_FENCED, *_OPENINGS)
 
 def may_be_call(start: str) -> bool:
     """Whether a message beginning with ``start`` (no leading blanks) can still be a tool call."""
-    if _MAY_BE_CALL.match(start):
+    if _MAY_BE_CALL.match(start) or writes_a_result(start) or RESULT_TAG.startswith(start):
         return True
     if len(start) > _DECIDE_AFTER:
         return False
     compact = re.sub(r"\s+", "", start)
     return any(prefix.startswith(compact) for prefix in _PREFIXES)
+
+
+def writes_a_result(text: str) -> bool:
+    """A reply that starts as a tool result: the model invented one (it is never shown as an answer)."""
+    return text.lstrip().startswith(RESULT_TAG)
+
+
+def is_call_shaped(text: str) -> bool:
+    """JSON that has the shape of a call (a name and its arguments), whatever the name."""
+    value = _json(text.strip())
+    return (
+        isinstance(value, dict)
+        and set(value) <= CALL_KEYS
+        and bool({"name", "function"} & set(value))
+        and bool({"arguments", "parameters"} & set(value))
+    )
 
 
 def text_call_notice(calls: list[TextCall]) -> str:

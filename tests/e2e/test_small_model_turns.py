@@ -391,3 +391,20 @@ async def test_a_recorded_call_to_a_tool_not_offered_names_the_one_to_use(
     assert errors(events)[0] == "multi_edit is not available to the default agent. Use edit_file instead."
     assert (workspace / "greet.py").read_text() == GREET.replace(old, new)
     assert answer(events) == "greet.py now prints the greeting in upper case."
+
+
+async def test_a_tool_result_the_model_writes_itself_is_sent_back(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "calc.py").write_text("print(2 - 3)\n")
+    invented = "<tool_response>\nRunning `python3 calc.py`:\n\n  * 5\n</tool_response>"  # as 1.5B wrote it
+    local.script += [
+        Step(call("edit_file", {"path": "calc.py", "oldString": "2 - 3", "newString": "2 + 3"})),
+        Step(call("bash", {"command": "python3 calc.py"})),
+        Step(Text(invented, chunks=3)),
+        Step(Text("calc.py now prints 5.")),
+    ]
+    events = await run(local, workspace, home, "python3 calc.py should print 5 but prints -1. Fix it.")
+    sent_back = chats(local)[3]["messages"][-1]
+    assert sent_back["role"] == "user" and "tool result yourself" in sent_back["content"]
+    assert answer(events) == "calc.py now prints 5."

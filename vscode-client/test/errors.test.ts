@@ -72,3 +72,10 @@ test('local-model settings reach the server: window, output cap, retries and the
   assert.equal(toolCallFormat('xml'), undefined);
   assert.equal(toolCallFormat(['text']), undefined);
 });
+
+test('the temperature reaches the server when it is one, and 0 is a real choice', () => {
+  assert.equal(initializationOptions(userSettings({ temperature: 0 }), undefined, true).temperature, 0);
+  assert.equal(initializationOptions(userSettings({ temperature: 0.7 }), undefined, true).temperature, 0.7);
+  assert.equal('temperature' in initializationOptions(userSettings({ temperature: 5 }), undefined, true), false);
+  assert.equal('temperature' in initializationOptions(userSettings({}), undefined, true), false);
+});

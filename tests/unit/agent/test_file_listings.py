@@ -98,3 +98,11 @@ def test_the_prose_keeps_everything_but_the_listings(ws: Path) -> None:
 def test_a_quote_of_a_block_start_is_not_a_change() -> None:
     source = "def main():\n    a = 1\n    b = 2\n    return a + b\n"
     assert splice(source, "def main():\n    a = 1\n    b = 2\n") is None
+
+
+def test_a_call_shaped_block_is_never_a_file_content(ws: Path) -> None:
+    (ws / "settings.json").write_text('{"telemetry": true}\n')
+    call = '{"function": "some_tool", "arguments": {"path": "settings.json", "content": "{}"}}'
+    assert written(f"```json\n{call}\n```", ws, "Turn telemetry off in settings.json.") == {}
+    package = '{"name": "app", "version": "1.0.0"}'
+    assert written(f"package.json\n```json\n{package}\n```", ws) == {"package.json": package + "\n"}

@@ -1,10 +1,10 @@
 // The review UI in the chat panel: approval previews (files, `+N −M`, Open diff, Deny with a reason), the
 // "Changed files" block with Keep/Undo, "Restore checkpoint" on user turns with Redo, and tool-card diffs.
 // main.ts calls these hooks; everything here only renders and posts messages (the host does the work).
-import type { ChatEntry } from '../src/chatModel';
-import type { ChangesEntry, RestoredEntry } from '../src/changesModel';
-import { NOT_COVERED_LABEL, toolDiff } from '../src/changesModel';
-import type { WebviewMessage } from '../src/webviewProtocol';
+import type { ChatEntry } from '../src/chat/chatModel';
+import type { ChangesEntry, RestoredEntry } from '../src/review/changesModel';
+import { NOT_COVERED_LABEL, toolDiff } from '../src/review/changesModel';
+import type { WebviewMessage } from '../src/shared/webviewProtocol';
 
 type Post = (m: WebviewMessage) => void;
 type ApprovalEntry = Extract<ChatEntry, { kind: 'approval' }>;

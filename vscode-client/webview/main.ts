@@ -1,18 +1,18 @@
 // The chat panel. It renders what the extension host sends (the host owns the state, so a re-created
 // webview is redrawn from the host) and posts the user's actions back.
-import type { ApprovalEntry, ChatEntry, ChatState, CompactionEntry } from '../src/chatModel';
-import { PromptHistory } from '../src/history';
-import type { QueuedChat, TodosPayload } from '../src/protocol';
-import { queueView } from '../src/queue';
-import { TranscriptWindow } from '../src/transcriptWindow';
-import type { PanelInfo } from '../src/setup';
-import type { Attachment } from '../src/attachments';
-import { activeToken, applyPick, rankCandidates } from '../src/mentions';
-import type { ActiveToken, Candidate } from '../src/mentions';
-import { SLASH_COMMANDS } from '../src/slash';
-import { nextTick, retryLabel } from '../src/retryCountdown';
-import type { RetryWait } from '../src/retryCountdown';
-import type { HostMessage, WebviewMessage } from '../src/webviewProtocol';
+import type { ApprovalEntry, ChatEntry, ChatState, CompactionEntry } from '../src/chat/chatModel';
+import { PromptHistory } from './history';
+import type { QueuedChat, TodosPayload } from '../src/shared/protocol';
+import { queueView } from './queue';
+import { TranscriptWindow } from './transcriptWindow';
+import type { PanelInfo } from '../src/setup/setup';
+import type { Attachment } from '../src/chat/attachments';
+import { activeToken, applyPick, rankCandidates } from '../src/chat/mentions';
+import type { ActiveToken, Candidate } from '../src/chat/mentions';
+import { SLASH_COMMANDS } from '../src/chat/slash';
+import { nextTick, retryLabel } from '../src/chat/retryCountdown';
+import type { RetryWait } from '../src/chat/retryCountdown';
+import type { HostMessage, WebviewMessage } from '../src/shared/webviewProtocol';
 import { codeLanguage, createSanitizer, highlightCode, isWorkspaceLink, renderMarkdown } from './markdown';
 import { taskListNodes } from './todos';
 import { decorateApproval, decorateTool, decorateUser, denyReason, renderChanges, renderRestored } from './changes';

@@ -1,11 +1,11 @@
 // Chat-box commands: parsed here, sent as contract requests by the controller, never to the model.
-import { Method } from './protocol';
+import { Method } from '../shared/protocol';
 import type {
   ContextMeter, MemoryCompactResult, MemoryListResult, NewSessionResult, NotesResult, ResumeResult, SaveResult,
   SessionInfo,
-} from './protocol';
+} from '../shared/protocol';
 import { costLabel } from './meter';
-import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from './sessions';
+import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from '../sessions/sessions';
 
 export interface RequestStep { method: string; params: Record<string, unknown> }
 export type SlashAction =

@@ -1,6 +1,6 @@
-import type { ApproveParams, Decision } from './protocol';
-import { approvalPreview } from './changesModel';
-import type { ApprovalPreviewView } from './changesModel';
+import type { ApproveParams, Decision } from '../shared/protocol';
+import { approvalPreview } from '../review/changesModel';
+import type { ApprovalPreviewView } from '../review/changesModel';
 
 /** Said on the card of a call Shiro read from the model's reply rather than a native tool call. */
 export const TEXT_ORIGIN_NOTE =

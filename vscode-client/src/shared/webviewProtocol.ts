@@ -1,9 +1,9 @@
-import type { ChatEntry, ChatState } from './chatModel';
-import type { ReviewMessage } from './changesModel';
+import type { ChatEntry, ChatState } from '../chat/chatModel';
+import type { ReviewMessage } from '../review/changesModel';
 import type { Decision, QueuedChat, TodosPayload } from './protocol';
-import type { PanelInfo } from './setup';
-import type { Attachment } from './attachments';
-import type { Candidate, MentionKind } from './mentions';
+import type { PanelInfo } from '../setup/setup';
+import type { Attachment } from '../chat/attachments';
+import type { Candidate, MentionKind } from '../chat/mentions';
 
 export type HostMessage =
   | { type: 'state'; state: ChatState; history: string[] }

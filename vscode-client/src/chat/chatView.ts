@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatController } from './controller';
-import type { WebviewMessage } from './webviewProtocol';
+import type { WebviewMessage } from '../shared/webviewProtocol';
 import { chatHtml } from './chatHtml';
 
 export { chatHtml };

@@ -5,7 +5,7 @@ import type { DiffLineKind, LineCounts } from './lineDiff';
 import type {
   ApproveParams, ChangedFile, ChangeStatus, ChangesResult, CheckpointInfo, CheckpointRestoreResult, DiffHunk, FilePreview,
   RestoreMode,
-} from './protocol';
+} from '../shared/protocol';
 
 /** The file tools whose approval carries a preview (and whose cards show a diff). */
 export const FILE_TOOLS = new Set(['write_file', 'edit_file', 'multi_edit', 'apply_patch', 'move_file', 'delete_file']);

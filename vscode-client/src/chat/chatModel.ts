@@ -3,10 +3,10 @@
 import type { ApprovalCard } from './approval';
 import { describeInput } from './approval';
 import { splitAttachments } from './attachments';
-import type { ChangesEntry, RestoredEntry } from './changesModel';
+import type { ChangesEntry, RestoredEntry } from '../review/changesModel';
 import type { RetryWait } from './retryCountdown';
 import { retryWait } from './retryCountdown';
-import type { CompactionInfo, EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from './protocol';
+import type { CompactionInfo, EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from '../shared/protocol';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 export type ChatEntry =
@@ -92,7 +92,7 @@ export class ChatModel {
 
   private changed(entry: ChatEntry): void { if (!this.quiet) this.onChange(entry); }
 
-  /** For feature modules (changes.ts): add an entry / announce that one changed. */
+  /** For feature modules (review/changes.ts): add an entry / announce that one changed. */
   push(entry: NewEntry): ChatEntry { return this.add(entry); }
   touch(entry: ChatEntry): void { this.changed(entry); }
 

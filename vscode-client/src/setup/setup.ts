@@ -1,5 +1,5 @@
 // First run and the model picker: what the panel shows about the endpoint. Pure (no vscode import).
-import type { ModelsDetectResult, ModelsResult } from './protocol';
+import type { ModelsDetectResult, ModelsResult } from '../shared/protocol';
 
 export interface SetupInfo { show: boolean; baseUrl: string; model: string; hasKey: boolean }
 export interface PanelInfo { model: string; agent: string; setup: SetupInfo }

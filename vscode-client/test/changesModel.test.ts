@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approvalPreview, assignCheckpoints, changesView, diffResultHunks, HunkReview, isReviewMessage, restoreText, toolDiff } from '../src/review/changesModel';
+import { approvalPreview, assignCheckpoints, changesView, diffResultHunks, HunkReview, isReviewMessage, restoreText } from '../src/review/changesModel';
+import { toolDiff } from '../webview/toolDiff';
 import type { CheckpointInfo } from '../src/shared/protocol';
 
 test('an approval preview lists each file with its status and +N −M, and a total', () => {

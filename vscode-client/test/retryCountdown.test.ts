@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { nextTick, retryLabel, retryWait } from '../src/chat/retryCountdown';
+import { nextTick, retryLabel, retryWait } from '../src/shared/retryCountdown';
 import { ChatModel } from '../src/chat/chatModel';
 
 test('the countdown counts whole seconds down to "now"', () => {

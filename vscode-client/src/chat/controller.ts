@@ -3,25 +3,21 @@
 import * as vscode from 'vscode';
 import { approvalCard, toDecision, toReason } from './approval';
 import { isReviewMessage } from '../review/changesModel';
-import type { ReviewMessage } from '../review/changesModel';
 import { ChatModel } from './chatModel';
-import type { ChatEntry } from './chatModel';
 import { Method } from '../shared/protocol';
 import type { Agent, CompactionProgress, SessionCompactResult, SessionUncompactResult } from '../shared/protocol';
-import type { PanelInfo } from '../setup/setup';
 import { splitAttachments, withAttachments } from './attachments';
-import type { Attachment } from './attachments';
-import type { Candidate, MentionKind } from './mentions';
+import type { Candidate, MentionKind } from '../shared/mentions';
 import type {
   ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
   NewSessionResult, SessionInfo,
 } from '../shared/protocol';
 import { formatSlashResult, helpText, parseSlash } from './slash';
 import type { ShiroServer } from '../server/server';
-import type { HostMessage, WebviewMessage } from '../shared/webviewProtocol';
 import { errorReason } from '../server/errors';
 import { resolveWorkspaceLink } from './workspaceLink';
 import { sessionLinks } from '../sessions/sessions';
+import type { Attachment, ChatEntry, HostMessage, PanelInfo, ReviewMessage, WebviewMessage } from '../shared/webviewProtocol';
 
 /** A code block's "Insert": at the cursor of the editor last used (the panel has the focus when clicked). */
 async function insertAtCursor(text: string): Promise<void> {

@@ -1,12 +1,12 @@
 import * as vscode from 'vscode';
 import { selectionLabel } from './attachments';
-import type { Attachment } from './attachments';
 import type { ChatController } from './controller';
-import type { Candidate, MentionKind } from './mentions';
+import type { Candidate, MentionKind } from '../shared/mentions';
 import {
   TerminalCommands, copiedBy, noSelectionNotice, selectionChipLabel, selectionContext, terminalContext, terminalLabel,
   terminalSelection, withBufferOutput,
 } from './terminalOutput';
+import type { Attachment } from '../shared/webviewProtocol';
 
 const SKIP = '**/{node_modules,.git,.venv,venv,dist,out,build,__pycache__,.mypy_cache,.pytest_cache,.tools,.artifacts}/**';
 

@@ -7,15 +7,16 @@ import type { ChatModel } from '../chat/chatModel';
 import {
   assignCheckpoints, changesView, diffResultHunks, HunkReview, previewFiles, RESTORE_LABELS, restoreText,
 } from './changesModel';
-import type { ChangesEntry, RestoredEntry, ReviewMessage, UserTurn } from './changesModel';
+import type { UserTurn } from './changesModel';
 import { errorReason } from '../server/errors';
-import { hunkRange, lensLine } from './lineDiff';
+import { hunkRange, lensLine } from '../shared/lineDiff';
 import { Method } from '../shared/protocol';
 import type {
   ApproveParams, ChangesDiffResult, ChangesKeepResult, ChangesResult, ChangesUndoResult, CheckpointListResult,
   CheckpointRestoreResult, DiffHunk, FilePreview, ResumeResult, RestoreMode, SessionInfo,
 } from '../shared/protocol';
 import type { ShiroServer } from '../server/server';
+import type { ChangesEntry, RestoredEntry, ReviewMessage } from '../shared/webviewProtocol';
 
 export const DIFF_SCHEME = 'shiro-diff';
 export const UNDO_HUNK_COMMAND = 'shiro.undoHunk';

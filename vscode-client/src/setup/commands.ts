@@ -6,9 +6,8 @@ import { API_KEY_SECRET } from '../server/server';
 import type { ShiroServer } from '../server/server';
 import { AGENTS, Method } from '../shared/protocol';
 import type { Agent, ModelsDetectResult, ModelsResult } from '../shared/protocol';
-import type { WebviewMessage } from '../shared/webviewProtocol';
 import { detectParams, detectionReport, endpointReport, localModelItems, modelItems, needsSetup, shownModel } from './setup';
-import type { PanelInfo } from './setup';
+import type { PanelInfo, WebviewMessage } from '../shared/webviewProtocol';
 
 type SetupAction = Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'detectLocal' | 'setup' }>;
 

@@ -1,9 +1,6 @@
 // First run and the model picker: what the panel shows about the endpoint. Pure (no vscode import).
 import type { ModelsDetectResult, ModelsResult } from '../shared/protocol';
 
-export interface SetupInfo { show: boolean; baseUrl: string; model: string; hasKey: boolean }
-export interface PanelInfo { model: string; agent: string; setup: SetupInfo }
-
 /** Nothing to talk to yet: no key (SecretStorage or OPENAI_API_KEY) and no base URL (a local one needs no key). */
 export function needsSetup(o: { hasKey: boolean; envKey: boolean; baseUrl: string }): boolean {
   return !o.hasKey && !o.envKey && !o.baseUrl.trim();

@@ -2,7 +2,7 @@
 // The server's `shiro/changes/diff` sends its own hunks (the indices `shiro/changes/undo` takes); these
 // functions compute the same shape locally for approval previews and as a fallback.
 import { diffLines } from 'diff';
-import type { DiffHunk } from '../shared/protocol';
+import type { DiffHunk } from './protocol';
 
 export interface LineCounts { additions: number; deletions: number }
 

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { reportServerFailure, serverFailureMessage } from '../src/errors';
-import { initializationOptions, toolCallFormat } from '../src/options';
-import { choosePython, expandPath } from '../src/pythonPath';
+import { reportServerFailure, serverFailureMessage } from '../src/server/errors';
+import { initializationOptions, toolCallFormat } from '../src/server/options';
+import { choosePython, expandPath } from '../src/server/pythonPath';
 import { stub } from './vscode-stub';
 
 /** Settings that are all the user's own (what `inspect()` calls globalValue). */

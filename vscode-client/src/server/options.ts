@@ -1,4 +1,4 @@
-import type { InitializationOptions, ToolCallFormat } from './protocol';
+import type { InitializationOptions, ToolCallFormat } from '../shared/protocol';
 import { trustedView } from './settingsTrust';
 import type { SettingsSource } from './settingsTrust';
 

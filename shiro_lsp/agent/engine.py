@@ -285,7 +285,11 @@ class Turn:
         plan = self.setup.plan
         can_run = "bash" in plan.tools and "bash" not in plan.hidden
         self.guard = TurnGuard(
-            text, self.setup.workspace, can_run_commands=can_run, tools=frozenset(plan.tools)
+            text,
+            self.setup.workspace,
+            can_run_commands=can_run,
+            tools=frozenset(plan.tools),
+            writes_out=plan.writes_out,
         )
         try:
             return await self._loop()

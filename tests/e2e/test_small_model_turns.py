@@ -431,3 +431,23 @@ async def test_a_file_shown_unchanged_as_its_fix_is_sent_back_naming_it(
     assert sent_back["role"] == "user" and "run_stats.py as it already is" in sent_back["content"]
     assert (workspace / "stats.py").read_text() == fixed
     assert answer(events) == "The average is 4.0 now."
+
+
+async def test_an_in_place_edit_that_matched_nothing_says_so(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    settings = '{\n  "telemetry": true\n}\n'
+    (workspace / "settings.json").write_text(settings)
+    recorded = "sed -i 's/telemetry: true/telemetry: false/' settings.json"  # 1.5B: JSON has quotes
+    fixed = 'sed -i \'s/"telemetry": true/"telemetry": false/\' settings.json'
+    local.script += [
+        Step(call("bash", {"command": recorded})),
+        Step(call("bash", {"command": fixed})),
+        Step(Text("Telemetry is off.")),
+    ]
+    events = await run(local, workspace, home, "Turn telemetry off in settings.json.")
+    results = [e for e in events if e["type"] == "tool-result"]
+    assert len(results) == 2 and "diff" not in results[0] and "diff" in results[1]
+    assert "No file changed" in chats(local)[1]["messages"][-1]["content"]
+    assert "No file changed" not in chats(local)[2]["messages"][-1]["content"]
+    assert (workspace / "settings.json").read_text() == settings.replace("true", "false")

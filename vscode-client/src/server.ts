@@ -13,6 +13,7 @@ import type { InitializationOptions } from './protocol';
 import { resolvePython } from './pythonPath';
 import type { PythonChoice } from './pythonPath';
 import { bundledWheel, ensureServerEnv, EnvSetupError } from './serverEnv';
+import { Lifecycle } from './lifecycle';
 import { RestartPolicy } from './restartPolicy';
 import { configurationAnswer, EndpointGate, endpointPlan, PASS, trustedView } from './settingsTrust';
 import type { EndpointAnswer } from './settingsTrust';
@@ -81,8 +82,9 @@ export class ShiroServer implements vscode.Disposable {
   private wiring: vscode.Disposable[] = [];
   private readonly restarts = new RestartPolicy(4, 3 * 60_000);
   private running = false;
-  private starting: Promise<void> | undefined;
   private restarting = false;
+  /** Every start and stop goes through here, one at a time (see lifecycle.ts). */
+  private readonly lifecycle = new Lifecycle({ start: () => this.startNow(), stop: () => this.stopNow() });
   private python = 'python3';
   /** The state root the running server was started with (the server keeps it for its life). */
   private startedHome: string | undefined;
@@ -180,13 +182,14 @@ export class ShiroServer implements vscode.Disposable {
 
   /** A request sent while the server starts, or restarts after a crash, waits for it (up to 30 s). */
   private async untilReady(): Promise<void> {
-    if (this.isRunning || !this.client) return;
-    if (this.starting) await this.starting.catch(() => undefined);
-    if (this.isRunning || !(this.restarting || this.client.state === State.Starting)) return;
+    if (this.isRunning) return;
     await new Promise<void>(resolve => {
       const done = (): void => { clearTimeout(timer); sub.dispose(); resolve(); };
       const timer = setTimeout(done, 30_000);
       const sub = this.onDidChangeState(state => { if (state !== 'starting') done(); });
+      void this.lifecycle.settled().then(() => {
+        if (this.isRunning || !this.client || !(this.restarting || this.client.state === State.Starting)) done();
+      });
     });
   }
 
@@ -199,8 +202,12 @@ export class ShiroServer implements vscode.Disposable {
     return initializationOptions(vscode.workspace.getConfiguration('shiro'), apiKey, vscode.workspace.isTrusted, this.baseUrl());
   }
 
-  async start(): Promise<void> {
-    await this.stop();
+  /** Stop the server (if any) and start a new one with the current settings; concurrent calls are serialised. */
+  start(): Promise<void> {
+    return this.lifecycle.restart();
+  }
+
+  private async startNow(): Promise<void> {
     const choice = await this.interpreterChoice();
     if (!choice) return;
     this.choice = choice;
@@ -244,10 +251,8 @@ export class ShiroServer implements vscode.Disposable {
       else if (e.newState === State.Stopped && this.client === client) this.stateEmitter.fire('stopped');
     }));
     this.stateEmitter.fire('starting');
-    const started = client.start();
-    this.starting = started;
     try {
-      await started;
+      await client.start();
     } catch (error) {
       if (this.client !== client) return;
       this.running = false;
@@ -284,11 +289,18 @@ export class ShiroServer implements vscode.Disposable {
     await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { shiro: await this.options() } });
   }
 
-  async stop(): Promise<void> {
+  /** Stop the server, after any start or stop already asked for. */
+  stop(): Promise<void> {
+    return this.lifecycle.stop();
+  }
+
+  private async stopNow(): Promise<void> {
     const client = this.client;
     this.client = undefined;
     this.running = false;
     for (const d of this.wiring.splice(0)) d.dispose();
+    // the library's own restart after a crash may be under way: a starting client cannot be stopped, so wait for it
+    if (client?.state === State.Starting) await client.start().catch(() => undefined);
     if (client && client.state !== State.Stopped) {
       try { await client.stop(2000); } catch { /* already dead */ }
     }
@@ -296,8 +308,9 @@ export class ShiroServer implements vscode.Disposable {
   }
 
   dispose(): void {
-    void this.stop();
-    this.log.dispose();
-    this.stateEmitter.dispose();
+    void this.lifecycle.dispose().finally(() => {
+      this.log.dispose();
+      this.stateEmitter.dispose();
+    });
   }
 }

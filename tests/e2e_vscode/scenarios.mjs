@@ -41,6 +41,26 @@ function serverCommands(folder) {
   return out;
 }
 
+/** The extension's "Starting … (interpreter from …)" lines of this run (every window), for a failure's message. */
+function serverStarts(workspace) {
+  const logs = path.join(path.dirname(workspace), 'data', 'logs');
+  const lines = [];
+  const walk = dir => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name === 'Shiro.log') {
+        const window = path.basename(path.dirname(path.dirname(full)));
+        for (const line of fs.readFileSync(full, 'utf8').split('\n')) {
+          if (/Starting |environment|Restricted Mode|already exists/.test(line)) lines.push(`${window}: ${line.slice(0, 300)}`);
+        }
+      }
+    }
+  };
+  try { walk(logs); } catch { /* no logs yet */ }
+  return lines.sort((a, b) => a.slice(a.indexOf(' ') + 1).localeCompare(b.slice(b.indexOf(' ') + 1)));
+}
+
 const PROMPT_1 = 'Say something about this project';
 
 /** SIGKILL the `python -m shiro_lsp` whose working directory is this e2e workspace (never another one). */
@@ -1281,6 +1301,51 @@ export const scenarios = [
     },
   },
   {
+    // Starts that overlap (issue 20): a settings change restarts the server, and "Restart server" is run twice
+    // while that server is still starting (an interpreter that takes 4 s to come up). Each start must wait for
+    // the one before: one server in the end, none orphaned, no "command 'shiro.remember' already exists".
+    name: 'restart-while-starting-one-server',
+    needsModel: true,
+    async run({ wb, page, model, settings, workspace }) {
+      const realPython = JSON.parse(fs.readFileSync(settings, 'utf8'))['shiro.pythonPath'];
+      const slow = path.join(path.dirname(workspace), 'slow-python');
+      fs.writeFileSync(slow, `#!/bin/sh\nsleep 4\nexec '${realPython}' "$@"\n`, { mode: 0o755 });
+      const own = path.join(workspace, '.vscode', 'settings.json');
+      fs.mkdirSync(path.dirname(own), { recursive: true });
+      await wb.clearNotifications();
+      const idle = () => page.waitForFunction(() => {
+        const item = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')].find(i => i.textContent.includes('Shiro'));
+        return item && !item.querySelector('.codicon-sync');
+      }, null, { timeout: 90_000 });
+      try {
+        fs.writeFileSync(own, JSON.stringify({ 'shiro.pythonPath': slow }));   // restart 1 (a settings change)
+        await wb.meter().locator('.codicon-sync').waitFor({ timeout: 30_000 });
+        await wb.runCommand('Shiro: Restart server');                           // restart 2, while 1 starts
+        await wb.runCommand('Shiro: Restart server');                           // restart 3
+        await idle();
+        const servers = () => serverCommands(workspace).filter(c => c.some(a => a.endsWith('python') || a.includes('python3')));
+        for (let i = 0; i < 60 && servers().length !== 1; i++) await page.waitForTimeout(500);
+        await page.waitForTimeout(3_000);   // an orphaned start would finish by now
+        await wb.shot('restart-while-starting');
+        const problems = [];
+        const running = servers();
+        if (running.length !== 1) problems.push(`${running.length} server processes for the workspace: ${running.map(c => c.join(' ')).join(' | ')}`);
+        for (const text of ['already exists', 'failed to start']) {
+          if (await wb.toast(text).count()) problems.push(`a toast says "${text}": ${await wb.toast(text).innerText()}`);
+        }
+        assert.deepEqual(problems, [], problems.join('\n'));
+        await model.script([step([text('One server after three restarts.')])]);
+        await wb.openChat();
+        await wb.send('still one of you?');
+        await wb.chat().locator('.entry.assistant', { hasText: 'One server after three restarts.' }).waitFor({ timeout: 60_000 });
+      } finally {
+        fs.rmSync(own, { force: true });   // back to the user's interpreter for the scenarios after this one
+        await wb.meter().locator('.codicon-sync').waitFor({ timeout: 15_000 }).catch(() => undefined);
+        await idle().catch(() => undefined);
+      }
+    },
+  },
+  {
     name: 'server-fails-to-start',
     async run({ wb, page, workspace }) {
       await wb.clearNotifications();
@@ -1494,7 +1559,7 @@ export const scenarios = [
         if (!answered) problems.push('the chat was not answered from the user\'s endpoint');
         const got = (await model.requests()).slice(sent).some(r => JSON.stringify(r.body).includes('what is this repository?'));
         if (!got) problems.push('the user\'s endpoint did not get the chat');
-        assert.deepEqual(problems, [], problems.join('\n'));
+        assert.deepEqual(problems, [], [...problems, 'the extension\'s log:', ...serverStarts(workspace)].join('\n'));
         // the state went to the user's own state root (shiro.home in the user settings), where it belongs
         assert.ok(fs.existsSync(path.join(process.env.SHIRO_HOME_DIR, 'shiro.db')), 'the user\'s state root is used');
 
@@ -1520,6 +1585,12 @@ export const scenarios = [
         await wb.send('and now that it is trusted?');
         await chat.locator('.entry.assistant', { hasText: 'Still the user\'s own endpoint after trusting.' }).waitFor({ timeout: 60_000 });
         await wb.shot('trusted-repo-declined-endpoint');
+        // trusting restarts the server once (the grant and the settings it unlocks ask at the same moment)
+        const afterTrust = [];
+        const trustedServers = serverCommands(repo);
+        if (trustedServers.length !== 1) afterTrust.push(`${trustedServers.length} servers run for the repository: ${trustedServers.map(c => c.join(' ')).join(' | ')}`);
+        if (serverStarts(workspace).some(l => l.includes('already exists'))) afterTrust.push('a start failed: "already exists"');
+        assert.deepEqual(afterTrust, [], [...afterTrust, 'the extension\'s log:', ...serverStarts(workspace)].join('\n'));
         assert.deepEqual(listener.seen.map(r => `${r.method} ${r.url}`), [], 'declined: nothing reached the workspace\'s URL');
         assert.ok(fs.existsSync(pythonMarker), 'trusted: the workspace\'s own shiro.pythonPath runs the server');
         assert.ok(!fs.existsSync(shadowMarker), 'python -P: the workspace\'s shiro_lsp/ is never imported');

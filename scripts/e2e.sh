@@ -60,7 +60,12 @@ TRUST=False; TRUST_FLAG=(--disable-workspace-trust)
 [ "$PROFILE" = untrusted ] && { TRUST=True; TRUST_FLAG=(); }
 
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$CS_PORT" > "$RUN/config.yaml"
-"$PY" - "$RUN/data/User/settings.json" <<PYEOF
+# code-server is a remote window: VS Code applies a machine-scoped setting (shiro.pythonPath, baseUrl, home,
+# localServerUrls) only from the Remote settings (data/Machine/settings.json). Put in the User file, such a value
+# counts only until VS Code knows the setting's scope, which depends on load: then the server came from the
+# self-installed environment and the state went to ~/.shiro-neko. The rest goes in the User settings.
+mkdir -p "$RUN/data/Machine"
+"$PY" - "$RUN/data/User/settings.json" "$RUN/data/Machine/settings.json" "$RUN/data/User/keybindings.json" <<PYEOF
 import json, sys
 settings = {
     "workbench.startupEditor": "none", "workbench.tips.enabled": False, "security.workspace.trust.enabled": $TRUST,
@@ -96,5 +101,5 @@ for _ in $(seq 600); do curl -fs -o /dev/null "http://127.0.0.1:$CS_PORT/healthz
 
 export SHIRO_E2E_TOOLS="$TOOLS"
 CS_URL="http://127.0.0.1:$CS_PORT/?folder=$WS" WS="$WS" ART="$ART" MODEL_URL="$MODEL_URL" SHIRO_E2E_PROFILE="$PROFILE" \
-  SETTINGS="$RUN/data/User/settings.json" SHIRO_HOME_DIR="$RUN/home" \
+  SETTINGS="$RUN/data/User/settings.json" MACHINE_SETTINGS="$RUN/data/Machine/settings.json" SHIRO_HOME_DIR="$RUN/home" \
   timeout --kill-after=10 "${SHIRO_E2E_TIMEOUT:-1500}" node "$ROOT/tests/e2e_vscode/run.mjs"

@@ -72,17 +72,21 @@ settings = {
     "security.workspace.trust.startupPrompt": "never",
     "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": False, "extensions.autoUpdate": False,
     "update.mode": "none", "workbench.enableExperiments": False, "chat.disableAIFeatures": True,
-    "shiro.home": "$RUN/home", "shiro.model": "fake-model",
+    "shiro.model": "fake-model",
     "shiro.compactThreshold": int("${SHIRO_E2E_THRESHOLD:-20000}"),
 }
+machine = {"shiro.home": "$RUN/home"}
 if "$SERVER_PY":
-    settings["shiro.pythonPath"] = "$SERVER_PY"
+    machine["shiro.pythonPath"] = "$SERVER_PY"
 if "$MODEL_URL":
-    settings["shiro.baseUrl"] = "$MODEL_URL/v1"
+    machine["shiro.baseUrl"] = "$MODEL_URL/v1"
     # where "Find a local model server" looks: the scripted model, not the preset ports a developer may use
     # (a user setting: a workspace's own list is never probed)
-    settings["shiro.localServerUrls"] = ["$MODEL_URL/v1"]
+    machine["shiro.localServerUrls"] = ["$MODEL_URL/v1"]
 json.dump(settings, open(sys.argv[1], "w"), indent=2)
+json.dump(machine, open(sys.argv[2], "w"), indent=2)
+# a key for "Shiro: Restart server" (a scenario presses it twice at once)
+json.dump([{"key": "ctrl+alt+shift+f9", "command": "shiro.restartServer"}], open(sys.argv[3], "w"), indent=2)
 PYEOF
 
 export XDG_CONFIG_HOME=$RUN/xdg/config XDG_DATA_HOME=$RUN/xdg/data XDG_CACHE_HOME=$RUN/xdg/cache

@@ -7,11 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { step, text, toolCall, usage } from './workbench.mjs';
 
-export const PENDING = {
-  // Failed 2 of 4 full runs on 2026-12-02 (passes alone): the session got a folder without the picker,
-  // as if an earlier scenario's session were still live. Off until that is understood.
-  'multiroot-picker': 'flaky in a full run: no picker shown (issue 22 note)',
-};
+export const PENDING = {};
 
 /** An HTTP listener on 127.0.0.1 that records every request (a repository's "endpoint") and answers 401. */
 async function recordingListener() {

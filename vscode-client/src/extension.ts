@@ -26,6 +26,7 @@ import {
 } from './terminalOutput';
 import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem, unmatchableLabel } from './sessions';
 import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
+import { foldersPending, knownFolders } from './workspaceFolders';
 
 let server: ShiroServer | undefined;
 
@@ -381,7 +382,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   /** Multi-root: the active editor's folder, or the user's pick when no editor is in a folder. */
   function sessionRoot(bound: boolean): string | undefined | Promise<string | undefined> {
-    const folders = (vscode.workspace.workspaceFolders ?? []).map(f => ({ name: f.name, fsPath: f.uri.fsPath }));
+    if (foldersPending()) return knownFolders().then(folders => rootAmong(folders, bound));
+    return rootAmong(vscode.workspace.workspaceFolders ?? [], bound);
+  }
+
+  function rootAmong(known: readonly vscode.WorkspaceFolder[], bound: boolean): string | undefined | Promise<string | undefined> {
+    const folders = known.map(f => ({ name: f.name, fsPath: f.uri.fsPath }));
     const editor = vscode.window.activeTextEditor;
     const active = editor ? vscode.workspace.getWorkspaceFolder(editor.document.uri)?.uri.fsPath : undefined;
     const choice = chooseRoot(folders, active, bound);

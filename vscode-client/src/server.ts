@@ -14,6 +14,7 @@ import { resolvePython } from './pythonPath';
 import type { PythonChoice } from './pythonPath';
 import { bundledWheel, ensureServerEnv, EnvSetupError } from './serverEnv';
 import { Lifecycle } from './lifecycle';
+import { knownFolders } from './workspaceFolders';
 import { RestartPolicy } from './restartPolicy';
 import { configurationAnswer, EndpointGate, endpointPlan, PASS, trustedView } from './settingsTrust';
 import type { EndpointAnswer } from './settingsTrust';
@@ -208,12 +209,14 @@ export class ShiroServer implements vscode.Disposable {
   }
 
   private async startNow(): Promise<void> {
+    // the folders decide the server's root and, in Restricted Mode, which interpreters count as the workspace's
+    const folders = await knownFolders();
     const choice = await this.interpreterChoice();
     if (!choice) return;
     this.choice = choice;
     this.python = choice.command;
     this.log.info(`Starting ${this.python} -m shiro_lsp (interpreter from ${choice.source})`);
-    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const cwd = folders[0]?.uri.fsPath;
     this.startedHome = (this.settings().get<string>('home') ?? '').trim();
     const serverOptions: ServerOptions = { command: this.python, args: [SAFE_PATH_FLAG, '-m', 'shiro_lsp'], options: { cwd } };
     const clientOptions: LanguageClientOptions = {

@@ -15,7 +15,7 @@ export const stub = {
   logged: [] as string[],
   reset(): void {
     this.progress = []; this.layers = {}; this.commands.clear(); this.logged = [];
-    workspace.isTrusted = true; workspace.workspaceFolders = undefined;
+    workspace.isTrusted = true; workspace.workspaceFolders = undefined; workspace.workspaceFile = undefined;
     this.errorChoice = this.warningChoice = this.infoChoice = undefined;
     this.shown = []; this.executed = []; this.clipboard = ''; this.config = {};
   },
@@ -99,7 +99,10 @@ export const workspace = {
       { defaultValue?: T; globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T },
   }),
   workspaceFolders: undefined as { uri: { fsPath: string; toString(): string }; name: string }[] | undefined,
-  workspaceFile: undefined,
+  workspaceFile: undefined as { toString(): string } | undefined,
+  /** Tests fire it after changing `workspaceFolders` (VS Code read the workspace file). */
+  foldersChanged: new EventEmitter<void>(),
+  onDidChangeWorkspaceFolders(listener: () => void): { dispose(): void } { return workspace.foldersChanged.event(listener); },
   isTrusted: true,
 };
 

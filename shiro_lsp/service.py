@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
-from shiro_lsp.checkpoints.changes import ChatSession, Checkpoints
+from shiro_lsp.checkpoints.review import ChatSession, Checkpoints
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import ReadOnly, ShiroError
 from shiro_lsp.fs.jail import Roots

@@ -40,7 +40,9 @@ from shiro_lsp.agent.prompt import (
     is_git_workspace,
 )
 from shiro_lsp.agent.workspace_view import VIEW_KEY, budget_for, workspace_view
-from shiro_lsp.checkpoints.changes import Checkpoints, TurnChanges, TurnChangesView
+from shiro_lsp.checkpoints.recorder import TurnChanges
+from shiro_lsp.checkpoints.review import Checkpoints
+from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.config import Settings, ToolCallFormat, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request

@@ -21,6 +21,7 @@ from shiro_lsp.agent.events import Emit
 from shiro_lsp.agent.permissions import Origin, RepeatGuard
 from shiro_lsp.agent.prompt import not_offered_error
 from shiro_lsp.agent.workspace_view import with_changes
+from shiro_lsp.checkpoints.rows import ChangedFile
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
 from shiro_lsp.providers.types import ToolCallReady
 from shiro_lsp.providers.wire import loose_tool_input
@@ -84,7 +85,7 @@ class Answer:
 
 
 class ChangeTracker(Protocol):
-    """Records what the turn's tool calls change (the checkpoint); see ``agent.changes``."""
+    """Records what the turn's tool calls change (the checkpoint); see ``checkpoints.recorder``."""
 
     async def preview(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None: ...
 
@@ -108,7 +109,8 @@ class ToolChangesLike(Protocol):
     @property
     def diff(self) -> str: ...
 
-    def files_json(self) -> list[dict[str, Any]]: ...
+    @property
+    def files(self) -> list[ChangedFile]: ...
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Decision | Answer]]
@@ -366,11 +368,11 @@ class ToolCallRunner:
         return Answer(answer.decision, reason or None)
 
 
-def _change_fields(changed: ToolChangesLike | None) -> tuple[str | None, list[dict[str, Any]] | None]:
+def _change_fields(changed: ToolChangesLike | None) -> tuple[str | None, list[ChangedFile] | None]:
     """The ``diff`` and ``files`` a tool card shows for a call that changed files."""
     if changed is None:
         return None, None
-    return changed.diff, changed.files_json()
+    return changed.diff, changed.files
 
 
 def result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict[str, Any]:

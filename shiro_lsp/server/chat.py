@@ -26,7 +26,7 @@ from shiro_lsp.agent.events import (
 )
 from shiro_lsp.agent.permissions import Grant, Grants
 from shiro_lsp.agent.runtime import CompactionPhase
-from shiro_lsp.checkpoints.changes import TurnChangesView
+from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, changes_wire, fs_path, request, todos_wire
 

@@ -173,7 +173,7 @@ export interface ChangedFile {
   reviewed: boolean;
   status: 'added' | 'modified' | 'deleted' | 'moved';
   /**
-   * Extension: lines this turn itself added (its checkpoint vs what it left, fixed when the turn ended); `additions` compares the checkpoint with the file now, so it includes later turns' and the user's edits. null while the turn runs and for checkpoints older than this field.
+   * Extension: lines this turn itself added (its checkpoint vs what it left, fixed when the turn ended); `additions` compares the checkpoint with the file now, so it includes later turns' and the user's edits. Absent (or null) while the turn runs, for a file changed since the turn, and for checkpoints older than this field.
    */
   turnAdditions?: number | null;
   /**
@@ -470,11 +470,7 @@ export interface ToolOutputEvent {
  */
 export interface ToolResultEvent {
   diff?: string | null;
-  files?:
-    | {
-        [k: string]: unknown;
-      }[]
-    | null;
+  files?: ChangedFile[] | null;
   id: string;
   name: string;
   output: string;
@@ -486,11 +482,7 @@ export interface ToolResultEvent {
 export interface ToolFailedEvent {
   diff?: string | null;
   error: string;
-  files?:
-    | {
-        [k: string]: unknown;
-      }[]
-    | null;
+  files?: ChangedFile[] | null;
   id: string;
   name: string;
   type: 'tool-error';

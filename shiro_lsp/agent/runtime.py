@@ -375,7 +375,9 @@ class AgentRuntime:
             else None
         )
         setup.changes = changes
-        setup.workspace_view = await self._workspace_view(setup, session, ticket.text)
+        undone = self.checkpoints.undone_note(session.id) if self.checkpoints and changes else ""
+        view = await self._workspace_view(setup, session, ticket.text)
+        setup.workspace_view = "\n\n".join(part for part in (undone, view) if part)  # carried by the message
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         try:
             outcome = await turn.run(ticket.text)

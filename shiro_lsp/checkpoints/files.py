@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from shiro_lsp import diffs
 from shiro_lsp.checkpoints.rows import (
     PREVIEW_MAX_BYTES,
     ChangedFile,
+    ReviewState,
     ToolChanges,
     TurnChangesView,
     as_text,
@@ -38,6 +39,9 @@ from shiro_lsp.state.checkpoints import (
     FileRecord,
     FileState,
     capture,
+    file_mode,
+    left_states,
+    same,
     sha256,
     state_of,
 )
@@ -176,12 +180,17 @@ class CheckpointFiles:
         return all(state is None or self.store.blobs.has(state.sha) for state in states)
 
     def read_now(self, path: str) -> bytes | None:
+        return self.read_now_state(path)[0]
+
+    def read_now_state(self, path: str) -> tuple[bytes | None, FileState | None]:
+        """The file's bytes now and its state (content and mode), read once."""
         try:
             with jail.reading(self.roots(), path) as (_, handle):
                 data: bytes = handle.read()
-                return data
+                mode = file_mode(os.fstat(handle.fileno()))
         except (OSError, ToolError):  # absent, or nothing the jail lets Shiro read
-            return None
+            return None, None
+        return data, FileState(sha256(data), mode, len(data))
 
     def preview_of(self, change: FileChange) -> dict[str, Any]:
         """The approval card's before/after. A binary file, or one over
@@ -244,21 +253,31 @@ class CheckpointFiles:
 
     # -- views
 
-    def view(self, checkpoint: Checkpoint, *, settle: bool = False) -> TurnChangesView:
+    def view(
+        self,
+        checkpoint: Checkpoint,
+        *,
+        settle: bool = False,
+        left: Mapping[str, FileState | None] | None = None,
+    ) -> TurnChangesView:
         """Each file's row: the checkpoint against the file now. ``settle`` (the turn's end): a file
-        that still holds what the turn left gets those counts as the turn's own, kept for good."""
+        that still holds what the turn left gets those counts as the turn's own, kept for good.
+        ``left``: what Shiro last left at each path in the session (default: what this turn left)."""
+        left = left_states([checkpoint]) if left is None else left
         rows = []
         settled = False
         for path in checkpoint.visible_files():
             record = checkpoint.files[path]
             before_path = record.moved_from or path
             before_record = checkpoint.files.get(before_path, record)
-            now = self.read_now(path)
+            now, now_state = self.read_now_state(path)
             if settle and record.counts is None and record.unrecorded is None and holds(record.after, now):
                 row = self.row(path, record, self.bytes_of(before_record.before), now)
                 record.counts = (row.additions, row.deletions)
                 settled = True
-            rows.append(self.row(path, record, self.bytes_of(before_record.before), now))
+            row = self.row(path, record, self.bytes_of(before_record.before), now)
+            review = review_state(record, now_state, left.get(path, record.after))
+            rows.append(row.model_copy(update={"review": review}) if review != "pending" else row)
         if settled:
             self.store.save(checkpoint)
         return TurnChangesView(checkpoint.task_id, checkpoint.id, rows)
@@ -285,6 +304,16 @@ def row_of(
         turn_deletions=turn_deletions,
         not_covered=record.not_covered,
     )
+
+
+def review_state(record: FileRecord, now: FileState | None, left: FileState | None) -> ReviewState:
+    """Kept or undone once the user dealt with it; conflicted while the file no longer holds what
+    Shiro last left there (the check undo makes before it writes)."""
+    if record.reviewed:
+        return "undone" if same(now, record.before) else "kept"
+    if record.not_covered is None and not same(now, left):
+        return "conflicted"
+    return "pending"
 
 
 def holds(state: FileState | None, data: bytes | None) -> bool:

@@ -15,6 +15,7 @@ Methods are blocking (files, hashing).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,10 @@ log = logging.getLogger(__name__)
 
 CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
 NOT_COVERED_TEXT = "{path} is not covered ({why}), so it was left as it is."
+UNDONE_NOTE = (
+    "Since your last turn the user undid your changes to {files}: read them again before building on them."
+)
+UNDONE_NAMED = 10
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,7 @@ class Checkpoints:
         """``folders``: multi-root, every workspace folder with this one first (the tools' view)."""
         self.store = store
         self.files = CheckpointFiles(store, workspace, project_key, state_root, folders)
+        self.undone = UndoneLog()
 
     def turn(self, session_id: str, task_id: str, prompt: str, message_index: int) -> TurnChanges:
         return TurnChanges(self.files, session_id, task_id, prompt, message_index)
@@ -134,7 +140,7 @@ class Checkpoints:
         checkpoint = self._turn(session_id, task_id)
         if checkpoint is None:
             return TurnChangesView(task_id, None, [])
-        return self.files.view(checkpoint)
+        return self.files.view(checkpoint, left=left_states(self.store.list(session_id)))
 
     def _record(self, session_id: str, path: str, task_id: str | None) -> tuple[Checkpoint, str, FileRecord]:
         checkpoint = self._turn(session_id, task_id)
@@ -195,6 +201,7 @@ class Checkpoints:
             if same(state, checkpoint.files[each].before):
                 checkpoint.files[each].reviewed = True
         self.store.save(checkpoint)
+        self.undone.add(session_id, rel if hunks is None else f"part of {rel}")
         return UndoOutcome(rel, True)
 
     def _reverted(self, record: FileRecord, rel: str, hunks: list[int]) -> FileState:
@@ -277,6 +284,9 @@ class Checkpoints:
         if not redo.files and chat_op is None:
             return RestoreOutcome([], sorted(conflicts), None, 0, sorted(not_covered))
         self.store.save(redo)
+        if mode == "code" and target.kind == "turn":  # the model still remembers making them
+            for path in restored:
+                self.undone.add(session_id, path)
         if chat_op is not None:
             keep, tail = chat_op
             chat.put([*messages[:keep], *tail])
@@ -341,8 +351,39 @@ class Checkpoints:
             restored.append(path)
         return restored, conflicts, not_covered
 
+    def undone_note(self, session_id: str) -> str:
+        """One line for the session's next model request: what the user undid of Shiro's changes
+        since the last one ('' for nothing). Said once: the line is taken."""
+        labels = self.undone.take(session_id)
+        if not labels:
+            return ""
+        named = ", ".join(labels[:UNDONE_NAMED])
+        if len(labels) > UNDONE_NAMED:
+            named += f" and {len(labels) - UNDONE_NAMED} more"
+        return UNDONE_NOTE.format(files=named)
+
     def delete_session(self, session_id: str) -> None:
+        self.undone.take(session_id)
         self.store.delete_session(session_id)
+
+
+class UndoneLog:
+    """What the user undid of Shiro's changes per session, until the next turn tells the model (in
+    memory: undo runs in a thread, the turn reads it on the loop)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._labels: dict[str, list[str]] = {}
+
+    def add(self, session_id: str, label: str) -> None:
+        with self._lock:
+            labels = self._labels.setdefault(session_id, [])
+            if label not in labels:
+                labels.append(label)
+
+    def take(self, session_id: str) -> list[str]:
+        with self._lock:
+            return self._labels.pop(session_id, [])
 
 
 def _is_prompt(messages: list[Message], index: int, prompt: str) -> bool:

@@ -20,6 +20,7 @@ PREVIEW_MAX_BYTES = 512 * 1024
 """An approval preview carries a file's text up to this size; a larger one gets a one-line note."""
 
 ChangeStatus = Literal["added", "modified", "deleted", "moved"]
+ReviewState = Literal["pending", "kept", "undone", "conflicted"]
 
 
 class ChangedFile(Wire):
@@ -59,6 +60,16 @@ class ChangedFile(Wire):
             "Extension: present when undo and restore leave this file as it is, and why: its content "
             "before the turn was not recorded (a secrets file, one over the scan's size limit; "
             "`additions`/`deletions` are then 0), or the user saved it in the editor while the turn ran."
+        ),
+    )
+    review: ReviewState = Field(
+        default="pending",
+        exclude_if=lambda value: value == "pending",
+        description=(
+            "Extension: where the user's review of this file stands, absent while it is `pending` (on "
+            "tool cards always): `kept`; `undone` (it holds what it held before the turn again); "
+            "`conflicted` (it changed after Shiro's edit, by the user or another program, so undo "
+            "leaves it as it is)."
         ),
     )
 

@@ -168,6 +168,10 @@ export interface ChangedFile {
    */
   path: string;
   /**
+   * Extension: where the user's review of this file stands, absent while it is `pending` (on tool cards always): `kept`; `undone` (it holds what it held before the turn again); `conflicted` (it changed after Shiro's edit, by the user or another program, so undo leaves it as it is).
+   */
+  review?: 'pending' | 'kept' | 'undone' | 'conflicted';
+  /**
    * Kept, undone, or otherwise dealt with by the user.
    */
   reviewed: boolean;

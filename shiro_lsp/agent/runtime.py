@@ -59,6 +59,7 @@ from shiro_lsp.state.todos import TaskList
 from shiro_lsp.tools import Tool, ToolRegistry, builtin_registry
 from shiro_lsp.tools.git import GIT_TOOLS
 from shiro_lsp.tools.session import memory_tools, todo_tool
+from shiro_lsp.usage import Usage
 
 PROMPT_REDACTED_NOTICE = (
     "Your message held a secret ({kinds}); it was replaced by a [redacted …] marker before it reached "
@@ -669,7 +670,5 @@ class _MeteredHistory:
     def replace(self, messages: list[Message]) -> None:
         self._session.replace_model_view(messages)
 
-    def add_usage(
-        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
-    ) -> None:
-        self._session.add_usage(input_tokens, output_tokens, cost_usd, cached_input_tokens)
+    def add_usage(self, usage: Usage) -> None:
+        self._session.add_usage(usage)

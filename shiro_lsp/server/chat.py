@@ -150,10 +150,10 @@ def chat_result(outcome: ChatOutcome) -> p.ChatResult:
         task_id=outcome.task_id,
         stop_reason=outcome.stop_reason,
         usage=p.ChatUsage(
-            input_tokens=outcome.input_tokens,
-            output_tokens=outcome.output_tokens,
-            cost_usd=outcome.cost_usd,
-            cached_tokens=outcome.cached_input_tokens,
+            input_tokens=outcome.usage.input_tokens,
+            output_tokens=outcome.usage.output_tokens,
+            cost_usd=outcome.usage.cost_usd,
+            cached_tokens=outcome.usage.cached_input_tokens,
         ),
         error=outcome.error,
     )

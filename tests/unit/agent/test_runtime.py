@@ -18,8 +18,8 @@ from shiro_lsp.agent.runtime import BUSY_COMPACT, AgentRuntime
 from shiro_lsp.config import load_settings
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.errors import ShiroError
-from shiro_lsp.providers.types import Usage
 from shiro_lsp.service import Shiro
+from shiro_lsp.usage import Usage
 
 
 class Recorder:
@@ -67,7 +67,7 @@ async def test_a_chat_answers_is_saved_and_the_meter_shows_the_providers_count(s
     runtime, frontend = started(shiro, client)
     ticket = runtime.submit("hi")
     outcome = await ticket.future
-    assert outcome.stop_reason == "done" and outcome.input_tokens == 1_234
+    assert outcome.stop_reason == "done" and outcome.usage.input_tokens == 1_234
     assert frontend.text_of(ticket.task_id) == "hello"
     assert frontend.meters[-1].tokens == 1_234 + 56 and not frontend.meters[-1].estimated
     await shiro.sessions.flush()

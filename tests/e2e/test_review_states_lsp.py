@@ -12,6 +12,7 @@ import pytest
 
 from chat_helpers import model_bodies
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -19,15 +20,7 @@ pytest_plugins = ["fakes.fixtures"]
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "permissions": {"write_file": "allow"},
-    }
+    return options(home, fake, {"write_file": "allow"}, model="gpt-5")
 
 
 async def turn(client: ShiroClient, fake: FakeOpenAI, text: str, *calls: ToolCall) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from chat_helpers import model_bodies, sent
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
 from shiro_lsp.tools import sandbox
 
@@ -56,15 +57,7 @@ def permissions() -> dict[str, Any]:
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI, permissions: dict[str, Any]) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "permissions": permissions,
-    }
+    return options(home, fake, permissions, model="gpt-5")
 
 
 def plant_secrets(workspace: Path) -> None:

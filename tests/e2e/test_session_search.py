@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException
 
 from chat_helpers import eventually
 from fakes.fake_openai import FakeOpenAI, Step, Text
+from fakes.fixtures import options
 from lsp_client import ShiroClient, start_server
 from shiro_lsp.state import db
 
@@ -93,7 +94,7 @@ def seed(home: Path, workspace: Path) -> None:
 @pytest.fixture
 def init_options(home: Path, workspace: Path) -> dict[str, object]:
     seed(home, workspace)
-    return {"home": str(home), "apiKey": "sk-test"}
+    return options(home)
 
 
 async def listing(client: ShiroClient, **params: Any) -> list[dict[str, Any]]:

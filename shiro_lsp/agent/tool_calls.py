@@ -21,7 +21,7 @@ from shiro_lsp.agent.events import Emit
 from shiro_lsp.agent.permissions import Origin, RepeatGuard
 from shiro_lsp.agent.prompt import not_offered_error
 from shiro_lsp.agent.workspace_view import with_changes
-from shiro_lsp.checkpoints.rows import ChangedFile
+from shiro_lsp.checkpoints.rows import ChangedFile, FilePreview
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
 from shiro_lsp.providers.types import ToolCallReady
 from shiro_lsp.providers.wire import loose_tool_input
@@ -68,8 +68,8 @@ class ApprovalRequest:
     suggested_pattern: str
     repeated: bool
     warning: str | None = None
-    previews: list[dict[str, Any]] | None = None
-    """File tools: ``FilePreview`` objects (wire shape), one per file the call would change."""
+    previews: list[FilePreview] | None = None
+    """File tools: one per file the call would change."""
     call_id: str | None = None
     """The tool call asked about (the id its ``tool-start``/``tool-call`` events carry)."""
     origin: Origin = "native"
@@ -87,7 +87,7 @@ class Answer:
 class ChangeTracker(Protocol):
     """Records what the turn's tool calls change (the checkpoint); see ``checkpoints.recorder``."""
 
-    async def preview(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None: ...
+    async def preview(self, tool_name: str, input: dict[str, Any]) -> list[FilePreview] | None: ...
 
     async def before(self, tool_name: str, input: dict[str, Any]) -> Any: ...
 
@@ -343,7 +343,7 @@ class ToolCallRunner:
             parts.append(await asyncio.to_thread(self.setup.bash_warning))
         return " ".join(parts) or None
 
-    async def _previews(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None:
+    async def _previews(self, tool_name: str, input: dict[str, Any]) -> list[FilePreview] | None:
         changes = self.setup.changes
         if changes is None:
             return None

@@ -14,12 +14,12 @@ import stat
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from shiro_lsp import diffs
 from shiro_lsp.checkpoints.rows import (
     PREVIEW_MAX_BYTES,
     ChangedFile,
+    FilePreview,
     ReviewState,
     ToolChanges,
     TurnChangesView,
@@ -192,7 +192,7 @@ class CheckpointFiles:
             return None, None
         return data, FileState(sha256(data), mode, len(data))
 
-    def preview_of(self, change: FileChange) -> dict[str, Any]:
+    def preview_of(self, change: FileChange) -> FilePreview:
         """The approval card's before/after. A binary file, or one over
         :data:`PREVIEW_MAX_BYTES` on either side, is shown as one line saying what it is."""
         before = change.before
@@ -201,13 +201,13 @@ class CheckpointFiles:
         large = max(len(before or b""), len(change.after or b"")) > PREVIEW_MAX_BYTES
         binary = large or is_binary(before) or is_binary(change.after)
         show = large_summary_of if large else summary_of if binary else as_text
-        return {
-            "path": change.path,
-            "before": show(before),
-            "after": show(change.after),
-            "from": change.moved_from,
-            "binary": binary,
-        }
+        return FilePreview(
+            path=change.path,
+            before=show(before),
+            after=show(change.after),
+            moved_from=change.moved_from,
+            binary=binary,
+        )
 
     def row(self, path: str, record: FileRecord, before: bytes | None, now: bytes | None) -> ChangedFile:
         """A file's row; one with no earlier bytes counts no lines (what changed is not known)."""

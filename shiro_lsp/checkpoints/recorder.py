@@ -14,10 +14,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from shiro_lsp.checkpoints.files import CheckpointFiles, holds
-from shiro_lsp.checkpoints.rows import ToolChanges, TurnChangesView
+from shiro_lsp.checkpoints.rows import FilePreview, ToolChanges, TurnChangesView
 from shiro_lsp.checkpoints.scan import Snapshot
 from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import ToolError
@@ -144,8 +143,8 @@ class TurnChanges:
         except (ToolError, OSError, KeyError, TypeError):
             return None  # the tool itself will say what is wrong
 
-    async def preview(self, tool_name: str, input: JsonObject) -> list[dict[str, Any]] | None:
-        """``FilePreview`` objects (wire shape) for the approval card, or None for other tools."""
+    async def preview(self, tool_name: str, input: JsonObject) -> list[FilePreview] | None:
+        """The approval card's previews, or None for other tools."""
         if tool_name not in PLANNERS:
             return None
         changes = await asyncio.to_thread(self.plan, tool_name, input)

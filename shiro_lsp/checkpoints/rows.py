@@ -74,6 +74,26 @@ class ChangedFile(Wire):
     )
 
 
+class FilePreview(Wire):
+    """What a file tool is about to do to one file, for the client's diff editor."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str = Field(description="Workspace-relative, '/'-separated.")
+    before: str | None = Field(description="The file now; null for a new file.")
+    after: str | None = Field(description="The file after the call; null for a delete.")
+    moved_from: str | None = Field(
+        default=None,
+        validation_alias="from",
+        serialization_alias="from",
+        description="move_file: the path it moves from (`path` is the target).",
+    )
+    binary: bool = Field(
+        default=False,
+        description="A binary file: before/after are a one-line summary, not the bytes (null as above).",
+    )
+
+
 @dataclass(frozen=True)
 class TurnChangesView:
     task_id: str | None

@@ -99,7 +99,7 @@ class LspFrontend:
         )
 
     async def approve(self, task_id: str, request: ApprovalRequest) -> Decision | Answer:
-        previews = [p.FilePreview.model_validate(each) for each in request.previews or []]
+        previews = list(request.previews or [])
         params = p.ApproveParams(
             task_id=task_id,
             tool_name=request.tool_name,

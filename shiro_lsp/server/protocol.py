@@ -262,19 +262,8 @@ class QueueClearResult(Wire):
     cleared: int
 
 
-class FilePreview(Wire):
-    """What a file tool is about to do to one file, for the client's diff editor."""
-
-    path: str = Field(description="Workspace-relative, '/'-separated.")
-    before: str | None = Field(description="The file now; null for a new file.")
-    after: str | None = Field(description="The file after the call; null for a delete.")
-    from_: str | None = Field(
-        default=None, alias="from", description="move_file: the path it moves from (`path` is the target)."
-    )
-    binary: bool = Field(
-        default=False,
-        description="A binary file: before/after are a one-line summary, not the bytes (null as above).",
-    )
+FilePreview = rows.FilePreview
+"""A file tool's proposed change on an approval card; its home is ``checkpoints/rows.py``."""
 
 
 class ApproveParams(Wire):

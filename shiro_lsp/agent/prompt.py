@@ -22,6 +22,8 @@ from shiro_lsp.tools.base import ToolSpec
 class PromptParts:
     workspace: Path
     tools: Sequence[ToolSpec]
+    writes_out: bool = False
+    """The model writes files out in its reply (file_listings.py) instead of calling file tools."""
     can_ask: bool = True
     project_instructions: str = ""
     memory_block: str = ""
@@ -201,6 +203,12 @@ def compact_spec(spec: ToolSpec) -> ToolSpec:
     return replace(spec, description=description, parameters=parameters, input_model=None)
 
 
+WRITE_OUT_RULE = (
+    "- To write a file, put its path alone on one line, then its whole new content in a fenced code block."
+)
+"""How a small model writes a file without a tool call (read back by file_listings.py)."""
+
+
 def build_compact_system_prompt(parts: PromptParts) -> str:
     """The system prompt for small context windows: the rules that matter, in few words."""
     names = {spec.name for spec in parts.tools}
@@ -210,6 +218,10 @@ def build_compact_system_prompt(parts: PromptParts) -> str:
         "Rules:",
         "- Call a tool to act; when you are done, answer in a few sentences, outcome first.",
         "- Read a file before you edit it. Make the smallest change that works.",
+    ]
+    if parts.writes_out:
+        lines.append(WRITE_OUT_RULE)
+    lines += [
         "- A failed or refused call is an answer: never repeat the same call.",
     ]
     if asks:

@@ -84,6 +84,9 @@ CompactionPhase = Literal["summarizing", "done", "failed"]
 SMALL_CONTEXT_WINDOW = 32_768
 """Up to this window (tokens) the compact system prompt, tools and the workspace view are used: the
 8k-32k windows local models run with (a 16k window's first request stays under 1,500 tokens)."""
+SMALL_MODEL_TEMPERATURE = 0.0
+"""A small window's agent steps are sampled greedy unless ``temperature`` is set: a small model
+keeps to a format (a call, a file listing) far more often at 0 than at a server's default."""
 WINDOW_FILL = 0.75
 """Share of a known context window the history may fill before pruning (the rest: the answer)."""
 WINDOW_LOOKUP_TIMEOUT_S = 3.0
@@ -303,8 +306,13 @@ class AgentRuntime:
         s = self.settings()
         registry = self.registry()
         hidden = self.hidden_tools(registry, self.policy(registry))
+        compact = self.is_small_model()
         return plan_turn(
-            variant(agent or s.agent, s.thinking), registry, hidden, compact=self.is_small_model()
+            variant(agent or s.agent, s.thinking),
+            registry,
+            hidden,
+            compact=compact,
+            writes_out=compact and self._tool_call_format(s) != "native",
         )
 
     def system_prompt(
@@ -327,6 +335,7 @@ class AgentRuntime:
                 folders=folders.entries if isinstance(folders, Folders) else (),
                 workspace=self.workspace,
                 tools=plan.specs,
+                writes_out=plan.writes_out,
                 can_ask=self.can_ask,
                 project_instructions=instructions,
                 memory_block=memory_block,
@@ -475,6 +484,9 @@ class AgentRuntime:
             tool_call_format=self._tool_call_format(s),
             context_window=window,
             max_output_tokens=s.max_output_tokens,
+            temperature=s.temperature
+            if s.temperature is not None or not plan.compact
+            else SMALL_MODEL_TEMPERATURE,
             redactor=Redactor.of(secret_values(s)),
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,

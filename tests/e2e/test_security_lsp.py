@@ -320,7 +320,7 @@ INIT_KEY = "sk-initkey-" + "W" * 24
 
 
 async def run_env_turn(
-    workspace: Path, home: Path, fake: FakeOpenAI, env: dict[str, str], options: dict[str, Any]
+    workspace: Path, home: Path, fake: FakeOpenAI, env: dict[str, str], extra: dict[str, Any]
 ) -> str:
     client = make_client()
     client.decisions = ["once"]
@@ -333,7 +333,7 @@ async def run_env_turn(
             baseUrl=fake.base_url,
             api="chat",
             maxRetries=0,
-            **options,
+            **extra,
         )
         fake.script += [
             Step(ToolCall("bash", {"command": "env; echo ECHO=$OPENAI_API_KEY"})),

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bench.common import Result
-from shiro_lsp.checkpoints.changes import Checkpoints
+from shiro_lsp.checkpoints.review import Checkpoints
 from shiro_lsp.checkpoints.scan import WorkspaceScanner
 from shiro_lsp.state.checkpoints import CheckpointStore
 from shiro_lsp.tools import ToolContext, builtin_registry
@@ -110,7 +110,7 @@ def _bash_checkpoint(root: Path, workspace: Path, name: str) -> Callable[[], Awa
     """One bash call's checkpoint: the snapshot before, a command that rewrites CHANGED files, and
     the comparison after. Only the snapshot and the comparison are timed."""
     service = Checkpoints(CheckpointStore(root / name / "checkpoints"), workspace, "bench", root / name)
-    scanner: WorkspaceScanner = service.scanner
+    scanner: WorkspaceScanner = service.files.scanner
     round_ = [0]
     spent = [0.0]
 

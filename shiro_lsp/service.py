@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
-from shiro_lsp.checkpoints.changes import ChatSession, Checkpoints
+from shiro_lsp.checkpoints.review import ChatSession, Checkpoints
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import ReadOnly, ShiroError
 from shiro_lsp.fs.jail import Roots
@@ -41,6 +42,7 @@ from shiro_lsp.state.sessions import (
     export_text,
 )
 from shiro_lsp.state.todos import TaskList, Todo
+from shiro_lsp.tools import Tool
 
 PROVIDER = "openai"
 
@@ -98,23 +100,28 @@ class Shiro:
 
     def start_agent(self, frontend: Frontend, *, yolo: bool = False, can_ask: bool = True) -> AgentRuntime:
         """Make chat turns possible, reporting to ``frontend`` (the editor, or the terminal)."""
-        self._runtime = AgentRuntime(
-            settings=lambda: self.settings,
-            workspace=self.workspace_path,
-            memory=self.memory,
-            prompts=self.history,
-            session=lambda: self.sessions.current,
-            frontend=frontend,
-            yolo=yolo,
-            can_ask=can_ask,
-            context_blocks=self.notes_blocks,
-            reservation=lambda: workspace_reservation(self.paths.root, self.workspace),
-            turn_started=self.notes.register_task,
-            checkpoints=self.checkpoints,
-            extra_tools=self.mcp.tools,
-            folders=self.folders,
-        )
+        self._runtime = AgentRuntime(self, frontend, yolo=yolo, can_ask=can_ask)
         return self._runtime
+
+    # --- what a turn needs (agent.runtime.TurnServices) -----------------------------------------
+
+    def current_settings(self) -> Settings:
+        return self.settings
+
+    def live_session(self) -> LiveSession:
+        return self.sessions.current
+
+    def roots(self) -> Roots:
+        return self.folders() if self.folders is not None else self.workspace_path
+
+    def reservation(self) -> AbstractAsyncContextManager[object]:
+        return workspace_reservation(self.paths.root, self.workspace)
+
+    def register_task(self, task_id: str, session_id: str, prompt: str) -> None:
+        self.notes.register_task(task_id, session_id, prompt)
+
+    async def extra_tools(self) -> list[Tool]:
+        return await self.mcp.tools()
 
     async def notes_blocks(self) -> str:
         """Project notes and the live session's recent task notes, for the system prompt.

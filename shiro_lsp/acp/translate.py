@@ -234,18 +234,12 @@ def permission_request(workspace: Path, request: ApprovalRequest) -> ToolCallUpd
     if request.warning:
         content.append(_text_content(request.warning))
     for preview in request.previews or []:
-        path, before, after = preview.get("path"), preview.get("before"), preview.get("after")
-        if not isinstance(path, str):
-            continue
-        if preview.get("binary") or after is None:
+        path, before, after = preview.path, preview.before, preview.after
+        if preview.binary or after is None:
             what = "deletes" if after is None else "changes the binary file"
             content.append(_text_content(f"{request.tool_name} {what} {path}"))
         else:
-            content.append(
-                tool_diff_content(
-                    str(workspace / path), str(after), before if isinstance(before, str) else None
-                )
-            )
+            content.append(tool_diff_content(str(workspace / path), after, before))
     return ToolCallUpdate(
         tool_call_id=request.call_id or f"approval-{request.tool_name}",
         title=title_of(request.tool_name, request.input),

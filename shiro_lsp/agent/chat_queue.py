@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from shiro_lsp.agent.engine import TurnOutcome
 from shiro_lsp.ids import new_id
+from shiro_lsp.usage import NOT_RUN, Usage
 
 log = logging.getLogger(__name__)
 
@@ -28,11 +29,8 @@ class ChatOutcome:
     session_id: str
     task_id: str
     stop_reason: StopReason
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
+    usage: Usage = NOT_RUN
     error: str | None = None
-    cached_input_tokens: int = 0
 
 
 @dataclass
@@ -131,13 +129,4 @@ class ChatQueue:
 
 
 def chat_outcome(session_id: str, task_id: str, outcome: TurnOutcome) -> ChatOutcome:
-    return ChatOutcome(
-        session_id,
-        task_id,
-        outcome.stop_reason,
-        outcome.input_tokens,
-        outcome.output_tokens,
-        outcome.cost_usd,
-        outcome.error,
-        outcome.cached_input_tokens,
-    )
+    return ChatOutcome(session_id, task_id, outcome.stop_reason, outcome.usage, outcome.error)

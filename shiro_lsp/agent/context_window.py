@@ -25,7 +25,8 @@ from shiro_lsp.context.estimate import TokenEstimator, estimate_text
 from shiro_lsp.context.ladder import dropped_span, prune_to_fit
 from shiro_lsp.context.summary import SpanSummaries, span_summary_request, summary_note
 from shiro_lsp.messages import Message
-from shiro_lsp.providers.types import ToolSpec, Usage
+from shiro_lsp.providers.types import ToolSpec
+from shiro_lsp.usage import Usage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -19,7 +19,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -79,10 +79,10 @@ from shiro_lsp.providers.types import (
     TextDelta,
     ToolCallReady,
     ToolInputStart,
-    Usage,
 )
 from shiro_lsp.providers.wire import loose_tool_input
 from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
+from shiro_lsp.usage import Usage
 
 log = logging.getLogger(__name__)
 WRITTEN_OUT = frozenset({"write_file", "edit_file"})
@@ -113,9 +113,7 @@ class History(Protocol):
 
     def replace(self, messages: list[Message]) -> None: ...
 
-    def add_usage(
-        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
-    ) -> None: ...
+    def add_usage(self, usage: Usage) -> None: ...
 
 
 PromptBuilder = Callable[[], Awaitable[str]]
@@ -240,11 +238,8 @@ def output_budget(setup: TurnSetup, prompt_tokens: int) -> int:
 @dataclass
 class TurnOutcome:
     stop_reason: Literal["done", "cancelled", "error"]
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
+    usage: Usage = field(default_factory=Usage)
     error: str | None = None
-    cached_input_tokens: int = 0
 
 
 @dataclass
@@ -265,10 +260,7 @@ class Turn:
         self.history = history
         self.emit = emit
         self.tool_calls = ToolCallRunner(setup, emit, self._keep_results)
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.cached_input_tokens = 0
-        self.cost: float | None = 0.0
+        self.usage = Usage()
         self.compacted_reported = False
         self.stale_repaired = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
@@ -505,12 +497,9 @@ class Turn:
             )
 
     def _count(self, usage: Usage) -> None:
-        cost = cost_of(self.setup.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cached_input_tokens += usage.cached_input_tokens
-        self.cost = None if cost is None or self.cost is None else self.cost + cost
-        self.history.add_usage(usage.input_tokens, usage.output_tokens, cost, usage.cached_input_tokens)
+        priced = replace(usage, cost_usd=cost_of(self.setup.model, usage))
+        self.usage += priced
+        self.history.add_usage(priced)
 
     def _keep_results(self, parts: list[dict[str, Any]]) -> None:
         self.history.append({"role": "tool", "content": parts})
@@ -544,11 +533,9 @@ class Turn:
     # --- results -------------------------------------------------------------------------------
 
     def _done(self) -> ev.Done:
-        return ev.Done(self.input_tokens, self.output_tokens, self.cost)
+        return ev.Done(self.usage.input_tokens, self.usage.output_tokens, self.usage.cost_usd)
 
     def _outcome(
         self, reason: Literal["done", "cancelled", "error"], error: str | None = None
     ) -> TurnOutcome:
-        return TurnOutcome(
-            reason, self.input_tokens, self.output_tokens, self.cost, error, self.cached_input_tokens
-        )
+        return TurnOutcome(reason, self.usage, error)

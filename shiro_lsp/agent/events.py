@@ -15,7 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, Literal
 
+from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
+
+from shiro_lsp.checkpoints.rows import ChangedFile
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ class ToolResult:
     name: str
     output: str
     diff: str | None = None  # a call that changed files: a short unified diff for the card
-    files: list[dict[str, Any]] | None = None  # and one row per changed file (path, status, +N -M)
+    files: list[ChangedFile] | None = None  # and one row per changed file (path, status, +N -M)
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ class ToolFailed:
     name: str
     error: str
     diff: str | None = None  # what the failed call still changed, if anything
-    files: list[dict[str, Any]] | None = None
+    files: list[ChangedFile] | None = None
 
 
 @dataclass(frozen=True)
@@ -185,14 +188,20 @@ Delta = Text | Reasoning | ToolOutput
 
 def event_json(event: Event) -> dict[str, Any]:
     """The wire form: ``type`` first, then the fields in camelCase; an optional field (default
-    ``None``) that is ``None`` is left out."""
+    ``None``) that is ``None`` is left out; a row (a wire model) is its own wire form."""
     out: dict[str, Any] = {"type": event.kind}
     for f in fields(event):
         value = getattr(event, f.name)
         if value is None and f.default is None:
             continue
-        out[to_camel(f.name)] = value
+        out[to_camel(f.name)] = _wire(value)
     return out
+
+
+def _wire(value: Any) -> Any:
+    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+        return [each.model_dump(mode="json", by_alias=True) for each in value]
+    return value
 
 
 def same_stream(a: Event, b: Event) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from shiro_lsp.usage import Usage
+
 # (input, output, cached input) USD per million tokens; cached input is what the provider bills for
 # prompt tokens it served from its cache (OpenAI's "cached input", Anthropic's cache reads).
 PRICES: dict[str, tuple[float, float, float]] = {
@@ -33,8 +35,10 @@ def _rates_of(model: str) -> tuple[float, float, float] | None:
     return PRICES[max(matches, key=len)] if matches else None
 
 
-def cost_of(model: str, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float | None:
+def cost_of(model: str, usage: Usage) -> float | None:
     """USD for the tokens (``cached_input_tokens`` are part of ``input_tokens``), or None when unpriced."""
+    input_tokens, output_tokens = usage.input_tokens, usage.output_tokens
+    cached_input_tokens = usage.cached_input_tokens
     rate = _rates_of(model)
     if rate is None:
         return None
@@ -52,5 +56,5 @@ def format_usd(amount: float) -> str:
 
 def usage_line(model: str, input_tokens: int, output_tokens: int) -> str:
     tokens = f"{input_tokens} in / {output_tokens} out tokens"
-    cost = cost_of(model, input_tokens, output_tokens)
+    cost = cost_of(model, Usage(input_tokens, output_tokens))
     return f"{tokens} - {format_usd(cost)}" if cost is not None else f"{tokens} ({model} is unpriced)"

@@ -1,7 +1,8 @@
 """The agent of one workspace: builds each turn from the live state and runs chats in order.
 
-Front doors (the language server, the headless CLI) implement ``Frontend`` to receive events and
-answer approvals; everything else is the same for all of them.
+The workspace's service implements ``TurnServices`` (settings, the live session, stores, notes,
+the reservation, MCP tools); front doors (the language server, ACP, the headless CLI) implement
+``Frontend`` to receive events and answer approvals. Everything else is the same for all of them.
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.attachments import REFUSED_NOTICE, gate_attachments, has_sources
@@ -40,7 +41,9 @@ from shiro_lsp.agent.prompt import (
     is_git_workspace,
 )
 from shiro_lsp.agent.workspace_view import VIEW_KEY, budget_for, workspace_view
-from shiro_lsp.checkpoints.changes import Checkpoints, TurnChanges, TurnChangesView
+from shiro_lsp.checkpoints.recorder import TurnChanges
+from shiro_lsp.checkpoints.review import Checkpoints
+from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.config import Settings, ToolCallFormat, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request
@@ -57,6 +60,7 @@ from shiro_lsp.state.todos import TaskList
 from shiro_lsp.tools import Tool, ToolRegistry, builtin_registry
 from shiro_lsp.tools.git import GIT_TOOLS
 from shiro_lsp.tools.session import memory_tools, todo_tool
+from shiro_lsp.usage import Usage
 
 PROMPT_REDACTED_NOTICE = (
     "Your message held a secret ({kinds}); it was replaced by a [redacted …] marker before it reached "
@@ -64,7 +68,6 @@ PROMPT_REDACTED_NOTICE = (
 )
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 BUSY_COMPACT = "A chat is running or waiting; /compact can run once it has finished."
 CHANGED_WHILE_COMPACTING = (
@@ -125,42 +128,59 @@ class Frontend(Protocol):
         """After a turn that changed files (``shiro/changes/changed``)."""
 
 
+class TurnServices(Protocol):
+    """What a turn needs of the workspace it runs in (``service.Shiro`` implements it)."""
+
+    @property
+    def workspace_path(self) -> Path: ...
+
+    @property
+    def memory(self) -> ProjectMemory | None: ...
+
+    @property
+    def history(self) -> PromptHistory:
+        """The prompts the user sent (the chat box's history)."""
+        ...
+
+    @property
+    def checkpoints(self) -> Checkpoints: ...
+
+    def current_settings(self) -> Settings: ...
+
+    def live_session(self) -> LiveSessionLike: ...
+
+    def roots(self) -> Roots:
+        """What the tools see: the workspace, or every workspace folder with it first (``jail.Folders``)."""
+        ...
+
+    async def notes_blocks(self) -> str:
+        """Project and task notes for the system prompt."""
+        ...
+
+    def reservation(self) -> AbstractAsyncContextManager[Any]:
+        """Held while a mutating tool runs: one writer per workspace across servers."""
+        ...
+
+    def register_task(self, task_id: str, session_id: str, prompt: str) -> None:
+        """The turn as a task of the notes store (blocking: a database write)."""
+        ...
+
+    async def extra_tools(self) -> list[Tool]:
+        """The MCP servers' tools, as connected now."""
+        ...
+
+
 class AgentRuntime:
     def __init__(
-        self,
-        *,
-        settings: Callable[[], Settings],
-        workspace: Path,
-        memory: ProjectMemory | None,
-        prompts: PromptHistory,
-        session: Callable[[], LiveSessionLike],
-        frontend: Frontend,
-        yolo: bool = False,
-        can_ask: bool = True,
-        context_blocks: Callable[[], Awaitable[str]] | None = None,
-        reservation: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
-        turn_started: Callable[[str, str, str], object] | None = None,
-        checkpoints: Checkpoints | None = None,
-        extra_tools: Callable[[], Awaitable[list[Tool]]] | None = None,
-        folders: Callable[[], Roots] | None = None,
+        self, services: TurnServices, frontend: Frontend, *, yolo: bool = False, can_ask: bool = True
     ) -> None:
-        self.settings = settings
-        self.workspace = workspace
-        self.memory = memory
-        self.prompts = prompts
-        self.session = session
+        self.services = services
+        self.workspace = services.workspace_path
         self.frontend = frontend
         self.yolo = yolo
         self.can_ask = can_ask
-        self.context_blocks = context_blocks
-        self.reservation = reservation
-        self.turn_started = turn_started
-        self.checkpoints = checkpoints
-        self.extra_tools = extra_tools
-        self.folders = folders
-        """Multi-root: every workspace folder, this runtime's root first (``jail.Folders``)."""
         self._extra: list[Tool] = []  # the last turn's extra (MCP) tools, for the meter between turns
-        self.window = ContextWindow(settings().compact_threshold, summarize=self._summarize_span)
+        self.window = ContextWindow(self.settings().compact_threshold, summarize=self._summarize_span)
         self.queue = ChatQueue(self._run_ticket, lambda: self.session().id)
         self._tasks: set[asyncio.Task[None]] = set()
         self._compaction_lock = asyncio.Lock()
@@ -176,6 +196,12 @@ class AgentRuntime:
         self._text_only: set[tuple[str, str]] = set()
         # (base URL, model) that made a native tool call: its text is never a call from then on (auto only)
         self._native: set[tuple[str, str]] = set()
+
+    def settings(self) -> Settings:
+        return self.services.current_settings()
+
+    def session(self) -> LiveSessionLike:
+        return self.services.live_session()
 
     # --- model ---------------------------------------------------------------------------------
 
@@ -263,8 +289,8 @@ class AgentRuntime:
         """Built-ins plus the session's tools (cheap to build; rebuilt per turn so nothing leaks between turns)."""
         registry = builtin_registry()
         registry.register(todo_tool(lambda: self.session().tasks, self.frontend.todos_changed))
-        if self.memory is not None:
-            for tool in memory_tools(self.memory):
+        if self.services.memory is not None:
+            for tool in memory_tools(self.services.memory):
                 registry.register(tool)
         for tool in self._extra:
             if tool.name not in registry:
@@ -303,7 +329,7 @@ class AgentRuntime:
         if instructions is None:
             instructions = build_block(self.workspace)
         build = build_compact_system_prompt if plan.compact else build_system_prompt
-        folders = self.folders() if self.folders is not None else self.workspace
+        folders = self.services.roots()
         return build(
             PromptParts(
                 folders=folders.entries if isinstance(folders, Folders) else (),
@@ -319,7 +345,8 @@ class AgentRuntime:
         )
 
     def memory_block(self) -> str:
-        return self.memory.boot_block() if self.memory is not None else ""
+        memory = self.services.memory
+        return memory.boot_block() if memory is not None else ""
 
     def task_reminder(self) -> str:
         """The live task list as the model reads it after the conversation ('' when empty)."""
@@ -335,60 +362,38 @@ class AgentRuntime:
             session = self.session()
         send = self.frontend.emitter(session.id, ticket.task_id)
         instructions = ProjectInstructions(self.workspace)
-        writes: list[Callable[[], object]] = []  # started by the turn's first event (see below)
-
-        def start_writes() -> None:
-            while writes:
-                writes.pop(0)()
+        writes = FirstEventWrites(WRITES_AFTER_S)
 
         def emit(event: Event) -> None:
             if isinstance(event, ToolCall):  # nested AGENTS.md of the folders the turn works in
                 instructions.touch(event.input)
             send(event)
-            if writes:
-                start_writes()
+            writes.start()
 
         try:
             setup = await self._setup(ticket, session, instructions)
         except ShiroError as error:
             emit(Failed(error.message))
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
-        if has_sources(ticket.text):  # attached documents: a refused one's text is never kept, nor sent
-            gated = await asyncio.to_thread(gate_attachments, ticket.text, setup.workspace)
-            ticket.text = gated.text
-            for reason in gated.refusals:
-                emit(Notice(REFUSED_NOTICE.format(reason=reason)))
-        found = setup.redactor.scan(ticket.text)  # e.g. a terminal's output attached with @terminal
-        if found.count:
-            ticket.text = found.text  # nothing on disk or on the wire keeps the secret
-            emit(Notice(PROMPT_REDACTED_NOTICE.format(kinds=", ".join(found.kinds))))
-        # Off the path to the first token: the prompt history write may wait on a lock and a disk
-        # sync, the task's registration on the database. Run while the request is being sent, they
-        # would compete with it (and with the first delta) for the CPU and the GIL, so they start
-        # once the turn's first event is out, or WRITES_AFTER_S in (a model slow to answer).
+        await self._screen_prompt(ticket, setup, emit)
         registered: list[asyncio.Task[None]] = []
-        writes.append(lambda: self._background(asyncio.to_thread(self.prompts.append, ticket.text)))
-        if self.turn_started is not None:
-            started = self.turn_started
-
-            def register() -> None:
-                started(ticket.task_id, session.id, ticket.text)
-
-            writes.append(lambda: registered.append(self._background(asyncio.to_thread(register))))
-        later = asyncio.get_running_loop().call_later(WRITES_AFTER_S, start_writes)
-        changes = (
-            self.checkpoints.turn(session.id, ticket.task_id, ticket.text, len(session.messages))
-            if self.checkpoints is not None and self.settings().trusted
-            else None
+        writes.add(lambda: self._background(asyncio.to_thread(self.services.history.append, ticket.text)))
+        register = self.services.register_task
+        writes.add(
+            lambda: registered.append(
+                self._background(asyncio.to_thread(register, ticket.task_id, session.id, ticket.text))
+            )
         )
+        changes = self._turn_changes(session, ticket)
         setup.changes = changes
-        setup.workspace_view = await self._workspace_view(setup, session, ticket.text)
+        undone = self.services.checkpoints.undone_note(session.id) if changes else ""
+        view = await self._workspace_view(setup, session, ticket.text)
+        setup.workspace_view = "\n\n".join(part for part in (undone, view) if part)  # carried by the message
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         try:
             outcome = await turn.run(ticket.text)
         finally:
-            later.cancel()
-            start_writes()  # a turn with no event at all
+            writes.start()  # a turn with no event at all
         if registered:  # a notes read right after the reply must find this task
             await asyncio.wait(registered)
         endpoint = (self.settings().base_url or "", setup.model)
@@ -401,16 +406,33 @@ class AgentRuntime:
             await self._announce_changes(changes)
         return chat_outcome(session.id, ticket.task_id, outcome)
 
+    async def _screen_prompt(self, ticket: Ticket, setup: TurnSetup, emit: Emit) -> None:
+        """Attached documents a secrets rule refuses leave the prompt (their text is never kept nor
+        sent), and secret values in it are cut out, each said in a notice."""
+        if has_sources(ticket.text):
+            gated = await asyncio.to_thread(gate_attachments, ticket.text, setup.workspace)
+            ticket.text = gated.text
+            for reason in gated.refusals:
+                emit(Notice(REFUSED_NOTICE.format(reason=reason)))
+        found = setup.redactor.scan(ticket.text)  # e.g. a terminal's output attached with @terminal
+        if found.count:
+            ticket.text = found.text  # nothing on disk or on the wire keeps the secret
+            emit(Notice(PROMPT_REDACTED_NOTICE.format(kinds=", ".join(found.kinds))))
+
+    def _turn_changes(self, session: LiveSessionLike, ticket: Ticket) -> TurnChanges | None:
+        """The turn's checkpoint recorder (a trusted workspace only)."""
+        if not self.settings().trusted:
+            return None
+        return self.services.checkpoints.turn(session.id, ticket.task_id, ticket.text, len(session.messages))
+
     async def _announce_changes(self, changes: TurnChanges) -> None:
         try:
             view = await asyncio.to_thread(changes.finish)
         except (OSError, ShiroError) as error:
             log.warning("could not summarise the turn's changes: %s", error)
             return
-        # getattr: a front door written before checkpoints (or a test's) may not listen for them
-        listener = getattr(self.frontend, "changes_changed", None)
-        if view is not None and listener is not None:
-            listener(view)
+        if view is not None:
+            self.frontend.changes_changed(view)
 
     async def _setup(
         self, ticket: Ticket, session: LiveSessionLike, instructions: ProjectInstructions
@@ -419,8 +441,8 @@ class AgentRuntime:
         # Independent lookups (thread hops, an endpoint call): together, not one after another.
         window, self._extra, notes_block, client, _ = await asyncio.gather(
             self.discover_context_window(),
-            self.extra_tools() if self.extra_tools is not None else _value(self._extra),
-            self.context_blocks() if self.context_blocks else _value(""),
+            self.services.extra_tools(),
+            self.services.notes_blocks(),
             self._turn_client(),
             instructions.refresh(),  # the first step's prompt finds it built
         )
@@ -454,9 +476,9 @@ class AgentRuntime:
             window=self.window,
             system_prompt=prompt,
             reminder=self.task_reminder,
-            workspace=self.folders() if self.folders is not None else self.workspace,
+            workspace=self.services.roots(),
             approver=approve,
-            reservation=self.reservation,
+            reservation=self.services.reservation,
             can_ask=self.can_ask,
             yolo=self.yolo,
             tool_call_format=self._tool_call_format(s),
@@ -528,7 +550,7 @@ class AgentRuntime:
         plan = self.plan()
         self._sync_window()
 
-        notes_block = await self.context_blocks() if self.context_blocks else ""
+        notes_block = await self.services.notes_blocks()
 
         text_format = self._tool_call_format(self.settings()) == "text"
 
@@ -650,8 +672,28 @@ class AgentRuntime:
         return text.strip()
 
 
-async def _value(value: T) -> T:
-    return value
+class FirstEventWrites:
+    """A turn's own writes (the prompt history may wait on a lock and a disk sync, the task's
+    registration on the database), kept off the path to the first token: run while the request is
+    being sent, they would compete with it (and with the first delta) for the CPU and the GIL. They
+    start once the turn's first event is out, or ``after_s`` in (a model slow to answer)."""
+
+    def __init__(self, after_s: float) -> None:
+        self._after_s = after_s
+        self._work: list[Callable[[], object]] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, work: Callable[[], object]) -> None:
+        self._work.append(work)
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._after_s, self.start)
+
+    def start(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        while self._work:
+            self._work.pop(0)()
 
 
 def _client_for(s: Settings) -> ModelClient:
@@ -677,7 +719,5 @@ class _MeteredHistory:
     def replace(self, messages: list[Message]) -> None:
         self._session.replace_model_view(messages)
 
-    def add_usage(
-        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
-    ) -> None:
-        self._session.add_usage(input_tokens, output_tokens, cost_usd, cached_input_tokens)
+    def add_usage(self, usage: Usage) -> None:
+        self._session.add_usage(usage)

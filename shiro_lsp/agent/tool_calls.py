@@ -21,6 +21,7 @@ from shiro_lsp.agent.events import Emit
 from shiro_lsp.agent.permissions import Origin, RepeatGuard
 from shiro_lsp.agent.prompt import not_offered_error
 from shiro_lsp.agent.workspace_view import NOTHING_EDITED, edits_in_place, with_changes
+from shiro_lsp.checkpoints.rows import ChangedFile, FilePreview
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
 from shiro_lsp.providers.types import ToolCallReady
 from shiro_lsp.providers.wire import loose_tool_input
@@ -67,8 +68,8 @@ class ApprovalRequest:
     suggested_pattern: str
     repeated: bool
     warning: str | None = None
-    previews: list[dict[str, Any]] | None = None
-    """File tools: ``FilePreview`` objects (wire shape), one per file the call would change."""
+    previews: list[FilePreview] | None = None
+    """File tools: one per file the call would change."""
     call_id: str | None = None
     """The tool call asked about (the id its ``tool-start``/``tool-call`` events carry)."""
     origin: Origin = "native"
@@ -84,9 +85,9 @@ class Answer:
 
 
 class ChangeTracker(Protocol):
-    """Records what the turn's tool calls change (the checkpoint); see ``agent.changes``."""
+    """Records what the turn's tool calls change (the checkpoint); see ``checkpoints.recorder``."""
 
-    async def preview(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None: ...
+    async def preview(self, tool_name: str, input: dict[str, Any]) -> list[FilePreview] | None: ...
 
     async def before(self, tool_name: str, input: dict[str, Any]) -> Any: ...
 
@@ -108,7 +109,8 @@ class ToolChangesLike(Protocol):
     @property
     def diff(self) -> str: ...
 
-    def files_json(self) -> list[dict[str, Any]]: ...
+    @property
+    def files(self) -> list[ChangedFile]: ...
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Decision | Answer]]
@@ -344,7 +346,7 @@ class ToolCallRunner:
             parts.append(await asyncio.to_thread(self.setup.bash_warning))
         return " ".join(parts) or None
 
-    async def _previews(self, tool_name: str, input: dict[str, Any]) -> list[dict[str, Any]] | None:
+    async def _previews(self, tool_name: str, input: dict[str, Any]) -> list[FilePreview] | None:
         changes = self.setup.changes
         if changes is None:
             return None
@@ -369,11 +371,11 @@ class ToolCallRunner:
         return Answer(answer.decision, reason or None)
 
 
-def _change_fields(changed: ToolChangesLike | None) -> tuple[str | None, list[dict[str, Any]] | None]:
+def _change_fields(changed: ToolChangesLike | None) -> tuple[str | None, list[ChangedFile] | None]:
     """The ``diff`` and ``files`` a tool card shows for a call that changed files."""
     if changed is None:
         return None, None
-    return changed.diff, changed.files_json()
+    return changed.diff, changed.files
 
 
 def result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict[str, Any]:

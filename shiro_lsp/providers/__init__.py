@@ -18,8 +18,8 @@ from shiro_lsp.providers.types import (
     ToolCallReady,
     ToolInputStart,
     ToolSpec,
-    Usage,
 )
+from shiro_lsp.usage import Usage
 
 __all__ = [
     "GenerateResult",

@@ -28,7 +28,6 @@ from shiro_lsp.providers.types import (
     ToolCallReady,
     ToolInputStart,
     ToolSpec,
-    Usage,
 )
 from shiro_lsp.providers.wire import (
     arguments_of,
@@ -39,6 +38,7 @@ from shiro_lsp.providers.wire import (
     parts_of,
     tool_output_text,
 )
+from shiro_lsp.usage import Usage
 
 if TYPE_CHECKING:
     import openai

@@ -37,7 +37,6 @@ from shiro_lsp.providers.types import (
     ToolCallReady,
     ToolInputStart,
     ToolSpec,
-    Usage,
 )
 from shiro_lsp.providers.wire import (
     arguments_of,
@@ -50,6 +49,7 @@ from shiro_lsp.providers.wire import (
     tool_output_text,
     with_item_id,
 )
+from shiro_lsp.usage import Usage
 
 if TYPE_CHECKING:
     import openai

@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol
 from shiro_lsp.errors import MODEL_ERROR, ShiroError
 from shiro_lsp.messages import Message
 from shiro_lsp.tools.base import ToolSpec as ToolSpec  # one type for what the model is offered
+from shiro_lsp.usage import Usage
 
 ReasoningEffort = Literal["none", "low", "medium", "high", "xhigh"]
 FinishReason = Literal["stop", "length", "tool-calls", "content-filter", "other"]
@@ -43,14 +44,6 @@ class ModelRequest:
     reasoning_effort: ReasoningEffort | None = None  # None: the model has no reasoning setting
     max_output_tokens: int | None = None
     temperature: float | None = None  # None: the server's default
-
-
-@dataclass(frozen=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_input_tokens: int = 0
-    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from shiro_lsp.agent.events import (
 )
 from shiro_lsp.agent.permissions import Grant, Grants
 from shiro_lsp.agent.runtime import CompactionPhase
-from shiro_lsp.checkpoints.changes import TurnChangesView
+from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, changes_wire, fs_path, request, todos_wire
 
@@ -99,7 +99,7 @@ class LspFrontend:
         )
 
     async def approve(self, task_id: str, request: ApprovalRequest) -> Decision | Answer:
-        previews = [p.FilePreview.model_validate(each) for each in request.previews or []]
+        previews = list(request.previews or [])
         params = p.ApproveParams(
             task_id=task_id,
             tool_name=request.tool_name,
@@ -150,10 +150,10 @@ def chat_result(outcome: ChatOutcome) -> p.ChatResult:
         task_id=outcome.task_id,
         stop_reason=outcome.stop_reason,
         usage=p.ChatUsage(
-            input_tokens=outcome.input_tokens,
-            output_tokens=outcome.output_tokens,
-            cost_usd=outcome.cost_usd,
-            cached_tokens=outcome.cached_input_tokens,
+            input_tokens=outcome.usage.input_tokens,
+            output_tokens=outcome.usage.output_tokens,
+            cost_usd=outcome.usage.cost_usd,
+            cached_tokens=outcome.usage.cached_input_tokens,
         ),
         error=outcome.error,
     )

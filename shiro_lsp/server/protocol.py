@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_type_hints
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
     StringConstraints,
@@ -22,12 +20,13 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails
 
 from shiro_lsp.agent import events
+from shiro_lsp.checkpoints import rows
 from shiro_lsp.providers import models as provider_models
 from shiro_lsp.state import memory
+from shiro_lsp.wire import Wire
 
 # Size limits on what a client may send (a bigger value is -32602 naming the field and the limit).
 MAX_PROMPT_CHARS = 256 * 1024
@@ -59,15 +58,6 @@ NoteText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NOTE_CH
 NoteTextOrEmpty = Annotated[str, StringConstraints(max_length=MAX_NOTE_CHARS)]
 MemoryKind = memory.Kind  # the kinds of memory: their one home is state/memory.py
 TodoStatus = Literal["pending", "in_progress", "done", "blocked"]
-
-
-class Wire(BaseModel):
-    """camelCase on the wire, strict types (a string is not a number), unknown keys ignored."""
-
-    # defer_build: each model builds its validator on first use, not at server start.
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True, defer_build=True
-    )
 
 
 class Empty(Wire):
@@ -272,19 +262,8 @@ class QueueClearResult(Wire):
     cleared: int
 
 
-class FilePreview(Wire):
-    """What a file tool is about to do to one file, for the client's diff editor."""
-
-    path: str = Field(description="Workspace-relative, '/'-separated.")
-    before: str | None = Field(description="The file now; null for a new file.")
-    after: str | None = Field(description="The file after the call; null for a delete.")
-    from_: str | None = Field(
-        default=None, alias="from", description="move_file: the path it moves from (`path` is the target)."
-    )
-    binary: bool = Field(
-        default=False,
-        description="A binary file: before/after are a one-line summary, not the bytes (null as above).",
-    )
+FilePreview = rows.FilePreview
+"""A file tool's proposed change on an approval card; its home is ``checkpoints/rows.py``."""
 
 
 class ApproveParams(Wire):
@@ -347,7 +326,7 @@ class ApproveResult(Wire):
 
 # --- reviewable edits and checkpoints (design.md v2) --------------------------------------------
 
-ChangeStatus = Literal["added", "modified", "deleted", "moved"]
+ChangeStatus = rows.ChangeStatus
 RestoreMode = Literal["code", "chat", "both"]
 
 
@@ -357,34 +336,9 @@ class ChangesParams(Wire):
     )
 
 
-class ChangedFile(Wire):
-    path: str = Field(description="Workspace-relative, '/'-separated; for a move, where it is now.")
-    status: ChangeStatus
-    from_: str | None = Field(default=None, alias="from", description="moved: the path before the turn.")
-    additions: int
-    deletions: int
-    reviewed: bool = Field(description="Kept, undone, or otherwise dealt with by the user.")
-    binary: bool = Field(default=False, description="Extension: additions/deletions are 0 for binary files.")
-    turn_additions: int | None = Field(
-        default=None,
-        description=(
-            "Extension: lines this turn itself added (its checkpoint vs what it left, fixed when the turn "
-            "ended); `additions` compares the checkpoint with the file now, so it includes later turns' "
-            "and the user's edits. null while the turn runs and for checkpoints older than this field."
-        ),
-    )
-    turn_deletions: int | None = Field(
-        default=None, description="Extension: as `turnAdditions`, lines deleted."
-    )
-    not_covered: str | None = Field(
-        default=None,
-        exclude_if=lambda value: value is None,
-        description=(
-            "Extension: present when undo and restore leave this file as it is, and why: its content "
-            "before the turn was not recorded (a secrets file, one over the scan's size limit; "
-            "`additions`/`deletions` are then 0), or the user saved it in the editor while the turn ran."
-        ),
-    )
+ChangedFile = rows.ChangedFile
+"""A changed file's row, in ``shiro/changes`` and on tool cards (``shiro/event``); its home is
+``checkpoints/rows.py``, where the turn and the review make it."""
 
 
 class ChangesResult(Wire):

@@ -17,7 +17,8 @@ from pydantic_core import PydanticUndefined
 
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.jsonrpc.edge import MAX_DEPTH, MAX_NUMBER_CHARS
-from shiro_lsp.server.protocol import EVENT_MODELS, METHODS, Wire
+from shiro_lsp.server.protocol import EVENT_MODELS, METHODS
+from shiro_lsp.wire import Wire
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 MARKDOWN = DOCS / "protocol.md"
@@ -87,7 +88,7 @@ def _default(value: Any) -> str:
 def _fields(model: type[Wire]) -> str:
     rows = []
     for name, field in model.model_fields.items():
-        alias = field.alias or name
+        alias = field.serialization_alias or field.alias or name
         annotation = type_name(field.annotation).replace("|", "\\|")
         if field.is_required():
             required = "yes"

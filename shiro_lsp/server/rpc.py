@@ -36,7 +36,7 @@ from shiro_lsp.server.jsonrpc.edge import FrameReader, ShiroProtocol, excerpt, s
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from shiro_lsp.checkpoints.changes import TurnChangesView
+    from shiro_lsp.checkpoints.rows import TurnChangesView
     from shiro_lsp.config import Settings
     from shiro_lsp.server import protocol as p
     from shiro_lsp.service import Shiro
@@ -262,7 +262,7 @@ def changes_wire(view: TurnChangesView) -> p.ChangesResult:
     return p.ChangesResult(
         task_id=view.task_id,
         checkpoint_id=view.checkpoint_id,
-        files=[p.ChangedFile.model_validate(f.to_json()) for f in view.files],
+        files=view.files,
     )
 
 

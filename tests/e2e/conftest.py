@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 
+from fakes.fixtures import options
 from lsp_client import CONFIG, ShiroClient, initialize
 
 
@@ -24,7 +25,7 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def init_options(home: Path) -> dict[str, object]:
     """Override in a test module to start the server differently."""
-    return {"home": str(home), "apiKey": "sk-test"}
+    return options(home)
 
 
 @pytest_lsp.fixture(config=CONFIG)

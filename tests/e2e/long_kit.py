@@ -17,6 +17,7 @@ import pytest
 
 from chat_helpers import task_list_of
 from fakes.fake_openai import Entry, FakeOpenAI, Step, Text, Usage
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 from shiro_lsp.context.summary import PRUNED_SPAN_PREFIX
 
@@ -63,15 +64,7 @@ def api() -> str:
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI, api: str) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": api,
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "compactThreshold": 1_000_000,
-    }
+    return options(home, fake, api=api, model="gpt-5", compactThreshold=1_000_000)
 
 
 # --- requests ------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from fakes.fake_openai import (
     Usage,
     WaitForRelease,
 )
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -41,15 +42,7 @@ both_apis = pytest.mark.parametrize("api", ["responses", "chat"])
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI, api: str) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": api,
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "approvalTimeoutMs": 3000,
-    }
+    return options(home, fake, api=api, model="gpt-5", approvalTimeoutMs=3000)
 
 
 @both_apis

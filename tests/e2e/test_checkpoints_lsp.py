@@ -16,6 +16,7 @@ from pygls.exceptions import JsonRpcException
 
 from chat_helpers import eventually, model_bodies
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
 
 pytest_plugins = ["fakes.fixtures"]
@@ -36,22 +37,12 @@ def permissions() -> dict[str, Any]:
     return ALLOW_ALL
 
 
+EXTRA: dict[str, object] = {"model": "gpt-5", "approvalTimeoutMs": 5000}
+
+
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI, permissions: dict[str, Any]) -> dict[str, object]:
-    return options(home, fake, permissions)
-
-
-def options(home: Path, fake: FakeOpenAI, permissions: dict[str, Any] | None = None) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "approvalTimeoutMs": 5000,
-        "permissions": ALLOW_ALL if permissions is None else permissions,
-    }
+    return options(home, fake, permissions, **EXTRA)
 
 
 async def turn(client: ShiroClient, fake: FakeOpenAI, text: str, *calls: ToolCall) -> dict[str, Any]:
@@ -464,7 +455,7 @@ async def test_in_a_git_repository_bash_changes_come_back_and_git_is_untouched(
 async def start(workspace: Path, home: Path, fake: FakeOpenAI) -> ShiroClient:
     client = make_client()
     await client.start_io(*SERVER_COMMAND)
-    await initialize(client, workspace, **options(home, fake))
+    await initialize(client, workspace, **options(home, fake, ALLOW_ALL, **EXTRA))
     return client
 
 

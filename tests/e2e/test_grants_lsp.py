@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -14,15 +15,7 @@ pytest_plugins = ["fakes.fixtures"]
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "approvalTimeoutMs": 3000,
-    }
+    return options(home, fake, model="gpt-5", approvalTimeoutMs=3000)
 
 
 def write(name: str, call_id: str) -> Step:

@@ -8,6 +8,7 @@ import pytest
 
 from chat_helpers import model_bodies, system_prompt_of
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -15,7 +16,7 @@ pytest_plugins = ["fakes.fixtures"]
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return {"home": str(home), "apiKey": "sk-test", "baseUrl": fake.base_url, "api": "chat", "maxRetries": 0}
+    return options(home, fake)
 
 
 def write(path: Path, text: str) -> None:

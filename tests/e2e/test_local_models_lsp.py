@@ -16,6 +16,7 @@ from lsprotocol import types
 
 from chat_helpers import model_bodies, system_prompt_of, task_list_of, text_of, tool_names_of, types_of
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall, Usage
+from fakes.fixtures import options
 from fakes.local_servers import LLAMACPP_MODEL, OLLAMA_NO_TOOLS_MODEL, serve
 from fakes.recorded import exchange
 from lsp_client import ShiroClient, start_server
@@ -27,14 +28,7 @@ pytest_plugins = ["fakes.fixtures"]
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
     serve(fake, "llamacpp")
     fake.chat_dialect = "llamacpp"
-    return {
-        "home": str(home),
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": LLAMACPP_MODEL,
-        "maxRetries": 0,
-        "approvalTimeoutMs": 3000,
-    }
+    return options(home, fake, apiKey=None, model=LLAMACPP_MODEL, approvalTimeoutMs=3000)
 
 
 def call_text(name: str, arguments: dict[str, object], form: str = "fenced") -> str:

@@ -20,6 +20,7 @@ from lsprotocol import types
 
 from chat_helpers import eventually, model_bodies, tool_names_of
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -55,17 +56,9 @@ def init_options(
     home: Path, fake: FakeOpenAI, workspace: Path, marker: Path, timeout_ms: int, trusted: bool
 ) -> dict[str, object]:
     write_mcp_json(workspace, {"testkit": stdio_entry(marker)})
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "approvalTimeoutMs": 5000,
-        "mcpTimeoutMs": timeout_ms,
-        "trusted": trusted,
-    }
+    return options(
+        home, fake, model="gpt-5", approvalTimeoutMs=5000, mcpTimeoutMs=timeout_ms, trusted=trusted
+    )
 
 
 def starts(marker: Path) -> int:

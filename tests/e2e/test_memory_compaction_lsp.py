@@ -9,6 +9,7 @@ import pytest
 
 from chat_helpers import model_bodies
 from fakes.fake_openai import FakeOpenAI, HttpError, Step, Text
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 from shiro_lsp.state.paths import project_key
 
@@ -17,7 +18,7 @@ pytest_plugins = ["fakes.fixtures"]
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return {"home": str(home), "apiKey": "sk-test", "baseUrl": fake.base_url, "api": "chat", "maxRetries": 0}
+    return options(home, fake)
 
 
 def seed(home: Path, workspace: Path, count: int, recalled: int) -> None:

@@ -10,6 +10,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from fakes.fake_openai import FakeOpenAI
+from fakes.fixtures import options
 from fakes.local_servers import LLAMACPP_CTX, LLAMACPP_MODEL, serve
 from lsp_client import ShiroClient
 
@@ -18,7 +19,7 @@ pytest_plugins = ["fakes.fixtures"]
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return {"home": str(home), "apiKey": "sk-configured", "baseUrl": fake.base_url, "model": "gpt-5"}
+    return options(home, fake, apiKey="sk-configured", model="gpt-5", api=None, maxRetries=None)
 
 
 @pytest.fixture

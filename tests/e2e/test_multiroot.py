@@ -20,6 +20,7 @@ from pytest_lsp import client_capabilities
 
 from chat_helpers import eventually, model_bodies, sent, system_prompt_of
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import CONFIG, ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -75,16 +76,7 @@ async def client(
             capabilities=client_capabilities("visual-studio-code"),
             workspace_folders=[folder(f) for f in folders],
             root_uri=folders[0].as_uri(),
-            initialization_options={
-                "home": str(home),
-                "apiKey": "sk-test",
-                "baseUrl": fake.base_url,
-                "api": "chat",
-                "model": "gpt-5",
-                "maxRetries": 0,
-                "approvalTimeoutMs": 5000,
-                "permissions": ALLOW,
-            },
+            initialization_options=options(home, fake, ALLOW, model="gpt-5", approvalTimeoutMs=5000),
         )
     )
     yield lsp_client

@@ -11,6 +11,7 @@ from pygls.exceptions import JsonRpcException
 
 from chat_helpers import model_bodies, system_prompt_of
 from fakes.fake_openai import FakeOpenAI, Step, Text
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -18,7 +19,7 @@ pytest_plugins = ["fakes.fixtures"]
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return {"home": str(home), "apiKey": "sk-test", "baseUrl": fake.base_url, "api": "chat", "maxRetries": 0}
+    return options(home, fake)
 
 
 async def turn(client: ShiroClient, fake: FakeOpenAI, text: str) -> dict[str, Any]:

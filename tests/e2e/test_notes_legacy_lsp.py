@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 from shiro_lsp.errors import CONFLICT
 from shiro_lsp.state.notes import Notes
@@ -29,7 +30,7 @@ def seeded(workspace: Path, home: Path) -> Notes:
 
 @pytest.fixture
 def init_options(home: Path, seeded: Notes) -> dict[str, object]:
-    return {"home": str(home)}
+    return options(home, apiKey=None)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from fakes.fixtures import options
 from lsp_client import ShiroClient, start_server
 from shiro_lsp.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, READ_ONLY, TOO_LARGE
 from shiro_lsp.service import RESTRICTED_TEXT
@@ -33,7 +34,7 @@ def seeded(workspace: Path, home: Path, tmp_path: Path) -> Notes:
 
 @pytest.fixture
 def init_options(home: Path, seeded: Notes) -> dict[str, object]:
-    return {"home": str(home), "apiKey": "sk-test"}
+    return options(home)
 
 
 def project_md(workspace: Path) -> Path:
@@ -251,7 +252,7 @@ async def test_two_servers_replacing_with_the_same_hash_exactly_one_wins(
 class TestRestrictedMode:
     @pytest.fixture
     def init_options(self, home: Path, seeded: Notes) -> dict[str, object]:
-        return {"home": str(home), "trusted": False}
+        return options(home, apiKey=None, trusted=False)
 
     async def test_reads_work_and_writes_are_refused_with_the_reason(
         self, client: ShiroClient, workspace: Path, seeded: Notes

@@ -9,6 +9,7 @@ import pytest
 
 from chat_helpers import model_bodies, text_of, types_of
 from fakes.fake_openai import FakeOpenAI, HttpError, Step, Text
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -23,14 +24,7 @@ def api() -> str:
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI, api: str) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": api,
-        "model": "gpt-5",
-        "maxRetries": 3,
-    }
+    return options(home, fake, api=api, model="gpt-5", maxRetries=3)
 
 
 def quick_server_error(status: int = 500) -> HttpError:

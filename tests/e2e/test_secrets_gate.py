@@ -20,6 +20,7 @@ from raw_lsp import RawServer
 
 from chat_helpers import model_bodies, sent
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -53,7 +54,7 @@ def tool_outputs(fake: FakeOpenAI) -> dict[str, str]:
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return {"home": str(home), "apiKey": "sk-test", "baseUrl": fake.base_url, "api": "chat", "maxRetries": 0}
+    return options(home, fake)
 
 
 # --- attachments ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 
 from chat_helpers import model_bodies, sent
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
 from shiro_lsp.tools import sandbox
 
@@ -56,15 +57,7 @@ def permissions() -> dict[str, Any]:
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI, permissions: dict[str, Any]) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "permissions": permissions,
-    }
+    return options(home, fake, permissions, model="gpt-5")
 
 
 def plant_secrets(workspace: Path) -> None:
@@ -327,7 +320,7 @@ INIT_KEY = "sk-initkey-" + "W" * 24
 
 
 async def run_env_turn(
-    workspace: Path, home: Path, fake: FakeOpenAI, env: dict[str, str], options: dict[str, Any]
+    workspace: Path, home: Path, fake: FakeOpenAI, env: dict[str, str], extra: dict[str, Any]
 ) -> str:
     client = make_client()
     client.decisions = ["once"]
@@ -340,7 +333,7 @@ async def run_env_turn(
             baseUrl=fake.base_url,
             api="chat",
             maxRetries=0,
-            **options,
+            **extra,
         )
         fake.script += [
             Step(ToolCall("bash", {"command": "env; echo ECHO=$OPENAI_API_KEY"})),

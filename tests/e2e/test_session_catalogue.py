@@ -19,6 +19,7 @@ from chat_helpers import (
     types_of,
 )
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -31,15 +32,7 @@ def permissions() -> dict[str, Any]:
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI, permissions: dict[str, Any]) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "permissions": permissions,
-    }
+    return options(home, fake, permissions, model="gpt-5")
 
 
 async def chat(client: ShiroClient, text: str, **params: Any) -> dict[str, Any]:
@@ -271,7 +264,7 @@ async def test_clear_starts_a_new_session_with_zero_counters(client: ShiroClient
 class TestRestrictedMode:
     @pytest.fixture
     def init_options(self, home: Path, fake: FakeOpenAI) -> dict[str, object]:
-        return {"home": str(home), "apiKey": "sk", "baseUrl": fake.base_url, "api": "chat", "trusted": False}
+        return options(home, fake, apiKey="sk", maxRetries=None, trusted=False)
 
     async def test_changes_are_refused_but_reads_work(
         self, client: ShiroClient, fake: FakeOpenAI, workspace: Path

@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException
 
 from chat_helpers import eventually
 from fakes.fake_openai import FakeOpenAI, Step, Text
+from fakes.fixtures import options
 from lsp_client import ShiroClient, start_server
 from shiro_lsp.state import db
 
@@ -93,7 +94,7 @@ def seed(home: Path, workspace: Path) -> None:
 @pytest.fixture
 def init_options(home: Path, workspace: Path) -> dict[str, object]:
     seed(home, workspace)
-    return {"home": str(home), "apiKey": "sk-test"}
+    return options(home)
 
 
 async def listing(client: ShiroClient, **params: Any) -> list[dict[str, Any]]:
@@ -229,13 +230,8 @@ async def test_rename_survives_restart_and_resume_and_is_searchable(tmp_path: Pa
     workspace, home = tmp_path / "ws", tmp_path / "state"
     workspace.mkdir()
     seed(home, workspace)
-    options: dict[str, Any] = {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-    }
-    client = await start_server(workspace, **options)
+    started = options(home, fake, maxRetries=None)
+    client = await start_server(workspace, **started)
     try:
         renamed = await client.call(
             "shiro/session/rename", {"id": FLAMINGO[:-3], "title": "  Linker: libflamingo  "}
@@ -266,7 +262,7 @@ async def test_rename_survives_restart_and_resume_and_is_searchable(tmp_path: Pa
     assert on_disk["title"] == on_disk["customTitle"] == "Linker: libflamingo"
     assert on_disk["messages"][0]["content"] == "why does the build fail?"
 
-    client = await start_server(workspace, **options)
+    client = await start_server(workspace, **started)
     try:
         titles = {s["id"]: s["title"] for s in await listing(client)}
         assert titles[FLAMINGO] == "Linker: libflamingo" and titles[live] == "Scratch"

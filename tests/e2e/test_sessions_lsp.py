@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from fakes.fixtures import options
 from lsp_client import ShiroClient, start_server
 
 OTHER_WORKSPACE = "/somewhere/else"
@@ -98,7 +99,7 @@ def init_options(home: Path, workspace: Path) -> dict[str, object]:
     wrong.write_text(
         wrong.read_text().replace('"messages": [', '"messages": {"oops": [', 1).rstrip()[:-1] + "}}"
     )
-    return {"home": str(home), "apiKey": "sk-test"}
+    return options(home)
 
 
 async def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> None:

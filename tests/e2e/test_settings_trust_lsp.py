@@ -20,6 +20,7 @@ from pytest_lsp import client_capabilities
 
 from chat_helpers import eventually
 from fakes.fake_openai import FakeOpenAI, Step, Text
+from fakes.fixtures import options
 from lsp_client import CONFIG, ShiroClient
 from shiro_lsp.errors import READ_ONLY
 
@@ -60,14 +61,7 @@ async def client(
             capabilities=client_capabilities("visual-studio-code"),
             workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
             root_uri=folders[0].as_uri(),
-            initialization_options={
-                "home": str(home),
-                "trusted": False,
-                "apiKey": "sk-test",
-                "baseUrl": fake.base_url,
-                "api": "chat",
-                "maxRetries": 0,
-            },
+            initialization_options=options(home, fake, trusted=False),
         )
     )
     yield lsp_client

@@ -17,6 +17,7 @@ from lsprotocol import types
 
 from chat_helpers import model_bodies, system_prompt_of
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from fakes.local_servers import LLAMACPP_MODEL, LLAMACPP_PROPS, serve
 from lsp_client import ShiroClient
 from shiro_lsp.context.estimate import estimate_text
@@ -36,13 +37,7 @@ def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
     props["default_generation_settings"]["n_ctx"] = WINDOW
     fake.get_routes = {"/props": props}
     fake.chat_dialect = "llamacpp"
-    return {
-        "home": str(home),
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": LLAMACPP_MODEL,
-        "maxRetries": 0,
-    }
+    return options(home, fake, apiKey=None, model=LLAMACPP_MODEL)
 
 
 def fenced_call(name: str, arguments: dict[str, object]) -> str:

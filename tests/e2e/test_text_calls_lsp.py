@@ -14,6 +14,7 @@ from lsprotocol import types
 
 from chat_helpers import model_bodies, text_of
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -25,15 +26,7 @@ PAYLOAD = json.dumps({"name": "bash", "arguments": {"command": RC_LINE}}, indent
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "approvalTimeoutMs": 3000,
-    }
+    return options(home, fake, model="gpt-5", approvalTimeoutMs=3000)
 
 
 def settings(client: ShiroClient, **values: object) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from chat_helpers import model_bodies
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import ShiroClient
 
 pytest_plugins = ["fakes.fixtures"]
@@ -30,16 +31,7 @@ def permissions() -> dict[str, str]:
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI, permissions: dict[str, str]) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "permissions": permissions,
-        "approvalTimeoutMs": 5000,
-    }
+    return options(home, fake, permissions, model="gpt-5", approvalTimeoutMs=5000)
 
 
 def tool_results(fake: FakeOpenAI) -> dict[str, str]:

@@ -17,6 +17,7 @@ import pytest
 
 from chat_helpers import model_bodies
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
+from fakes.fixtures import options
 from lsp_client import SERVER_COMMAND, initialize, make_client
 from shiro_lsp.tools import sandbox
 
@@ -27,15 +28,7 @@ OUTSIDE_SECRET = "outside-the-workspace-7c1f"
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return {
-        "home": str(home),
-        "apiKey": "sk-test",
-        "baseUrl": fake.base_url,
-        "api": "chat",
-        "model": "gpt-5",
-        "maxRetries": 0,
-        "permissions": {"bash": "allow"},
-    }
+    return options(home, fake, {"bash": "allow"}, model="gpt-5")
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:

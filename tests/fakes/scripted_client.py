@@ -27,8 +27,8 @@ from shiro_lsp.providers.types import (
     TextDelta,
     ToolCallReady,
     ToolInputStart,
-    Usage,
 )
+from shiro_lsp.usage import Usage
 
 
 @dataclass(frozen=True)

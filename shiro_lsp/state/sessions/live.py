@@ -14,6 +14,7 @@ from shiro_lsp.state.sessions.record import (
     now_iso,
 )
 from shiro_lsp.state.todos import TaskList, Todo
+from shiro_lsp.usage import Usage
 
 
 class LiveSession:
@@ -148,15 +149,14 @@ class LiveSession:
             self._summary_message = (compaction, message)
         return self._summary_message[1]
 
-    def add_usage(
-        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
-    ) -> None:
-        """Add one model run's usage; ``cost_usd`` None means that run's model is unpriced."""
-        self.input_tokens += input_tokens
-        self.output_tokens += output_tokens
-        self.cached_input_tokens += cached_input_tokens
-        if cost_usd is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + cost_usd
+    def add_usage(self, usage: Usage) -> None:
+        """Add one model run's usage: an unpriced one makes the session's cost unknown (``shiro_lsp.usage``)."""
+        total = (
+            Usage.saved(self.input_tokens, self.output_tokens, self.cached_input_tokens, self.cost_usd)
+            + usage
+        )
+        self.input_tokens, self.output_tokens = total.input_tokens, total.output_tokens
+        self.cached_input_tokens, self.cost_usd = total.cached_input_tokens, total.cost_usd
         self.changed()
 
     def set_todos(self, todos: list[Todo]) -> str:

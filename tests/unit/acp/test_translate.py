@@ -37,6 +37,7 @@ from shiro_lsp.acp.translate import (
 )
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.engine import ApprovalRequest
+from shiro_lsp.checkpoints.rows import FilePreview
 
 WS = Path("/work/project")
 
@@ -82,7 +83,7 @@ def test_a_delete_or_binary_preview_is_described_not_diffed() -> None:
         None,
         "delete_file",
         False,
-        previews=[{"path": "old.bin", "before": "binary, 3 bytes", "after": None, "binary": True}],
+        previews=[FilePreview(path="old.bin", before="binary, 3 bytes", after=None, binary=True)],
         call_id="del1",
     )
     update = permission_request(WS, request)

@@ -15,11 +15,12 @@ from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.context_window import Meter
 from shiro_lsp.agent.engine import ApprovalRequest
 from shiro_lsp.agent.runtime import BUSY_COMPACT, AgentRuntime
+from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.config import load_settings
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.errors import ShiroError
-from shiro_lsp.providers.types import Usage
 from shiro_lsp.service import Shiro
+from shiro_lsp.usage import Usage
 
 
 class Recorder:
@@ -41,6 +42,9 @@ class Recorder:
 
     def context_changed(self, meter: Meter) -> None:
         self.meters.append(meter)
+
+    def changes_changed(self, view: TurnChangesView) -> None:
+        pass
 
     def text_of(self, task_id: str) -> str:
         return "".join(e.text for t, e in self.events if t == task_id and isinstance(e, ev.Text))
@@ -67,7 +71,7 @@ async def test_a_chat_answers_is_saved_and_the_meter_shows_the_providers_count(s
     runtime, frontend = started(shiro, client)
     ticket = runtime.submit("hi")
     outcome = await ticket.future
-    assert outcome.stop_reason == "done" and outcome.input_tokens == 1_234
+    assert outcome.stop_reason == "done" and outcome.usage.input_tokens == 1_234
     assert frontend.text_of(ticket.task_id) == "hello"
     assert frontend.meters[-1].tokens == 1_234 + 56 and not frontend.meters[-1].estimated
     await shiro.sessions.flush()
@@ -131,28 +135,28 @@ async def test_stopping_the_agent_cancels_the_running_chat(shiro: Shiro) -> None
     assert "partial" in json.dumps(shiro.sessions.current.messages)
 
 
-async def test_the_turn_is_registered_as_a_task_before_its_chat_answers(shiro: Shiro) -> None:
+async def test_the_turn_is_registered_as_a_task_before_its_chat_answers(
+    shiro: Shiro, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A notes read right after the reply finds this turn's task, however slow the registration."""
     runtime, _ = started(shiro, ScriptedClient(Reply("done")))
-    register = runtime.turn_started
-    assert register is not None
+    register = shiro.register_task
 
     def slow_register(task_id: str, session_id: str, prompt: str) -> None:
         time.sleep(0.3)  # the registration's transaction waits on a busy database
         register(task_id, session_id, prompt)
 
-    runtime.turn_started = slow_register
+    monkeypatch.setattr(shiro, "register_task", slow_register)
     outcome = await runtime.submit("fix the parser").future
     current = shiro.notes.read()
     assert current.task_id == outcome.task_id
 
 
-def watch_writes(runtime: AgentRuntime, frontend: Recorder) -> dict[str, int]:
+def watch_writes(shiro: Shiro, frontend: Recorder, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many events had reached the editor when the prompt history write and the task's
     registration began (they run in threads; recorded once done)."""
     began: dict[str, int] = {}
-    register, append = runtime.turn_started, runtime.prompts.append
-    assert register is not None
+    register, append = shiro.register_task, shiro.history.append
 
     def registering(task_id: str, session_id: str, prompt: str) -> None:
         events = len(frontend.events)
@@ -164,15 +168,17 @@ def watch_writes(runtime: AgentRuntime, frontend: Recorder) -> dict[str, int]:
         append(prompt)
         began["history"] = events
 
-    runtime.turn_started = registering
-    runtime.prompts.append = appending  # type: ignore[method-assign]
+    monkeypatch.setattr(shiro, "register_task", registering)
+    monkeypatch.setattr(shiro.history, "append", appending)
     return began
 
 
-async def test_the_turns_own_writes_wait_until_its_first_event_is_out(shiro: Shiro) -> None:
+async def test_the_turns_own_writes_wait_until_its_first_event_is_out(
+    shiro: Shiro, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The prompt history write and the task's registration do not compete with the first token."""
     runtime, frontend = started(shiro, ScriptedClient(Reply("hello")))
-    began = watch_writes(runtime, frontend)
+    began = watch_writes(shiro, frontend, monkeypatch)
     outcome = await runtime.submit("fix the parser").future
     assert began["register"] >= 1 and began["history"] >= 1
     assert isinstance(frontend.events[0][1], ev.Text)
@@ -180,10 +186,12 @@ async def test_the_turns_own_writes_wait_until_its_first_event_is_out(shiro: Shi
     await asyncio.wait_for(_until(lambda: shiro.history.load() == ["fix the parser"]), 10)
 
 
-async def test_with_a_model_slow_to_answer_the_turns_writes_start_anyway(shiro: Shiro) -> None:
+async def test_with_a_model_slow_to_answer_the_turns_writes_start_anyway(
+    shiro: Shiro, monkeypatch: pytest.MonkeyPatch
+) -> None:
     answer = asyncio.Event()
     runtime, frontend = started(shiro, ScriptedClient(Reply("", hold=answer), Reply("ok")))
-    began = watch_writes(runtime, frontend)
+    began = watch_writes(shiro, frontend, monkeypatch)
     ticket = runtime.submit("fix the parser")
     await asyncio.wait_for(_until(lambda: len(began) == 2), 10)
     assert began == {"register": 0, "history": 0} and not frontend.events

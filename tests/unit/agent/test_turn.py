@@ -18,6 +18,7 @@ from shiro_lsp.agent.text_tools import ToolCallFormat
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.types import ProviderError
 from shiro_lsp.tools import builtin_registry
+from shiro_lsp.usage import Usage
 
 
 class ListHistory:
@@ -31,10 +32,8 @@ class ListHistory:
     def replace(self, messages: list[Message]) -> None:
         self.messages = list(messages)
 
-    def add_usage(
-        self, input_tokens: int, output_tokens: int, cost_usd: float | None, cached_input_tokens: int = 0
-    ) -> None:
-        self.usage.append((input_tokens, output_tokens, cost_usd))
+    def add_usage(self, usage: Usage) -> None:
+        self.usage.append((usage.input_tokens, usage.output_tokens, usage.cost_usd))
 
 
 def make_turn(
@@ -83,7 +82,11 @@ async def test_a_plain_answer_streams_its_text_and_is_saved(tmp_path: Path) -> N
     client = ScriptedClient(Reply("hello there", chunks=3))
     turn, history, emitted, _ = make_turn(tmp_path, client)
     outcome = await turn.run("hi")
-    assert outcome.stop_reason == "done" and outcome.input_tokens == 100 and outcome.output_tokens == 10
+    assert (
+        outcome.stop_reason == "done"
+        and outcome.usage.input_tokens == 100
+        and outcome.usage.output_tokens == 10
+    )
     assert "".join(e.text for e in emitted if isinstance(e, ev.Text)) == "hello there"
     assert kinds(emitted)[-1] == "Done"
     assert [m["role"] for m in history.messages] == ["user", "assistant"]

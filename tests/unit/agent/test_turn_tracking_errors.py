@@ -18,7 +18,8 @@ from test_turn import make_turn
 from fakes.scripted_client import Call, Reply, ScriptedClient
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.engine import Turn
-from shiro_lsp.checkpoints.changes import Checkpoints, TurnChanges
+from shiro_lsp.checkpoints.recorder import TurnChanges
+from shiro_lsp.checkpoints.review import Checkpoints
 from shiro_lsp.state.checkpoints import CheckpointStore
 
 
@@ -26,11 +27,11 @@ class SwappedAfterTheWrite(TurnChanges):
     """The real turn recorder; ``dir`` is a symlink out of the workspace while it looks after a call."""
 
     def __init__(self, owner: Checkpoints, outside: Path) -> None:
-        super().__init__(owner, "s", "t", "go", 0)
+        super().__init__(owner.files, "s", "t", "go", 0)
         self.outside = outside
 
     async def after(self, watch: Any, prepare: str | None = None) -> Any:
-        link, parked = self.owner.workspace / "dir", self.owner.workspace / "dir_real"
+        link, parked = self.files.workspace / "dir", self.files.workspace / "dir_real"
         os.rename(link, parked)
         os.symlink(self.outside, link)
         try:

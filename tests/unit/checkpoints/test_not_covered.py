@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from shiro_lsp.checkpoints import scan
-from shiro_lsp.checkpoints.changes import ChatSession, Checkpoints, TurnChanges
+from shiro_lsp.checkpoints.recorder import TurnChanges
+from shiro_lsp.checkpoints.review import ChatSession, Checkpoints
 from shiro_lsp.messages import Message
 from shiro_lsp.state.checkpoints import CheckpointStore
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shiro_lsp.agent.pricing import cost_of, format_usd, price_of, usage_line
+from shiro_lsp.usage import Usage
 
 
 @pytest.mark.parametrize(
@@ -28,12 +29,12 @@ def test_longest_prefix_match(model: str, rate: tuple[float, float]) -> None:
 @pytest.mark.parametrize("model", ["llama3.1:8b", "qwen2.5-coder", "o3", "gpt-4"])
 def test_unknown_models_are_unpriced(model: str) -> None:
     assert price_of(model) is None
-    assert cost_of(model, 1000, 1000) is None
+    assert cost_of(model, Usage(1000, 1000)) is None
 
 
 def test_cost() -> None:
-    assert cost_of("gpt-5", 1_000_000, 1_000_000) == pytest.approx(11.25)
-    assert cost_of("gpt-5-mini", 2_000, 500) == pytest.approx(0.0015)
+    assert cost_of("gpt-5", Usage(1_000_000, 1_000_000)) == pytest.approx(11.25)
+    assert cost_of("gpt-5-mini", Usage(2_000, 500)) == pytest.approx(0.0015)
 
 
 @pytest.mark.parametrize(
@@ -51,6 +52,8 @@ def test_usage_line() -> None:
 
 def test_prompt_tokens_served_from_the_cache_are_billed_at_the_cached_rate() -> None:
     # 1M prompt tokens of which 800k cached: 200k at $1.25/M + 800k at $0.125/M, and 0 output
-    assert cost_of("gpt-5", 1_000_000, 0, 800_000) == pytest.approx(0.25 + 0.1)
-    assert cost_of("gpt-5", 1_000, 0, 5_000) == cost_of("gpt-5", 1_000, 0, 1_000)  # never more than sent
-    assert cost_of("qwen2.5-coder:1.5b", 1_000, 10, 900) is None
+    assert cost_of("gpt-5", Usage(1_000_000, 0, 800_000)) == pytest.approx(0.25 + 0.1)
+    assert cost_of("gpt-5", Usage(1_000, 0, 5_000)) == cost_of(
+        "gpt-5", Usage(1_000, 0, 1_000)
+    )  # never more than sent
+    assert cost_of("qwen2.5-coder:1.5b", Usage(1_000, 10, 900)) is None

@@ -18,7 +18,7 @@ from shiro_lsp.providers import (
     ToolCallReady,
     ToolInputStart,
 )
-from shiro_lsp.providers import Usage as ProviderUsage
+from shiro_lsp.usage import Usage as ProviderUsage
 
 Make = Callable[..., ModelClient]
 

@@ -27,6 +27,7 @@ from shiro_lsp.state.sessions import (
     export_markdown,
 )
 from shiro_lsp.state.todos import Todo
+from shiro_lsp.usage import Usage
 
 WORKSPACE = "/home/me/project"
 
@@ -389,13 +390,13 @@ def test_every_mutation_of_the_live_session_calls_on_change() -> None:
     live.append({"role": "user", "content": "hi"})
     live.append({"role": "assistant", "content": "a"}, {"role": "user", "content": "b"})
     live.replace([{"role": "user", "content": "x" * 70}])
-    live.add_usage(100, 20, None)
-    live.add_usage(50, 10, 0.25)
-    live.add_usage(1, 1, None)
+    live.add_usage(Usage(100, 20, cost_usd=None))
+    live.add_usage(Usage(50, 10, cost_usd=0.25))
+    live.add_usage(Usage(1, 1, cost_usd=None))
     live.set_todos([Todo("a", "in_progress")])
     assert calls == [1, 3, 1, 1, 1, 1, 1]
     assert live.title == "x" * 60 + "..."
-    assert (live.input_tokens, live.output_tokens, live.cost_usd) == (151, 31, 0.25)
+    assert (live.input_tokens, live.output_tokens, live.cost_usd) == (151, 31, None)  # unpriced runs: unknown
     snapshot = live.to_record()
     live.append({"role": "assistant", "content": "later"})
     assert len(snapshot.messages) == 1 and snapshot.todos == [Todo("a", "in_progress")]
@@ -403,7 +404,7 @@ def test_every_mutation_of_the_live_session_calls_on_change() -> None:
 
 def test_unpriced_usage_keeps_cost_unknown_and_ids_are_uuid7() -> None:
     live = LiveSession.fresh(cwd=WORKSPACE, provider="openai", model="local")
-    live.add_usage(10, 10, None)
+    live.add_usage(Usage(10, 10, cost_usd=None))
     assert live.cost_usd is None
     assert live.id[14] == "7" and len(live.id) == 36
     other = LiveSession.fresh(cwd=WORKSPACE, provider="openai", model="local")
@@ -540,13 +541,13 @@ async def test_resume_restores_everything_and_the_next_save_writes_that_record(
     sessions = manager(paths, reports)
     sessions.current.append({"role": "user", "content": "unrelated work"})
     sessions.current.set_todos([Todo("unrelated", "pending")])
-    sessions.current.add_usage(999, 999, 9.0)
+    sessions.current.add_usage(Usage(999, 999, cost_usd=9.0))
     live = await sessions.resume("0193ab2c")
     assert live.id == sid and len(live.messages) == 6
     assert live.tasks.todos == [Todo("find the bug", "in_progress")]
     assert (live.input_tokens, live.output_tokens, live.cost_usd) == (1200, 340, 0.0049)
     live.append({"role": "user", "content": "and now?"})
-    live.add_usage(100, 10, 0.001)
+    live.add_usage(Usage(100, 10, cost_usd=0.001))
     await sessions.save()
     saved = json.loads((paths.sessions_dir / f"{sid}.json").read_text())
     assert saved["createdAt"] == "2026-01-01T00:00:00.000Z" and saved["cwd"] == "/somewhere/else"
@@ -591,7 +592,7 @@ async def test_branch_copies_history_up_to_a_message(paths: StatePaths, reports:
     sessions = manager(paths, reports)
     sessions.current.append(*conversation(8))
     sessions.current.set_todos([Todo("keep me", "pending")])
-    sessions.current.add_usage(10, 10, 0.5)
+    sessions.current.add_usage(Usage(10, 10, cost_usd=0.5))
     branch = await sessions.branch(None, 3)
     assert branch.id != sessions.current.id and branch.message_count == 4
     copy = json.loads((paths.sessions_dir / f"{branch.id}.json").read_text())

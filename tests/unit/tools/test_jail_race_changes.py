@@ -15,7 +15,7 @@ from pathlib import Path
 
 from test_jail_race import OUTSIDE_TEXT, TRIES, Swapper, outside, outside_state
 
-from shiro_lsp.checkpoints.changes import Checkpoints
+from shiro_lsp.checkpoints.review import Checkpoints
 from shiro_lsp.errors import ShiroError, ToolError
 from shiro_lsp.state.checkpoints import CheckpointStore, FileState
 from tool_helpers import RunTool
@@ -97,7 +97,7 @@ async def test_a_restore_under_a_swapped_directory_never_touches_outside(
     with SlowSwapper(workspace, outside) as swapper:
         for i in tries(swapper, TRIES):
             try:
-                service.put_back("dir/target.txt", None if i % 3 == 2 else state)
+                service.files.put_back("dir/target.txt", None if i % 3 == 2 else state)
                 done += 1
             except (ShiroError, OSError):
                 refused += 1

@@ -168,12 +168,16 @@ export interface ChangedFile {
    */
   path: string;
   /**
+   * Extension: where the user's review of this file stands, absent while it is `pending` (on tool cards always): `kept`; `undone` (it holds what it held before the turn again); `conflicted` (it changed after Shiro's edit, by the user or another program, so undo leaves it as it is).
+   */
+  review?: 'pending' | 'kept' | 'undone' | 'conflicted';
+  /**
    * Kept, undone, or otherwise dealt with by the user.
    */
   reviewed: boolean;
   status: 'added' | 'modified' | 'deleted' | 'moved';
   /**
-   * Extension: lines this turn itself added (its checkpoint vs what it left, fixed when the turn ended); `additions` compares the checkpoint with the file now, so it includes later turns' and the user's edits. null while the turn runs and for checkpoints older than this field.
+   * Extension: lines this turn itself added (its checkpoint vs what it left, fixed when the turn ended); `additions` compares the checkpoint with the file now, so it includes later turns' and the user's edits. Absent (or null) while the turn runs, for a file changed since the turn, and for checkpoints older than this field.
    */
   turnAdditions?: number | null;
   /**
@@ -470,11 +474,7 @@ export interface ToolOutputEvent {
  */
 export interface ToolResultEvent {
   diff?: string | null;
-  files?:
-    | {
-        [k: string]: unknown;
-      }[]
-    | null;
+  files?: ChangedFile[] | null;
   id: string;
   name: string;
   output: string;
@@ -486,11 +486,7 @@ export interface ToolResultEvent {
 export interface ToolFailedEvent {
   diff?: string | null;
   error: string;
-  files?:
-    | {
-        [k: string]: unknown;
-      }[]
-    | null;
+  files?: ChangedFile[] | null;
   id: string;
   name: string;
   type: 'tool-error';

@@ -39,6 +39,7 @@ from shiro_lsp.agent.prompt import (
     build_system_prompt,
     is_git_workspace,
 )
+from shiro_lsp.agent.turn_log import LoggedSession, TurnLog
 from shiro_lsp.agent.workspace_view import VIEW_KEY, budget_for, workspace_view
 from shiro_lsp.checkpoints.changes import Checkpoints, TurnChanges, TurnChangesView
 from shiro_lsp.config import Settings, ToolCallFormat, secret_values
@@ -88,7 +89,7 @@ WRITES_AFTER_S = 0.05
 """A turn's prompt history write and task registration start at its first event, or this long in."""
 
 
-class LiveSessionLike(History, Protocol):
+class LiveSessionLike(History, LoggedSession, Protocol):
     @property
     def id(self) -> str: ...
 
@@ -325,6 +326,8 @@ class AgentRuntime:
         async with self._compaction():  # a chat sent during /compact waits for it
             session = self.session()
         send = self.frontend.emitter(session.id, ticket.task_id)
+        turn_log = TurnLog(session, ticket.task_id)  # what a resume shows of this turn
+        turn_log.start(self.settings().model)
         instructions = ProjectInstructions(self.workspace)
         writes: list[Callable[[], object]] = []  # started by the turn's first event (see below)
 
@@ -336,6 +339,7 @@ class AgentRuntime:
             if isinstance(event, ToolCall):  # nested AGENTS.md of the folders the turn works in
                 instructions.touch(event.input)
             send(event)
+            turn_log.record(event)
             if writes:
                 start_writes()
 
@@ -343,6 +347,7 @@ class AgentRuntime:
             setup = await self._setup(ticket, session, instructions)
         except ShiroError as error:
             emit(Failed(error.message))
+            turn_log.end("error", error.message)
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
         if has_sources(ticket.text):  # attached documents: a refused one's text is never kept, nor sent
             gated = await asyncio.to_thread(gate_attachments, ticket.text, setup.workspace)
@@ -380,6 +385,7 @@ class AgentRuntime:
         finally:
             later.cancel()
             start_writes()  # a turn with no event at all
+        turn_log.end(outcome.stop_reason, outcome.error)
         if registered:  # a notes read right after the reply must find this task
             await asyncio.wait(registered)
         endpoint = (self.settings().base_url or "", setup.model)

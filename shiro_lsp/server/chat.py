@@ -122,8 +122,11 @@ class LspFrontend:
             )
             result = p.ApproveResult.model_validate(reply)
             return Answer(result.decision, result.reason)
-        except (TimeoutError, ValidationError) as error:
-            log.warning("approval for %s denied: %s", request.tool_name, type(error).__name__)
+        except TimeoutError:
+            log.warning("approval for %s denied: no answer in time", request.tool_name)
+            return Answer("deny", expired=True)
+        except ValidationError:
+            log.warning("approval for %s denied: ValidationError", request.tool_name)
             return "deny"
         except asyncio.CancelledError:
             raise

@@ -553,6 +553,32 @@ class CompactionInfo(Wire):
     created_at: str
 
 
+class TurnInfo(Wire):
+    """A turn of a resumed session: where it is in the transcript and how it ended."""
+
+    task_id: str
+    at: int = Field(description="Transcript index of the turn's prompt.")
+    end: int | None = Field(
+        description="Messages in the transcript when the turn ended; null: it never ended (the process died)."
+    )
+    stop_reason: Literal["done", "cancelled", "error"] | None = None
+    error: str | None = None
+    checkpoint_id: str | None = Field(
+        default=None, description="The turn's checkpoint (Restore checkpoint), when it changed files."
+    )
+    changes: ChangesResult | None = Field(
+        default=None, description="The turn's Changed files block as `shiro/changes` gives it now."
+    )
+
+
+class HistoryEvent(Wire):
+    """An event the panel showed, besides the messages, replayed where it happened."""
+
+    at: int = Field(description="Shown after the first `at` messages of the transcript.")
+    task_id: str
+    event: ChatEvent
+
+
 class SessionResumeResult(Wire):
     session: SessionInfo
     transcript: list[dict[str, Any]] = Field(
@@ -561,6 +587,19 @@ class SessionResumeResult(Wire):
     todos: TodosPayload
     compactions: list[CompactionInfo] = Field(
         default_factory=list, description="Oldest first; the model's view starts at the last one."
+    )
+    turns: list[TurnInfo] = Field(
+        default_factory=list, description="Oldest first; sessions saved by older versions have none."
+    )
+    events: list[HistoryEvent] = Field(
+        default_factory=list,
+        description="Notices, approvals, denials, errors and tool-card diffs, in order "
+        "(a `tool-result`/`tool-error` here carries only its `diff`; the transcript has its output).",
+    )
+    model_note: str | None = Field(
+        default=None,
+        description="Set when the session resumes on another model than the one it last ran on "
+        "(the settings name another): says which one is used now.",
     )
 
 

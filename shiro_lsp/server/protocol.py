@@ -202,6 +202,11 @@ class ContextMeter(Wire):
         description="Prompt tokens of the last request the provider served from its prompt cache "
         "(usage.prompt_tokens_details.cached_tokens, Responses input_tokens_details); null before one.",
     )
+    will_compact: bool = Field(
+        default=False,
+        description="The history no longer fits the threshold: the next request will be compacted first "
+        "(summarised as by /compact when autoCompact is on, else older tool output pruned).",
+    )
 
 
 # --- chat ----------------------------------------------------------------------------------------
@@ -551,6 +556,9 @@ class CompactionInfo(Wire):
     )
     summary: str
     created_at: str
+    auto: bool = Field(
+        default=False, description="Made because the history no longer fit the threshold, not by /compact."
+    )
 
 
 class TurnInfo(Wire):
@@ -637,6 +645,9 @@ class SessionUncompactResult(Wire):
 class CompactionProgress(Wire):
     phase: Literal["summarizing", "done", "failed"]
     messages: int = Field(description="Messages in the model's view being summarised.")
+    compaction: CompactionInfo | None = Field(
+        default=None, description="done: the marker added (/compact, or automatic when the history filled)."
+    )
 
 
 class SessionExportParams(Wire):

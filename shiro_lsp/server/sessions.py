@@ -10,9 +10,17 @@ from pydantic import ValidationError
 
 from shiro_lsp.agent.turn_log import ResumedTurn, resumed_turns
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.rpc import ShiroServer, changes_wire, dump, fs_path, request, todos_wire
+from shiro_lsp.server.rpc import (
+    ShiroServer,
+    changes_wire,
+    compaction_wire,
+    dump,
+    fs_path,
+    request,
+    todos_wire,
+)
 from shiro_lsp.state.sessions import NewOutcome, SessionSummary
-from shiro_lsp.state.sessions.record import Compaction, EventMark
+from shiro_lsp.state.sessions.record import EventMark
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +40,6 @@ def session_wire(summary: SessionSummary, snippet: str | None = None) -> p.Sessi
         cached_tokens=summary.cached_input_tokens,
         snippet=snippet,
     )
-
-
-def compaction_wire(compaction: Compaction) -> p.CompactionInfo:
-    return p.CompactionInfo(at=compaction.at, summary=compaction.summary, created_at=compaction.created_at)
 
 
 def turn_wire(turn: ResumedTurn) -> p.TurnInfo:

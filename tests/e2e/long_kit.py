@@ -71,6 +71,7 @@ def init_options(home: Path, fake: FakeOpenAI, api: str) -> dict[str, object]:
         "model": "gpt-5",
         "maxRetries": 0,
         "compactThreshold": 1_000_000,
+        "autoCompact": False,  # the kit's tests are about pruning; automatic compaction has its own
     }
 
 

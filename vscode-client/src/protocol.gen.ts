@@ -354,10 +354,18 @@ export interface CompactionInfo {
    * Transcript index: the model sees the summary in place of the messages before it.
    */
   at: number;
+  /**
+   * Made because the history no longer fit the threshold, not by /compact.
+   */
+  auto?: boolean;
   createdAt: string;
   summary: string;
 }
 export interface CompactionProgress {
+  /**
+   * done: the marker added (/compact, or automatic when the history filled).
+   */
+  compaction?: CompactionInfo | null;
   /**
    * Messages in the model's view being summarised.
    */
@@ -384,6 +392,10 @@ export interface ContextMeter {
    * What the next request carries: instructions + tools + messages.
    */
   tokens: number;
+  /**
+   * The history no longer fits the threshold: the next request will be compacted first (summarised as by /compact when autoCompact is on, else older tool output pruned).
+   */
+  willCompact?: boolean;
 }
 /**
  * The turn ended (also after a cancel); the turn's token counts and cost (None when unknown).

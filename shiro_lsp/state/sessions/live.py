@@ -160,9 +160,9 @@ class LiveSession:
         self.messages = [*self.messages[:at], *messages[1:]]
         self.changed()
 
-    def compact(self, summary: str) -> Compaction:
+    def compact(self, summary: str, *, auto: bool = False) -> Compaction:
         """From now on the model sees ``summary`` in place of every message so far."""
-        compaction = Compaction(len(self.messages), summary, now_iso())
+        compaction = Compaction(len(self.messages), summary, now_iso(), auto)
         self.compactions.append(compaction)
         self.changed()
         return compaction

@@ -50,9 +50,14 @@ class Compaction:
     at: int
     summary: str
     created_at: str
+    auto: bool = False
+    """Made because the history no longer fit the threshold (not by /compact)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"at": self.at, "summary": self.summary, "createdAt": self.created_at}
+        value: dict[str, Any] = {"at": self.at, "summary": self.summary, "createdAt": self.created_at}
+        if self.auto:
+            value["auto"] = True
+        return value
 
     @classmethod
     def from_json(cls, value: Any, count: int) -> Compaction:
@@ -63,7 +68,7 @@ class Compaction:
             raise SessionFormatError('a compaction\'s "at" must be a message index')
         if not isinstance(summary, str):
             raise SessionFormatError('a compaction\'s "summary" must be text')
-        return cls(at, summary, _text(value, "createdAt", default=""))
+        return cls(at, summary, _text(value, "createdAt", default=""), value.get("auto") is True)
 
 
 StopReason = Literal["done", "cancelled", "error"]

@@ -50,7 +50,7 @@ fix: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-## make protocol: regenerate docs/protocol.md, docs/protocol.schema.json and vscode-client/src/protocol.gen.ts from the wire types
+## make protocol: regenerate docs/protocol.md, docs/protocol.schema.json and vscode-client/src/shared/protocol.gen.ts from the wire types
 protocol: $(STAMP)
 	$(PY) -m shiro_lsp.server.protocol_docs --write
 	test -d vscode-client/node_modules || (cd vscode-client && npm ci --no-audit --no-fund)

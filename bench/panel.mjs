@@ -1,5 +1,5 @@
 // The chat panel in a real browser (headless Chromium through playwright-core): the extension's own
-// webview bundle, stylesheet and document (src/chatHtml.ts, same CSP) with the host replaced by a stub
+// webview bundle, stylesheet and document (src/chat/chatHtml.ts, same CSP) with the host replaced by a stub
 // that answers `ready` with the state the extension host would send. Prints one JSON object.
 //
 //   node bench/panel.mjs TOOLS_NODE_MODULES CHROMIUM
@@ -23,7 +23,7 @@ const bundle = (entry, format) => esbuild.buildSync({
   entryPoints: [path.join(client, entry)], bundle: true, write: false, format, platform: 'browser', target: 'es2022',
 }).outputFiles[0].text;
 const webviewJs = bundle('webview/main.ts', 'iife');
-const { chatHtml } = await import(`data:text/javascript;base64,${Buffer.from(bundle('src/chatHtml.ts', 'esm')).toString('base64')}`);
+const { chatHtml } = await import(`data:text/javascript;base64,${Buffer.from(bundle('src/chat/chatHtml.ts', 'esm')).toString('base64')}`);
 const css = fs.readFileSync(path.join(client, 'media', 'chat.css'), 'utf8');
 const NONCE = '0123456789abcdef0123456789abcdef';
 const html = chatHtml(ORIGIN, NONCE, `${ORIGIN}/webview.js`, `${ORIGIN}/chat.css`);

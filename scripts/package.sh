@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the extension and package it as vscode-client/dist/shiro.vsix (npm ci only when the lockfile changed).
 # The .vsix carries the server: a wheel of shiro-lsp in vscode-client/server/ (rebuilt when the Python sources
-# changed), which the extension installs into a private environment on first start (src/serverEnv.ts).
+# changed), which the extension installs into a private environment on first start (src/server/serverEnv.ts).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PY="${PYTHON:-$ROOT/.venv/bin/python}"

@@ -48,6 +48,9 @@ class Settings(BaseModel):
     tool_call_format: ToolCallFormat | dict[str, ToolCallFormat] = "auto"
     # max_tokens of each agent step (less when the context window has less room left).
     max_output_tokens: int = Field(default=16_384, gt=0)
+    # Sampling temperature of agent steps; None: 0 in a small window (a small model follows formats
+    # best greedy, as Aider runs it), the server's default otherwise.
+    temperature: float | None = Field(default=None, ge=0, le=2)
     # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
     bash_sandbox: BashSandbox = "off"
     bash_sandbox_network: bool = False

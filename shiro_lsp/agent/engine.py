@@ -28,19 +28,23 @@ from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
 from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.events import Emit, Event
+from shiro_lsp.agent.file_listings import file_listings, listing_call, without_listings
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
 from shiro_lsp.agent.text_tools import (
+    TextCall,
     TextHold,
     ToolCallFormat,
     as_text_protocol,
     echoes_tool_output,
+    listing_notice,
     parse_text_tool_calls,
     split_tagged_calls,
     text_call_notice,
     tool_outputs,
     tools_prompt,
+    writes_a_result,
 )
 from shiro_lsp.agent.tool_calls import (
     Answer,
@@ -53,7 +57,7 @@ from shiro_lsp.agent.tool_calls import (
     result_part,
 )
 from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
-from shiro_lsp.agent.turn_guards import TurnGuard, nudge_message
+from shiro_lsp.agent.turn_guards import WROTE_A_RESULT, TurnGuard, nudge_message
 from shiro_lsp.agent.workspace_view import VIEW_KEY, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.fs.secrets import Redactor
@@ -181,6 +185,8 @@ class TurnSetup:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     workspace_view: str = ""
     """What the turn's user message carries of the workspace (``workspace_view``); '' for none."""
+    temperature: float | None = None
+    """The agent steps' sampling temperature (None: the server's default)."""
 
     def bash_warning(self) -> str:
         """What a bash approval card says about where the command runs (sandboxed or not)."""
@@ -325,6 +331,7 @@ class Turn:
                 if takes_reasoning_effort(self.setup.model)
                 else None,
                 max_output_tokens=output_budget(self.setup, wire.tokens),
+                temperature=self.setup.temperature,
             )
             step = _StepResult()
             hold = TextHold(enabled=self.tool_call_format != "native", tagged=text_format)
@@ -378,7 +385,9 @@ class Turn:
             elif isinstance(event, StepFinished):
                 message = event.message
                 if not step.calls and hold.enabled:
-                    message = self._calls_from_text(message, step, hold, specs)
+                    message = await self._calls_from_text(message, step, hold, specs)
+                if not step.calls and hold.enabled and self._invented_result(message):
+                    hold.drop()  # sent back, never shown (turn_guards.py)
                 self._show(hold.release())
                 step.message, step.usage = message, event.usage
                 self._count(event.usage)
@@ -391,10 +400,11 @@ class Turn:
         if self.tool_call_format == "auto":
             self.tool_call_format = "native"
 
-    def _calls_from_text(
+    async def _calls_from_text(
         self, message: Message, step: _StepResult, hold: TextHold, specs: list[ToolSpec]
     ) -> Message:
-        """A message that is wholly tool calls written as text becomes those calls (text_tools.py)."""
+        """A message that is wholly tool calls written as text becomes those calls (text_tools.py);
+        in a small window, files written out in it become ``write_file`` calls (file_listings.py)."""
         parts = message.get("content")
         if not isinstance(parts, list):
             return message
@@ -403,6 +413,11 @@ class Turn:
         prose, calls = "", parse_text_tool_calls(text, tools, self.setup.plan.unoffered_specs)
         if not calls and hold.tagged:
             prose, calls = split_tagged_calls(text, tools) or ("", None)
+        notice = text_call_notice(calls) if calls and not hold.tagged else ""
+        if not calls and self.setup.plan.compact and "write_file" in tools and "```" in text:
+            listings = await asyncio.to_thread(file_listings, text, self.setup.workspace, self.guard.prompt)
+            prose, calls = without_listings(text, listings), [listing_call(item) for item in listings]
+            notice = listing_notice([item.path for item in listings]) if listings else ""
         outputs = tool_outputs(self.history.messages) if calls else []
         if not calls:
             return message
@@ -410,8 +425,23 @@ class Turn:
             step.text_calls_declined = True
             return message
         hold.drop()  # the call is not shown as an answer
-        if not hold.tagged:  # the text format asked for calls as text: nothing to tell
-            self.emit(ev.Notice(text_call_notice(calls)))
+        if notice:  # the text format asked for calls as text: nothing to tell
+            self.emit(ev.Notice(notice))
+        kept = [p for p in parts if p.get("type") != "text"]
+        said = [{"type": "text", "text": prose}] if prose else []
+        return {**message, "content": kept + said + self._read_calls(calls, step)}
+
+    def _invented_result(self, message: Message) -> bool:
+        parts = message.get("content")
+        text = (
+            "".join(p.get("text", "") for p in parts if p.get("type") == "text")
+            if isinstance(parts, list)
+            else ""
+        )
+        return writes_a_result(text) and WROTE_A_RESULT not in self.guard.sent
+
+    def _read_calls(self, calls: list[TextCall], step: _StepResult) -> list[dict[str, Any]]:
+        """The step's calls read from text, as tool-call parts of the assistant message."""
         tool_parts: list[dict[str, Any]] = []
         for call in calls:
             call_id = f"call_text_{uuid.uuid4().hex[:16]}"
@@ -426,9 +456,7 @@ class Turn:
                     "providerOptions": {"shiro": {"fromText": True}},
                 }
             )
-        kept = [p for p in parts if p.get("type") != "text"]
-        said = [{"type": "text", "text": prose}] if prose else []
-        return {**message, "content": kept + said + tool_parts}
+        return tool_parts
 
     def _repair_stale_items(self) -> None:
         """§5.6: rewrite the history inline (and save it), say so, and try once more."""

@@ -201,6 +201,12 @@ def compact_spec(spec: ToolSpec) -> ToolSpec:
     return replace(spec, description=description, parameters=parameters, input_model=None)
 
 
+WRITE_OUT_RULE = (
+    "- To write a file, put its path alone on one line, then its whole new content in a fenced code block."
+)
+"""How a small model writes a file without a tool call (read back by file_listings.py)."""
+
+
 def build_compact_system_prompt(parts: PromptParts) -> str:
     """The system prompt for small context windows: the rules that matter, in few words."""
     names = {spec.name for spec in parts.tools}
@@ -210,6 +216,10 @@ def build_compact_system_prompt(parts: PromptParts) -> str:
         "Rules:",
         "- Call a tool to act; when you are done, answer in a few sentences, outcome first.",
         "- Read a file before you edit it. Make the smallest change that works.",
+    ]
+    if "write_file" in names:
+        lines.append(WRITE_OUT_RULE)
+    lines += [
         "- A failed or refused call is an answer: never repeat the same call.",
     ]
     if asks:

@@ -86,6 +86,9 @@ CompactionPhase = Literal["summarizing", "done", "failed"]
 SMALL_CONTEXT_WINDOW = 32_768
 """Up to this window (tokens) the compact system prompt, tools and the workspace view are used: the
 8k-32k windows local models run with (a 16k window's first request stays under 1,500 tokens)."""
+SMALL_MODEL_TEMPERATURE = 0.0
+"""A small window's agent steps are sampled greedy unless ``temperature`` is set: a small model
+keeps to a format (a call, a file listing) far more often at 0 than at a server's default."""
 WINDOW_FILL = 0.75
 """Share of a known context window the history may fill before pruning (the rest: the answer)."""
 WINDOW_LOOKUP_TIMEOUT_S = 3.0
@@ -464,6 +467,9 @@ class AgentRuntime:
             tool_call_format=self._tool_call_format(s),
             context_window=window,
             max_output_tokens=s.max_output_tokens,
+            temperature=s.temperature
+            if s.temperature is not None or not plan.compact
+            else SMALL_MODEL_TEMPERATURE,
             redactor=Redactor.of(secret_values(s)),
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,

@@ -64,6 +64,7 @@ from shiro_lsp.providers.wire import parts_of, tool_output_text
 from shiro_lsp.tools.base import JsonObject, ToolSpec, validate_input
 
 TOOL_CALL_TAG = "<tool_call>"
+RESULT_TAG = "<tool_response>"
 TEXT_ORIGIN_NOTE = (
     "Read from the model's text: the model wrote this call in its reply, it did not make a native "
     "tool call. Deny it if you did not ask for it."
@@ -73,6 +74,7 @@ CALL_KEYS = frozenset({"name", "arguments", "parameters", "id", "type", "functio
 _FENCE = re.compile(
     r"^```[ \t]*(?:json|tool_call|tool_code|javascript|js)?[ \t]*\n(?P<body>.*?)\n?```$", re.S
 )
+_FENCE_OPEN = re.compile(r"^```[ \t]*(?:json|tool_call|tool_code|javascript|js)?[ \t]*\n")
 _WRAPPER = re.compile(r"<(?P<tag>tool_call|tools)>\s*(?P<body>.*?)\s*(?:</(?P=tag)>|$)", re.S)
 _XML_TOOL = re.compile(r'<tool\s+name\s*=\s*"(?P<name>[\w.-]+)"\s*>(?P<body>.*?)</tool>', re.S)
 _XML_ARGUMENT = re.compile(r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", re.S)
@@ -185,10 +187,28 @@ def _payloads(text: str) -> list[Any] | None:
     fenced = _FENCE.match(text)
     if fenced:
         inner = fenced.group("body").strip()
-        return _decoded([inner]) if "```" not in inner else None
+        return (_decoded([inner]) if "```" not in inner else None) or _fenced_json(text)
     if text[0] in "[{":
         return _decoded([text])
     return None
+
+
+def _fenced_json(text: str) -> list[Any] | None:
+    """One fence holding one or more JSON values (a string value may hold a fence of its own)."""
+    opening = _FENCE_OPEN.match(text)
+    if opening is None:
+        return None
+    decoder, at = json.JSONDecoder(), opening.end()
+    values: list[Any] = []
+    while True:
+        at = len(text) - len(text[at:].lstrip())
+        if text.startswith("```", at):
+            return values if values and not text[at + 3 :].strip() else None
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            return None
+        values.append(value)
 
 
 def _decoded(bodies: list[str]) -> list[Any] | None:
@@ -239,6 +259,8 @@ def _call_of(item: Any, tools: Mapping[str, ToolSpec], *, offered: bool = True) 
         item = item["function"]
         if not set(item) <= CALL_KEYS:
             return None
+    elif isinstance(item.get("function"), str) and "name" not in item:  # the name under "function"
+        item = {**item, "name": item["function"]}
     name = item.get("name")
     spec = tools.get(name) if isinstance(name, str) else None
     if spec is None:
@@ -374,7 +396,7 @@ _PREFIXES = (*_TAGGED, *_FENCED, *_OPENINGS)
 
 def may_be_call(start: str) -> bool:
     """Whether a message beginning with ``start`` (no leading blanks) can still be a tool call."""
-    if _MAY_BE_CALL.match(start):
+    if _MAY_BE_CALL.match(start) or writes_a_result(start) or RESULT_TAG.startswith(start):
         return True
     if len(start) > _DECIDE_AFTER:
         return False
@@ -382,10 +404,30 @@ def may_be_call(start: str) -> bool:
     return any(prefix.startswith(compact) for prefix in _PREFIXES)
 
 
+def writes_a_result(text: str) -> bool:
+    """A reply that starts as a tool result: the model invented one (it is never shown as an answer)."""
+    return text.lstrip().startswith(RESULT_TAG)
+
+
+def is_call_shaped(text: str) -> bool:
+    """JSON that has the shape of a call (a name and its arguments), whatever the name."""
+    value = _json(text.strip())
+    return (
+        isinstance(value, dict)
+        and set(value) <= CALL_KEYS
+        and bool({"name", "function"} & set(value))
+        and bool({"arguments", "parameters"} & set(value))
+    )
+
+
 def text_call_notice(calls: list[TextCall]) -> str:
     names = ", ".join(dict.fromkeys(c.name for c in calls))
     plural = "s" if len(calls) != 1 else ""
     return f"The model wrote its tool call{plural} as text ({names}); Shiro read {'them' if plural else 'it'} from its reply."
+
+
+def listing_notice(paths: list[str]) -> str:
+    return f"The model wrote out {', '.join(paths)} in its reply; Shiro writes {'them' if len(paths) > 1 else 'it'} (write_file)."
 
 
 def split_tagged_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[str, list[TextCall]] | None:

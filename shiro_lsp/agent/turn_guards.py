@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from shiro_lsp.agent.text_tools import writes_a_result
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.jail import Roots
 from shiro_lsp.messages import Message
@@ -32,7 +33,15 @@ UNRUN_CHANGE = (
 )
 UNRUN_STEP = "You said what you will do next but made no tool call. Do it now with a tool call."
 RUN_NAMED = "You changed files but did not run `{command}`, which the user named. Run it now to check."
+WRITTEN_RESULT = (
+    "You wrote a tool result yourself. Results come only from tool calls: make the call, "
+    "or give your final answer."
+)
 FINAL_ANSWER = "Now give the user your final answer: what you did or found, in a few sentences."
+
+WROTE_A_RESULT = "wrote a tool result"
+UNCOUNTED = frozenset({"no answer", WROTE_A_RESULT})
+"""Sent back even after MAX_NUDGES (each still at most once): a turn must not end on them."""
 
 NOTICE = "The model stopped with its work undone; Shiro sent it back to finish ({why})."
 
@@ -136,10 +145,10 @@ class TurnGuard:
         for why, instruction in self._wanted(text):
             if why in self.sent:
                 continue
-            if why != "no answer" and self.nudges >= MAX_NUDGES:
+            if why not in UNCOUNTED and self.nudges >= MAX_NUDGES:
                 continue
             self.sent.add(why)
-            if why != "no answer":
+            if why not in UNCOUNTED:
                 self.nudges += 1
             return instruction, why
         return None
@@ -157,6 +166,8 @@ class TurnGuard:
             wanted.append(("named command not run", RUN_NAMED.format(command=self.command.shown)))
         if self.used_tools and not text.strip():
             wanted.append(("no answer", FINAL_ANSWER))
+        if writes_a_result(text):
+            wanted.append((WROTE_A_RESULT, WRITTEN_RESULT))
         return wanted
 
     def _shows_unwritten_code(self, text: str) -> bool:

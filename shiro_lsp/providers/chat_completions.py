@@ -129,6 +129,8 @@ class ChatClient:
             # OpenAI's reasoning models refuse max_tokens; most local servers only know max_tokens.
             key = "max_completion_tokens" if self._official else "max_tokens"
             params[key] = request.max_output_tokens
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
         return params
 
 

@@ -143,6 +143,8 @@ class ResponsesClient:
                 params["include"] = ["reasoning.encrypted_content"]
         if request.max_output_tokens is not None:
             params["max_output_tokens"] = request.max_output_tokens
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
         return params
 
 

@@ -42,6 +42,7 @@ class ModelRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     reasoning_effort: ReasoningEffort | None = None  # None: the model has no reasoning setting
     max_output_tokens: int | None = None
+    temperature: float | None = None  # None: the server's default
 
 
 @dataclass(frozen=True)

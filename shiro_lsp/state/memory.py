@@ -28,7 +28,7 @@ from shiro_lsp.ids import new_id
 from shiro_lsp.state.jsonstore import JsonArrayFile, Reporter, log_reporter
 
 # The kinds of memory: their one home. The wire (server/protocol.py), the MCP server, the remember
-# tool and the compaction prompt use these; the extension's list is vscode-client/src/memoryEdit.ts.
+# tool and the compaction prompt use these; the extension's list is vscode-client/src/memory/memoryEdit.ts.
 Kind = Literal["fact", "decision", "gotcha", "command"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 KIND_MEANINGS: dict[Kind, str] = {

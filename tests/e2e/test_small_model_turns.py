@@ -111,23 +111,44 @@ def errors(events: list[dict[str, Any]]) -> list[str]:
     return [e["error"] for e in events if e["type"] == "tool-error"]
 
 
-async def test_code_shown_in_prose_is_sent_back_and_the_call_then_runs(
+async def test_a_file_written_out_in_the_reply_is_written(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
     (workspace / "greet.py").write_text(GREET)
     local.script += [
         Step(Text(f"Here is the updated greet.py:\n\n```python\n{GREET_SHOUT}```\n", chunks=4)),
-        Step(call("write_file", {"path": "greet.py", "content": GREET_SHOUT})),
         Step(Text("Added the --shout option to greet.py.")),
     ]
     events = await run(local, workspace, home, "Add a --shout option to greet.py.")
     assert (workspace / "greet.py").read_text() == GREET_SHOUT
+    (written,) = [e for e in events if e["type"] == "tool-call"]
+    assert written["name"] == "write_file" and written["origin"] == "text"
+    assert any(e["type"] == "notice" and "wrote out greet.py" in e["text"] for e in events)
     assert answer(events) == "Added the --shout option to greet.py."
+    first, second = chats(local)
+    assert second["messages"][: len(first["messages"])] == first["messages"]  # appended, not rewritten
+    said = second["messages"][-2]
+    assert said["content"] == "Here is the updated greet.py:"  # the content rides once, in the call
+    assert json.loads(said["tool_calls"][0]["function"]["arguments"])["content"] == GREET_SHOUT
+
+
+async def test_code_for_a_new_file_shown_in_prose_is_sent_back_and_the_call_then_runs(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    hello = "import sys\n\nprint('hello', file=sys.stdout)\n"
+    local.script += [
+        Step(Text(f"You can use this code:\n\n```python\n{hello}```\n", chunks=4)),
+        Step(call("write_file", {"path": "hello.py", "content": hello})),
+        Step(Text("Created hello.py.")),
+    ]
+    events = await run(local, workspace, home, "Create hello.py that prints hello.")
+    assert (workspace / "hello.py").read_text() == hello
+    assert answer(events) == "Created hello.py."
     first, second, _ = chats(local)
     assert second["messages"][: len(first["messages"])] == first["messages"]  # appended, not rewritten
     sent_back = second["messages"][-1]
     assert sent_back["role"] == "user" and "no tool call" in sent_back["content"]
-    assert "greet" not in sent_back["content"] and "```" not in sent_back["content"]
+    assert "hello" not in sent_back["content"] and "```" not in sent_back["content"]
 
 
 async def test_an_announced_step_is_sent_back_once(local: FakeOpenAI, workspace: Path, home: Path) -> None:
@@ -370,3 +391,20 @@ async def test_a_recorded_call_to_a_tool_not_offered_names_the_one_to_use(
     assert errors(events)[0] == "multi_edit is not available to the default agent. Use edit_file instead."
     assert (workspace / "greet.py").read_text() == GREET.replace(old, new)
     assert answer(events) == "greet.py now prints the greeting in upper case."
+
+
+async def test_a_tool_result_the_model_writes_itself_is_sent_back(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "calc.py").write_text("print(2 - 3)\n")
+    invented = "<tool_response>\nRunning `python3 calc.py`:\n\n  * 5\n</tool_response>"  # as 1.5B wrote it
+    local.script += [
+        Step(call("edit_file", {"path": "calc.py", "oldString": "2 - 3", "newString": "2 + 3"})),
+        Step(call("bash", {"command": "python3 calc.py"})),
+        Step(Text(invented, chunks=3)),
+        Step(Text("calc.py now prints 5.")),
+    ]
+    events = await run(local, workspace, home, "python3 calc.py should print 5 but prints -1. Fix it.")
+    sent_back = chats(local)[3]["messages"][-1]
+    assert sent_back["role"] == "user" and "tool result yourself" in sent_back["content"]
+    assert answer(events) == "calc.py now prints 5."

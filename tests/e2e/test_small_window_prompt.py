@@ -200,3 +200,19 @@ async def test_no_prompt_or_tool_description_holds_an_example_value(
     seen = system_prompt_of(text_body) + system_prompt_of(native_body) + json.dumps(native_body["tools"])
     assert "<tools>" in system_prompt_of(text_body) and "grep" in seen
     assert example_values(seen) == []
+
+
+async def test_a_small_window_samples_greedy_unless_a_temperature_is_set(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    fake.script += [Step(Text("Hello.")), Step(Text("Hello again.")), Step(Text("And again."))]
+    await client.call("shiro/chat", {"text": "Say hello."})
+    for settings in ({"contextWindow": 200_000}, {"temperature": 0.7}):
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"shiro": settings})
+        )
+        await client.call("shiro/chat", {"text": "Say hello again."})
+    small, large, configured = model_bodies(fake)
+    assert small["temperature"] == 0
+    assert "temperature" not in large  # a large window keeps the server's default
+    assert configured["temperature"] == 0.7

@@ -44,7 +44,7 @@ export class Workbench {
     await this.page.keyboard.press('Enter');
   }
 
-  /** A QuickPick row by its text. The Resume picker puts a word joiner (U+2060) between the characters of its labels (vscode-client/src/sessions.ts). */
+  /** A QuickPick row by its text. The Resume picker puts a word joiner (U+2060) between the characters of its labels (vscode-client/src/sessions/sessions.ts). */
   quickPickRow(text) {
     const pattern = [...text].map(c => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\u2060?');
     return this.page.locator('.quick-input-widget .monaco-list-row', { hasText: new RegExp(pattern) }).first();

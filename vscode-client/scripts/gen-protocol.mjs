@@ -1,11 +1,11 @@
-// Generates src/protocol.gen.ts (the wire types) from ../docs/protocol.schema.json, which
+// Generates src/shared/protocol.gen.ts (the wire types) from ../docs/protocol.schema.json, which
 // `make protocol` generates from shiro_lsp/server/protocol.py. `--check` fails when it is stale.
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { compile } from 'json-schema-to-typescript';
 
 const schemaPath = fileURLToPath(new URL('../../docs/protocol.schema.json', import.meta.url));
-const outPath = fileURLToPath(new URL('../src/protocol.gen.ts', import.meta.url));
+const outPath = fileURLToPath(new URL('../src/shared/protocol.gen.ts', import.meta.url));
 
 const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs']);
 
@@ -49,7 +49,7 @@ const text = await render();
 if (process.argv.includes('--check')) {
   const current = fs.existsSync(outPath) ? fs.readFileSync(outPath, 'utf8') : '';
   if (current !== text) {
-    console.error('src/protocol.gen.ts is stale: run `make protocol`');
+    console.error('src/shared/protocol.gen.ts is stale: run `make protocol`');
     process.exit(1);
   }
 } else {

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approvalCard, grantLabel, toDecision } from '../src/approval';
-import { ChatController } from '../src/controller';
-import type { ShiroServer } from '../src/server';
+import { approvalCard, grantLabel, toDecision } from '../src/chat/approval';
+import { ChatController } from '../src/chat/controller';
+import type { ShiroServer } from '../src/server/server';
 import { CancellationTokenSource } from './vscode-stub';
-import type { ApproveParams } from '../src/protocol';
+import type { ApproveParams } from '../src/shared/protocol';
 
 const params: ApproveParams = {
   taskId: 't1', toolName: 'bash', input: { command: 'rm -rf build' }, suggestedPattern: 'rm *', repeated: true,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { selectionLabel, splitAttachments, withAttachments } from '../src/attachments';
+import { selectionLabel, splitAttachments, withAttachments } from '../src/chat/attachments';
 
 test('attachments travel as labelled context blocks after the prompt and come back as chips', () => {
   const full = withAttachments('why is this slow?', [
@@ -25,7 +25,7 @@ test('labels: quotes cannot break the block; selection labels are 1-based line r
 });
 
 test('forgetting a memory removes every entry containing its text: the picker says how many', async () => {
-  const { forgetImpact } = await import('../src/memoryImpact');
+  const { forgetImpact } = await import('../src/memory/memoryImpact');
   const e = (id: string, text: string) => ({ id, kind: 'command' as const, text, createdAt: '', hits: 0 });
   const entries = [e('1', 'use pytest'), e('2', 'use pytest -q for speed'), e('3', 'ruff check')];
   assert.deepEqual(forgetImpact(entries, 'use pytest').map(x => x.id), ['1', '2']);

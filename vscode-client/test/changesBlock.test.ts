@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
-import type { ChangesEntry } from '../src/changesModel';
+import type { ChangesEntry } from '../src/shared/webviewProtocol';
 
 const dom = new JSDOM('<!DOCTYPE html><body></body>');
 (globalThis as { document?: Document }).document = dom.window.document;

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approvalPreview, assignCheckpoints, changesView, diffResultHunks, HunkReview, isReviewMessage, restoreText, toolDiff } from '../src/changesModel';
-import type { CheckpointInfo } from '../src/protocol';
+import { approvalPreview, assignCheckpoints, changesView, diffResultHunks, HunkReview, isReviewMessage, restoreText } from '../src/review/changesModel';
+import { toolDiff } from '../webview/toolDiff';
+import type { CheckpointInfo } from '../src/shared/protocol';
 
 test('an approval preview lists each file with its status and +N −M, and a total', () => {
   const view = approvalPreview({ previews: [

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatModel } from '../src/chatModel';
+import { ChatModel } from '../src/chat/chatModel';
 
 test('tool events (reference id/name or toolCallId/toolName) build one tool entry with input and result', () => {
   const m = new ChatModel();

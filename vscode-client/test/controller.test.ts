@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatController } from '../src/controller';
-import type { ShiroServer } from '../src/server';
-import type { HostMessage } from '../src/webviewProtocol';
+import { ChatController } from '../src/chat/controller';
+import type { ShiroServer } from '../src/server/server';
 import { stub } from './vscode-stub';
+import type { HostMessage } from '../src/shared/webviewProtocol';
 
 interface Call { method: string; params: unknown; token?: { isCancellationRequested: boolean; onCancellationRequested(l: () => void): unknown } }
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diagnosticsReport, redact } from '../src/diagnostics';
-import type { DiagnosticsInfo } from '../src/diagnostics';
+import { diagnosticsReport, redact } from '../src/server/diagnostics';
+import type { DiagnosticsInfo } from '../src/server/diagnostics';
 
 const base: DiagnosticsInfo = {
   generatedAt: '2026-12-01T12:00:00Z', extensionVersion: '0.1.0', vscodeVersion: '1.100.3', appName: 'code-server',

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { reportServerFailure, serverFailureMessage } from '../src/errors';
-import { initializationOptions, toolCallFormat } from '../src/options';
-import { choosePython, expandPath } from '../src/pythonPath';
+import { reportServerFailure, serverFailureMessage } from '../src/server/errors';
+import { initializationOptions, toolCallFormat } from '../src/server/options';
+import { choosePython, expandPath } from '../src/server/pythonPath';
 import { stub } from './vscode-stub';
 
 /** Settings that are all the user's own (what `inspect()` calls globalValue). */
@@ -71,4 +71,11 @@ test('local-model settings reach the server: window, output cap, retries and the
   assert.equal(toolCallFormat('text'), 'text');
   assert.equal(toolCallFormat('xml'), undefined);
   assert.equal(toolCallFormat(['text']), undefined);
+});
+
+test('the temperature reaches the server when it is one, and 0 is a real choice', () => {
+  assert.equal(initializationOptions(userSettings({ temperature: 0 }), undefined, true).temperature, 0);
+  assert.equal(initializationOptions(userSettings({ temperature: 0.7 }), undefined, true).temperature, 0.7);
+  assert.equal('temperature' in initializationOptions(userSettings({ temperature: 5 }), undefined, true), false);
+  assert.equal('temperature' in initializationOptions(userSettings({}), undefined, true), false);
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PromptHistory } from '../src/history';
+import { PromptHistory } from '../webview/history';
 
 test('Up walks to older prompts, Down back to newer and then the draft', () => {
   const h = new PromptHistory(['first', 'second', 'third']);

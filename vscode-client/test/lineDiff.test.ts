@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyDiffLines, countLines, countUnified, diffHunks, formatCounts, hunkRange, lensLine, lineCount } from '../src/lineDiff';
+import { classifyDiffLines, countLines, countUnified, diffHunks, formatCounts, hunkRange, lensLine, lineCount } from '../src/shared/lineDiff';
 
 const lines = (n: number, f = (i: number) => `line ${i}`): string => Array.from({ length: n }, (_, i) => `${f(i + 1)}\n`).join('');
 

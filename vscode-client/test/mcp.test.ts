@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mcpPickItems, trustQuestion } from '../src/mcp';
-import type { McpServerInfo } from '../src/protocol';
+import { mcpPickItems, trustQuestion } from '../src/setup/mcp';
+import type { McpServerInfo } from '../src/shared/protocol';
 
 const server = (over: Partial<McpServerInfo>): McpServerInfo => ({
   name: 'github', source: '.mcp.json', scope: 'project', status: 'untrusted', trusted: false,

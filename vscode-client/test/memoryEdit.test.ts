@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { conflicts, describePlan, entryLine, parseMemoryDocument, planMemoryEdits, renderMemoryDocument } from '../src/memoryEdit';
-import type { MemoryEntry } from '../src/protocol';
+import { conflicts, describePlan, entryLine, parseMemoryDocument, planMemoryEdits, renderMemoryDocument } from '../src/memory/memoryEdit';
+import type { MemoryEntry } from '../src/shared/protocol';
 
 const entry = (id: string, kind: MemoryEntry['kind'], text: string, hits = 0): MemoryEntry =>
   ({ id, kind, text, hits, createdAt: '2026-11-30T12:00:00Z' });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { activeToken, applyPick, rankCandidates } from '../src/mentions';
-import type { Candidate } from '../src/mentions';
+import { activeToken, applyPick, rankCandidates } from '../src/shared/mentions';
+import type { Candidate } from '../src/shared/mentions';
 
 test('the token at the caret: @word after a space or the start, /word only as the first word', () => {
   assert.deepEqual(activeToken('look at @src/ca', 15), { trigger: '@', start: 8, end: 15, query: 'src/ca' });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ERROR_BACKGROUND, WARN_BACKGROUND, formatUsd, levelFor, meterView } from '../src/meter';
-import type { ContextMeter } from '../src/protocol';
+import { ERROR_BACKGROUND, WARN_BACKGROUND, formatUsd, levelFor, meterView } from '../src/chat/meter';
+import type { ContextMeter } from '../src/shared/protocol';
 
 const meter = (tokens: number, threshold = 90_000, extra: Partial<ContextMeter> = {}): ContextMeter =>
   ({ tokens, threshold, percent: (100 * tokens) / threshold, level: 'ok', estimated: true, ...extra });

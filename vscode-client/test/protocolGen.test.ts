@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import type { EngineEvent, WireEvent } from '../src/protocol';
+import type { EngineEvent, WireEvent } from '../src/shared/protocol';
 
 // Compile-time: whatever the server sends is something the chat model can read.
 const accepts: (event: WireEvent) => EngineEvent = event => event;
@@ -12,6 +12,6 @@ test('the generated wire types match docs/protocol.schema.json', () => {
     execFileSync(process.execPath, ['scripts/gen-protocol.mjs', '--check'], { stdio: 'pipe' });
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? error);
-    assert.fail(`src/protocol.gen.ts is stale (run \`make protocol\`): ${stderr}`);
+    assert.fail(`src/shared/protocol.gen.ts is stale (run \`make protocol\`): ${stderr}`);
   }
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { queueView } from '../src/queue';
+import { queueView } from '../webview/queue';
 
 test('an empty queue is hidden', () => {
   assert.equal(queueView([]).visible, false);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RestartPolicy } from '../src/restartPolicy';
+import { RestartPolicy } from '../src/server/restartPolicy';
 
 test('a crashed server is restarted 4 times within 3 minutes, then left stopped', () => {
   const policy = new RestartPolicy(4, 180_000);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { nextTick, retryLabel, retryWait } from '../src/retryCountdown';
-import { ChatModel } from '../src/chatModel';
+import { nextTick, retryLabel, retryWait } from '../src/shared/retryCountdown';
+import { ChatModel } from '../src/chat/chatModel';
 
 test('the countdown counts whole seconds down to "now"', () => {
   const wait = retryWait({ attempt: 2, maxAttempts: 4, delaySeconds: 3 }, 10_000);

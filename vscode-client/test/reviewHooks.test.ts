@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatController } from '../src/controller';
-import type { ReviewHooks } from '../src/controller';
-import type { ShiroServer } from '../src/server';
-import type { ApproveParams } from '../src/protocol';
+import { ChatController } from '../src/chat/controller';
+import type { ReviewHooks } from '../src/chat/controller';
+import type { ShiroServer } from '../src/server/server';
+import type { ApproveParams } from '../src/shared/protocol';
 import { CancellationTokenSource } from './vscode-stub';
 
 const server = { isRunning: true, async sendRequest() { return {}; } } as unknown as ShiroServer;

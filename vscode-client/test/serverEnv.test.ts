@@ -4,11 +4,11 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureServerEnv, EnvSetupError } from '../src/serverEnv';
+import { ensureServerEnv, EnvSetupError } from '../src/server/serverEnv';
 import {
   commandLine, envDirFor, envPython, installSteps, lastLine, markerReusable, parsePythonVersion, versionOk,
-} from '../src/serverEnvPlan';
-import { envFailureMessage } from '../src/errors';
+} from '../src/server/serverEnvPlan';
+import { envFailureMessage } from '../src/server/errors';
 import { stub } from './vscode-stub';
 
 const quiet = { info() {}, warn() {}, error() {} };

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { distinguishingIds, formatAge, sessionPickItems } from '../src/sessions';
-import type { SessionInfo } from '../src/protocol';
+import { distinguishingIds, formatAge, sessionPickItems } from '../src/sessions/sessions';
+import type { SessionInfo } from '../src/shared/protocol';
 
 const now = new Date('2026-11-30T12:00:00Z');
 const session = (id: string, title: string, updatedAt: string, messageCount: number): SessionInfo => ({
@@ -47,13 +47,13 @@ test('sessions of the same minute get ids long enough to tell apart; the current
 });
 
 test('/sessions buttons: every session but the open one, labelled with title, id and age', async () => {
-  const { sessionLinks } = await import('../src/sessions');
+  const { sessionLinks } = await import('../src/sessions/sessions');
   const links = sessionLinks([session('0193aaaa-1', 'old work', '2026-11-28T12:00:00Z', 1), session('0193bbbb-2', 'now', '2026-11-30T11:50:00Z', 4)], '0193bbbb-2', now);
   assert.deepEqual(links, [{ id: '0193aaaa-1', label: 'old work · 0193aaaa · 2 days ago · 1 message' }]);
 });
 
 test('search results keep the server order and show the matching text as the detail', async () => {
-  const { sessionPickItems: items } = await import('../src/sessions');
+  const { sessionPickItems: items } = await import('../src/sessions/sessions');
   const hit = (id: string, title: string, updatedAt: string, snippet: string): SessionInfo =>
     ({ ...session(id, title, updatedAt, 2), snippet });
   const found = items([
@@ -68,7 +68,7 @@ test('search results keep the server order and show the matching text as the det
 });
 
 test('the picker sends a trimmed query, and none for blank text', async () => {
-  const { listParams } = await import('../src/sessions');
+  const { listParams } = await import('../src/sessions/sessions');
   assert.deepEqual(listParams(''), { limit: 50 });
   assert.deepEqual(listParams('   '), { limit: 50 });
   assert.deepEqual(listParams('  flamingo linker '), { limit: 50, query: 'flamingo linker' });
@@ -76,7 +76,7 @@ test('the picker sends a trimmed query, and none for blank text', async () => {
 });
 
 test('a new title is checked before it is sent', async () => {
-  const { titleProblem } = await import('../src/sessions');
+  const { titleProblem } = await import('../src/sessions/sessions');
   assert.equal(titleProblem('  Linker work '), undefined);
   assert.equal(titleProblem('   '), 'Type a title.');
   assert.equal(titleProblem('x'.repeat(201)), 'At most 200 characters (this is 201).');
@@ -97,7 +97,7 @@ function manualTimers() {
 const tick = () => new Promise(r => setImmediate(r));
 
 test('typing is debounced: one request for a burst of keys, for the text typed last', async () => {
-  const { SessionSearch } = await import('../src/sessions');
+  const { SessionSearch } = await import('../src/sessions/sessions');
   const timers = manualTimers();
   const asked: string[] = [];
   const shown: string[] = [];
@@ -113,7 +113,7 @@ test('typing is debounced: one request for a burst of keys, for the text typed l
 });
 
 test('an answer that comes back after a newer query is dropped; busy follows the latest request', async () => {
-  const { SessionSearch } = await import('../src/sessions');
+  const { SessionSearch } = await import('../src/sessions/sessions');
   const timers = manualTimers();
   const answers = new Map<string, (s: SessionInfo[]) => void>();
   const shown: string[] = [];
@@ -135,7 +135,7 @@ test('an answer that comes back after a newer query is dropped; busy follows the
 });
 
 test('a failed search is reported, not shown as "no sessions"', async () => {
-  const { SessionSearch } = await import('../src/sessions');
+  const { SessionSearch } = await import('../src/sessions/sessions');
   const errors: unknown[] = [];
   const shown: string[] = [];
   const search = new SessionSearch(async () => { throw new Error('server gone'); }, q => { shown.push(q); }, e => { errors.push(e); });
@@ -145,7 +145,7 @@ test('a failed search is reported, not shown as "no sessions"', async () => {
 });
 
 test('Resume-picker labels read as the title but never match what is typed, so VS Code keeps the server\'s ranking', async () => {
-  const { unmatchableLabel, shownLabel, WORD_JOINER } = await import('../src/sessions');
+  const { unmatchableLabel, shownLabel, WORD_JOINER } = await import('../src/sessions/sessions');
   // VS Code's QuickPick label match (quickInputList filter): a case-insensitive prefix or contiguous substring
   const vscodeLabelMatch = (typed: string, label: string): boolean => label.toLowerCase().includes(typed.trim().toLowerCase());
   const titles = ['Quokka facts', 'Tell me about a cheerful animal', 'café crème', 'नमस्ते दुनिया', 'x'];

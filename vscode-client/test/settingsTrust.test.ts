@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { initializationOptions, SETTING_KEYS } from '../src/options';
-import { resolvePython } from '../src/pythonPath';
-import { configurationAnswer, EndpointGate, endpointPlan, PASS, RESTRICTED, trustedView } from '../src/settingsTrust';
-import type { EndpointAnswer, Inspection, SettingsSource } from '../src/settingsTrust';
+import { initializationOptions, SETTING_KEYS } from '../src/server/options';
+import { resolvePython } from '../src/server/pythonPath';
+import { configurationAnswer, EndpointGate, endpointPlan, PASS, RESTRICTED, trustedView } from '../src/server/settingsTrust';
+import type { EndpointAnswer, Inspection, SettingsSource } from '../src/server/settingsTrust';
 import { stub, workspace } from './vscode-stub';
 
 type Layers = Record<string, Inspection<unknown>>;

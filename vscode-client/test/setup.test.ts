@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { detectParams, detectionReport, endpointReport, localModelItems, modelItems, needsSetup, shownModel } from '../src/setup';
+import { detectParams, detectionReport, endpointReport, localModelItems, modelItems, needsSetup, shownModel } from '../src/setup/setup';
 
 test('the welcome shows only when there is no key anywhere and no base URL', () => {
   assert.equal(needsSetup({ hasKey: false, envKey: false, baseUrl: '' }), true);

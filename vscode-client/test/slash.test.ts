@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatSlashResult, parseSlash } from '../src/slash';
+import { formatSlashResult, parseSlash } from '../src/chat/slash';
 
 const steps = (text: string) => {
   const a = parseSlash(text);

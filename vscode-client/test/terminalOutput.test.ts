@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import {
   MAX_OUTPUT_CHARS, TerminalCommands, copiedBy, noSelectionNotice, plainOutput, selectionChipLabel, selectionContext,
   terminalContext, terminalLabel, terminalSelection, withBufferOutput,
-} from '../src/terminalOutput';
+} from '../src/chat/terminalOutput';
 
 /** A clipboard holding text, as vscode.env.clipboard does. */
 class FakeClipboard {

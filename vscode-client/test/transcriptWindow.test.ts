@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatEntry } from '../src/chatModel';
-import { TranscriptWindow } from '../src/transcriptWindow';
+import { TranscriptWindow } from '../webview/transcriptWindow';
+import type { ChatEntry } from '../src/shared/webviewProtocol';
 
 const entries = (n: number): ChatEntry[] => Array.from({ length: n }, (_, i) => ({ id: `e${i}`, kind: 'user', text: `m${i}` }));
 

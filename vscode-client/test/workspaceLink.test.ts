@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveWorkspaceLink } from '../src/workspaceLink';
+import { resolveWorkspaceLink } from '../src/chat/workspaceLink';
 
 test('a relative link opens the file inside the workspace, with a line from #L12 or :7', () => {
   assert.deepEqual(resolveWorkspaceLink('src/calc.py', ['/ws']), { fsPath: '/ws/src/calc.py' });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chooseRoot } from '../src/workspaceRoot';
+import { chooseRoot } from '../src/sessions/workspaceRoot';
 
 const api = { name: 'api', fsPath: '/work/api' };
 const web = { name: 'web', fsPath: '/work/web' };

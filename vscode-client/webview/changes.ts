@@ -1,16 +1,15 @@
 // The review UI in the chat panel: approval previews (files, `+N −M`, Open diff, Deny with a reason), the
 // "Changed files" block with Keep/Undo, "Restore checkpoint" on user turns with Redo, and tool-card diffs.
 // main.ts calls these hooks; everything here only renders and posts messages (the host does the work).
-import type { ChatEntry } from '../src/chatModel';
-import type { ChangesEntry, RestoredEntry } from '../src/changesModel';
-import { NOT_COVERED_LABEL, toolDiff } from '../src/changesModel';
-import type { WebviewMessage } from '../src/webviewProtocol';
+import { toolDiff } from './toolDiff';
+import type { ChangesEntry, ChatEntry, RestoredEntry, WebviewMessage } from '../src/shared/webviewProtocol';
 
 type Post = (m: WebviewMessage) => void;
 type ApprovalEntry = Extract<ChatEntry, { kind: 'approval' }>;
 type UserEntry = Extract<ChatEntry, { kind: 'user' }>;
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
 
+const NOT_COVERED_LABEL = 'not covered \u2014 left as it is';
 const STATUS_MARK: Record<string, string> = { added: 'A', modified: 'M', deleted: 'D', moved: 'R' };
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {

@@ -1,6 +1,6 @@
 // The task list as the panel draws it: a head with the count, a progress bar and one row per task.
 // Used by the task panel above the prompt and by `/todos` in the transcript, so both read the same.
-import type { TodosPayload } from '../src/protocol';
+import type { TodosPayload } from '../src/shared/protocol';
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);

@@ -1,17 +1,12 @@
 // What the review UI shows, as plain data (no vscode import): approval previews, the "Changed files"
-// block, which user turns have a checkpoint, the hunks still to review, and tool-card diffs.
-import { classifyDiffLines, countLines, countUnified, diffHunks, formatCounts } from './lineDiff';
-import type { DiffLineKind, LineCounts } from './lineDiff';
+// block, which user turns have a checkpoint and the hunks still to review. (Tool-card diffs: webview/toolDiff.ts.)
+import { countLines, diffHunks, formatCounts } from '../shared/lineDiff';
+import type { LineCounts } from '../shared/lineDiff';
 import type {
   ApproveParams, ChangedFile, ChangeStatus, ChangesResult, CheckpointInfo, CheckpointRestoreResult, DiffHunk, FilePreview,
   RestoreMode,
-} from './protocol';
-
-/** The file tools whose approval carries a preview (and whose cards show a diff). */
-export const FILE_TOOLS = new Set(['write_file', 'edit_file', 'multi_edit', 'apply_patch', 'move_file', 'delete_file']);
-
-export interface PreviewFileView { path: string; from?: string; status: ChangeStatus; counts: string; binary: boolean }
-export interface ApprovalPreviewView { files: PreviewFileView[]; total: string }
+} from '../shared/protocol';
+import type { ApprovalPreviewView, ChangedFileView, ChangesEntry, ReviewMessage } from '../shared/webviewProtocol';
 
 export function previewFiles(p: Pick<ApproveParams, 'preview' | 'previews'>): FilePreview[] {
   if (p.previews && p.previews.length) return p.previews;
@@ -40,23 +35,6 @@ export function approvalPreview(p: Pick<ApproveParams, 'preview' | 'previews'>):
 }
 
 // --- the "Changed files" block ---
-
-export interface ChangedFileView {
-  path: string; from?: string; status: ChangeStatus; reviewed: boolean; binary: boolean;
-  /** What this turn itself changed in the file (`+N −M`), as Copilot and Cline show per request. */
-  counts: string;
-  /** The turn's checkpoint vs the file now, when that differs from `counts` (a later turn, an undo or the
-   *  user changed the file since). */
-  since?: string;
-  /** Why undo and restore leave this file as it is (no earlier bytes recorded, or the user saved it). */
-  notCovered?: string;
-}
-
-export const NOT_COVERED_LABEL = 'not covered \u2014 left as it is';
-export interface ChangesEntry {
-  id: string; kind: 'changes'; taskId: string; checkpointId: string | null; files: ChangedFileView[]; total: string;
-  pending: number;
-}
 
 /** The lines the turn itself added and deleted: fixed by the server at the turn's end; before that (or from a
  *  server that does not send them) the checkpoint vs now, which is the same thing until the file changes again. */
@@ -119,10 +97,6 @@ export function assignCheckpoints(users: readonly UserTurn[], checkpoints: reado
   return out;
 }
 
-export interface RestoredEntry {
-  id: string; kind: 'restored'; text: string; mode: RestoreMode; redoId: string | null; redone: boolean; level: 'info' | 'warn';
-}
-
 export const RESTORE_LABELS: Record<RestoreMode, string> = {
   code: 'Restore code', chat: 'Restore chat', both: 'Restore code and chat',
 };
@@ -167,68 +141,7 @@ export function diffResultHunks(r: { before: string | null; after: string | null
   return r.hunks ?? diffHunks(r.before, r.after);
 }
 
-// --- tool cards ---
-
-export interface ToolDiffView { counts?: string; lines: { kind: DiffLineKind; text: string }[]; source: 'diff' | 'output' | 'input' }
-
-function str(v: unknown): string | undefined { return typeof v === 'string' ? v : undefined; }
-
-/** A unified diff from old → new text, with `-`/`+` lines only (what an edit asked for). */
-function editLines(oldText: string, newText: string): { kind: DiffLineKind; text: string }[] {
-  const out: { kind: DiffLineKind; text: string }[] = [];
-  const a = oldText.split('\n');
-  const b = newText.split('\n');
-  for (const h of diffHunks(oldText, newText)) {
-    // line numbers of a snippet would mislead: a neutral separator between its changed regions
-    if (out.length) out.push({ kind: 'hunk', text: '\u22ef' });
-    const oldFrom = h.oldLines ? h.oldStart - 1 : h.oldStart;
-    const newFrom = h.newLines ? h.newStart - 1 : h.newStart;
-    for (let i = 0; i < h.oldLines; i++) out.push({ kind: 'del', text: `-${a[oldFrom + i] ?? ''}` });
-    for (let i = 0; i < h.newLines; i++) out.push({ kind: 'add', text: `+${b[newFrom + i] ?? ''}` });
-  }
-  return out;
-}
-
-/**
- * The diff a file tool's card shows: the unified diff in its result when the server sent one, else the
- * change its input asked for (edit_file / multi_edit old → new, apply_patch's patch). Undefined otherwise.
- */
-export function toolDiff(name: string, input: unknown, output: string, diff?: string): ToolDiffView | undefined {
-  const fromDiff = diff ? countUnified(diff) : undefined;
-  if (diff && fromDiff) return { counts: formatCounts(fromDiff), lines: classifyDiffLines(diff), source: 'diff' };
-  if (!FILE_TOOLS.has(name)) return undefined;
-  const fromOutput = countUnified(output);
-  if (fromOutput) return { counts: formatCounts(fromOutput), lines: classifyDiffLines(output), source: 'output' };
-  const args = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
-  if (name === 'apply_patch') {
-    const patch = str(args.patch) ?? str(args.diff) ?? str(args.input);
-    const c = patch ? countUnified(patch) : undefined;
-    return patch && c ? { counts: formatCounts(c), lines: classifyDiffLines(patch), source: 'input' } : undefined;
-  }
-  const edits = name === 'edit_file' ? [args] : name === 'multi_edit' && Array.isArray(args.edits) ? args.edits as Record<string, unknown>[] : [];
-  const lines = edits.flatMap((e, i) => {
-    const o = str(e.oldString);
-    const n = str(e.newString);
-    const part = o !== undefined && n !== undefined ? editLines(o, n) : [];
-    return i > 0 && part.length ? [{ kind: 'hunk' as const, text: '\u22ef' }, ...part] : part;
-  });
-  if (!lines.length) return undefined;
-  const additions = lines.filter(l => l.kind === 'add').length;
-  const deletions = lines.filter(l => l.kind === 'del').length;
-  return { counts: formatCounts({ additions, deletions }), lines, source: 'input' };
-}
-
 // --- webview → host messages of the review UI ---
-
-export type ReviewMessage =
-  | { type: 'openPreview'; id: string; index: number }
-  | { type: 'openChange'; taskId: string; path: string }
-  | { type: 'undoChange'; taskId: string; path: string }
-  | { type: 'keepChange'; taskId: string; path: string }
-  | { type: 'keepAll'; taskId: string }
-  | { type: 'undoAll'; taskId: string }
-  | { type: 'restore'; id: string }
-  | { type: 'redo'; id: string };
 
 const REVIEW_TYPES = new Set<string>(['openPreview', 'openChange', 'undoChange', 'keepChange', 'keepAll', 'undoAll', 'restore', 'redo']);
 

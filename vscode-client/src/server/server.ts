@@ -9,7 +9,7 @@ import {
 import type { CloseHandlerResult, ErrorHandlerResult, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import { errorReason, reportEnvFailure, reportRestart, reportServerFailure } from './errors';
 import { initializationOptions, SETTING_KEYS } from './options';
-import type { InitializationOptions } from './protocol';
+import type { InitializationOptions } from '../shared/protocol';
 import { resolvePython } from './pythonPath';
 import type { PythonChoice } from './pythonPath';
 import { bundledWheel, ensureServerEnv, EnvSetupError } from './serverEnv';

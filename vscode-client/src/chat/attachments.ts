@@ -1,3 +1,4 @@
+import type { Attachment } from '../shared/webviewProtocol';
 // Labelled context attached to a prompt (a selection, a file, Problems…). Pure: no vscode import.
 //
 // The model gets the prompt followed by one `<context label="…">` block per attachment; the session
@@ -5,8 +6,6 @@
 // Text taken from a document carries its `source` (the document's URI): the server's secrets gate
 // (shiro_lsp/agent/attachments.py) refuses a secrets file or a file outside the workspace folders,
 // and drops the attribute before anything reaches the model or the session.
-
-export interface Attachment { label: string; text: string; source?: string }
 
 const BLOCK = /\n*<context label="([^"\n]*)"(?: source="[^"\n]*")?>\n([\s\S]*?)\n<\/context>/g;
 

@@ -1,8 +1,5 @@
 // First run and the model picker: what the panel shows about the endpoint. Pure (no vscode import).
-import type { ModelsDetectResult, ModelsResult } from './protocol';
-
-export interface SetupInfo { show: boolean; baseUrl: string; model: string; hasKey: boolean }
-export interface PanelInfo { model: string; agent: string; setup: SetupInfo }
+import type { ModelsDetectResult, ModelsResult } from '../shared/protocol';
 
 /** Nothing to talk to yet: no key (SecretStorage or OPENAI_API_KEY) and no base URL (a local one needs no key). */
 export function needsSetup(o: { hasKey: boolean; envKey: boolean; baseUrl: string }): boolean {

@@ -1,6 +1,6 @@
 // The editable project-memory document: render the entries with their ids, parse an edited copy
 // back, and turn the difference into shiro/memory/* operations (pure logic: no vscode, no server).
-import type { MemoryEntry, MemoryKind } from './protocol';
+import type { MemoryEntry, MemoryKind } from '../shared/protocol';
 
 /** The kinds of memory and what each means: the extension's one list (the values are the generated
  *  `MemoryKind`; tsc fails when the server's kinds change and this list does not follow). */

@@ -1,4 +1,4 @@
-import type { InitializationOptions, ToolCallFormat } from './protocol';
+import type { InitializationOptions, ToolCallFormat } from '../shared/protocol';
 import { trustedView } from './settingsTrust';
 import type { SettingsSource } from './settingsTrust';
 
@@ -6,6 +6,7 @@ import type { SettingsSource } from './settingsTrust';
 export const SETTING_KEYS = [
   'pythonPath', 'model', 'baseUrl', 'api', 'home', 'compactThreshold', 'memory', 'approvalTimeoutMs', 'bashSandbox',
   'bashSandboxNetwork', 'contextWindow', 'maxOutputTokens', 'maxRetries', 'localServerUrls', 'toolCallFormat',
+  'temperature',
 ] as const;
 
 /**
@@ -36,6 +37,8 @@ export function initializationOptions(
     const value = cfg.get<number | null>(key);
     if (typeof value === 'number' && value > 0) options[key] = Math.floor(value);
   }
+  const temperature = cfg.get<number | null>('temperature');
+  if (typeof temperature === 'number' && temperature >= 0 && temperature <= 2) options.temperature = temperature;
   const retries = cfg.get<number | null>('maxRetries');
   if (typeof retries === 'number' && retries >= 0) options.maxRetries = Math.floor(retries);
   const format = toolCallFormat(cfg.get<unknown>('toolCallFormat'));

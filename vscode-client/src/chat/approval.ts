@@ -1,17 +1,10 @@
-import type { ApproveParams, Decision } from './protocol';
-import { approvalPreview } from './changesModel';
-import type { ApprovalPreviewView } from './changesModel';
+import type { ApproveParams, Decision } from '../shared/protocol';
+import { approvalPreview } from '../review/changesModel';
+import type { ApprovalCard } from '../shared/webviewProtocol';
 
 /** Said on the card of a call Shiro read from the model's reply rather than a native tool call. */
 export const TEXT_ORIGIN_NOTE =
   "Read from the model's text: the model wrote this call in its reply, it did not make a native tool call. Deny it if you did not ask for it.";
-
-export interface ApprovalButton { label: string; decision: Decision }
-export interface ApprovalCard {
-  title: string; input: string; matched?: string; warning?: string; buttons: ApprovalButton[];
-  /** File tools: the files and their `+N −M`; the host opens the diff editor. */
-  preview?: ApprovalPreviewView;
-}
 
 export function describeInput(input: unknown): string {
   if (typeof input === 'string') return input;

@@ -1,4 +1,4 @@
-import type { NewSessionResult, SessionInfo } from './protocol';
+import type { NewSessionResult, SessionInfo } from '../shared/protocol';
 
 /** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", else the date. */
 export function formatAge(iso: string, now: Date = new Date()): string {

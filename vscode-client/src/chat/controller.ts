@@ -2,26 +2,22 @@
 // ChatModel, answers shiro/approve from approval cards, runs slash commands as requests.
 import * as vscode from 'vscode';
 import { approvalCard, toDecision, toReason } from './approval';
-import { isReviewMessage } from './changesModel';
-import type { ReviewMessage } from './changesModel';
+import { isReviewMessage } from '../review/changesModel';
 import { ChatModel } from './chatModel';
-import type { ChatEntry } from './chatModel';
-import { Method } from './protocol';
-import type { Agent, CompactionProgress, SessionCompactResult, SessionUncompactResult } from './protocol';
-import type { PanelInfo } from './setup';
+import { Method } from '../shared/protocol';
+import type { Agent, CompactionProgress, SessionCompactResult, SessionUncompactResult } from '../shared/protocol';
 import { splitAttachments, withAttachments } from './attachments';
-import type { Attachment } from './attachments';
-import type { Candidate, MentionKind } from './mentions';
+import type { Candidate, MentionKind } from '../shared/mentions';
 import type {
   ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
   NewSessionResult, SessionInfo,
-} from './protocol';
+} from '../shared/protocol';
 import { formatSlashResult, helpText, parseSlash } from './slash';
-import type { ShiroServer } from './server';
-import type { HostMessage, WebviewMessage } from './webviewProtocol';
-import { errorReason } from './errors';
+import type { ShiroServer } from '../server/server';
+import { errorReason } from '../server/errors';
 import { resolveWorkspaceLink } from './workspaceLink';
-import { sessionLinks } from './sessions';
+import { sessionLinks } from '../sessions/sessions';
+import type { Attachment, ChatEntry, HostMessage, PanelInfo, ReviewMessage, WebviewMessage } from '../shared/webviewProtocol';
 
 /** A code block's "Insert": at the cursor of the editor last used (the panel has the focus when clicked). */
 async function insertAtCursor(text: string): Promise<void> {
@@ -43,7 +39,7 @@ interface RunningChat {
   text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean; user?: ChatEntry;
 }
 
-/** The review UI (src/changes.ts): diff previews, changed files, checkpoints. */
+/** The review UI (review/changes.ts): diff previews, changed files, checkpoints. */
 export interface ReviewHooks {
   handle(m: ReviewMessage): Promise<void>;
   approvalShown(entryId: string, params: ApproveParams): Promise<void>;

@@ -1,9 +1,9 @@
+import type { ChatEntry } from '../src/shared/webviewProtocol';
 // Which transcript entries the panel keeps in the DOM. Pure: no DOM, no vscode.
 //
 // A resumed session can hold thousands of entries; drawing them all freezes the panel (issue 12). The
 // panel draws only the newest `page` entries and prepends older pages when the reader scrolls up, so
 // the cost of a redraw (resume, hide/show) does not grow with the session.
-import type { ChatEntry } from './chatModel';
 
 export const PAGE = 60;
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatController } from './controller';
-import type { WebviewMessage } from './webviewProtocol';
 import { chatHtml } from './chatHtml';
+import type { WebviewMessage } from '../shared/webviewProtocol';
 
 export { chatHtml };
 

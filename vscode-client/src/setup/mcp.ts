@@ -1,9 +1,9 @@
 // "Shiro: MCP servers": the servers Shiro uses as an MCP client (status, tools, trust), and the trust
 // prompt that shows the exact command line a project server will run before it ever starts.
 import * as vscode from 'vscode';
-import { errorReason } from './errors';
-import { Method } from './protocol';
-import type { McpListResult, McpServerInfo } from './protocol';
+import { errorReason } from '../server/errors';
+import { Method } from '../shared/protocol';
+import type { McpListResult, McpServerInfo } from '../shared/protocol';
 
 interface Requester { sendRequest<R>(method: string, params: unknown): Promise<R> }
 

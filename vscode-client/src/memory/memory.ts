@@ -1,13 +1,13 @@
 // "Remember this": pick a kind, send workspace/executeCommand shiro.remember [{kind, text}], show the reply.
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
-import { Method, SERVER_REMEMBER_COMMAND } from './protocol';
-import type { MemoryEntry, MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from './protocol';
-import type { RememberResult } from './protocol.gen';
+import { Method, SERVER_REMEMBER_COMMAND } from '../shared/protocol';
+import type { MemoryEntry, MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from '../shared/protocol';
+import type { RememberResult } from '../shared/protocol.gen';
 import { MEMORY_KINDS, NOTES_HEADING, conflicts, describePlan, planMemoryEdits, renderMemoryDocument } from './memoryEdit';
 import type { MemoryOp } from './memoryEdit';
-import type { ShiroServer } from './server';
-import { errorReason } from './errors';
+import type { ShiroServer } from '../server/server';
+import { errorReason } from '../server/errors';
 
 export function kindPickItems(): (vscode.QuickPickItem & { memoryKind: MemoryKind })[] {
   return MEMORY_KINDS.map(k => ({ label: k.kind, description: k.meaning, memoryKind: k.kind }));

@@ -1,11 +1,12 @@
 // Chat-box commands: parsed here, sent as contract requests by the controller, never to the model.
-import { Method } from './protocol';
+import { Method } from '../shared/protocol';
 import type {
   ContextMeter, MemoryCompactResult, MemoryListResult, NewSessionResult, NotesResult, ResumeResult, SaveResult,
   SessionInfo,
-} from './protocol';
+} from '../shared/protocol';
+import { SLASH_COMMANDS } from '../shared/slashCommands';
 import { costLabel } from './meter';
-import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from './sessions';
+import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from '../sessions/sessions';
 
 export interface RequestStep { method: string; params: Record<string, unknown> }
 export type SlashAction =
@@ -13,21 +14,6 @@ export type SlashAction =
   | { kind: 'pickSession'; command: 'resume' }
   | { kind: 'help'; command: 'help' }
   | { kind: 'error'; command: string; message: string };
-
-export const SLASH_COMMANDS: Record<string, string> = {
-  compact: 'summarise the conversation so far to free context',
-  notes: 'show project memory, project notes and the current task notes',
-  memory: 'compact project memory; `/memory <note>` appends a project note; `/memory --task <id> <note>` a task note',
-  todos: 'show the task list',
-  sessions: "list this workspace's saved sessions",
-  resume: 'resume a session: `/resume <id-prefix>`, or pick one',
-  new: 'save this session and start a new one',
-  save: 'save this session now',
-  clear: 'start over (the old session stays on disk)',
-  cost: 'tokens and spend of this session',
-  init: 'learn this repository and write an AGENTS.md for agents (asks before writing)',
-  help: 'this list',
-};
 
 const NO_ARGS: Record<string, RequestStep[]> = {
   compact: [{ method: Method.sessionCompact, params: {} }],

@@ -2,9 +2,9 @@
 // approval card), with a pick to take any of them back. The server forgets grants on new, resume and clear.
 import * as vscode from 'vscode';
 import { grantLabel } from './approval';
-import { errorReason } from './errors';
-import { Method } from './protocol';
-import type { GrantItem, GrantRevokeResult, GrantsResult } from './protocol';
+import { errorReason } from '../server/errors';
+import { Method } from '../shared/protocol';
+import type { GrantItem, GrantRevokeResult, GrantsResult } from '../shared/protocol';
 
 interface Requester { sendRequest<R>(method: string, params: unknown): Promise<R> }
 

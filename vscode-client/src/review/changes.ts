@@ -3,19 +3,20 @@
 // on the real file, and "Restore checkpoint" (code, chat or both) with Redo. The server does the work
 // (shiro/changes*, shiro/checkpoint/*); this module asks it and shows the answers.
 import * as vscode from 'vscode';
-import type { ChatModel } from './chatModel';
+import type { ChatModel } from '../chat/chatModel';
 import {
   assignCheckpoints, changesView, diffResultHunks, HunkReview, previewFiles, RESTORE_LABELS, restoreText,
 } from './changesModel';
-import type { ChangesEntry, RestoredEntry, ReviewMessage, UserTurn } from './changesModel';
-import { errorReason } from './errors';
-import { hunkRange, lensLine } from './lineDiff';
-import { Method } from './protocol';
+import type { UserTurn } from './changesModel';
+import { errorReason } from '../server/errors';
+import { hunkRange, lensLine } from '../shared/lineDiff';
+import { Method } from '../shared/protocol';
 import type {
   ApproveParams, ChangesDiffResult, ChangesKeepResult, ChangesResult, ChangesUndoResult, CheckpointListResult,
   CheckpointRestoreResult, DiffHunk, FilePreview, ResumeResult, RestoreMode, SessionInfo,
-} from './protocol';
-import type { ShiroServer } from './server';
+} from '../shared/protocol';
+import type { ShiroServer } from '../server/server';
+import type { ChangesEntry, RestoredEntry, ReviewMessage } from '../shared/webviewProtocol';
 
 export const DIFF_SCHEME = 'shiro-diff';
 export const UNDO_HUNK_COMMAND = 'shiro.undoHunk';

@@ -1,4 +1,4 @@
-import type { ContextMeter, MeterLevel } from './protocol';
+import type { ContextMeter, MeterLevel } from '../shared/protocol';
 
 export const WARN_BACKGROUND = 'statusBarItem.warningBackground';
 export const ERROR_BACKGROUND = 'statusBarItem.errorBackground';

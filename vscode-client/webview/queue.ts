@@ -1,4 +1,4 @@
-import type { QueuedChat } from './protocol';
+import type { QueuedChat } from '../src/shared/protocol';
 
 export interface QueueView { title: string; items: { taskId: string; label: string }[]; visible: boolean }
 

@@ -168,7 +168,7 @@ export interface InitializationOptions {
   trusted?: boolean;
   /** bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or not at all). */
   bashSandbox?: 'off' | 'auto' | 'required'; bashSandboxNetwork?: boolean;
-  contextWindow?: number; maxOutputTokens?: number; maxRetries?: number;
+  contextWindow?: number; maxOutputTokens?: number; maxRetries?: number; temperature?: number;
   toolCallFormat?: ToolCallFormat | Record<string, ToolCallFormat>;
 }
 export type ToolCallFormat = 'auto' | 'native' | 'text';

@@ -1,54 +1,14 @@
 // What the chat panel shows, kept in the extension host so a hidden/re-shown (or re-created) webview
 // is restored from here. Pure: no vscode import. The webview only renders entries.
-import type { ApprovalCard } from './approval';
 import { describeInput } from './approval';
 import { splitAttachments } from './attachments';
-import type { ChangesEntry, RestoredEntry } from './changesModel';
-import type { RetryWait } from './retryCountdown';
-import { retryWait } from './retryCountdown';
-import type { CompactionInfo, EngineEvent, Message, MessagePart, Decision, TodosPayload, QueuedChat } from './protocol';
-
-export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
-export type ChatEntry =
-  | { id: string; kind: 'user'; text: string; attachments?: string[]; taskId?: string; checkpointId?: string;
-      /** A slash command: run by the panel, never part of the model's conversation. */
-      command?: boolean }
-  | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
-  | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
-  | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry;
-      /** What the call changed in the workspace, as a unified diff (file tools and bash; v2). */
-      diff?: string;
-      /** Shiro read the call from the model's text: it was not a native tool call (tool-call `origin`). */
-      fromText?: boolean }
-  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[]; wait?: RetryWait;
-      /** `/todos`: the task list, drawn as the task panel draws it. */
-      todos?: TodosPayload }
-  | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
-  | CompactionEntry | ChangesEntry | RestoredEntry;
-
-/**
- * A compaction point: above it, what the model no longer sees (still here for the user); the model
- * sees `summary` instead. `summarizing` while the summary runs; `undone` once the user undid it.
- */
-export type CompactionEntry = {
-  id: string; kind: 'compaction'; state: 'summarizing' | 'active' | 'undone' | 'failed';
-  summary: string; messages: number; dropped: string[];
-};
+import { retryWait } from '../shared/retryCountdown';
+import type { CompactionInfo, EngineEvent, Message, MessagePart, Decision, TodosPayload } from '../shared/protocol';
+import type { ApprovalCard, ApprovalEntry, ChatEntry, ChatState, CompactionEntry, SessionLink } from '../shared/webviewProtocol';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
-/** A session listed by /sessions: the panel draws it as a button that resumes it. */
-export interface SessionLink { id: string; label: string }
-export type ApprovalEntry = { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string };
-
-export interface ChatState {
-  entries: ChatEntry[];
-  busy: boolean;
-  queue: QueuedChat[];
-  todos: TodosPayload | undefined;
-  sessionTitle: string;
-}
 
 /** Text of a tool result output `{type, value}` (or anything else the server sends). */
 export function outputText(output: unknown): string {
@@ -92,7 +52,7 @@ export class ChatModel {
 
   private changed(entry: ChatEntry): void { if (!this.quiet) this.onChange(entry); }
 
-  /** For feature modules (changes.ts): add an entry / announce that one changed. */
+  /** For feature modules (review/changes.ts): add an entry / announce that one changed. */
   push(entry: NewEntry): ChatEntry { return this.add(entry); }
   touch(entry: ChatEntry): void { this.changed(entry); }
 

@@ -1,0 +1,246 @@
+"""Files a small model writes out in its reply instead of calling a tool: the edit format small models
+get right (Aider's "whole file" format, which the same 1.5B model follows where it botches JSON).
+
+In a small window the compact prompt asks for it: the file's path alone on a line, then the whole new
+content in a fenced block. A reply may hold several. Each becomes a ``write_file`` call read from text
+(``origin="text"``: the same approvals and limits as any text call, text_tools.py). Two forms the
+model falls into on its own are read too, for files that exist:
+
+- the path only in the sentence that introduces the block ("the corrected `stats.py`:"), or, with no
+  path near the block, the one file of the user's message the block fits;
+- a fragment: one function or block of the file rewritten. It replaces the block of the file that
+  starts with the fragment's first line, when exactly one line of the file is that line.
+
+Never read as a write: a block introduced as an example, a block with elided lines (``...``,
+"rest of the code"), a shell or output block for a file that is not a script, a block that is the
+file unchanged, and a block whose file cannot be told.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from shiro_lsp.agent.text_tools import TextCall, is_call_shaped
+from shiro_lsp.errors import ToolError
+from shiro_lsp.tools.files import open_text
+
+_BLOCK = re.compile(
+    r"^(?P<fence>`{3,})[ \t]*(?P<lang>[\w+#.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.S | re.M
+)
+_PATH_LINE = re.compile(
+    r"^[\s#*>`-]*(?:(?:file(?:name)?|path)\s*:\s*)?[`*'\"]*(?P<path>[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z0-9]{1,8}"
+    r"|(?:[\w.-]+/)*(?:Makefile|Dockerfile|README))[`*'\"]*\s*:?\s*[*`]*\s*$",
+    re.I,
+)
+_NAMED = re.compile(r"(?<![\w/.-])[\w./-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
+_ELIDED = re.compile(
+    r"^\s*(?:#|//|/\*|<!--|--)?\s*(?:\.\.\.|…)\s*(?:\*/|-->)?\s*$"
+    r"|(?:\.\.\.|…)\s*(?:rest|existing|remaining|other|unchanged|same)"
+    r"|\b(?:rest of (?:the )?(?:code|file|function)|existing code|remaining code|code unchanged)\b",
+    re.I | re.M,
+)
+_EXAMPLE = re.compile(
+    r"\b(?:for (?:example|instance)|e\.g\.|an? (?:example|sample)\b|would look like|could look like)", re.I
+)
+_OUTPUT_LANGS = frozenset({"console", "terminal", "output", "text", "txt", "plaintext", "log"})
+_SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh"})
+_SCRIPT_SUFFIXES = frozenset({".sh", ".bash", ".zsh"})
+_CLOSERS = frozenset({"}", "};", "});", ")", "]", "end", "fi", "done", "esac"})
+WHOLE_SHARE = 0.7
+"""A block at least this long, keeping this share of a file's non-blank lines, is the file rewritten."""
+MAX_FILE_CHARS = 200_000
+
+
+@dataclass(frozen=True)
+class Listing:
+    path: str
+    content: str
+    """The file's whole new content."""
+    span: tuple[int, int] = (0, 0)
+    """Where the listing (its path line included) is in the reply."""
+
+
+@dataclass(frozen=True)
+class _Block:
+    lang: str
+    body: str
+    before: str
+    """The reply's text between the previous block and this one."""
+    start: int
+    end: int
+
+
+def file_listings(text: str, workspace: Path | Sequence[Path], prompt: str) -> list[Listing]:
+    """The files ``text`` writes out (see the module docstring), in order. Blocking: small reads."""
+    listings: list[Listing] = []
+    for block in _blocks(text):
+        listing = _listing(block, workspace, prompt)
+        if listing is not None and all(earlier.path != listing.path for earlier in listings):
+            listings.append(listing)
+    return listings
+
+
+def _blocks(text: str) -> list[_Block]:
+    blocks: list[_Block] = []
+    end = 0
+    for match in _BLOCK.finditer(text):
+        body = match.group("body")
+        blocks.append(
+            _Block(match.group("lang").lower(), body, text[end : match.start()], match.start(), match.end())
+        )
+        end = match.end()
+    return blocks
+
+
+def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Listing | None:
+    if not block.body.strip() or _ELIDED.search(block.body) or _EXAMPLE.search(block.before):
+        return None
+    if is_call_shaped(block.body):
+        return None  # a tool call Shiro could not read, never a file's content
+    explicit = _path_line(block.before)
+    if explicit is not None:
+        path, line_length = explicit
+        listing = _resolved(block, path, _read(workspace, path), explicit=True)
+        return replace(listing, span=(block.start - line_length, block.end)) if listing else None
+    for path in _nearby_paths(block.before, prompt):
+        current = _read(workspace, path)
+        if current is not None:
+            listing = _resolved(block, path, current, explicit=False)
+            if listing is not None:
+                return replace(listing, span=(block.start, block.end))
+    return None
+
+
+def _resolved(block: _Block, path: str, current: str | None, *, explicit: bool) -> Listing | None:
+    """The listing of ``block`` as ``path``'s new content (``current``: its content now, None: new)."""
+    if not _language_fits(block.lang, path):
+        return None
+    content = block.body
+    if current is None:
+        return Listing(path, content) if explicit else None
+    if content.strip() == current.strip():
+        return None  # the file shown unchanged
+    if _is_whole(content, current):
+        return Listing(path, content)
+    spliced = splice(current, content)
+    return Listing(path, spliced) if spliced is not None else None
+
+
+def _language_fits(lang: str, path: str) -> bool:
+    """Output never is a file; a shell block is one only for a shell script."""
+    if lang in _OUTPUT_LANGS:
+        return False
+    return lang not in _SHELL_LANGS or Path(path).suffix in _SCRIPT_SUFFIXES
+
+
+def _path_line(before: str) -> tuple[str, int] | None:
+    """The path on the line right before the block, when that line is nothing but a path, and how
+    many characters of ``before`` that line takes from its end."""
+    lines = before.rstrip().splitlines()
+    if not lines:
+        return None
+    match = _PATH_LINE.match(lines[-1])
+    if match is None:
+        return None
+    return match.group("path").removeprefix("./"), len(before) - before.rstrip().rfind(lines[-1])
+
+
+def _last_paragraph(before: str) -> str:
+    return before.rstrip().rsplit("\n\n", 1)[-1]
+
+
+def _nearby_paths(before: str, prompt: str) -> list[str]:
+    """Files named in the sentence before the block (nearest first), then those the user named."""
+    near = [m.group(0) for m in _NAMED.finditer(_last_paragraph(before))][::-1]
+    named = [m.group(0) for m in _NAMED.finditer(prompt)]
+    return list(dict.fromkeys(path.removeprefix("./") for path in near + named))
+
+
+def _read(workspace: Path | Sequence[Path], path: str) -> str | None:
+    """The file's text, or None when there is none (or it is not a readable text file)."""
+    try:
+        with open_text(workspace, path) as handle:
+            return handle.read(MAX_FILE_CHARS)
+    except (ToolError, OSError, ValueError):
+        return None
+
+
+def _is_whole(content: str, current: str) -> bool:
+    """The block is the file rewritten: about as long as the file, most of its lines kept."""
+    new = [line.strip() for line in content.splitlines() if line.strip()]
+    old = [line.strip() for line in current.splitlines() if line.strip()]
+    kept = set(new)
+    return not old or (
+        len(new) >= WHOLE_SHARE * len(old) and sum(line in kept for line in old) >= WHOLE_SHARE * len(old)
+    )
+
+
+def splice(current: str, fragment: str) -> str | None:
+    """``current`` with the block that starts like ``fragment`` replaced by it, or None when the
+    fragment's first line is not exactly one line of the file (or the fragment is one line)."""
+    new = fragment.strip("\n").splitlines()
+    old = current.splitlines()
+    if len(new) < 2:
+        return None
+    starts = [i for i, line in enumerate(old) if line.strip() == new[0].strip() and line.strip()]
+    if len(starts) != 1:
+        return None
+    start = starts[0]
+    end = _block_end(old, start) if _opens_block(old, start) else min(len(old), start + len(new))
+    if _is_subsequence([line.strip() for line in new], [line.strip() for line in old[start:end]]):
+        return None  # a quote of the block (or of its start), not a change
+    new = _reindented(new, _indent(old[start]))
+    trailing_newline = "\n" if current.endswith("\n") else ""
+    return "\n".join(old[:start] + new + old[end:]) + trailing_newline
+
+
+def _is_subsequence(short: list[str], long: list[str]) -> bool:
+    rest = iter(long)
+    return all(any(line == other for other in rest) for line in short)
+
+
+def _opens_block(lines: list[str], at: int) -> bool:
+    following = next((line for line in lines[at + 1 :] if line.strip()), None)
+    return following is not None and len(_indent(following)) > len(_indent(lines[at]))
+
+
+def _block_end(lines: list[str], start: int) -> int:
+    """The index after the block that starts at ``start`` (indentation-delimited, closer included)."""
+    depth = len(_indent(lines[start]))
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or len(_indent(lines[end])) > depth):
+        end += 1
+    if end < len(lines) and len(_indent(lines[end])) == depth and lines[end].strip() in _CLOSERS:
+        end += 1
+    while end - 1 > start and not lines[end - 1].strip():
+        end -= 1
+    return end
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _reindented(lines: list[str], indent: str) -> list[str]:
+    """The fragment moved to ``indent`` (a model often writes a method without its class's indent)."""
+    own = _indent(lines[0])
+    if own == indent:
+        return lines
+    return [indent + line[len(own) :] if line.startswith(own) else line for line in lines]
+
+
+def listing_call(listing: Listing) -> TextCall:
+    return TextCall("write_file", {"path": listing.path, "content": listing.content})
+
+
+def without_listings(text: str, listings: Sequence[Listing]) -> str:
+    """The reply's prose: the text with the listings taken out (their content rides in the calls)."""
+    out, at = [], 0
+    for listing in sorted(listings, key=lambda item: item.span):
+        out.append(text[at : listing.span[0]])
+        at = listing.span[1]
+    out.append(text[at:])
+    return re.sub(r"\n{3,}", "\n\n", "".join(out)).strip()

@@ -1,0 +1,108 @@
+"""Files a small model writes out in its reply: which blocks are writes, of which file, with what."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shiro_lsp.agent.file_listings import file_listings, splice, without_listings
+
+STATS = "def average(numbers):\n    return sum(numbers) / (len(numbers) + 1)\n\n\ndef largest(numbers):\n    return max(numbers)\n"
+FIXED = STATS.replace("(len(numbers) + 1)", "len(numbers)")
+RUNNER = 'from stats import average\n\nprint(f"average: {average([2, 4, 6])}")\n'
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "stats.py").write_text(STATS)
+    (tmp_path / "run_stats.py").write_text(RUNNER)
+    return tmp_path
+
+
+def written(text: str, ws: Path, prompt: str = "Fix the average.") -> dict[str, str]:
+    return {listing.path: listing.content for listing in file_listings(text, ws, prompt)}
+
+
+@pytest.mark.parametrize("path_line", ["stats.py", "`stats.py`", "**stats.py**", "### stats.py", "stats.py:"])
+def test_a_path_line_then_a_fence_is_the_file(ws: Path, path_line: str) -> None:
+    assert written(f"The divisor is wrong.\n\n{path_line}\n```python\n{FIXED}```\n", ws) == {
+        "stats.py": FIXED
+    }
+
+
+def test_a_new_file_needs_its_path_on_its_own_line(ws: Path) -> None:
+    assert written("hello.py\n```python\nprint('hello')\n```", ws) == {"hello.py": "print('hello')\n"}
+    assert written("Create `hello.py` with:\n```python\nprint('hello')\n```", ws) == {}
+
+
+def test_the_file_the_sentence_names_is_the_one_written(ws: Path) -> None:
+    text = f"Here is the corrected version of `stats.py`:\n\n```python\n{FIXED}```\nDone."
+    assert written(text, ws) == {"stats.py": FIXED}
+
+
+def test_with_no_path_near_it_the_block_goes_to_the_named_file_it_fits(ws: Path) -> None:
+    text = f"The divisor is wrong. Fixed:\n\n```python\n{FIXED}```"
+    assert written(text, ws, "Fix the bug in stats.py.") == {"stats.py": FIXED}
+    assert written(text, ws, "Fix the bug.") == {}
+
+
+def test_a_fragment_replaces_the_block_it_starts(ws: Path) -> None:
+    text = "stats.py\n```python\ndef average(numbers):\n    return sum(numbers) / len(numbers)\n```"
+    assert written(text, ws) == {"stats.py": FIXED}
+
+
+def test_a_method_written_flush_left_keeps_its_class_indent() -> None:
+    source = "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n"
+    assert splice(source, "def f(self):\n    return 3\n") == source.replace("return 1", "return 3")
+
+
+def test_a_braced_block_is_replaced_with_its_closing_brace() -> None:
+    source = "function sum(a) {\n  return a + 1;\n}\n\nfunction keep() {\n  return 0;\n}\n"
+    fixed = splice(source, "function sum(a) {\n  return a;\n}\n")
+    assert fixed == source.replace("return a + 1;", "return a;")
+
+
+def test_a_fragment_whose_first_line_is_not_unique_is_not_applied() -> None:
+    source = "def a():\n    x = 1\n\n\ndef b():\n    x = 1\n"
+    assert splice(source, "    x = 1\n    y = 2\n") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "For example, stats.py could look like:\n\nstats.py\n```python\ndef average(n):\n    return 0\n```",
+        "stats.py\n```python\ndef average(numbers):\n    return sum(numbers) / len(numbers)\n...\n```",
+        "stats.py\n```python\ndef average(numbers):\n    # ... rest of the code\n    return 1\n```",
+        "stats.py\n```console\ndef average(numbers):\n    return 2\n```",
+        "stats.py\n```bash\npython3 run_stats.py\n```",
+        f"Here is `stats.py` as it is:\n```python\n{STATS}```",
+    ],
+    ids=["example", "elided", "rest-of-code", "output", "shell-for-python", "unchanged"],
+)
+def test_what_is_not_a_write(ws: Path, text: str) -> None:
+    assert written(text, ws) == {}
+
+
+def test_a_quoted_other_file_is_not_written_over_the_named_one(ws: Path) -> None:
+    text = f"Here's the corrected version of `run_stats.py`:\n\n```python\n{RUNNER}```"
+    assert written(text, ws, "python3 run_stats.py prints the wrong average. Fix the bug.") == {}
+
+
+def test_the_prose_keeps_everything_but_the_listings(ws: Path) -> None:
+    text = f"The divisor is wrong.\n\nstats.py\n```python\n{FIXED}```\n\nRun it again to check."
+    listings = file_listings(text, ws, "")
+    assert without_listings(text, listings) == "The divisor is wrong.\n\nRun it again to check."
+
+
+def test_a_quote_of_a_block_start_is_not_a_change() -> None:
+    source = "def main():\n    a = 1\n    b = 2\n    return a + b\n"
+    assert splice(source, "def main():\n    a = 1\n    b = 2\n") is None
+
+
+def test_a_call_shaped_block_is_never_a_file_content(ws: Path) -> None:
+    (ws / "settings.json").write_text('{"telemetry": true}\n')
+    call = '{"function": "some_tool", "arguments": {"path": "settings.json", "content": "{}"}}'
+    assert written(f"```json\n{call}\n```", ws, "Turn telemetry off in settings.json.") == {}
+    package = '{"name": "app", "version": "1.0.0"}'
+    assert written(f"package.json\n```json\n{package}\n```", ws) == {"package.json": package + "\n"}

@@ -1,0 +1,155 @@
+// The composer: the prompt with its history (Up/Down), the context chips waiting to be sent, `/` completion
+// and `@` mentions, and the draft kept across a re-created panel.
+import type { Attachment } from '../src/shared/webviewProtocol';
+import { activeToken, applyPick, rankCandidates } from '../src/shared/mentions';
+import type { ActiveToken, Candidate } from '../src/shared/mentions';
+import { SLASH_COMMANDS } from '../src/shared/slashCommands';
+import { $, el, host, post } from './dom';
+import { PromptHistory } from './history';
+
+const prompt = $<HTMLTextAreaElement>('prompt');
+const history = new PromptHistory();
+
+// context chips waiting in the composer (sent with the next prompt)
+const chipsBox = $<HTMLElement>('chips');
+let attachments: Attachment[] = [];
+function renderChips(): void {
+  chipsBox.replaceChildren();
+  chipsBox.hidden = attachments.length === 0;
+  attachments.forEach((a, i) => {
+    const chip = el('span', 'chip');
+    chip.title = a.text.length > 400 ? `${a.text.slice(0, 400)}…` : a.text;
+    chip.appendChild(el('span', 'chip-label', a.label));
+    const remove = el('button', 'chip-remove', '×');
+    remove.type = 'button';
+    remove.title = `Remove ${a.label}`;
+    remove.setAttribute('aria-label', `Remove ${a.label}`);
+    remove.addEventListener('click', () => { attachments.splice(i, 1); renderChips(); saveDraft(); prompt.focus(); });
+    chip.appendChild(remove);
+    chipsBox.appendChild(chip);
+  });
+}
+export function attach(a: Attachment): void {
+  if (!attachments.some(x => x.label === a.label && x.text === a.text)) attachments.push(a);
+  renderChips();
+  saveDraft();
+}
+
+// `/` completion and `@` mentions: a list above the prompt; Up/Down move in it, Enter/Tab pick, Esc closes
+const suggestBox = $<HTMLElement>('suggest');
+const SLASH: Candidate[] = Object.entries(SLASH_COMMANDS).map(([name, help]) => ({ kind: 'command', value: name, label: `/${name}`, detail: help.replace(/`/g, '') }));
+let suggestToken: ActiveToken | undefined;
+let suggestItems: Candidate[] = [];
+let suggestActive = 0;
+let mentionPool: Candidate[] | undefined;
+
+function closeSuggest(): void {
+  suggestToken = undefined;
+  suggestItems = [];
+  suggestBox.hidden = true;
+  mentionPool = undefined;  // the next @ asks the host again (files change)
+}
+
+function updateSuggest(): void {
+  const token = prompt.selectionStart === prompt.selectionEnd ? activeToken(prompt.value, prompt.selectionStart) : undefined;
+  if (!token) { closeSuggest(); return; }
+  if (token.trigger === '@' && !mentionPool) { mentionPool = []; post({ type: 'mentions' }); }
+  suggestToken = token;
+  suggestItems = rankCandidates(token.query, token.trigger === '/' ? SLASH : mentionPool ?? []);
+  suggestActive = Math.min(suggestActive, Math.max(0, suggestItems.length - 1));
+  renderSuggest();
+}
+
+function renderSuggest(): void {
+  suggestBox.replaceChildren();
+  suggestBox.hidden = suggestItems.length === 0;
+  suggestItems.forEach((c, i) => {
+    const row = el('div', `suggest-item kind-${c.kind}${i === suggestActive ? ' active' : ''}`);
+    row.setAttribute('role', 'option');
+    row.setAttribute('aria-selected', String(i === suggestActive));
+    row.appendChild(el('span', 'suggest-label', c.label));
+    if (c.detail) row.appendChild(el('span', 'suggest-detail', c.detail));
+    row.addEventListener('mousedown', e => { e.preventDefault(); pickSuggestion(c); });
+    suggestBox.appendChild(row);
+  });
+}
+
+function pickSuggestion(c: Candidate): void {
+  if (!suggestToken) return;
+  const next = applyPick(prompt.value, suggestToken, c);
+  prompt.value = next.text;
+  prompt.setSelectionRange(next.caret, next.caret);
+  if (c.kind !== 'command') post({ type: 'mention', kind: c.kind, value: c.value });
+  closeSuggest();
+  saveDraft();
+  prompt.focus();
+}
+
+
+function send(): void {
+  const text = prompt.value;
+  if (!text.trim()) return;
+  history.push(text);
+  post({ type: 'send', text, ...(attachments.length ? { attachments } : {}) });
+  prompt.value = '';
+  attachments = [];
+  renderChips();
+  saveDraft();
+}
+
+function saveDraft(): void { host.setState({ draft: prompt.value, attachments }); }
+
+const caretOnFirstLine = (): boolean => !prompt.value.slice(0, prompt.selectionStart).includes('\n');
+const caretOnLastLine = (): boolean => !prompt.value.slice(prompt.selectionEnd).includes('\n');
+
+/** Whatever the host says the prompt's history is (this session's prompts, newest last). */
+export function replaceHistory(prompts: string[]): void {
+  history.replace(prompts);
+}
+
+export function focusPrompt(): void {
+  prompt.focus();
+}
+
+/** The host's answer to `mentions`: the pool `@` picks from, unless the picker closed meanwhile. */
+export function offerMentions(items: Candidate[]): void {
+  if (mentionPool) { mentionPool = items; updateSuggest(); }
+}
+
+export function startComposer(): void {
+  prompt.addEventListener('keydown', e => {
+    if (suggestBox.hidden || !suggestItems.length) return;
+    let handled = true;
+    if (e.key === 'ArrowDown') suggestActive = (suggestActive + 1) % suggestItems.length;
+    else if (e.key === 'ArrowUp') suggestActive = (suggestActive - 1 + suggestItems.length) % suggestItems.length;
+    else if ((e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey && !e.isComposing) {
+      const item = suggestItems[suggestActive];
+      // a command typed out in full: Enter sends it (Tab still completes)
+      if (e.key === 'Enter' && suggestToken?.trigger === '/' && item.value === suggestToken.query) { closeSuggest(); return; }
+      pickSuggestion(item);
+    }
+    else if (e.key === 'Escape') closeSuggest();
+    else handled = false;
+    if (!handled) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    if (!suggestBox.hidden) renderSuggest();
+  }, { capture: true });
+  prompt.addEventListener('input', () => { suggestActive = 0; updateSuggest(); });
+  prompt.addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== prompt) closeSuggest(); }, 150));
+  prompt.addEventListener('keydown', e => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); return; }
+    if (e.key === 'ArrowUp' && !e.shiftKey && caretOnFirstLine()) {
+      const older = history.up(prompt.value);
+      if (older !== undefined) { e.preventDefault(); prompt.value = older; prompt.setSelectionRange(older.length, older.length); }
+    } else if (e.key === 'ArrowDown' && !e.shiftKey && caretOnLastLine()) {
+      const newer = history.down();
+      if (newer !== undefined) { e.preventDefault(); prompt.value = newer; prompt.setSelectionRange(newer.length, newer.length); }
+    }
+  });
+  prompt.addEventListener('input', saveDraft);
+  $<HTMLFormElement>('composer').addEventListener('submit', e => { e.preventDefault(); send(); });
+  const saved = host.getState() as { draft?: string; attachments?: Attachment[] } | undefined;
+  if (saved?.draft) prompt.value = saved.draft;
+  if (saved?.attachments?.length) { attachments = saved.attachments; renderChips(); }
+}

@@ -978,6 +978,63 @@ export const scenarios = [
     },
   },
   {
+    // Self-contained (SHIRO_E2E_ONLY=resume-history-as-it-happened): an allowed write, a denied one with a
+    // reason and a stopped answer; resumed, the panel shows them as it did live (issue 22).
+    name: 'resume-history-as-it-happened',
+    needsModel: true,
+    async run({ wb, model }) {
+      await model.script([
+        step([toolCall('write_file', { path: 'history-a.txt', content: 'a\n' }, 'call_history_allow')]),
+        step([text('Wrote history-a.txt.')]),
+        step([toolCall('write_file', { path: 'history-b.txt', content: 'b\n' }, 'call_history_deny')]),
+        step([text('Understood, no history-b.txt.')]),
+        step([text('Thinking about it', 1), { type: 'wait', gate: 'history-hold' }, text(' never shown')]),
+      ]);
+      await wb.openChat();
+      const chat = wb.chat();
+      await wb.send('write history-a.txt please');
+      let card = chat.locator('.approval-card').last();
+      await card.locator('button', { hasText: 'Allow once' }).click({ timeout: 30_000 });
+      await chat.locator('.entry.assistant', { hasText: 'Wrote history-a.txt.' }).waitFor({ timeout: 30_000 });
+      await wb.send('now write history-b.txt');
+      card = chat.locator('.approval-card').last();
+      await card.locator('.deny-reason').fill('not this one', { timeout: 30_000 });
+      await card.locator('button', { hasText: 'Deny' }).click();
+      await chat.locator('.entry.assistant', { hasText: 'no history-b.txt' }).waitFor({ timeout: 30_000 });
+      await wb.send('explain yourself');
+      await chat.locator('.entry.assistant', { hasText: 'Thinking about it' }).waitFor({ timeout: 30_000 });
+      await chat.locator('#prompt').press('Escape');
+      await chat.locator('.entry.notice', { hasText: 'Stopped.' }).waitFor({ timeout: 15_000 });
+      await model.release('history-hold').catch(() => {});
+      await wb.shot('history-live');
+
+      await wb.runCommand('Shiro: New session');
+      await wb.toast('Saved').waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.user', { hasText: 'write history-a.txt' }).waitFor({ state: 'detached', timeout: 15_000 });
+      await wb.runCommand('Shiro: Resume session');
+      await wb.quickPickRow('write history-a.txt').click({ timeout: 15_000 });
+      const first = chat.locator('.entry.user', { hasText: 'write history-a.txt' });
+      await first.waitFor({ timeout: 15_000 });
+      // the allowed call: its answered card in its row, its turn's Changed files block, its Restore point
+      const allowed = chat.locator('.entry.tool', { hasText: 'history-a.txt' }).first();
+      await allowed.locator('.approval-decision.decision-once').waitFor({ timeout: 15_000 });
+      await first.locator('.restore-checkpoint').waitFor({ timeout: 15_000 });
+      // the denied call: denied (not "done"), with the reason given
+      const denied = chat.locator('.entry.tool', { hasText: 'history-b.txt' }).first();
+      await denied.locator('.approval-decision.decision-deny').waitFor({ timeout: 15_000 });
+      await denied.locator('.approval-reason', { hasText: 'not this one' }).waitFor({ timeout: 15_000 });
+      assert.match(await denied.locator('.tool-status').innerText(), /denied/);
+      await chat.locator('.entry.notice', { hasText: 'Stopped.' }).waitFor({ timeout: 15_000 });
+      // in order: the first turn's block sits before the second prompt, not below the resume
+      const order = await chat.locator('#transcript > .entry').evaluateAll(nodes => nodes.map(n =>
+        n.classList.contains('changes') ? 'changes'
+          : n.classList.contains('user') ? `user:${n.textContent.includes('history-a') ? 'a' : n.textContent.includes('history-b') ? 'b' : 'c'}`
+            : n.classList.contains('notice') && n.textContent.includes('Stopped.') ? 'stopped' : ''));
+      assert.deepEqual(order.filter(Boolean), ['user:a', 'changes', 'user:b', 'user:c', 'stopped']);
+      await wb.shot('history-resumed');
+    },
+  },
+  {
     // Self-contained (SHIRO_E2E_ONLY=session-search-rename): two sessions, one found by a word that
     // is only in the model's answer (not in any title), then renamed from the picker.
     name: 'session-search-rename',

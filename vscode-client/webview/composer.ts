@@ -23,7 +23,7 @@ export function setActiveFile(label: string | null): void {
   renderChips();
 }
 function currentChip(label: string): HTMLElement {
-  const chip = el('span', 'chip current');
+  const chip = el('span', 'chip-current');
   chip.title = "The active editor's file (its selection, if any) is sent with your message. \u00d7 leaves it out.";
   chip.appendChild(el('span', 'chip-label', label));
   chip.appendChild(el('span', 'chip-kind', 'current file'));

@@ -52,7 +52,7 @@ export class MentionSources {
   /** The current-file chip (shiro.attachActiveFile): the active editor's file on disk, if any. */
   activeFileLabel(): string | null {
     const editor = vscode.window.activeTextEditor;
-    if (!editor || editor.document.uri.scheme !== 'file') return null;
+    if (!editor || editor.document.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(editor.document.uri)) return null;
     if (!vscode.workspace.getConfiguration('shiro').get<boolean>('attachActiveFile', true)) return null;
     return vscode.workspace.asRelativePath(editor.document.uri, false);
   }

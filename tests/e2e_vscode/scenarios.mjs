@@ -1035,6 +1035,49 @@ export const scenarios = [
     },
   },
   {
+    // Self-contained (SHIRO_E2E_ONLY=panel-kept-jump-current-file), issue 22: hiding and showing the view keeps
+    // its document (no rebuild), "Jump to latest" appears when scrolled up, the active file is a removable chip.
+    name: 'panel-kept-jump-current-file',
+    needsModel: true,
+    async run({ wb, page, model }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      for (let i = 0; i < 8; i++) await wb.send('/help');
+      await chat.locator('.entry.notice', { hasText: '/compact' }).nth(7).waitFor({ timeout: 15_000 });
+      await chat.locator('body').evaluate(() => { window.__shiroKept = 'same document'; });
+      const hidden = Date.now();
+      await wb.hideChat();
+      await wb.openChat();
+      await chat.locator('.entry.notice', { hasText: '/compact' }).nth(7).waitFor({ state: 'visible', timeout: 15_000 });
+      console.log(`  hide/show: transcript visible again after ${Date.now() - hidden} ms (hide + show, measured)`);
+      assert.equal(await chat.locator('body').evaluate(() => window.__shiroKept), 'same document', 'the webview was not rebuilt');
+
+      const latest = chat.locator('#latest');
+      assert.equal(await latest.isVisible(), false, 'at the end: no jump button');
+      await chat.locator('#transcript').evaluate(t => { t.scrollTop = 0; });
+      await latest.waitFor({ state: 'visible', timeout: 10_000 });
+      await wb.shot('panel-jump-to-latest');
+      await latest.click();
+      await latest.waitFor({ state: 'hidden', timeout: 10_000 });
+      assert.ok(await chat.locator('#transcript').evaluate(t => t.scrollHeight - t.scrollTop - t.clientHeight < 80), 'back at the end');
+
+      await wb.openFile('hello.py');
+      const current = chat.locator('#chips .chip-current', { hasText: 'hello.py' });
+      await current.waitFor({ timeout: 15_000 });
+      await wb.shot('panel-current-file-chip');
+      await model.script([step([text('It greets.')]), step([text('Plain answer.')])]);
+      await wb.send('what does the current file do?');
+      await chat.locator('.entry.assistant', { hasText: 'It greets.' }).waitFor({ timeout: 30_000 });
+      assert.match(JSON.stringify((await model.requests()).at(-1).body), /<context label=\\"hello\.py\\"/);
+      await current.locator('.chip-remove').click();
+      await current.waitFor({ state: 'detached', timeout: 10_000 });
+      await wb.send('and without it?');
+      await chat.locator('.entry.assistant', { hasText: 'Plain answer.' }).waitFor({ timeout: 30_000 });
+      assert.doesNotMatch(JSON.stringify((await model.requests()).at(-1).body.messages.at(-1)), /hello\.py/);
+      await page.keyboard.press('Escape');
+    },
+  },
+  {
     // Self-contained (SHIRO_E2E_ONLY=session-search-rename): two sessions, one found by a word that
     // is only in the model's answer (not in any title), then renamed from the picker.
     name: 'session-search-rename',

@@ -79,7 +79,7 @@ client-test:
 	bash scripts/client-test.sh
 
 ## make e2e: the extension in a real VS Code (code-server + headless chromium), against the real server;
-## its profiles (default, selfsetup) run at the same time (SHIRO_E2E_SERIAL=1: one after the other)
+## its profiles (default, selfsetup, untrusted) run at the same time (SHIRO_E2E_SERIAL=1: one after the other)
 e2e: $(STAMP)
 	bash scripts/e2e-profiles.sh
 

@@ -60,24 +60,33 @@ TRUST=False; TRUST_FLAG=(--disable-workspace-trust)
 [ "$PROFILE" = untrusted ] && { TRUST=True; TRUST_FLAG=(); }
 
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$CS_PORT" > "$RUN/config.yaml"
-"$PY" - "$RUN/data/User/settings.json" <<PYEOF
+# code-server is a remote window: VS Code applies a machine-scoped setting (shiro.pythonPath, baseUrl, home,
+# localServerUrls) only from the Remote settings (data/Machine/settings.json). Put in the User file, such a value
+# counts only until VS Code knows the setting's scope, which depends on load: then the server came from the
+# self-installed environment and the state went to ~/.shiro-neko. The rest goes in the User settings.
+mkdir -p "$RUN/data/Machine"
+"$PY" - "$RUN/data/User/settings.json" "$RUN/data/Machine/settings.json" "$RUN/data/User/keybindings.json" <<PYEOF
 import json, sys
 settings = {
     "workbench.startupEditor": "none", "workbench.tips.enabled": False, "security.workspace.trust.enabled": $TRUST,
     "security.workspace.trust.startupPrompt": "never",
     "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": False, "extensions.autoUpdate": False,
     "update.mode": "none", "workbench.enableExperiments": False, "chat.disableAIFeatures": True,
-    "shiro.home": "$RUN/home", "shiro.model": "fake-model",
+    "shiro.model": "fake-model",
     "shiro.compactThreshold": int("${SHIRO_E2E_THRESHOLD:-20000}"),
 }
+machine = {"shiro.home": "$RUN/home"}
 if "$SERVER_PY":
-    settings["shiro.pythonPath"] = "$SERVER_PY"
+    machine["shiro.pythonPath"] = "$SERVER_PY"
 if "$MODEL_URL":
-    settings["shiro.baseUrl"] = "$MODEL_URL/v1"
+    machine["shiro.baseUrl"] = "$MODEL_URL/v1"
     # where "Find a local model server" looks: the scripted model, not the preset ports a developer may use
     # (a user setting: a workspace's own list is never probed)
-    settings["shiro.localServerUrls"] = ["$MODEL_URL/v1"]
+    machine["shiro.localServerUrls"] = ["$MODEL_URL/v1"]
 json.dump(settings, open(sys.argv[1], "w"), indent=2)
+json.dump(machine, open(sys.argv[2], "w"), indent=2)
+# a key for "Shiro: Restart server" (a scenario presses it twice at once)
+json.dump([{"key": "ctrl+alt+shift+f9", "command": "shiro.restartServer"}], open(sys.argv[3], "w"), indent=2)
 PYEOF
 
 export XDG_CONFIG_HOME=$RUN/xdg/config XDG_DATA_HOME=$RUN/xdg/data XDG_CACHE_HOME=$RUN/xdg/cache
@@ -96,5 +105,5 @@ for _ in $(seq 600); do curl -fs -o /dev/null "http://127.0.0.1:$CS_PORT/healthz
 
 export SHIRO_E2E_TOOLS="$TOOLS"
 CS_URL="http://127.0.0.1:$CS_PORT/?folder=$WS" WS="$WS" ART="$ART" MODEL_URL="$MODEL_URL" SHIRO_E2E_PROFILE="$PROFILE" \
-  SETTINGS="$RUN/data/User/settings.json" SHIRO_HOME_DIR="$RUN/home" \
+  SETTINGS="$RUN/data/User/settings.json" MACHINE_SETTINGS="$RUN/data/Machine/settings.json" SHIRO_HOME_DIR="$RUN/home" \
   timeout --kill-after=10 "${SHIRO_E2E_TIMEOUT:-1500}" node "$ROOT/tests/e2e_vscode/run.mjs"

@@ -1,5 +1,5 @@
 // Bundles the extension host code (node, cjs), the webview script (browser, iife) and, with --tests,
-// every test/*.test.ts into out-test/ with `vscode` aliased to the stub.
+// every test/*.test.ts into out-test/ with `vscode` and `vscode-languageclient/node` aliased to stubs.
 import * as esbuild from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,7 +25,8 @@ async function buildTests() {
   fs.rmSync('out-test', { recursive: true, force: true });
   await esbuild.build({
     ...common, sourcemap: true, entryPoints: entries, outdir: 'out-test', platform: 'node', format: 'cjs',
-    target: 'node20', alias: { vscode: './test/vscode-stub.ts' }, external: ['jsdom'],
+    target: 'node20', external: ['jsdom'],
+    alias: { vscode: './test/vscode-stub.ts', 'vscode-languageclient/node': './test/languageclient-stub.ts' },
   });
 }
 

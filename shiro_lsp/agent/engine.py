@@ -28,7 +28,13 @@ from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
 from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.events import Emit, Event
-from shiro_lsp.agent.file_listings import file_listings, listing_call, without_listings
+from shiro_lsp.agent.file_listings import (
+    MAX_SHOWN_FILES,
+    Listing,
+    file_listings,
+    listing_call,
+    without_listings,
+)
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
@@ -58,7 +64,7 @@ from shiro_lsp.agent.tool_calls import (
 )
 from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
 from shiro_lsp.agent.turn_guards import WROTE_A_RESULT, TurnGuard, nudge_message
-from shiro_lsp.agent.workspace_view import VIEW_KEY, with_workspace_views
+from shiro_lsp.agent.workspace_view import VIEW_KEY, overview, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.messages import Message
@@ -79,6 +85,8 @@ from shiro_lsp.providers.wire import loose_tool_input
 from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
 
 log = logging.getLogger(__name__)
+WRITTEN_OUT = frozenset({"write_file", "edit_file"})
+"""The file tools a small model that writes calls as text is not told of: it writes files out."""
 
 # re-exported: front ends took them from here
 __all__ = ["Answer", "ApprovalRequest", "Decision", "Emit", "Event"]
@@ -128,6 +136,18 @@ class TurnPlan:
     """Registered tools not offered (never approvable in this front door, or git outside a repository)."""
     compact: bool = False
     """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
+    withheld: tuple[ToolSpec, ...] = ()
+    """Tools the model is not told of but whose calls still run: the file tools, when a small model
+    that writes its calls as text writes files out instead (file_listings.py)."""
+
+    @property
+    def writes_out(self) -> bool:
+        return bool(self.withheld)
+
+    @cached_property
+    def readable_specs(self) -> dict[str, ToolSpec]:
+        """The tools a call written as text may name and run: the offered and the withheld ones."""
+        return {spec.name: spec for spec in (*self.specs, *self.withheld)}
 
     @cached_property
     def unoffered_specs(self) -> dict[str, ToolSpec]:
@@ -146,6 +166,7 @@ def plan_turn(
     hidden: frozenset[str] = frozenset(),
     *,
     compact: bool = False,
+    writes_out: bool = False,
 ) -> TurnPlan:
     """The read-only variants are offered the plan-safe tools, the others every registered tool."""
     offered = registry.read_only() if variant.read_only else registry.names()
@@ -155,7 +176,10 @@ def plan_turn(
     specs = registry.specs(tools)
     if compact:
         specs = [compact_spec(spec) for spec in specs]
-    return TurnPlan(variant, registry, tools, tuple(specs), hidden, compact)
+    writes_out = writes_out and compact and "write_file" in tools
+    withheld = tuple(s for s in specs if writes_out and s.name in WRITTEN_OUT)
+    shown = tuple(s for s in specs if s not in withheld)
+    return TurnPlan(variant, registry, tools, shown, hidden, compact, withheld)
 
 
 @dataclass
@@ -261,7 +285,11 @@ class Turn:
         plan = self.setup.plan
         can_run = "bash" in plan.tools and "bash" not in plan.hidden
         self.guard = TurnGuard(
-            text, self.setup.workspace, can_run_commands=can_run, tools=frozenset(plan.tools)
+            text,
+            self.setup.workspace,
+            can_run_commands=can_run,
+            tools=frozenset(plan.tools),
+            writes_out=plan.writes_out,
         )
         try:
             return await self._loop()
@@ -409,13 +437,13 @@ class Turn:
         if not isinstance(parts, list):
             return message
         text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
-        tools = {spec.name: spec for spec in specs}
+        tools = {spec.name: spec for spec in specs} | self.setup.plan.readable_specs
         prose, calls = "", parse_text_tool_calls(text, tools, self.setup.plan.unoffered_specs)
         if not calls and hold.tagged:
             prose, calls = split_tagged_calls(text, tools) or ("", None)
         notice = text_call_notice(calls) if calls and not hold.tagged else ""
-        if not calls and self.setup.plan.compact and "write_file" in tools and "```" in text:
-            listings = await asyncio.to_thread(file_listings, text, self.setup.workspace, self.guard.prompt)
+        if not calls and self.setup.plan.writes_out and "```" in text:
+            listings = await asyncio.to_thread(self._file_listings, text)
             prose, calls = without_listings(text, listings), [listing_call(item) for item in listings]
             notice = listing_notice([item.path for item in listings]) if listings else ""
         outputs = tool_outputs(self.history.messages) if calls else []
@@ -430,6 +458,11 @@ class Turn:
         kept = [p for p in parts if p.get("type") != "text"]
         said = [{"type": "text", "text": prose}] if prose else []
         return {**message, "content": kept + said + self._read_calls(calls, step)}
+
+    def _file_listings(self, text: str) -> list[Listing]:
+        root = self.setup.workspace if isinstance(self.setup.workspace, Path) else None
+        shown = overview(root, MAX_SHOWN_FILES)[0] if root is not None else []
+        return file_listings(text, self.setup.workspace, self.guard.prompt, shown)
 
     def _invented_result(self, message: Message) -> bool:
         parts = message.get("content")

@@ -52,6 +52,7 @@ _CLOSERS = frozenset({"}", "};", "});", ")", "]", "end", "fi", "done", "esac"})
 WHOLE_SHARE = 0.7
 """A block at least this long, keeping this share of a file's non-blank lines, is the file rewritten."""
 MAX_FILE_CHARS = 200_000
+MAX_SHOWN_FILES = 40
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,15 @@ class _Block:
     end: int
 
 
-def file_listings(text: str, workspace: Path | Sequence[Path], prompt: str) -> list[Listing]:
-    """The files ``text`` writes out (see the module docstring), in order. Blocking: small reads."""
+def file_listings(
+    text: str, workspace: Path | Sequence[Path], prompt: str, files: Sequence[str] = ()
+) -> list[Listing]:
+    """The files ``text`` writes out (see the module docstring), in order. ``files``: the workspace's
+    files the model was shown, where a block with no file named near it may belong to exactly one.
+    Blocking: small reads."""
     listings: list[Listing] = []
     for block in _blocks(text):
-        listing = _listing(block, workspace, prompt)
+        listing = _listing(block, workspace, prompt) or _only_fit(block, workspace, files)
         if listing is not None and all(earlier.path != listing.path for earlier in listings):
             listings.append(listing)
     return listings
@@ -112,6 +117,19 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
             if listing is not None:
                 return replace(listing, span=(block.start, block.end))
     return None
+
+
+def _only_fit(block: _Block, workspace: Path | Sequence[Path], files: Sequence[str]) -> Listing | None:
+    """The block as the one shown file it rewrites or splices into, when no file is named near it."""
+    if _path_line(block.before) is not None or _NAMED.search(_last_paragraph(block.before)):
+        return None
+    fits = [
+        listing
+        for path in files[:MAX_SHOWN_FILES]
+        if (current := _read(workspace, path)) is not None
+        and (listing := _resolved(block, path, current, explicit=False)) is not None
+    ]
+    return replace(fits[0], span=(block.start, block.end)) if len(fits) == 1 else None
 
 
 def _resolved(block: _Block, path: str, current: str | None, *, explicit: bool) -> Listing | None:

@@ -22,6 +22,8 @@ from shiro_lsp.tools.base import ToolSpec
 class PromptParts:
     workspace: Path
     tools: Sequence[ToolSpec]
+    writes_out: bool = False
+    """The model writes files out in its reply (file_listings.py) instead of calling file tools."""
     can_ask: bool = True
     project_instructions: str = ""
     memory_block: str = ""
@@ -217,7 +219,7 @@ def build_compact_system_prompt(parts: PromptParts) -> str:
         "- Call a tool to act; when you are done, answer in a few sentences, outcome first.",
         "- Read a file before you edit it. Make the smallest change that works.",
     ]
-    if "write_file" in names:
+    if parts.writes_out:
         lines.append(WRITE_OUT_RULE)
     lines += [
         "- A failed or refused call is an answer: never repeat the same call.",

@@ -285,8 +285,13 @@ class AgentRuntime:
         s = self.settings()
         registry = self.registry()
         hidden = self.hidden_tools(registry, self.policy(registry))
+        compact = self.is_small_model()
         return plan_turn(
-            variant(agent or s.agent, s.thinking), registry, hidden, compact=self.is_small_model()
+            variant(agent or s.agent, s.thinking),
+            registry,
+            hidden,
+            compact=compact,
+            writes_out=compact and self._tool_call_format(s) != "native",
         )
 
     def system_prompt(
@@ -309,6 +314,7 @@ class AgentRuntime:
                 folders=folders.entries if isinstance(folders, Folders) else (),
                 workspace=self.workspace,
                 tools=plan.specs,
+                writes_out=plan.writes_out,
                 can_ask=self.can_ask,
                 project_instructions=instructions,
                 memory_block=memory_block,

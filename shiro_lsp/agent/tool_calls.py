@@ -20,7 +20,7 @@ from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.events import Emit
 from shiro_lsp.agent.permissions import Origin, RepeatGuard
 from shiro_lsp.agent.prompt import not_offered_error
-from shiro_lsp.agent.workspace_view import with_changes
+from shiro_lsp.agent.workspace_view import NOTHING_EDITED, edits_in_place, with_changes
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
 from shiro_lsp.providers.types import ToolCallReady
 from shiro_lsp.providers.wire import loose_tool_input
@@ -229,6 +229,7 @@ class ToolCallRunner:
             sandbox_network=self.setup.sandbox_network,
         )
         changed: ToolChangesLike | None = None
+        watch = None
         try:
             await self._hold(call.name)
             watch = await self._watch(call.name, input)
@@ -247,6 +248,8 @@ class ToolCallRunner:
         self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
         if diff and self.setup.plan.compact:  # a small model sees what its call did to the files
             output = with_changes(output, redact(diff))
+        elif self.setup.plan.compact and watch is not None and edits_in_place(call.name, input):
+            output += NOTHING_EDITED
         if count > 1:
             times = "once before" if count == 2 else f"{count - 1} times before"
             return result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)

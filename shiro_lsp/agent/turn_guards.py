@@ -31,6 +31,14 @@ UNRUN_CHANGE = (
     "Nothing was changed: you made no tool call. If a file should change, make the tool call now. "
     "If not, give your final answer."
 )
+UNRUN_WRITE = (
+    "Nothing was changed. If a file should change, write it out now: its path alone on one line, then "
+    "its whole new content in a fenced code block. If not, give your final answer."
+)
+UNCHANGED_QUOTE = (
+    "The code you showed is {path} as it already is: nothing was changed. Find the cause first, "
+    "then change the file that holds it."
+)
 UNRUN_STEP = "You said what you will do next but made no tool call. Do it now with a tool call."
 RUN_NAMED = "You changed files but did not run `{command}`, which the user named. Run it now to check."
 WRITTEN_RESULT = (
@@ -61,6 +69,7 @@ _COMMAND = re.compile(
     r"(?:[ \t]+(?:-m[ \t]+[\w.]+|-[\w-]+|[\w./-]*[./][\w./-]*|test|run|\d+))*)"
     r"|(?<![\w/.-])(?P<script>\.?/?[\w./-]+\.(?:sh|py|js|mjs|ts|rb))\b"
 )
+_CLAIMS_FIX = re.compile(r"\b(?:corrected|fixed|updated|modified|changed|new) (?:version|code|file)\b", re.I)
 _CALL_NAME = re.compile(r"""\bname["']?\s*[=:]\s*["'](?P<name>[\w-]+)["']""")
 _PATH = re.compile(r"(?<![\w/.-])[\w./-]*\w\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
 MAX_QUOTED_FILE = 200_000
@@ -112,6 +121,8 @@ class TurnGuard:
     reads_text_calls: bool = True
     """Whether calls written as text are read this step: where they are not (a model that made a
     native call, text_tools.py), a call-shaped answer is text, never something to send back for."""
+    writes_out: bool = False
+    """The model writes files out in its reply (file_listings.py), so that is what it is told to do."""
     nudges: int = 0
     used_tools: bool = False
     changed_since_run: bool = False
@@ -155,10 +166,14 @@ class TurnGuard:
 
     def _wanted(self, text: str) -> list[tuple[str, str]]:
         wanted: list[tuple[str, str]] = []
-        if not self.changed and self._shows_unwritten_code(text):
-            wanted.append(("code in prose", UNRUN_CHANGE))
+        unrun = UNRUN_WRITE if self.writes_out else UNRUN_CHANGE
+        quoted = None if self.changed else self._claimed_fix_of_unchanged_file(text)
+        if quoted is not None:
+            wanted.append(("an unchanged file shown as a fix", UNCHANGED_QUOTE.format(path=quoted)))
+        elif not self.changed and self._shows_unwritten_code(text):
+            wanted.append(("code in prose", unrun))
         elif self.reads_text_calls and self._names_a_call(text):
-            wanted.append(("a call Shiro could not read", UNRUN_CHANGE))
+            wanted.append(("a call Shiro could not read", unrun))
         if announces_a_step(text):
             wanted.append(("announced a step", UNRUN_STEP))
         if self._check_due():
@@ -192,6 +207,17 @@ class TurnGuard:
             if new_file_named or any(len(line) > MIN_SHARED_LINE for line in kept):
                 return True
         return False
+
+    def _claimed_fix_of_unchanged_file(self, text: str) -> str | None:
+        """The named file a code block shows exactly as it is, in an answer that calls it fixed."""
+        if not _CLAIMS_FIX.search(text):
+            return None
+        blocks = [set(block) for block in _code_blocks(text)]
+        for path in _named_paths(self.prompt + "\n" + text):
+            lines = _file_lines(self.workspace, path)
+            if lines is not None and any(block == lines - {""} for block in blocks):
+                return path
+        return None
 
     def _names_a_call(self, text: str) -> bool:
         """The answer is a tool call in a form that is not one (``<tool name="…">``, broken JSON):

@@ -144,6 +144,17 @@ def _merged(message: Message) -> Message:
     return merged
 
 
+NOTHING_EDITED = "\n(No file changed: the command's pattern matched nothing.)"
+_IN_PLACE = re.compile(r"\b(?:sed|perl)\s+(?:-[\w]*\s+)*-[\w]*i")
+
+
+def edits_in_place(tool: str, inputs: object) -> bool:
+    """A bash call that edits files in place (``sed -i``, ``perl -pi``): when it changed nothing, a
+    small model is told so (exit 0 alone reads as success)."""
+    command = inputs.get("command") if isinstance(inputs, dict) else None
+    return tool == "bash" and isinstance(command, str) and bool(_IN_PLACE.search(command))
+
+
 def with_changes(output: str, diff: str) -> str:
     """A tool result with the diff of what the call changed (bash included), cut at CHANGES_CHARS."""
     if len(diff) > CHANGES_CHARS:

@@ -147,7 +147,7 @@ async def test_code_for_a_new_file_shown_in_prose_is_sent_back_and_the_call_then
     first, second, _ = chats(local)
     assert second["messages"][: len(first["messages"])] == first["messages"]  # appended, not rewritten
     sent_back = second["messages"][-1]
-    assert sent_back["role"] == "user" and "no tool call" in sent_back["content"]
+    assert sent_back["role"] == "user" and "write it out now" in sent_back["content"]
     assert "hello" not in sent_back["content"] and "```" not in sent_back["content"]
 
 
@@ -328,7 +328,7 @@ async def test_a_recorded_call_that_is_not_json_is_sent_back_and_then_made(
     ]
     events = await run(local, workspace, home, prose.prompt)
     assert (workspace / "greet.py").read_text() == GREET_SHOUT
-    assert "no tool call" in chats(local)[1]["messages"][-1]["content"]
+    assert "write it out now" in chats(local)[1]["messages"][-1]["content"]
     assert answer(events) == "Added the --shout option."
 
 
@@ -408,3 +408,46 @@ async def test_a_tool_result_the_model_writes_itself_is_sent_back(
     sent_back = chats(local)[3]["messages"][-1]
     assert sent_back["role"] == "user" and "tool result yourself" in sent_back["content"]
     assert answer(events) == "calc.py now prints 5."
+
+
+async def test_a_file_shown_unchanged_as_its_fix_is_sent_back_naming_it(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    runner = 'from stats import average\n\nprint(f"average: {average([2, 4, 6])}")\n'
+    (workspace / "run_stats.py").write_text(runner)
+    (workspace / "stats.py").write_text(
+        "def average(numbers):\n    return sum(numbers) / (len(numbers) + 1)\n"
+    )
+    recorded = f"Here's the corrected version of `run_stats.py`:\n\n```python\n{runner}```\n"  # 1.5B, as is
+    fixed = "def average(numbers):\n    return sum(numbers) / len(numbers)\n"
+    local.script += [
+        Step(Text(recorded, chunks=3)),
+        Step(Text(f"stats.py\n```python\n{fixed}```", chunks=3)),
+        Step(call("bash", {"command": "python3 run_stats.py"})),
+        Step(Text("The average is 4.0 now.")),
+    ]
+    events = await run(local, workspace, home, "python3 run_stats.py prints the wrong average. Fix the bug.")
+    sent_back = chats(local)[1]["messages"][-1]
+    assert sent_back["role"] == "user" and "run_stats.py as it already is" in sent_back["content"]
+    assert (workspace / "stats.py").read_text() == fixed
+    assert answer(events) == "The average is 4.0 now."
+
+
+async def test_an_in_place_edit_that_matched_nothing_says_so(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    settings = '{\n  "telemetry": true\n}\n'
+    (workspace / "settings.json").write_text(settings)
+    recorded = "sed -i 's/telemetry: true/telemetry: false/' settings.json"  # 1.5B: JSON has quotes
+    fixed = 'sed -i \'s/"telemetry": true/"telemetry": false/\' settings.json'
+    local.script += [
+        Step(call("bash", {"command": recorded})),
+        Step(call("bash", {"command": fixed})),
+        Step(Text("Telemetry is off.")),
+    ]
+    events = await run(local, workspace, home, "Turn telemetry off in settings.json.")
+    results = [e for e in events if e["type"] == "tool-result"]
+    assert len(results) == 2 and "diff" not in results[0] and "diff" in results[1]
+    assert "No file changed" in chats(local)[1]["messages"][-1]["content"]
+    assert "No file changed" not in chats(local)[2]["messages"][-1]["content"]
+    assert (workspace / "settings.json").read_text() == settings.replace("true", "false")

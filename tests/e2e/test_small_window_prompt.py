@@ -16,7 +16,7 @@ import pytest
 from lsprotocol import types
 
 from chat_helpers import model_bodies, system_prompt_of
-from fakes.fake_openai import FakeOpenAI, Step, Text
+from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from fakes.local_servers import LLAMACPP_MODEL, LLAMACPP_PROPS, serve
 from lsp_client import ShiroClient
 from shiro_lsp.context.estimate import estimate_text
@@ -76,8 +76,13 @@ async def test_the_first_request_of_a_16k_window_fits_its_budget_with_the_named_
     assert "Content of util.py:\n```\nHELPERS = []\n```" in text
     assert text.index("Content of calc.py") < text.index("Content of util.py")  # named files first
     assert text.endswith("\n\nWhy does test_calc.py fail? Fix add in calc.py.")  # the request comes last
-    assert {"read_file", "edit_file", "write_file", "bash"} <= {t["function"]["name"] for t in body["tools"]}
-    assert len(body["tools"]) <= 8
+    offered = {t["function"]["name"] for t in body["tools"]}
+    assert {"read_file", "bash"} <= offered and len(offered) <= 8
+    assert not {"edit_file", "write_file"} & offered  # a model that writes calls as text writes files out
+    assert (
+        "its path alone on one line, then its whole new content in a fenced code block"
+        in system_prompt_of(body)
+    )
 
 
 async def test_the_view_is_bounded_and_never_holds_a_secret(
@@ -216,3 +221,20 @@ async def test_a_small_window_samples_greedy_unless_a_temperature_is_set(
     assert small["temperature"] == 0
     assert "temperature" not in large  # a large window keeps the server's default
     assert configured["temperature"] == 0.7
+
+
+async def test_a_model_that_calls_natively_is_offered_the_file_tools_from_its_next_turn(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "calc.py").write_text(CALC)
+    fake.script += [
+        Step(ToolCall("read_file", {"path": "calc.py"}, call_id="r1")),
+        Step(Text("add subtracts.")),
+        Step(Text("Sure.")),
+    ]
+    await client.call("shiro/chat", {"text": "What is wrong in calc.py?"})
+    await client.call("shiro/chat", {"text": "Then fix it."})
+    first, _, next_turn = model_bodies(fake)
+    assert "edit_file" not in {t["function"]["name"] for t in first["tools"]}
+    assert {"edit_file", "write_file"} <= {t["function"]["name"] for t in next_turn["tools"]}
+    assert "fenced code block" not in system_prompt_of(next_turn)

@@ -58,7 +58,7 @@ try {
     }
     log(`RUN  ${s.name}`);
     try {
-      await s.run({ wb, page, model, settings: process.env.SETTINGS, workspace: process.env.WS });
+      await s.run({ wb, page, model, settings: process.env.SETTINGS, machineSettings: process.env.MACHINE_SETTINGS, workspace: process.env.WS });
       results.passed++;
       log(`PASS ${s.name}`);
     } catch (error) {

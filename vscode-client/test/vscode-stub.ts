@@ -10,9 +10,12 @@ export const stub = {
   /** Per setting, the layers `inspect()` reports; `get()` merges them as VS Code does (folder > workspace > user > default). */
   layers: {} as Record<string, { defaultValue?: unknown; globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }>,
   progress: [] as string[],
+  /** Commands registered and not disposed: VS Code refuses a second registration of a name. */
+  commands: new Set<string>(),
+  logged: [] as string[],
   reset(): void {
-    this.progress = []; this.layers = {};
-    workspace.isTrusted = true; workspace.workspaceFolders = undefined;
+    this.progress = []; this.layers = {}; this.commands.clear(); this.logged = [];
+    workspace.isTrusted = true; workspace.workspaceFolders = undefined; workspace.workspaceFile = undefined;
     this.errorChoice = this.warningChoice = this.infoChoice = undefined;
     this.shown = []; this.executed = []; this.clipboard = ''; this.config = {};
   },
@@ -59,6 +62,10 @@ export const window = {
     return stub.infoChoice;
   },
   activeTextEditor: undefined,
+  createOutputChannel(name: string) {
+    const line = (level: string) => (message: string): void => { stub.logged.push(`${level} ${message}`); };
+    return { name, info: line('info'), warn: line('warn'), error: line('error'), appendLine: line('line'), show() {}, dispose() {} };
+  },
   async withProgress<T>(options: { title?: string }, task: (p: { report(v: { message?: string }): void }) => Promise<T>): Promise<T> {
     stub.progress.push(options.title ?? '');
     return task({ report: v => { stub.progress.push(v.message ?? ''); } });
@@ -68,6 +75,11 @@ export const window = {
 export enum ProgressLocation { SourceControl = 1, Window = 10, Notification = 15 }
 
 export const commands = {
+  registerCommand(command: string, _callback: (...args: unknown[]) => unknown): { dispose(): void } {
+    if (stub.commands.has(command)) throw new Error(`command '${command}' already exists`);
+    stub.commands.add(command);
+    return { dispose: () => { stub.commands.delete(command); } };
+  },
   async executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
     stub.executed.push({ command, args });
     return undefined;
@@ -87,7 +99,10 @@ export const workspace = {
       { defaultValue?: T; globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T },
   }),
   workspaceFolders: undefined as { uri: { fsPath: string; toString(): string }; name: string }[] | undefined,
-  workspaceFile: undefined,
+  workspaceFile: undefined as { toString(): string } | undefined,
+  /** Tests fire it after changing `workspaceFolders` (VS Code read the workspace file). */
+  foldersChanged: new EventEmitter<void>(),
+  onDidChangeWorkspaceFolders(listener: () => void): { dispose(): void } { return workspace.foldersChanged.event(listener); },
   isTrusted: true,
 };
 

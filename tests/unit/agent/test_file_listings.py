@@ -106,3 +106,14 @@ def test_a_call_shaped_block_is_never_a_file_content(ws: Path) -> None:
     assert written(f"```json\n{call}\n```", ws, "Turn telemetry off in settings.json.") == {}
     package = '{"name": "app", "version": "1.0.0"}'
     assert written(f"package.json\n```json\n{package}\n```", ws) == {"package.json": package + "\n"}
+
+
+def test_a_block_with_no_file_named_goes_to_the_one_shown_file_it_fits(ws: Path) -> None:
+    fragment = "def average(numbers):\n    return sum(numbers) / len(numbers)\n"
+    text = f"Here's the corrected code:\n\n```python\n{fragment}```"  # as 1.5B wrote it (fix-failing-test)
+    shown = ["run_stats.py", "stats.py"]
+    assert {x.path: x.content for x in file_listings(text, ws, "The tests fail.", shown)} == {
+        "stats.py": FIXED
+    }
+    (ws / "copy.py").write_text(STATS)
+    assert file_listings(text, ws, "The tests fail.", [*shown, "copy.py"]) == []  # two fit: neither

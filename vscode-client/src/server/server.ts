@@ -13,6 +13,8 @@ import type { InitializationOptions } from '../shared/protocol';
 import { resolvePython } from './pythonPath';
 import type { PythonChoice } from './pythonPath';
 import { bundledWheel, ensureServerEnv, EnvSetupError } from './serverEnv';
+import { Lifecycle } from './lifecycle';
+import { knownFolders } from './workspaceFolders';
 import { RestartPolicy } from './restartPolicy';
 import { configurationAnswer, EndpointGate, endpointPlan, PASS, trustedView } from './settingsTrust';
 import type { EndpointAnswer } from './settingsTrust';
@@ -81,8 +83,9 @@ export class ShiroServer implements vscode.Disposable {
   private wiring: vscode.Disposable[] = [];
   private readonly restarts = new RestartPolicy(4, 3 * 60_000);
   private running = false;
-  private starting: Promise<void> | undefined;
   private restarting = false;
+  /** Every start and stop goes through here, one at a time (see lifecycle.ts). */
+  private readonly lifecycle = new Lifecycle({ start: () => this.startNow(), stop: () => this.stopNow() });
   private python = 'python3';
   /** The state root the running server was started with (the server keeps it for its life). */
   private startedHome: string | undefined;
@@ -180,13 +183,14 @@ export class ShiroServer implements vscode.Disposable {
 
   /** A request sent while the server starts, or restarts after a crash, waits for it (up to 30 s). */
   private async untilReady(): Promise<void> {
-    if (this.isRunning || !this.client) return;
-    if (this.starting) await this.starting.catch(() => undefined);
-    if (this.isRunning || !(this.restarting || this.client.state === State.Starting)) return;
+    if (this.isRunning) return;
     await new Promise<void>(resolve => {
       const done = (): void => { clearTimeout(timer); sub.dispose(); resolve(); };
       const timer = setTimeout(done, 30_000);
       const sub = this.onDidChangeState(state => { if (state !== 'starting') done(); });
+      void this.lifecycle.settled().then(() => {
+        if (this.isRunning || !this.client || !(this.restarting || this.client.state === State.Starting)) done();
+      });
     });
   }
 
@@ -199,14 +203,20 @@ export class ShiroServer implements vscode.Disposable {
     return initializationOptions(vscode.workspace.getConfiguration('shiro'), apiKey, vscode.workspace.isTrusted, this.baseUrl());
   }
 
-  async start(): Promise<void> {
-    await this.stop();
+  /** Stop the server (if any) and start a new one with the current settings; concurrent calls are serialised. */
+  start(): Promise<void> {
+    return this.lifecycle.restart();
+  }
+
+  private async startNow(): Promise<void> {
+    // the folders decide the server's root and, in Restricted Mode, which interpreters count as the workspace's
+    const folders = await knownFolders();
     const choice = await this.interpreterChoice();
     if (!choice) return;
     this.choice = choice;
     this.python = choice.command;
     this.log.info(`Starting ${this.python} -m shiro_lsp (interpreter from ${choice.source})`);
-    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const cwd = folders[0]?.uri.fsPath;
     this.startedHome = (this.settings().get<string>('home') ?? '').trim();
     const serverOptions: ServerOptions = { command: this.python, args: [SAFE_PATH_FLAG, '-m', 'shiro_lsp'], options: { cwd } };
     const clientOptions: LanguageClientOptions = {
@@ -244,10 +254,8 @@ export class ShiroServer implements vscode.Disposable {
       else if (e.newState === State.Stopped && this.client === client) this.stateEmitter.fire('stopped');
     }));
     this.stateEmitter.fire('starting');
-    const started = client.start();
-    this.starting = started;
     try {
-      await started;
+      await client.start();
     } catch (error) {
       if (this.client !== client) return;
       this.running = false;
@@ -284,11 +292,18 @@ export class ShiroServer implements vscode.Disposable {
     await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { shiro: await this.options() } });
   }
 
-  async stop(): Promise<void> {
+  /** Stop the server, after any start or stop already asked for. */
+  stop(): Promise<void> {
+    return this.lifecycle.stop();
+  }
+
+  private async stopNow(): Promise<void> {
     const client = this.client;
     this.client = undefined;
     this.running = false;
     for (const d of this.wiring.splice(0)) d.dispose();
+    // the library's own restart after a crash may be under way: a starting client cannot be stopped, so wait for it
+    if (client?.state === State.Starting) await client.start().catch(() => undefined);
     if (client && client.state !== State.Stopped) {
       try { await client.stop(2000); } catch { /* already dead */ }
     }
@@ -296,8 +311,9 @@ export class ShiroServer implements vscode.Disposable {
   }
 
   dispose(): void {
-    void this.stop();
-    this.log.dispose();
-    this.stateEmitter.dispose();
+    void this.lifecycle.dispose().finally(() => {
+      this.log.dispose();
+      this.stateEmitter.dispose();
+    });
   }
 }

@@ -6,6 +6,7 @@ import { Method } from '../shared/protocol';
 import type { NewSessionResult, ResumeResult, SessionCompactResult, SessionInfo } from '../shared/protocol';
 import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem, unmatchableLabel } from './sessions';
 import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
+import { foldersPending, knownFolders } from '../server/workspaceFolders';
 
 /** Resume, rename, delete, start and compact sessions: the pickers and prompts around the shiro/session/* requests. */
 export class SessionCommands {
@@ -120,7 +121,12 @@ export class SessionCommands {
 
   /** Multi-root: the active editor's folder, or the user's pick when no editor is in a folder. */
   root(bound: boolean): string | undefined | Promise<string | undefined> {
-    const folders = (vscode.workspace.workspaceFolders ?? []).map(f => ({ name: f.name, fsPath: f.uri.fsPath }));
+    if (foldersPending()) return knownFolders().then(folders => this.rootAmong(folders, bound));
+    return this.rootAmong(vscode.workspace.workspaceFolders ?? [], bound);
+  }
+
+  private rootAmong(known: readonly vscode.WorkspaceFolder[], bound: boolean): string | undefined | Promise<string | undefined> {
+    const folders = known.map(f => ({ name: f.name, fsPath: f.uri.fsPath }));
     const editor = vscode.window.activeTextEditor;
     const active = editor ? vscode.workspace.getWorkspaceFolder(editor.document.uri)?.uri.fsPath : undefined;
     const choice = chooseRoot(folders, active, bound);

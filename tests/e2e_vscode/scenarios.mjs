@@ -998,7 +998,7 @@ export const scenarios = [
     // reason and a stopped answer; resumed, the panel shows them as it did live (issue 22).
     name: 'resume-history-as-it-happened',
     needsModel: true,
-    async run({ wb, model }) {
+    async run({ wb, model, workspace }) {
       await model.script([
         step([toolCall('write_file', { path: 'history-a.txt', content: 'a\n' }, 'call_history_allow')]),
         step([text('Wrote history-a.txt.')]),
@@ -1047,7 +1047,7 @@ export const scenarios = [
           : n.classList.contains('user') ? `user:${n.textContent.includes('history-a') ? 'a' : n.textContent.includes('history-b') ? 'b' : 'c'}`
             : n.classList.contains('notice') && n.textContent.includes('Stopped.') ? 'stopped' : ''));
       assert.deepEqual(order.filter(Boolean), ['user:a', 'changes', 'user:b', 'user:c', 'stopped']);
-      await wb.shot('history-resumed');
+      await shotVariants(wb, workspace, 'history-resumed');
     },
   },
   {
@@ -1055,7 +1055,7 @@ export const scenarios = [
     // its document (no rebuild), "Jump to latest" appears when scrolled up, the active file is a removable chip.
     name: 'panel-kept-jump-current-file',
     needsModel: true,
-    async run({ wb, page, model }) {
+    async run({ wb, page, model, workspace }) {
       await wb.openChat();
       const chat = wb.chat();
       for (let i = 0; i < 8; i++) await wb.send('/help');
@@ -1080,7 +1080,10 @@ export const scenarios = [
       await wb.openFile('hello.py');
       const current = chat.locator('#chips .chip-current', { hasText: 'hello.py' });
       await current.waitFor({ timeout: 15_000 });
-      await wb.shot('panel-current-file-chip');
+      await chat.locator('#transcript').evaluate(t => { t.scrollTop = 0; });  // the jump button too
+      await latest.waitFor({ state: 'visible', timeout: 10_000 });
+      await shotVariants(wb, workspace, 'panel-current-file-chip-and-jump');
+      await latest.click();
       await model.script([step([text('It greets.')]), step([text('Plain answer.')])]);
       await wb.send('what does the current file do?');
       await chat.locator('.entry.assistant', { hasText: 'It greets.' }).waitFor({ timeout: 30_000 });

@@ -33,6 +33,8 @@ class Settings(BaseModel):
     agent: AgentName = "default"
     thinking: Thinking | None = None
     compact_threshold: int = Field(default=DEFAULT_COMPACT_THRESHOLD, gt=0)
+    # A prompt that would take the history past the threshold first compacts it as /compact does.
+    auto_compact: bool = True
     memory: bool = True
     approval_timeout_ms: int = Field(default=DEFAULT_APPROVAL_TIMEOUT_MS, gt=0)
     trusted: bool = True

@@ -57,6 +57,8 @@ class Meter:
     estimated: bool
     local: bool = False
     cached_tokens: int | None = None
+    will_compact: bool = False
+    """The history no longer fits the threshold: the next request is compacted first."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,17 +69,31 @@ class Meter:
             "estimated": self.estimated,
             "local": self.local,
             "cachedTokens": self.cached_tokens,
+            "willCompact": self.will_compact,
         }
 
 
-def meter_for(tokens: int, threshold: int, estimated: bool, cached_tokens: int | None = None) -> Meter:
+def meter_for(
+    tokens: int,
+    threshold: int,
+    estimated: bool,
+    cached_tokens: int | None = None,
+    *,
+    will_compact: bool = False,
+) -> Meter:
     level: Literal["ok", "warn", "critical"] = "ok"
     if tokens >= CRITICAL_FRACTION * threshold:
         level = "critical"
     elif tokens >= WARN_FRACTION * threshold:
         level = "warn"
     return Meter(
-        tokens, threshold, round(tokens / threshold * 100), level, estimated, cached_tokens=cached_tokens
+        tokens,
+        threshold,
+        round(tokens / threshold * 100),
+        level,
+        estimated,
+        cached_tokens=cached_tokens,
+        will_compact=will_compact,
     )
 
 
@@ -199,6 +215,19 @@ class ContextWindow:
 
     def meter(self, history: Sequence[Message]) -> Meter:
         if self._measured is not None and self._measured[0] == len(history):
-            return meter_for(self._measured[1], self.threshold, estimated=False, cached_tokens=self._cached)
+            tokens = self._measured[1]
+            return meter_for(
+                tokens,
+                self.threshold,
+                estimated=False,
+                cached_tokens=self._cached,
+                will_compact=tokens > self.threshold,
+            )
         view = self.view(history, self._overhead)
-        return meter_for(view.tokens, self.threshold, estimated=True, cached_tokens=self._cached)
+        return meter_for(
+            view.tokens,
+            self.threshold,
+            estimated=True,
+            cached_tokens=self._cached,
+            will_compact=view.compacted,
+        )

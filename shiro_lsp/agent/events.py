@@ -103,6 +103,24 @@ class ToolDenied:
 
 
 @dataclass(frozen=True)
+class ToolApproval:
+    """The user's answer to an approval request for a tool call (before it runs, or is denied)."""
+
+    kind: ClassVar[str] = "approval"
+    id: str
+    name: str
+    decision: Literal["once", "always", "deny"]
+    suggested_pattern: str
+    """What "always" grants (or would have granted)."""
+    reason: str | None = None
+    """The reason given with a deny (the model reads it)."""
+    matched_pattern: str | None = None
+    origin: Literal["text"] | None = None
+    expired: bool = False
+    """No answer came in time: the call was denied."""
+
+
+@dataclass(frozen=True)
 class Compacted:
     """The history sent was pruned to fit: ``before`` messages became ``after``."""
 
@@ -158,6 +176,7 @@ Event = (
     | ToolResult
     | ToolFailed
     | ToolDenied
+    | ToolApproval
     | Compacted
     | Notice
     | Retry
@@ -175,6 +194,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ToolResult,
     ToolFailed,
     ToolDenied,
+    ToolApproval,
     Compacted,
     Notice,
     Retry,

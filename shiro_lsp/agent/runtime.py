@@ -40,6 +40,7 @@ from shiro_lsp.agent.prompt import (
     build_system_prompt,
     is_git_workspace,
 )
+from shiro_lsp.agent.turn_log import LoggedSession, TurnLog
 from shiro_lsp.agent.workspace_view import VIEW_KEY, budget_for, workspace_view
 from shiro_lsp.checkpoints.recorder import TurnChanges
 from shiro_lsp.checkpoints.review import Checkpoints
@@ -74,6 +75,10 @@ CHANGED_WHILE_COMPACTING = (
     "The session changed while it was being compacted, so nothing was replaced. Run /compact again."
 )
 COMPACT_FAILED = "Could not compact the session; it is unchanged."
+AUTO_COMPACT_FAILED = (
+    "The conversation no longer fits the compaction threshold and could not be compacted ({reason}); "
+    "older tool output is pruned from what the model sees instead."
+)
 NOTHING_TO_UNDO = "This session has no compaction to undo."
 UNDO_TOO_BIG = (
     "The earlier conversation no longer fits: it would carry about {tokens:,} tokens (instructions and "
@@ -94,7 +99,7 @@ WRITES_AFTER_S = 0.05
 """A turn's prompt history write and task registration start at its first event, or this long in."""
 
 
-class LiveSessionLike(History, Protocol):
+class LiveSessionLike(History, LoggedSession, Protocol):
     @property
     def id(self) -> str: ...
 
@@ -108,7 +113,7 @@ class LiveSessionLike(History, Protocol):
 
     def replace_model_view(self, messages: list[Message]) -> None: ...
 
-    def compact(self, summary: str) -> object: ...
+    def compact(self, summary: str, *, auto: bool = False) -> object: ...
 
     def view_without_last_compaction(self) -> list[Message]: ...
 
@@ -361,6 +366,8 @@ class AgentRuntime:
         async with self._compaction():  # a chat sent during /compact waits for it
             session = self.session()
         send = self.frontend.emitter(session.id, ticket.task_id)
+        turn_log = TurnLog(session, ticket.task_id)  # what a resume shows of this turn
+        turn_log.start(self.settings().model)
         instructions = ProjectInstructions(self.workspace)
         writes = FirstEventWrites(WRITES_AFTER_S)
 
@@ -368,12 +375,14 @@ class AgentRuntime:
             if isinstance(event, ToolCall):  # nested AGENTS.md of the folders the turn works in
                 instructions.touch(event.input)
             send(event)
+            turn_log.record(event)
             writes.start()
 
         try:
             setup = await self._setup(ticket, session, instructions)
         except ShiroError as error:
             emit(Failed(error.message))
+            turn_log.end("error", error.message)
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
         await self._screen_prompt(ticket, setup, emit)
         registered: list[asyncio.Task[None]] = []
@@ -386,6 +395,7 @@ class AgentRuntime:
         )
         changes = self._turn_changes(session, ticket)
         setup.changes = changes
+        await self._compact_when_full(session, ticket.text, emit)
         undone = self.services.checkpoints.undone_note(session.id) if changes else ""
         view = await self._workspace_view(setup, session, ticket.text)
         setup.workspace_view = "\n\n".join(part for part in (undone, view) if part)  # carried by the message
@@ -394,6 +404,7 @@ class AgentRuntime:
             outcome = await turn.run(ticket.text)
         finally:
             writes.start()  # a turn with no event at all
+        turn_log.end(outcome.stop_reason, outcome.error)
         if registered:  # a notes read right after the reply must find this task
             await asyncio.wait(registered)
         endpoint = (self.settings().base_url or "", setup.model)
@@ -612,23 +623,44 @@ class AgentRuntime:
             raise ShiroError(BUSY_COMPACT)
         async with self._compaction():
             session = self.session()
-            view, count = list(session.model_messages()), len(session.messages)
-            if not view:
-                return 0, 0
-            self._progress("summarizing", len(view))
-            try:
-                system, messages = compact_request(view)
-                text = await self._compact_summary(system, await self._fitted(system, messages))
-                if self.session() is not session or len(session.messages) != count:
-                    raise ShiroError(CHANGED_WHILE_COMPACTING)
-            except BaseException:
-                self._progress("failed", len(view))
-                raise
-            session.compact(text)
-            self.window.reset()
-            self._progress("done", len(view))
+            before = await self._compact_view(session)
         await self.announce_context()
-        return len(view), len(session.model_messages())
+        return before, len(session.model_messages()) if before else 0
+
+    async def _compact_view(self, session: LiveSessionLike, *, auto: bool = False) -> int:
+        """Summarise the model's view and mark the session there (hold the compaction lock).
+        Returns the view's length before (0: nothing to compact); a failure raises ``ShiroError``."""
+        view, count = list(session.model_messages()), len(session.messages)
+        if not view:
+            return 0
+        self._progress("summarizing", len(view))
+        try:
+            system, messages = compact_request(view)
+            text = await self._compact_summary(system, await self._fitted(system, messages))
+            if self.session() is not session or len(session.messages) != count:
+                raise ShiroError(CHANGED_WHILE_COMPACTING)
+        except BaseException:
+            self._progress("failed", len(view))
+            raise
+        marker = session.compact(text, auto=auto)
+        self.window.reset()
+        self._progress("done", len(view), marker)
+        return len(view)
+
+    async def _compact_when_full(self, session: LiveSessionLike, prompt: str, emit: Emit) -> None:
+        """Automatic compaction: when the history with this prompt no longer fits the threshold, the
+        model gets a summary in its place as after /compact (marked, undoable). A failed summary
+        leaves pruning to fit the requests, and says so."""
+        if not self.settings().auto_compact or not session.messages:
+            return
+        carried = [*session.model_messages(), {"role": "user", "content": prompt}]
+        if await self.window.off_loop(self.window.carried, carried) <= self.window.threshold:
+            return
+        async with self._compaction():
+            try:
+                await self._compact_view(session, auto=True)
+            except ShiroError as error:
+                emit(Notice(AUTO_COMPACT_FAILED.format(reason=error.message)))
 
     async def undo_compaction(self) -> tuple[int, int]:
         """Undo the last compaction: the model's earlier view comes back, if it still fits the limit.
@@ -651,11 +683,12 @@ class AgentRuntime:
         await self.announce_context()
         return before, len(session.model_messages())
 
-    def _progress(self, phase: CompactionPhase, messages: int) -> None:
-        """Tell a front door that has ``compaction_progress(phase, messages)`` how /compact goes."""
+    def _progress(self, phase: CompactionPhase, messages: int, marker: object | None = None) -> None:
+        """Tell a front door that has ``compaction_progress(phase, messages, marker)`` how a
+        compaction goes (``marker``: the one added, when done)."""
         listener = getattr(self.frontend, "compaction_progress", None)  # a front door may not listen
         if listener is not None:
-            listener(phase, messages)
+            listener(phase, messages, marker)
 
     async def _fitted(self, system: str, messages: list[Message]) -> list[Message]:
         """The history as one request can carry it: pruned like the wire (with its notes) when too big."""

@@ -82,6 +82,8 @@ class Answer:
 
     decision: Decision
     reason: str | None = None
+    expired: bool = False
+    """No answer came in time (the deny is the timeout's)."""
 
 
 class ChangeTracker(Protocol):
@@ -326,6 +328,18 @@ class ToolCallRunner:
             origin,
         )
         answer = await self._ask(request)
+        self.emit(
+            ev.ToolApproval(
+                call.call_id,
+                call.name,
+                answer.decision,
+                verdict.suggested_pattern,
+                answer.reason,
+                verdict.matched_pattern,
+                self._text_tag(call),
+                answer.expired,
+            )
+        )
         if answer.decision == "always" and verdict.warning is None:
             self.setup.grants.grant(call.name, verdict.suggested_pattern, origin)
         if answer.decision == "deny":
@@ -368,7 +382,7 @@ class ToolCallRunner:
         if answer.decision not in ("once", "always", "deny"):
             return Answer("deny")
         reason = answer.reason.strip()[:MAX_REASON] if isinstance(answer.reason, str) else None
-        return Answer(answer.decision, reason or None)
+        return Answer(answer.decision, reason or None, answer.expired)
 
 
 def _change_fields(changed: ToolChangesLike | None) -> tuple[str | None, list[ChangedFile] | None]:

@@ -28,7 +28,8 @@ from shiro_lsp.agent.permissions import Grant, Grants
 from shiro_lsp.agent.runtime import CompactionPhase
 from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.rpc import ShiroServer, changes_wire, fs_path, request, todos_wire
+from shiro_lsp.server.rpc import ShiroServer, changes_wire, compaction_wire, fs_path, request, todos_wire
+from shiro_lsp.state.sessions.record import Compaction
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +123,11 @@ class LspFrontend:
             )
             result = p.ApproveResult.model_validate(reply)
             return Answer(result.decision, result.reason)
-        except (TimeoutError, ValidationError) as error:
-            log.warning("approval for %s denied: %s", request.tool_name, type(error).__name__)
+        except TimeoutError:
+            log.warning("approval for %s denied: no answer in time", request.tool_name)
+            return Answer("deny", expired=True)
+        except ValidationError:
+            log.warning("approval for %s denied: ValidationError", request.tool_name)
             return "deny"
         except asyncio.CancelledError:
             raise
@@ -140,8 +144,13 @@ class LspFrontend:
     def changes_changed(self, view: TurnChangesView) -> None:
         self.server.notify("shiro/changes/changed", changes_wire(view))
 
-    def compaction_progress(self, phase: CompactionPhase, messages: int) -> None:
-        self.server.notify("shiro/session/compacting", p.CompactionProgress(phase=phase, messages=messages))
+    def compaction_progress(
+        self, phase: CompactionPhase, messages: int, marker: object | None = None
+    ) -> None:
+        added = compaction_wire(marker) if isinstance(marker, Compaction) else None
+        self.server.notify(
+            "shiro/session/compacting", p.CompactionProgress(phase=phase, messages=messages, compaction=added)
+        )
 
 
 def chat_result(outcome: ChatOutcome) -> p.ChatResult:

@@ -192,6 +192,11 @@ class ContextMeter(Wire):
         description="Prompt tokens of the last request the provider served from its prompt cache "
         "(usage.prompt_tokens_details.cached_tokens, Responses input_tokens_details); null before one.",
     )
+    will_compact: bool = Field(
+        default=False,
+        description="The history no longer fits the threshold: the next request will be compacted first "
+        "(summarised as by /compact when autoCompact is on, else older tool output pruned).",
+    )
 
 
 # --- chat ----------------------------------------------------------------------------------------
@@ -505,6 +510,35 @@ class CompactionInfo(Wire):
     )
     summary: str
     created_at: str
+    auto: bool = Field(
+        default=False, description="Made because the history no longer fit the threshold, not by /compact."
+    )
+
+
+class TurnInfo(Wire):
+    """A turn of a resumed session: where it is in the transcript and how it ended."""
+
+    task_id: str
+    at: int = Field(description="Transcript index of the turn's prompt.")
+    end: int | None = Field(
+        description="Messages in the transcript when the turn ended; null: it never ended (the process died)."
+    )
+    stop_reason: Literal["done", "cancelled", "error"] | None = None
+    error: str | None = None
+    checkpoint_id: str | None = Field(
+        default=None, description="The turn's checkpoint (Restore checkpoint), when it changed files."
+    )
+    changes: ChangesResult | None = Field(
+        default=None, description="The turn's Changed files block as `shiro/changes` gives it now."
+    )
+
+
+class HistoryEvent(Wire):
+    """An event the panel showed, besides the messages, replayed where it happened."""
+
+    at: int = Field(description="Shown after the first `at` messages of the transcript.")
+    task_id: str
+    event: ChatEvent
 
 
 class SessionResumeResult(Wire):
@@ -515,6 +549,19 @@ class SessionResumeResult(Wire):
     todos: TodosPayload
     compactions: list[CompactionInfo] = Field(
         default_factory=list, description="Oldest first; the model's view starts at the last one."
+    )
+    turns: list[TurnInfo] = Field(
+        default_factory=list, description="Oldest first; sessions saved by older versions have none."
+    )
+    events: list[HistoryEvent] = Field(
+        default_factory=list,
+        description="Notices, approvals, denials, errors and tool-card diffs, in order "
+        "(a `tool-result`/`tool-error` here carries only its `diff`; the transcript has its output).",
+    )
+    model_note: str | None = Field(
+        default=None,
+        description="Set when the session resumes on another model than the one it last ran on "
+        "(the settings name another): says which one is used now.",
     )
 
 
@@ -552,6 +599,9 @@ class SessionUncompactResult(Wire):
 class CompactionProgress(Wire):
     phase: Literal["summarizing", "done", "failed"]
     messages: int = Field(description="Messages in the model's view being summarised.")
+    compaction: CompactionInfo | None = Field(
+        default=None, description="done: the marker added (/compact, or automatic when the history filled)."
+    )
 
 
 class SessionExportParams(Wire):

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from shiro_lsp.server import protocol as p
     from shiro_lsp.service import Shiro
     from shiro_lsp.state.memory import Entry
+    from shiro_lsp.state.sessions.record import Compaction
     from shiro_lsp.state.todos import TaskList
     from shiro_lsp.workspaces import Workspaces
 
@@ -263,6 +264,14 @@ def changes_wire(view: TurnChangesView) -> p.ChangesResult:
         task_id=view.task_id,
         checkpoint_id=view.checkpoint_id,
         files=view.files,
+    )
+
+
+def compaction_wire(compaction: Compaction) -> p.CompactionInfo:
+    from shiro_lsp.server import protocol as p
+
+    return p.CompactionInfo(
+        at=compaction.at, summary=compaction.summary, created_at=compaction.created_at, auto=compaction.auto
     )
 
 

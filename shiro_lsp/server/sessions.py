@@ -6,10 +6,21 @@ import asyncio
 import logging
 from typing import Any
 
+from pydantic import ValidationError
+
+from shiro_lsp.agent.turn_log import ResumedTurn, resumed_turns
 from shiro_lsp.server import protocol as p
-from shiro_lsp.server.rpc import ShiroServer, dump, fs_path, request, todos_wire
+from shiro_lsp.server.rpc import (
+    ShiroServer,
+    changes_wire,
+    compaction_wire,
+    dump,
+    fs_path,
+    request,
+    todos_wire,
+)
 from shiro_lsp.state.sessions import NewOutcome, SessionSummary
-from shiro_lsp.state.sessions.record import Compaction
+from shiro_lsp.state.sessions.record import EventMark
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +42,40 @@ def session_wire(summary: SessionSummary, snippet: str | None = None) -> p.Sessi
     )
 
 
-def compaction_wire(compaction: Compaction) -> p.CompactionInfo:
-    return p.CompactionInfo(at=compaction.at, summary=compaction.summary, created_at=compaction.created_at)
+def turn_wire(turn: ResumedTurn) -> p.TurnInfo:
+    mark = turn.mark
+    return p.TurnInfo(
+        task_id=mark.task_id,
+        at=mark.at,
+        end=mark.end,
+        stop_reason=mark.stop_reason,
+        error=mark.error,
+        checkpoint_id=turn.checkpoint_id,
+        changes=changes_wire(turn.changes) if turn.changes is not None else None,
+    )
+
+
+def history_events(marks: list[EventMark]) -> list[p.HistoryEvent]:
+    """The recorded events that are still valid wire events (an unknown one, from a newer Shiro or
+    an edited file, is left out)."""
+    out: list[p.HistoryEvent] = []
+    for mark in marks:
+        try:
+            out.append(
+                p.HistoryEvent.model_validate({"at": mark.at, "taskId": mark.task_id, "event": mark.event})
+            )
+        except ValidationError:
+            log.debug("left out a recorded event of type %r", mark.event.get("type"))
+    return out
+
+
+MODEL_CHANGED = (
+    "This session last ran on {last}; your settings now choose {now}, so its next turns use {now}."
+)
+
+
+def model_note(last: str, configured: str) -> str | None:
+    return MODEL_CHANGED.format(last=last, now=configured) if last and last != configured else None
 
 
 def new_wire(outcome: NewOutcome) -> p.SessionNewResult:
@@ -62,11 +105,16 @@ def register(server: ShiroServer) -> None:
     @request(server, "shiro/session/resume")
     async def resume(ls: ShiroServer, params: p.SessionResumeParams) -> dict[str, Any]:
         session = await ls.folders.resume(params.id, latest=bool(params.latest))
+        record = session.to_record()
+        turns = await asyncio.to_thread(resumed_turns, record, ls.shiro.checkpoints)
         result = p.SessionResumeResult.model_construct(
             session=session_wire(session.summary()),
             transcript=list(session.messages),
             todos=todos_wire(session.tasks),
             compactions=[compaction_wire(c) for c in session.compactions],
+            turns=[turn_wire(t) for t in turns],
+            events=history_events(record.events),
+            model_note=model_note(session.model, ls.shiro.settings.model),
         )
         return await asyncio.to_thread(dump, result)  # a long transcript takes a while to copy
 

@@ -21,7 +21,7 @@ What the model sees:
   ``multi_edit``; CRLF files keep their line endings.
 - ``apply_patch`` (a unified diff over several files, all or nothing), ``move_file``,
   ``delete_file``: their plans (bytes before and after) feed the approval preview and the
-  turn's checkpoint (``checkpoints/changes.py``).
+  turn's checkpoint (``checkpoints/recorder.py``).
 - ``list_dir`` (≤ 300 entries), ``glob`` (≤ 200 paths by default), ``grep`` (≤ 200 hits as
   ``path:line: text``; ripgrep when ``rg`` is on PATH, else Python ``re``): ``.gitignore`` and
   ``.shiroignore`` are honoured unless ``includeIgnored``; grep never searches secrets files.

@@ -64,7 +64,8 @@ def api() -> str:
 
 @pytest.fixture
 def init_options(home: Path, fake: FakeOpenAI, api: str) -> dict[str, object]:
-    return options(home, fake, api=api, model="gpt-5", compactThreshold=1_000_000)
+    # the kit's tests are about pruning; automatic compaction has its own
+    return options(home, fake, api=api, model="gpt-5", compactThreshold=1_000_000, autoCompact=False)
 
 
 # --- requests ------------------------------------------------------------------------------------

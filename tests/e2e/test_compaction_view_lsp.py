@@ -120,7 +120,9 @@ async def test_the_front_end_hears_while_the_summary_runs(
 ) -> None:
     await compacted_after_two_exchanges(client, fake, home, workspace)
     progress = client.notifications["shiro/session/compacting"]
-    assert progress == [{"phase": "summarizing", "messages": 6}, {"phase": "done", "messages": 6}]
+    assert [(n["phase"], n["messages"]) for n in progress] == [("summarizing", 6), ("done", 6)]
+    assert progress[0].get("compaction") is None
+    assert (progress[1]["compaction"]["at"], progress[1]["compaction"]["auto"]) == (6, False)
 
 
 async def test_a_session_compacted_by_an_older_version_resumes_with_its_own_title(
@@ -136,3 +138,75 @@ async def test_a_session_compacted_by_an_older_version_resumes_with_its_own_titl
     fake.script.append(Step(Text("ok")))
     await client.call("shiro/chat", {"text": "go on"})
     assert user_texts(turn_bodies(fake)[-1]) == [COMPACT_SUMMARY_PREFIX + SUMMARY, "question 7", "go on"]
+
+
+# --- automatic compaction, the meter's warning, branches -----------------------------------------
+
+
+def auto_compact(client: ShiroClient) -> None:
+    from lsprotocol import types
+
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"shiro": {"autoCompact": True}})
+    )
+
+
+async def full_session(client: ShiroClient, home: Path, workspace: Path) -> None:
+    """Two seeded exchanges (about 2 500 tokens of tool output) under a threshold they exceed."""
+    floor = await overhead(client)
+    seed_session(home, workspace, [m for i in range(2) for m in bulky_exchange(i)])
+    await client.call("shiro/session/resume", {"id": SEEDED_ID})
+    await use_threshold(client, floor + 1_500)
+
+
+async def test_the_meter_says_the_next_request_will_be_compacted_before_it_happens(
+    client: ShiroClient, fake: RoutedFake, home: Path, workspace: Path
+) -> None:
+    seed_session(home, workspace, bulky_exchange(0))
+    await client.call("shiro/session/resume", {"id": SEEDED_ID})
+    assert (await client.call("shiro/context"))["willCompact"] is False
+    await client.call("shiro/session/new")
+    await full_session(client, home, workspace)
+    meter = client.notifications["shiro/context/changed"][-1]
+    assert meter["willCompact"] is True
+    assert (await client.call("shiro/context"))["willCompact"] is True
+
+
+async def test_a_prompt_that_no_longer_fits_compacts_the_history_first_with_a_marker_like_compact(
+    client: ShiroClient, fake: RoutedFake, home: Path, workspace: Path
+) -> None:
+    auto_compact(client)
+    await full_session(client, home, workspace)
+    fake.plain.append(Step(Text(SUMMARY)))
+    fake.script.append(Step(Text("carrying on")))
+    result = await client.call("shiro/chat", {"text": "what next?"})
+    assert result["stopReason"] == "done"
+
+    (turn,) = turn_bodies(fake)
+    assert user_texts(turn) == [COMPACT_SUMMARY_PREFIX + SUMMARY, "what next?"]
+    phases = client.notifications["shiro/session/compacting"]
+    assert [n["phase"] for n in phases] == ["summarizing", "done"]
+    marker = phases[-1]["compaction"]
+    assert (marker["at"], marker["summary"], marker["auto"]) == (6, SUMMARY, True)
+    assert client.notifications["shiro/context/changed"][-1]["willCompact"] is False
+
+    await client.call("shiro/session/save")
+    assert saved(home)["compactions"][0]["auto"] is True
+    await client.call("shiro/session/new")
+    resumed = await client.call("shiro/session/resume", {"id": SEEDED_ID})
+    assert [(c["at"], c["auto"]) for c in resumed["compactions"]] == [(6, True)]
+    with pytest.raises(JsonRpcException) as caught:  # the earlier view is what did not fit
+        await client.call("shiro/session/uncompact")
+    assert "no longer fits" in caught.value.message
+
+
+async def test_branches_carry_the_compactions_before_their_cut_and_load_again(
+    client: ShiroClient, fake: RoutedFake, home: Path, workspace: Path
+) -> None:
+    await compacted_after_two_exchanges(client, fake, home, workspace)
+    after = await client.call("shiro/session/branch", {"atMessage": 7})
+    before = await client.call("shiro/session/branch", {"atMessage": 3})
+    kept = await client.call("shiro/session/resume", {"id": after["id"]})
+    assert [c["at"] for c in kept["compactions"]] == [6]
+    cut = await client.call("shiro/session/resume", {"id": before["id"]})
+    assert cut["compactions"] == [] and len(cut["transcript"]) == 4

@@ -229,6 +229,7 @@ async def test_the_meter_shows_the_providers_count_when_it_has_one(
         "estimated": False,
         "local": True,  # the scripted model listens on 127.0.0.1
         "cachedTokens": 0,
+        "willCompact": False,
     }
     assert await client.call("shiro/context") == meters(client)[-1]
     await client.call("shiro/chat", {"text": "again"})

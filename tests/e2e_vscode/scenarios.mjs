@@ -994,6 +994,109 @@ export const scenarios = [
     },
   },
   {
+    // Self-contained (SHIRO_E2E_ONLY=resume-history-as-it-happened): an allowed write, a denied one with a
+    // reason and a stopped answer; resumed, the panel shows them as it did live (issue 22).
+    name: 'resume-history-as-it-happened',
+    needsModel: true,
+    async run({ wb, model, workspace }) {
+      await model.script([
+        step([toolCall('write_file', { path: 'history-a.txt', content: 'a\n' }, 'call_history_allow')]),
+        step([text('Wrote history-a.txt.')]),
+        step([toolCall('write_file', { path: 'history-b.txt', content: 'b\n' }, 'call_history_deny')]),
+        step([text('Understood, no history-b.txt.')]),
+        step([text('Thinking about it', 1), { type: 'wait', gate: 'history-hold' }, text(' never shown')]),
+      ]);
+      await wb.openChat();
+      const chat = wb.chat();
+      await wb.send('write history-a.txt please');
+      let card = chat.locator('.approval-card').last();
+      await card.locator('button', { hasText: 'Allow once' }).click({ timeout: 30_000 });
+      await chat.locator('.entry.assistant', { hasText: 'Wrote history-a.txt.' }).waitFor({ timeout: 30_000 });
+      await wb.send('now write history-b.txt');
+      card = chat.locator('.approval-card').last();
+      await card.locator('.deny-reason').fill('not this one', { timeout: 30_000 });
+      await card.locator('button', { hasText: 'Deny' }).click();
+      await chat.locator('.entry.assistant', { hasText: 'no history-b.txt' }).waitFor({ timeout: 30_000 });
+      await wb.send('explain yourself');
+      await chat.locator('.entry.assistant', { hasText: 'Thinking about it' }).waitFor({ timeout: 30_000 });
+      await chat.locator('#prompt').press('Escape');
+      await chat.locator('.entry.notice', { hasText: 'Stopped.' }).waitFor({ timeout: 15_000 });
+      await model.release('history-hold').catch(() => {});
+      await wb.shot('history-live');
+
+      await wb.runCommand('Shiro: New session');
+      await wb.toast('Saved').waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.user', { hasText: 'write history-a.txt' }).waitFor({ state: 'detached', timeout: 15_000 });
+      await wb.runCommand('Shiro: Resume session');
+      await wb.quickPickRow('write history-a.txt').click({ timeout: 15_000 });
+      const first = chat.locator('.entry.user', { hasText: 'write history-a.txt' });
+      await first.waitFor({ timeout: 15_000 });
+      // the allowed call: its answered card in its row, its turn's Changed files block, its Restore point
+      const allowed = chat.locator('.entry.tool', { hasText: 'history-a.txt' }).first();
+      await allowed.locator('.approval-decision.decision-once').waitFor({ timeout: 15_000 });
+      await first.locator('.restore-checkpoint').waitFor({ timeout: 15_000 });
+      // the denied call: denied (not "done"), with the reason given
+      const denied = chat.locator('.entry.tool', { hasText: 'history-b.txt' }).first();
+      await denied.locator('.approval-decision.decision-deny').waitFor({ timeout: 15_000 });
+      await denied.locator('.approval-reason', { hasText: 'not this one' }).waitFor({ timeout: 15_000 });
+      assert.match(await denied.locator('.tool-status').innerText(), /denied/);
+      await chat.locator('.entry.notice', { hasText: 'Stopped.' }).waitFor({ timeout: 15_000 });
+      // in order: the first turn's block sits before the second prompt, not below the resume
+      const order = await chat.locator('#transcript > .entry').evaluateAll(nodes => nodes.map(n =>
+        n.classList.contains('changes') ? 'changes'
+          : n.classList.contains('user') ? `user:${n.textContent.includes('history-a') ? 'a' : n.textContent.includes('history-b') ? 'b' : 'c'}`
+            : n.classList.contains('notice') && n.textContent.includes('Stopped.') ? 'stopped' : ''));
+      assert.deepEqual(order.filter(Boolean), ['user:a', 'changes', 'user:b', 'user:c', 'stopped']);
+      await shotVariants(wb, workspace, 'history-resumed');
+    },
+  },
+  {
+    // Self-contained (SHIRO_E2E_ONLY=panel-kept-jump-current-file), issue 22: hiding and showing the view keeps
+    // its document (no rebuild), "Jump to latest" appears when scrolled up, the active file is a removable chip.
+    name: 'panel-kept-jump-current-file',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      await wb.openChat();
+      const chat = wb.chat();
+      for (let i = 0; i < 8; i++) await wb.send('/help');
+      await chat.locator('.entry.notice', { hasText: '/compact' }).nth(7).waitFor({ timeout: 15_000 });
+      await chat.locator('body').evaluate(() => { window.__shiroKept = 'same document'; });
+      const hidden = Date.now();
+      await wb.hideChat();
+      await wb.openChat();
+      await chat.locator('.entry.notice', { hasText: '/compact' }).nth(7).waitFor({ state: 'visible', timeout: 15_000 });
+      console.log(`  hide/show: transcript visible again after ${Date.now() - hidden} ms (hide + show, measured)`);
+      assert.equal(await chat.locator('body').evaluate(() => window.__shiroKept), 'same document', 'the webview was not rebuilt');
+
+      const latest = chat.locator('#latest');
+      assert.equal(await latest.isVisible(), false, 'at the end: no jump button');
+      await chat.locator('#transcript').evaluate(t => { t.scrollTop = 0; });
+      await latest.waitFor({ state: 'visible', timeout: 10_000 });
+      await wb.shot('panel-jump-to-latest');
+      await latest.click();
+      await latest.waitFor({ state: 'hidden', timeout: 10_000 });
+      assert.ok(await chat.locator('#transcript').evaluate(t => t.scrollHeight - t.scrollTop - t.clientHeight < 80), 'back at the end');
+
+      await wb.openFile('hello.py');
+      const current = chat.locator('#chips .chip-current', { hasText: 'hello.py' });
+      await current.waitFor({ timeout: 15_000 });
+      await chat.locator('#transcript').evaluate(t => { t.scrollTop = 0; });  // the jump button too
+      await latest.waitFor({ state: 'visible', timeout: 10_000 });
+      await shotVariants(wb, workspace, 'panel-current-file-chip-and-jump');
+      await latest.click();
+      await model.script([step([text('It greets.')]), step([text('Plain answer.')])]);
+      await wb.send('what does the current file do?');
+      await chat.locator('.entry.assistant', { hasText: 'It greets.' }).waitFor({ timeout: 30_000 });
+      assert.match(JSON.stringify((await model.requests()).at(-1).body), /<context label=\\"hello\.py\\"/);
+      await current.locator('.chip-remove').click();
+      await current.waitFor({ state: 'detached', timeout: 10_000 });
+      await wb.send('and without it?');
+      await chat.locator('.entry.assistant', { hasText: 'Plain answer.' }).waitFor({ timeout: 30_000 });
+      assert.doesNotMatch(JSON.stringify((await model.requests()).at(-1).body.messages.at(-1)), /hello\.py/);
+      await page.keyboard.press('Escape');
+    },
+  },
+  {
     // Self-contained (SHIRO_E2E_ONLY=session-search-rename): two sessions, one found by a word that
     // is only in the model's answer (not in any title), then renamed from the picker.
     name: 'session-search-rename',

@@ -36,7 +36,7 @@ export function registerCommands(p: Parts): vscode.Disposable[] {
     command('shiro.renameSession', () => sessions.renameCurrent()),
     command('shiro.newSession', () => sessions.newSession()),
     command('shiro.compact', () => sessions.compact()),
-    command('shiro.meterClicked', () => sessions.meterClicked(p.meter.last)),
+    command('shiro.meterClicked', () => sessions.meterClicked()),
     command('shiro.showMemory', () => showMemory(memoryFiles)),
     command('shiro.editMemory', () => editMemory(srv)),
     command(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),

@@ -50,10 +50,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const memoryFiles = new MemoryFileSystem(srv);
   context.subscriptions.push(
     meter, srv, ctl, ...review.register(),
-    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
+    // kept alive while hidden: showing the view again redraws nothing (a rebuild took 1.7 s on a long session)
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, memoryFiles, { isCaseSensitive: true }),
     memoryFiles,
     ...mentions.watchTerminals(),
+    vscode.window.onDidChangeActiveTextEditor(() => ctl.activeFileChanged()),
+    vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('shiro.attachActiveFile')) ctl.activeFileChanged(); }),
     ...registerCommands({ context, srv, ctl, chatView, meter, memoryFiles, mentions, sessions, setup }),
     ...followSettings(context, srv, ctl),
   );
@@ -69,6 +72,7 @@ export async function deactivate(): Promise<void> {
 function wireController(
   ctl: ChatController, chatView: ChatViewProvider, sessions: SessionCommands, setup: SetupCommands, mentions: MentionSources,
 ): void {
+  ctl.activeFile = { label: () => mentions.activeFileLabel(), attachment: () => mentions.activeFileAttachment() };
   ctl.onReveal = () => { void chatView.reveal(); };
   ctl.isVisible = () => chatView.visible;
   ctl.onPickSession = () => sessions.resume();

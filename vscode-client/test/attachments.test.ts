@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { selectionLabel, splitAttachments, withAttachments } from '../src/chat/attachments';
+import { selectionLabel, splitAttachments, withAttachments, withCurrentFile } from '../src/chat/attachments';
 
 test('attachments travel as labelled context blocks after the prompt and come back as chips', () => {
   const full = withAttachments('why is this slow?', [
@@ -41,4 +41,13 @@ test('a document attachment carries its source for the server gate; the chip is 
   assert.deepEqual(splitAttachments(full), { text: 'check this', labels: ['.env', 'Terminal $ ls'] });
   const quoted = withAttachments('q', [{ label: 'a', text: 't', source: 'file:///w/"x"\n' }]);
   assert.match(quoted, /source="file:\/\/\/w\/%22x%22%0A"/);
+});
+
+test('the current-file chip sends the active file first, unless a chip of that file is already there', () => {
+  const current = { label: 'src/app.py', text: 'x = 1\n', source: 'file:///w/src/app.py' };
+  const other = { label: 'README.md', text: 'hi' };
+  assert.deepEqual(withCurrentFile([other], current).map(a => a.label), ['src/app.py', 'README.md']);
+  assert.deepEqual(withCurrentFile([other], undefined).map(a => a.label), ['README.md']);
+  const selection = { label: 'src/app.py:3-4', text: 'y', source: 'file:///w/src/app.py' };
+  assert.deepEqual(withCurrentFile([selection], current).map(a => a.label), ['src/app.py:3-4']);
 });

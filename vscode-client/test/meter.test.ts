@@ -57,3 +57,12 @@ test('before the first message the meter shows no percentage and offers no compa
   assert.doesNotMatch(v.tooltip, /compact/i);
   assert.match(meterView({ tokens: 2_000, threshold: 100_000, percent: 2, level: 'ok', estimated: true }, 0, 3).text, /2%/);
 });
+
+test('the meter says when the next request will be compacted, before it happens', () => {
+  const full = meterView(meter(89_000, 90_000, { willCompact: true }), 0, 12);
+  assert.match(full.text, /will be compacted/);
+  assert.match(full.tooltip, /next request will be compacted/);
+  const roomy = meterView(meter(10_000, 90_000), 0, 12);
+  assert.doesNotMatch(roomy.text, /compacted/);
+  assert.match(roomy.tooltip, /open the chat/);
+});

@@ -20,6 +20,7 @@ function recorder(): { hooks: ReviewHooks; calls: string[] } {
     async approvalSettled(id) { calls.push(`settled:${id}`); },
     async refreshCheckpoints() { calls.push('checkpoints'); },
     async transcriptLoaded() { calls.push('transcript'); },
+    turnShown(turn) { calls.push(`turn:${turn.taskId}`); },
   };
   return { hooks, calls };
 }

@@ -13,9 +13,32 @@ const history = new PromptHistory();
 // context chips waiting in the composer (sent with the next prompt)
 const chipsBox = $<HTMLElement>('chips');
 let attachments: Attachment[] = [];
+// the active editor's file, sent with the next prompt unless removed (shiro.attachActiveFile)
+let currentFile: string | null = null;
+let currentRemoved: string | null = null;
+const currentShown = (): boolean => currentFile !== null && currentFile !== currentRemoved;
+export function setActiveFile(label: string | null): void {
+  if (label !== currentFile) currentRemoved = null;  // another file: offered again
+  currentFile = label;
+  renderChips();
+}
+function currentChip(label: string): HTMLElement {
+  const chip = el('span', 'chip-current');
+  chip.title = "The active editor's file (its selection, if any) is sent with your message. \u00d7 leaves it out.";
+  chip.appendChild(el('span', 'chip-label', label));
+  chip.appendChild(el('span', 'chip-kind', 'current file'));
+  const remove = el('button', 'chip-remove', '\u00d7');
+  remove.type = 'button';
+  remove.title = `Do not send ${label}`;
+  remove.setAttribute('aria-label', `Do not send ${label}`);
+  remove.addEventListener('click', () => { currentRemoved = label; renderChips(); prompt.focus(); });
+  chip.appendChild(remove);
+  return chip;
+}
 function renderChips(): void {
   chipsBox.replaceChildren();
-  chipsBox.hidden = attachments.length === 0;
+  chipsBox.hidden = attachments.length === 0 && !currentShown();
+  if (currentShown() && currentFile !== null) chipsBox.appendChild(currentChip(currentFile));
   attachments.forEach((a, i) => {
     const chip = el('span', 'chip');
     chip.title = a.text.length > 400 ? `${a.text.slice(0, 400)}…` : a.text;
@@ -90,7 +113,7 @@ function send(): void {
   const text = prompt.value;
   if (!text.trim()) return;
   history.push(text);
-  post({ type: 'send', text, ...(attachments.length ? { attachments } : {}) });
+  post({ type: 'send', text, ...(attachments.length ? { attachments } : {}), ...(currentShown() ? { currentFile: true } : {}) });
   prompt.value = '';
   attachments = [];
   renderChips();

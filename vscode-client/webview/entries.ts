@@ -168,7 +168,9 @@ function renderCompaction(entry: CompactionEntry): HTMLElement {
   const box = el('div', `compaction state-${entry.state}`);
   box.setAttribute('role', 'separator');
   const line = el('div', 'compaction-line');
-  line.appendChild(el('span', 'compaction-label', COMPACTION_LABEL[entry.state](entry.messages)));
+  const label = COMPACTION_LABEL[entry.state](entry.messages);
+  line.appendChild(el('span', 'compaction-label', entry.auto && entry.state === 'active'
+    ? `${label} (automatically: the conversation no longer fit the compaction threshold)` : label));
   if (entry.state === 'active') {
     const undo = el('button', 'compaction-undo secondary', 'Undo compaction');
     undo.type = 'button';

@@ -2,7 +2,7 @@
 // webview is redrawn from the host) and posts the user's actions back. Its parts: the transcript
 // (transcript.ts, entries.ts), the composer (composer.ts) and the panels around them (panels.ts).
 import type { HostMessage } from '../src/shared/webviewProtocol';
-import { attach, focusPrompt, offerMentions, replaceHistory, startComposer } from './composer';
+import { attach, setActiveFile, focusPrompt, offerMentions, replaceHistory, startComposer } from './composer';
 import { post } from './dom';
 import { busy, renderInfo, renderQueue, renderTodos, setBusy, showSetup, showSetupResult, startPanels } from './panels';
 import { schedule, showEntries, startTranscript } from './transcript';
@@ -24,6 +24,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'history': replaceHistory(m.prompts); break;
     case 'focus': focusPrompt(); break;
     case 'attach': attach(m.attachment); break;
+    case 'activeFile': setActiveFile(m.label); break;
     case 'mentionCandidates': offerMentions(m.items); break;
     case 'info': renderInfo(m.info); break;
     case 'showSetup': showSetup(); break;

@@ -14,6 +14,16 @@ function nearBottom(): boolean {
   return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 80;
 }
 
+// "Jump to latest" whenever the view is not at the end; a view that was at the end stays there when
+// something above or below it (the task list, the queue) changes its height.
+const latest = $<HTMLButtonElement>('latest');
+let atEnd = true;
+function sawScroll(): void {
+  atEnd = nearBottom();
+  latest.hidden = atEnd;
+}
+const resized = new ResizeObserver(() => { if (atEnd) stickToBottom(); else sawScroll(); });
+
 // Only the newest page of entries is in the DOM; older pages are drawn when the reader scrolls up.
 const window_ = new TranscriptWindow();
 const earlier = el('button', 'earlier secondary');
@@ -85,12 +95,15 @@ function flush(): void {
   dirty.clear();
   transcript.appendChild(fragment);
   if (stick) stickToBottom();
+  else sawScroll();
 }
 
 /** Scroll to the end, and again next frame: off-screen entries only get their real height once drawn. */
 function stickToBottom(): void {
+  atEnd = true;
+  latest.hidden = true;
   transcript.scrollTop = transcript.scrollHeight;
-  requestAnimationFrame(() => { transcript.scrollTop = transcript.scrollHeight; });
+  requestAnimationFrame(() => { transcript.scrollTop = transcript.scrollHeight; sawScroll(); });
 }
 
 /** A whole transcript (a fresh or re-created panel, a resume): drawn at once, scrolled to the end. */
@@ -115,4 +128,7 @@ export function startTranscript(): void {
   transcript.appendChild(earlier);
   updateEarlier();
   topWatch.observe(earlier);
+  transcript.addEventListener('scroll', sawScroll, { passive: true });
+  latest.addEventListener('click', () => stickToBottom());
+  resized.observe(transcript);
 }

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 from shiro_lsp.messages import Message, title_of
 from shiro_lsp.state.sessions.index import SessionSummary
 from shiro_lsp.state.sessions.record import (
     SUMMARY_PREFIX,
     Compaction,
+    EventMark,
     SessionRecord,
+    StopReason,
+    TurnMark,
     new_session_id,
     now_iso,
 )
@@ -42,6 +47,8 @@ class LiveSession:
         updated_at: str | None = None,
         custom_title: str | None = None,
         compactions: list[Compaction] | None = None,
+        turns: list[TurnMark] | None = None,
+        events: list[EventMark] | None = None,
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self.id = id
@@ -59,6 +66,8 @@ class LiveSession:
         self.custom_title = custom_title
         self.compactions: list[Compaction] = list(compactions or [])
         self._summary_message: tuple[Compaction, Message] | None = None  # one dict per compaction
+        self.turns: list[TurnMark] = list(turns or [])
+        self.events: list[EventMark] = list(events or [])
         self.on_change = on_change
         # `always` approval grants: per session, never saved; a new LiveSession starts with none.
         self.grants: set[str] = set()
@@ -69,14 +78,15 @@ class LiveSession:
 
     @classmethod
     def from_record(cls, record: SessionRecord, *, provider: str, model: str) -> LiveSession:
-        """Everything comes back from the file except the model, which is the one configured now (§3.4)."""
+        """Everything comes back from the file; ``model`` (the one configured now) only stands in for
+        a file that names none: a session's model is the one it last ran on, until its next turn."""
         return cls(
             id=record.id,
             created_at=record.created_at,
             updated_at=record.updated_at,
             cwd=record.cwd,
             provider=provider,
-            model=model,
+            model=record.model or model,
             messages=record.messages,
             tasks=TaskList(list(record.todos)),
             input_tokens=record.input_tokens,
@@ -85,6 +95,8 @@ class LiveSession:
             cached_input_tokens=record.cached_input_tokens,
             custom_title=record.custom_title,
             compactions=record.compactions,
+            turns=record.turns,
+            events=record.events,
         )
 
     @property
@@ -101,7 +113,35 @@ class LiveSession:
 
     def replace(self, messages: list[Message]) -> None:
         self.messages = list(messages)
-        self.compactions = [c for c in self.compactions if c.at <= len(self.messages)]
+        count = len(self.messages)
+        self.compactions = [c for c in self.compactions if c.at <= count]
+        self.turns = [t for t in self.turns if t.at < count or (t.at == count and t.end is None)]
+        self.events = [e for e in self.events if e.at <= count]
+        self.changed()
+
+    # --- what the panel showed besides the messages (a resumed transcript shows it again) -----------
+
+    def turn_started(self, task_id: str, model: str) -> None:
+        """A turn begins on ``model``: its prompt will be the next message."""
+        self.model = model
+        self.turns.append(TurnMark(task_id, len(self.messages)))
+        self.changed()
+
+    def turn_ended(self, task_id: str, stop_reason: StopReason, error: str | None = None) -> None:
+        for index in range(len(self.turns) - 1, -1, -1):
+            if self.turns[index].task_id == task_id:
+                self.turns[index] = replace(
+                    self.turns[index], end=len(self.messages), stop_reason=stop_reason, error=error
+                )
+                self.changed()
+                return
+
+    def record_event(self, task_id: str, event: dict[str, Any]) -> None:
+        """``event`` (wire JSON) as the panel showed it, after the messages so far (never before the
+        turn's own prompt)."""
+        turn = next((t for t in reversed(self.turns) if t.task_id == task_id), None)
+        at = len(self.messages) if turn is None else max(len(self.messages), turn.at + 1)
+        self.events.append(EventMark(at, task_id, event))
         self.changed()
 
     # --- the model's view: the last compaction's summary plus what followed it ---------------------
@@ -121,9 +161,9 @@ class LiveSession:
         self.messages = [*self.messages[:at], *messages[1:]]
         self.changed()
 
-    def compact(self, summary: str) -> Compaction:
+    def compact(self, summary: str, *, auto: bool = False) -> Compaction:
         """From now on the model sees ``summary`` in place of every message so far."""
-        compaction = Compaction(len(self.messages), summary, now_iso())
+        compaction = Compaction(len(self.messages), summary, now_iso(), auto)
         self.compactions.append(compaction)
         self.changed()
         return compaction
@@ -182,6 +222,8 @@ class LiveSession:
             messages=list(self.messages),
             custom_title=self.custom_title,
             compactions=list(self.compactions),
+            turns=list(self.turns),
+            events=list(self.events),
         )
 
     def summary(self) -> SessionSummary:

@@ -278,10 +278,10 @@ class SessionManager:
         last = len(source.messages) - 1
         if at_message is not None and at_message > last:
             raise BadParams(f"atMessage {at_message} is past the end: that session has messages 0 to {last}.")
-        kept = source.messages[: (last if at_message is None else at_message) + 1]
+        kept = source.up_to((last if at_message is None else at_message) + 1)
         now = now_iso()
         branch = replace(
-            source,
+            kept,
             id=new_session_id(),
             created_at=now,
             updated_at=now,
@@ -289,7 +289,6 @@ class SessionManager:
             output_tokens=0,
             cost_usd=None,
             todos=list(source.todos),
-            messages=list(kept),
             custom_title=None,  # a branch is titled by its first prompt, not a copy of the source's name
         )
         saved = await asyncio.to_thread(self.store.save, branch)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeGuard, TypeVar
 
 from shiro_lsp.clock import now_iso as now_iso  # the sessions package names it too
 from shiro_lsp.errors import BadParams, ShiroError
@@ -50,9 +50,14 @@ class Compaction:
     at: int
     summary: str
     created_at: str
+    auto: bool = False
+    """Made because the history no longer fit the threshold (not by /compact)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"at": self.at, "summary": self.summary, "createdAt": self.created_at}
+        value: dict[str, Any] = {"at": self.at, "summary": self.summary, "createdAt": self.created_at}
+        if self.auto:
+            value["auto"] = True
+        return value
 
     @classmethod
     def from_json(cls, value: Any, count: int) -> Compaction:
@@ -63,7 +68,79 @@ class Compaction:
             raise SessionFormatError('a compaction\'s "at" must be a message index')
         if not isinstance(summary, str):
             raise SessionFormatError('a compaction\'s "summary" must be text')
-        return cls(at, summary, _text(value, "createdAt", default=""))
+        return cls(at, summary, _text(value, "createdAt", default=""), value.get("auto") is True)
+
+
+StopReason = Literal["done", "cancelled", "error"]
+STOP_REASONS: frozenset[str] = frozenset({"done", "cancelled", "error"})
+
+
+@dataclass(frozen=True)
+class TurnMark:
+    """A turn as the panel showed it: its prompt is ``messages[at]``; it ended with ``end`` messages
+    (None while it runs, or when the process died first) and ``stop_reason``."""
+
+    task_id: str
+    at: int
+    end: int | None = None
+    stop_reason: StopReason | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        value: dict[str, Any] = {"taskId": self.task_id, "at": self.at, "end": self.end}
+        if self.stop_reason is not None:
+            value["stopReason"] = self.stop_reason
+        if self.error is not None:
+            value["error"] = self.error
+        return value
+
+    @classmethod
+    def from_json(cls, value: Any, count: int) -> TurnMark | None:
+        """None for an entry that is not a turn of this history (a file edited by hand): it is dropped."""
+        if not isinstance(value, dict) or not isinstance(value.get("taskId"), str):
+            return None
+        at, end, stop, error = value.get("at"), value.get("end"), value.get("stopReason"), value.get("error")
+        if not _index(at, count):
+            return None
+        if end is not None and not _index(end, count):
+            return None
+        return cls(
+            value["taskId"],
+            at,
+            end,
+            stop if stop in STOP_REASONS else None,
+            error if isinstance(error, str) else None,
+        )
+
+
+@dataclass(frozen=True)
+class EventMark:
+    """An event of a turn the panel showed besides the messages (a notice, an approval, a denial, an
+    error, a tool call's diff), in its wire form, shown after ``messages[:at]``."""
+
+    at: int
+    task_id: str
+    event: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "taskId": self.task_id, "event": self.event}
+
+    @classmethod
+    def from_json(cls, value: Any, count: int) -> EventMark | None:
+        if not isinstance(value, dict) or not _index(value.get("at"), count):
+            return None
+        task_id, event = value.get("taskId"), value.get("event")
+        if (
+            not isinstance(task_id, str)
+            or not isinstance(event, dict)
+            or not isinstance(event.get("type"), str)
+        ):
+            return None
+        return cls(value["at"], task_id, event)
+
+
+def _index(value: Any, count: int) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= count
 
 
 @dataclass(frozen=True)
@@ -86,6 +163,10 @@ class SessionRecord:
     custom_title: str | None = None
     compactions: list[Compaction] = field(default_factory=list)
     """Oldest first; the model's view is the last one's summary plus the messages after it."""
+    turns: list[TurnMark] = field(default_factory=list)
+    """Each turn's task id, where it began and how it ended (older files: none)."""
+    events: list[EventMark] = field(default_factory=list)
+    """What the panel showed of the turns besides the messages, in order (older files: none)."""
 
     def header_json(self) -> dict[str, Any]:
         """Every field but ``messages``, in the reference's key order."""
@@ -108,10 +189,28 @@ class SessionRecord:
         value["notebook"] = {"todos": [t.to_json() for t in self.todos]}
         if self.compactions:
             value["compactions"] = [c.to_json() for c in self.compactions]
+        if self.turns:
+            value["turns"] = [t.to_json() for t in self.turns]
+        if self.events:
+            value["events"] = [e.to_json() for e in self.events]
         return value
 
     def to_json(self) -> dict[str, Any]:
         return {**self.header_json(), "messages": list(self.messages)}
+
+    def up_to(self, count: int) -> SessionRecord:
+        """The first ``count`` messages, with the compactions, turns and events among them."""
+        return replace(
+            self,
+            messages=self.messages[:count],
+            compactions=[c for c in self.compactions if c.at <= count],
+            turns=[
+                t if t.end is None or t.end <= count else replace(t, end=count)
+                for t in self.turns
+                if t.at < count
+            ],
+            events=[e for e in self.events if e.at <= count],
+        )
 
     @classmethod
     def from_json(cls, value: Any) -> SessionRecord:
@@ -147,7 +246,20 @@ class SessionRecord:
             messages=messages,
             custom_title=custom_title or None,
             compactions=compactions,
+            turns=_marks(value, "turns", TurnMark.from_json, len(messages)),
+            events=_marks(value, "events", EventMark.from_json, len(messages)),
         )
+
+
+M = TypeVar("M")
+
+
+def _marks(value: dict[str, Any], key: str, read: Callable[[Any, int], M | None], count: int) -> list[M]:
+    """A list of marks; an entry that does not fit this history is dropped (they only decorate it)."""
+    found = value.get(key, [])
+    if not isinstance(found, list):
+        raise SessionFormatError(f'"{key}" must be a list')
+    return [mark for mark in (read(item, count) for item in found) if mark is not None]
 
 
 def _compactions_field(value: dict[str, Any], count: int) -> list[Compaction]:

@@ -31,6 +31,18 @@ WIRE: list[tuple[ev.Event, dict[str, Any]]] = [
         ev.ToolDenied("c1", "bash", "User denied this tool call."),
         {"type": "tool-denied", "id": "c1", "name": "bash", "reason": "User denied this tool call."},
     ),
+    (
+        ev.ToolApproval("c1", "bash", "deny", "ls *", "not now"),
+        {
+            "type": "approval",
+            "id": "c1",
+            "name": "bash",
+            "decision": "deny",
+            "suggestedPattern": "ls *",
+            "reason": "not now",
+            "expired": False,
+        },
+    ),
     (ev.Compacted(40, 12), {"type": "compacted", "before": 40, "after": 12}),
     (ev.Notice("careful"), {"type": "notice", "text": "careful"}),
     (

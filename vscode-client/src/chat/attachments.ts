@@ -40,3 +40,11 @@ export function splitAttachments(text: string): { text: string; labels: string[]
 export function selectionLabel(path: string, startLine: number, endLine: number): string {
   return startLine === endLine ? `${path}:${startLine}` : `${path}:${startLine}-${endLine}`;
 }
+
+/** The chips as sent, with the current file's (taken at send time) unless a chip of that file is there. */
+export function withCurrentFile(chips: readonly Attachment[], current: Attachment | undefined): Attachment[] {
+  if (!current) return [...chips];
+  const file = current.label.replace(/:\d+(-\d+)?$/, '');
+  const same = chips.some(c => c.label === current.label || c.label === file || (current.source && c.source === current.source));
+  return same ? [...chips] : [current, ...chips];
+}

@@ -37,6 +37,7 @@ export function chatHtml(cspSource: string, nonce: string, scriptUri: string, st
   </section>
   <section id="todos" class="todos" hidden></section>
   <main id="transcript" class="transcript" aria-live="polite"></main>
+  <button type="button" id="latest" class="jump-latest" hidden title="Scroll to the latest message">\u2193 Jump to latest</button>
   <section id="queue" class="queue" hidden></section>
   <form id="composer" class="composer">
     <div id="chips" class="chips" hidden></div>

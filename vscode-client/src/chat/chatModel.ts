@@ -1,9 +1,11 @@
 // What the chat panel shows, kept in the extension host so a hidden/re-shown (or re-created) webview
 // is restored from here. Pure: no vscode import. The webview only renders entries.
-import { describeInput } from './approval';
+import { approvalCard, describeInput, toDecision } from './approval';
 import { splitAttachments } from './attachments';
 import { retryWait } from '../shared/retryCountdown';
-import type { CompactionInfo, EngineEvent, Message, MessagePart, Decision, TodosPayload } from '../shared/protocol';
+import type {
+  CompactionInfo, EngineEvent, HistoryEvent, Message, MessagePart, Decision, StopReason, TodosPayload, TurnInfo,
+} from '../shared/protocol';
 import type { ApprovalCard, ApprovalEntry, ChatEntry, ChatState, CompactionEntry, SessionLink } from '../shared/webviewProtocol';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -81,8 +83,8 @@ export class ChatModel {
    * the card goes inside that tool's row: the question comes first, the input is shown once, and
    * the answered card folds into the row. Otherwise it is an entry of its own.
    */
-  addApproval(card: ApprovalCard, toolName?: string): ApprovalEntry {
-    const last = this.state.entries.at(-1);
+  addApproval(card: ApprovalCard, toolName?: string, row: ChatEntry | undefined = this.state.entries.at(-1)): ApprovalEntry {
+    const last = row;
     if (toolName && last?.kind === 'tool' && last.status === 'running' && last.name === toolName && !last.approval) {
       const approval: ApprovalEntry = { id: `e${this.nextId++}`, kind: 'approval', card };
       last.approval = approval;
@@ -257,6 +259,7 @@ export class ChatModel {
     const entry = this.pendingCompaction()
       ?? this.add({ kind: 'compaction', state: 'summarizing', summary: '', messages, dropped: [] }) as CompactionEntry;
     entry.state = 'active';
+    if (info.auto) entry.auto = true;
     entry.summary = info.summary;
     entry.messages = messages;
     entry.dropped = this.droppedAbove(entry);
@@ -295,35 +298,55 @@ export class ChatModel {
     return this.state.entries.slice(start, end).flatMap(droppedLine);
   }
 
-  /** Rebuild the panel from a resumed session's transcript (the message model, spec §5.1), with a
-   *  divider at each compaction point. */
-  loadTranscript(messages: readonly Message[], compactions: readonly CompactionInfo[] = []): void {
+  /** Rebuild the panel from a resumed session's transcript (the message model, spec §5.1) as the live panel
+   *  showed it: a divider at each compaction point, and each turn's recorded events (approvals, denials,
+   *  notices, errors, tool-card diffs) and end (Stopped., its Changed files through `onTurnEnd`) where they
+   *  happened, through the builders live events use. */
+  loadTranscript(messages: readonly Message[], compactions: readonly CompactionInfo[] = [],
+    history: ResumedHistory = {}, onTurnEnd: (turn: TurnInfo) => void = () => {}): void {
     this.clear();
     this.quiet = true;
     try {
-      const marks = [...compactions];
-      let previous = 0;
-      const divide = (index: number): void => {
-        for (let mark = marks[0]; mark && mark.at <= index; mark = marks[0]) {
-          marks.shift();
-          this.compacted(mark, mark.at - previous);
-          previous = mark.at;
-        }
-      };
+      const replay = new Replay(this, messages, compactions, history, onTurnEnd);
       for (const [index, message] of messages.entries()) {
-        divide(index);
+        replay.before(index);
         if (message.role === 'system') continue;
-        if (message.role === 'user' && message.shiroNote === 'nudge') { this.addNudge(message); continue; }
+        if (message.role === 'user' && message.shiroNote === 'nudge') {
+          if (!replay.recorded) this.addNudge(message);  // a recorded turn has the notice the panel showed
+          continue;
+        }
         const parts: MessagePart[] = typeof message.content === 'string'
           ? [{ type: 'text', text: message.content }] : message.content;
-        for (const part of parts) this.addPart(message.role, part);
+        for (const part of parts) this.addPart(message.role, part, replay);
+        if (message.role === 'user') replay.prompted(index, this.state.entries.at(-1));
       }
-      divide(messages.length);
+      replay.before(messages.length);
+      replay.unfinished();
       for (const e of this.state.entries) if (e.kind === 'assistant' || e.kind === 'reasoning') e.streaming = false;
       this.lastByTask.clear();
     } finally {
       this.quiet = false;
     }
+  }
+
+  /** How a turn ended, as the panel says it (live: the chat result; resumed: the turn's record). */
+  turnEnded(taskId: string, stopReason: StopReason | null | undefined, error?: string | null): void {
+    this.applyEvent(taskId, { type: 'done' });
+    if (stopReason === 'cancelled') this.addNotice('Stopped.', 'warn');
+    // an error the turn already reported as an event is shown once
+    else if (stopReason === 'error' && error && !this.hadError(taskId)) this.addNotice(error, 'error');
+  }
+
+  /** An approval the user answered (replayed): the card inside its tool's row, settled as it was. */
+  answeredApproval(taskId: string, event: EngineEvent): void {
+    const row = event.id ? this.toolsById.get(event.id) : undefined;
+    const card = approvalCard({
+      taskId, toolName: event.name ?? row?.name ?? 'tool', input: row?.input ?? '', repeated: false,
+      matchedPattern: event.matchedPattern ?? null, suggestedPattern: event.suggestedPattern ?? '',
+      origin: event.origin === 'text' ? 'text' : 'native',
+    });
+    const approval = this.addApproval(card, row?.name, row);
+    this.settleApproval(approval.id, toDecision(event.decision), event.expired === true, event.reason ?? undefined);
   }
 
   /** The turn guard's instruction to the model (turn_guards.py): a small note, as live, never the user's words. */
@@ -333,7 +356,7 @@ export class ChatModel {
     this.addNotice(`Shiro sent the model back: ${clip(text, 160)}`);
   }
 
-  private addPart(role: Message['role'], part: MessagePart): void {
+  private addPart(role: Message['role'], part: MessagePart, replay: Replay): void {
     if (part.type === 'text' && role === 'user') this.addUser(part.text ?? '');
     else if (part.type === 'text') this.add({ kind: 'assistant', text: part.text ?? '', streaming: false });
     else if (part.type === 'reasoning') this.add({ kind: 'reasoning', text: part.text ?? '', streaming: false });
@@ -341,7 +364,12 @@ export class ChatModel {
       const origin = part.providerOptions?.shiro?.fromText ? 'text' : null;
       this.applyEvent('transcript', { type: 'tool-call', id: part.toolCallId, name: part.toolName, input: part.input, origin });
     } else if (part.type === 'tool-result') {
-      this.applyEvent('transcript', { type: 'tool-result', id: part.toolCallId, name: part.toolName, output: part.output });
+      if (part.toolCallId && this.toolsById.get(part.toolCallId)?.status === 'denied') return;  // live showed no result
+      const diff = replay.diffOf(part.toolCallId);
+      const failed = (part.output as { type?: string } | undefined)?.type?.startsWith('error');
+      this.applyEvent('transcript', failed
+        ? { type: 'tool-error', id: part.toolCallId, name: part.toolName, error: outputText(part.output), diff }
+        : { type: 'tool-result', id: part.toolCallId, name: part.toolName, output: part.output, diff });
     } else if (part.type === 'tool-error') {
       this.applyEvent('transcript', { type: 'tool-error', id: part.toolCallId, name: part.toolName, error: part.error });
     }
@@ -359,5 +387,72 @@ function droppedLine(entry: ChatEntry): string[] {
     case 'assistant': return entry.text.trim() ? [`Shiro: ${clip(entry.text)}`] : [];
     case 'tool': return [`${entry.name} ${clip(entry.input, 80)}`];
     default: return [];
+  }
+}
+
+/** What a resumed session recorded of its turns besides the messages (older sessions: nothing). */
+export interface ResumedHistory { turns?: readonly TurnInfo[]; events?: readonly HistoryEvent[] }
+
+const DIFF_EVENTS = new Set(['tool-result', 'tool-error']);
+
+/** Walks a resumed transcript's recorded turns and events alongside its messages (ChatModel.loadTranscript). */
+class Replay {
+  private readonly marks: CompactionInfo[];
+  private readonly events: HistoryEvent[];
+  private readonly ends: TurnInfo[];
+  private readonly starts: Map<number, TurnInfo>;
+  private readonly unended: TurnInfo[];
+  private readonly diffs = new Map<string, string>();
+  private previous = 0;
+  readonly recorded: boolean;
+
+  constructor(private readonly model: ChatModel, messages: readonly Message[], compactions: readonly CompactionInfo[],
+    history: ResumedHistory, private readonly onTurnEnd: (turn: TurnInfo) => void) {
+    this.marks = [...compactions];
+    const events = history.events ?? [];
+    for (const { event } of events as readonly { event: EngineEvent }[]) {
+      if (DIFF_EVENTS.has(event.type) && event.diff && event.id) this.diffs.set(event.id, event.diff);
+    }
+    this.events = events.filter(e => !DIFF_EVENTS.has(e.event.type));
+    const turns = history.turns ?? [];
+    this.starts = new Map(turns.map(t => [t.at, t]));
+    this.ends = turns.filter(t => t.end !== null).sort((a, b) => (a.end ?? 0) - (b.end ?? 0));
+    this.unended = turns.filter(t => t.end === null);
+    this.recorded = turns.length > 0 && messages.length > 0;
+  }
+
+  /** Before message `index`: the events shown by then, the turns that ended, then compaction dividers. */
+  before(index: number): void {
+    while (this.events.length && this.events[0].at <= index) {
+      const { taskId, event } = this.events.shift()!;
+      if (event.type === 'approval') this.model.answeredApproval(taskId, event);
+      else this.model.applyEvent(taskId, event);
+    }
+    while (this.ends.length && (this.ends[0].end ?? 0) <= index) this.ended(this.ends.shift()!);
+    for (let mark = this.marks[0]; mark && mark.at <= index; mark = this.marks[0]) {
+      this.marks.shift();
+      this.model.compacted(mark, mark.at - this.previous);
+      this.previous = mark.at;
+    }
+  }
+
+  /** A user message: a recorded turn's prompt knows its task and checkpoint (Restore checkpoint). */
+  prompted(index: number, entry: ChatEntry | undefined): void {
+    const turn = this.starts.get(index);
+    if (!turn || entry?.kind !== 'user') return;
+    entry.taskId = turn.taskId;
+    if (turn.checkpointId) entry.checkpointId = turn.checkpointId;
+  }
+
+  /** Turns the process never ended (it died): their Changed files still show. */
+  unfinished(): void {
+    for (const turn of this.unended) if (turn.changes) this.onTurnEnd(turn);
+  }
+
+  diffOf(id: string | undefined): string | undefined { return id ? this.diffs.get(id) : undefined; }
+
+  private ended(turn: TurnInfo): void {
+    this.onTurnEnd(turn);
+    this.model.turnEnded(turn.taskId, turn.stopReason, turn.error);
   }
 }

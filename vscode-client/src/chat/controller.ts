@@ -6,11 +6,11 @@ import { isReviewMessage } from '../review/changesModel';
 import { ChatModel } from './chatModel';
 import { Method } from '../shared/protocol';
 import type { Agent, CompactionProgress, SessionCompactResult, SessionUncompactResult } from '../shared/protocol';
-import { splitAttachments, withAttachments } from './attachments';
+import { splitAttachments, withAttachments, withCurrentFile } from './attachments';
 import type { Candidate, MentionKind } from '../shared/mentions';
 import type {
   ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
-  NewSessionResult, SessionInfo,
+  NewSessionResult, SessionInfo, TurnInfo,
 } from '../shared/protocol';
 import { formatSlashResult, helpText, parseSlash } from './slash';
 import type { ShiroServer } from '../server/server';
@@ -46,6 +46,8 @@ export interface ReviewHooks {
   approvalSettled(entryId: string): Promise<void>;
   refreshCheckpoints(): Promise<void>;
   transcriptLoaded(): Promise<void>;
+  /** A resumed turn ends (while the transcript loads): its Changed files block goes here. */
+  turnShown(turn: TurnInfo): void;
 }
 
 export class ChatController implements vscode.Disposable {
@@ -169,13 +171,14 @@ export class ChatController implements vscode.Disposable {
         this.ready = true;
         this.sendState();
         for (const attachment of this.pendingAttachments.splice(0)) this.post({ type: 'attach', attachment });
+        this.activeFileChanged();
         if (this.wantFocus) { this.wantFocus = false; this.post({ type: 'focus' }); }
         if (this.wantSetup) { this.wantSetup = false; this.post({ type: 'showSetup' }); }
         void this.sendInfo();
         void this.refreshFromServer();
         break;
       case 'pickModel': case 'pickAgent': case 'setApiKey': case 'detectLocal': case 'setup': await this.onAction(m); break;
-      case 'send': await this.submit(m.text, m.attachments ?? []); break;
+      case 'send': await this.submit(m.text, withCurrentFile(m.attachments ?? [], m.currentFile ? this.activeFile.attachment() : undefined)); break;
       case 'cancel': this.cancel(); break;
       case 'clearQueue': await this.clearQueue(); break;
       case 'approve': this.answerApproval(m.id, toDecision(m.decision), false, toReason(m.reason)); break;
@@ -222,6 +225,12 @@ export class ChatController implements vscode.Disposable {
     await this.chat(withAttachments(text, attachments));
   }
 
+  /** The current-file chip: its label now, and what it sends (set by the extension; shiro.attachActiveFile). */
+  activeFile: { label(): string | null; attachment(): Attachment | undefined } = { label: () => null, attachment: () => undefined };
+
+  /** The active editor (or the setting) changed: the composer's current-file chip follows. */
+  activeFileChanged(): void { this.post({ type: 'activeFile', label: this.activeFile.label() }); }
+
   /** "Add selection to chat" (and other context): a chip in the composer, sent with the next prompt. */
   addAttachment(attachment: Attachment): void {
     if (this.ready) this.post({ type: 'attach', attachment });
@@ -265,14 +274,19 @@ export class ChatController implements vscode.Disposable {
 
   loadResumed(r: ResumeResult): void {
     this.setSession(r.session);
-    this.model.loadTranscript(r.transcript, r.compactions ?? []);
+    this.model.loadTranscript(r.transcript, r.compactions ?? [], r, turn => this.review?.turnShown(turn));
+    if (r.modelNote) this.model.addNotice(r.modelNote);
     this.setTodos(r.todos);
     this.sendState();
     void this.review?.transcriptLoaded();
   }
 
   /** `shiro/session/compacting`: the divider shows the summary running (and a failure). */
-  compactionProgress(p: CompactionProgress): void { this.model.compactionProgress(p.phase, p.messages); }
+  compactionProgress(p: CompactionProgress): void {
+    this.model.compactionProgress(p.phase, p.messages);
+    // an automatic compaction has no /compact result: its marker comes with `done`
+    if (p.phase === 'done' && p.compaction?.auto) this.model.compacted(p.compaction, p.messages);
+  }
 
   /** A /compact that went through (from the chat or the status bar): the divider gets its summary. */
   compacted(r: SessionCompactResult): void {
@@ -346,12 +360,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   private finish(result: ChatResult): void {
-    this.model.applyEvent(result.taskId, { type: 'done' });
-    if (result.stopReason === 'cancelled') this.model.addNotice('Stopped.', 'warn');
-    // an error the turn already reported as an event is shown once
-    else if (result.stopReason === 'error' && result.error && !this.model.hadError(result.taskId)) {
-      this.model.addNotice(result.error, 'error');
-    }
+    this.model.turnEnded(result.taskId, result.stopReason, result.error);
   }
 
   /** shiro/event: the first event of a queued task shows its prompt, then the event. */

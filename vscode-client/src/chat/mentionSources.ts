@@ -46,6 +46,24 @@ export class MentionSources {
   editorAttachment(): Attachment | undefined {
     const editor = vscode.window.activeTextEditor;
     if (!editor) { void vscode.window.showWarningMessage('Shiro: open a file and select the code to add.'); return undefined; }
+    return this.attachmentOf(editor);
+  }
+
+  /** The current-file chip (shiro.attachActiveFile): the active editor's file on disk, if any. */
+  activeFileLabel(): string | null {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.document.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(editor.document.uri)) return null;
+    if (!vscode.workspace.getConfiguration('shiro').get<boolean>('attachActiveFile', true)) return null;
+    return vscode.workspace.asRelativePath(editor.document.uri, false);
+  }
+
+  /** What the current-file chip sends, taken when the message is sent (the file, or its selection). */
+  activeFileAttachment(): Attachment | undefined {
+    const editor = vscode.window.activeTextEditor;
+    return editor && this.activeFileLabel() !== null ? this.attachmentOf(editor) : undefined;
+  }
+
+  private attachmentOf(editor: vscode.TextEditor): Attachment {
     const sel = editor.selection;
     const whole = sel.isEmpty;
     const text = editor.document.getText(whole ? undefined : sel);

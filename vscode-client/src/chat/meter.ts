@@ -40,12 +40,15 @@ export function costLabel(costUsd: number | null | undefined, local: boolean | u
   return local ? 'local model' : 'unpriced model';
 }
 
+export const WILL_COMPACT_TIP =
+  'The conversation no longer fits: the next request will be compacted first (a summary in place of the earlier messages; Undo in the chat)';
+
 export interface MeterView { text: string; tooltip: string; background: string | undefined; level: MeterLevel }
 
 export function meterView(meter: ContextMeter, costUsd: number | null | undefined, messages?: number): MeterView {
   if (messages === 0) {
     // before the first message there is nothing to measure or compact (only the system prompt)
-    return { text: '$(pulse) Shiro', tooltip: 'Shiro: ready. The context meter starts with the first message.', background: undefined, level: 'ok' };
+    return { text: '$(pulse) Shiro', tooltip: 'Shiro: ready. Click to open the chat. The context meter starts with the first message.', background: undefined, level: 'ok' };
   }
   const level = effectiveLevel(meter);
   const percent = Math.round(meter.percent);
@@ -55,7 +58,9 @@ export function meterView(meter: ContextMeter, costUsd: number | null | undefine
     `Shiro context: ${grouped(meter.tokens)} / ${grouped(meter.threshold)} tokens (${percent}%)`,
     meter.estimated ? 'Estimated (counted locally)' : 'Measured (reported by the provider)',
     `Session cost: ${cost}`,
-    level === 'ok' ? 'Click to compact the context' : 'Context is filling up: click to compact',
-  ].join('\n');
-  return { text: `${icon} Shiro ${percent}%`, tooltip, background: backgroundFor(level), level };
+    meter.willCompact ? WILL_COMPACT_TIP : level === 'ok' ? '' : 'Context is filling up: /compact summarises it now',
+    'Click to open the chat',
+  ].filter(Boolean).join('\n');
+  const text = `${icon} Shiro ${percent}%${meter.willCompact ? ' \u00b7 will be compacted' : ''}`;
+  return { text, tooltip, background: backgroundFor(level), level };
 }

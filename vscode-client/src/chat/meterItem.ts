@@ -31,7 +31,7 @@ export class MeterItem implements vscode.Disposable {
 
   serverRunning(): void {
     this.item.text = '$(pulse) Shiro';
-    this.item.tooltip = 'Shiro: ready. Click to compact the context.';
+    this.item.tooltip = 'Shiro: ready. Click to open the chat.';
     this.item.backgroundColor = undefined;
   }
 

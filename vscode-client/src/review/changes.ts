@@ -13,7 +13,7 @@ import { hunkRange, lensLine } from '../shared/lineDiff';
 import { Method } from '../shared/protocol';
 import type {
   ApproveParams, ChangesDiffResult, ChangesKeepResult, ChangesResult, ChangesUndoResult, CheckpointListResult,
-  CheckpointRestoreResult, DiffHunk, FilePreview, ResumeResult, RestoreMode, SessionInfo,
+  CheckpointRestoreResult, DiffHunk, FilePreview, ResumeResult, RestoreMode, SessionInfo, TurnInfo,
 } from '../shared/protocol';
 import type { ShiroServer } from '../server/server';
 import type { ChangesEntry, RestoredEntry, ReviewMessage } from '../shared/webviewProtocol';
@@ -314,6 +314,12 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
       const id = map.get(u.id);
       if (u.checkpointId !== id) { u.checkpointId = id; this.host.model.touch(u); }
     }
+  }
+
+  /** A resumed turn's Changed files block, where the turn ended (drawn as the live block is). */
+  turnShown(turn: TurnInfo): void {
+    const view = turn.changes ? changesView(turn.changes) : undefined;
+    if (view) this.host.model.push({ kind: 'changes', ...view });
   }
 
   /** A resumed (or reloaded) transcript: mark its checkpoints, show the latest turn's changes still to review. */

@@ -6,7 +6,7 @@ import type { SettingsSource } from './settingsTrust';
 export const SETTING_KEYS = [
   'pythonPath', 'model', 'baseUrl', 'api', 'home', 'compactThreshold', 'memory', 'approvalTimeoutMs', 'bashSandbox',
   'bashSandboxNetwork', 'contextWindow', 'maxOutputTokens', 'maxRetries', 'localServerUrls', 'toolCallFormat',
-  'temperature',
+  'temperature', 'autoCompact', 'attachActiveFile',
 ] as const;
 
 /**
@@ -29,6 +29,7 @@ export function initializationOptions(
   const threshold = cfg.get<number | null>('compactThreshold');
   if (typeof threshold === 'number' && threshold > 0) options.compactThreshold = threshold;
   const memory = cfg.get<boolean>('memory'); if (typeof memory === 'boolean') options.memory = memory;
+  const autoCompact = cfg.get<boolean>('autoCompact'); if (typeof autoCompact === 'boolean') options.autoCompact = autoCompact;
   const timeout = cfg.get<number>('approvalTimeoutMs'); if (typeof timeout === 'number' && timeout > 0) options.approvalTimeoutMs = timeout;
   const sandbox = text('bashSandbox');
   if (sandbox === 'off' || sandbox === 'auto' || sandbox === 'required') options.bashSandbox = sandbox;

@@ -3,7 +3,7 @@ import type { ChatController } from '../chat/controller';
 import { errorReason } from '../server/errors';
 import type { ShiroServer } from '../server/server';
 import { Method } from '../shared/protocol';
-import type { ContextMeter, NewSessionResult, ResumeResult, SessionCompactResult, SessionInfo } from '../shared/protocol';
+import type { NewSessionResult, ResumeResult, SessionCompactResult, SessionInfo } from '../shared/protocol';
 import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem, unmatchableLabel } from './sessions';
 import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
 import { foldersPending, knownFolders } from '../server/workspaceFolders';
@@ -162,16 +162,10 @@ export class SessionCommands {
   }
 
   /** A click on the context meter: the log when the server is down, else an offer to compact. */
-  async meterClicked(last: ContextMeter | undefined): Promise<void> {
+  /** The status bar item: the chat (it works before the first message too); the log when the server is down. */
+  async meterClicked(): Promise<void> {
     if (!this.srv.isRunning) { this.srv.log.show(true); return; }
-    if (this.ctl.session?.messageCount === 0) {
-      void vscode.window.showInformationMessage('Shiro: nothing to compact yet (no messages in this session).');
-      return;
-    }
-    const choice = await vscode.window.showInformationMessage(
-      last ? `Shiro context: ${Math.round(last.percent)}% of the threshold. Compact now?` : 'Compact the context now?',
-      'Compact', 'Show log');
-    if (choice === 'Compact') await this.compact();
-    else if (choice === 'Show log') this.srv.log.show(true);
+    await vscode.commands.executeCommand('shiro.focusChat');
   }
+
 }

@@ -39,6 +39,7 @@ export interface ShiroProtocol {
   GrantRevokeParams?: GrantRevokeParams;
   GrantRevokeResult?: GrantRevokeResult;
   GrantsResult?: GrantsResult;
+  HistoryEvent?: HistoryEvent;
   HistoryResult?: HistoryResult;
   McpListResult?: McpListResult;
   McpServerInfo?: McpServerInfo;
@@ -85,12 +86,14 @@ export interface ShiroProtocol {
   TodoProgress?: TodoProgress;
   TodosPayload?: TodosPayload;
   TodosUpdateParams?: TodosUpdateParams;
+  ToolApprovalEvent?: ToolApprovalEvent;
   ToolCallEvent?: ToolCallEvent;
   ToolDeniedEvent?: ToolDeniedEvent;
   ToolFailedEvent?: ToolFailedEvent;
   ToolOutputEvent?: ToolOutputEvent;
   ToolResultEvent?: ToolResultEvent;
   ToolStartEvent?: ToolStartEvent;
+  TurnInfo?: TurnInfo;
 }
 export interface ApproveParams {
   input: unknown;
@@ -355,10 +358,18 @@ export interface CompactionInfo {
    * Transcript index: the model sees the summary in place of the messages before it.
    */
   at: number;
+  /**
+   * Made because the history no longer fit the threshold, not by /compact.
+   */
+  auto?: boolean;
   createdAt: string;
   summary: string;
 }
 export interface CompactionProgress {
+  /**
+   * done: the marker added (/compact, or automatic when the history filled).
+   */
+  compaction?: CompactionInfo | null;
   /**
    * Messages in the model's view being summarised.
    */
@@ -385,6 +396,10 @@ export interface ContextMeter {
    * What the next request carries: instructions + tools + messages.
    */
   tokens: number;
+  /**
+   * The history no longer fits the threshold: the next request will be compacted first (summarised as by /compact when autoCompact is on, else older tool output pruned).
+   */
+  willCompact?: boolean;
 }
 /**
  * The turn ended (also after a cancel); the turn's token counts and cost (None when unknown).
@@ -417,6 +432,7 @@ export interface EventNotification {
     | ToolResultEvent
     | ToolFailedEvent
     | ToolDeniedEvent
+    | ToolApprovalEvent
     | CompactedEvent
     | NoticeEvent
     | RetryEvent
@@ -501,6 +517,20 @@ export interface ToolDeniedEvent {
   type: 'tool-denied';
 }
 /**
+ * The user's answer to an approval request for a tool call (before it runs, or is denied).
+ */
+export interface ToolApprovalEvent {
+  decision: 'once' | 'always' | 'deny';
+  expired?: boolean;
+  id: string;
+  matchedPattern?: string | null;
+  name: string;
+  origin?: 'text' | null;
+  reason?: string | null;
+  suggestedPattern: string;
+  type: 'approval';
+}
+/**
  * Something the user should know that is not an error (a refusal's reason, the step limit).
  */
 export interface NoticeEvent {
@@ -565,6 +595,31 @@ export interface GrantsResult {
    * The live session's `always` grants, in the order given.
    */
   grants: GrantItem[];
+}
+/**
+ * An event the panel showed, besides the messages, replayed where it happened.
+ */
+export interface HistoryEvent {
+  /**
+   * Shown after the first `at` messages of the transcript.
+   */
+  at: number;
+  event:
+    | TextEvent
+    | ReasoningEvent
+    | ToolStartEvent
+    | ToolCallEvent
+    | ToolOutputEvent
+    | ToolResultEvent
+    | ToolFailedEvent
+    | ToolDeniedEvent
+    | ToolApprovalEvent
+    | CompactedEvent
+    | NoticeEvent
+    | RetryEvent
+    | FailedEvent
+    | DoneEvent;
+  taskId: string;
 }
 export interface HistoryResult {
   prompts: string[];
@@ -840,6 +895,14 @@ export interface SessionResumeResult {
    * Oldest first; the model's view starts at the last one.
    */
   compactions?: CompactionInfo[];
+  /**
+   * Notices, approvals, denials, errors and tool-card diffs, in order (a `tool-result`/`tool-error` here carries only its `diff`; the transcript has its output).
+   */
+  events?: HistoryEvent[];
+  /**
+   * Set when the session resumes on another model than the one it last ran on (the settings name another): says which one is used now.
+   */
+  modelNote?: string | null;
   session: SessionInfo;
   todos: TodosPayload;
   /**
@@ -848,6 +911,10 @@ export interface SessionResumeResult {
   transcript: {
     [k: string]: unknown;
   }[];
+  /**
+   * Oldest first; sessions saved by older versions have none.
+   */
+  turns?: TurnInfo[];
 }
 export interface TodosPayload {
   progress: TodoProgress;
@@ -867,6 +934,30 @@ export interface TodoItem {
   content: string;
   note?: string | null;
   status: 'pending' | 'in_progress' | 'done' | 'blocked';
+}
+/**
+ * A turn of a resumed session: where it is in the transcript and how it ended.
+ */
+export interface TurnInfo {
+  /**
+   * Transcript index of the turn's prompt.
+   */
+  at: number;
+  /**
+   * The turn's Changed files block as `shiro/changes` gives it now.
+   */
+  changes?: ChangesResult | null;
+  /**
+   * The turn's checkpoint (Restore checkpoint), when it changed files.
+   */
+  checkpointId?: string | null;
+  /**
+   * Messages in the transcript when the turn ended; null: it never ended (the process died).
+   */
+  end: number | null;
+  error?: string | null;
+  stopReason?: ('done' | 'cancelled' | 'error') | null;
+  taskId: string;
 }
 export interface SessionSaveResult {
   id: string;

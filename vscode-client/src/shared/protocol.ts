@@ -16,6 +16,10 @@ export type CompactionInfo = gen.CompactionInfo;
 export type CompactionProgress = gen.CompactionProgress;
 export type SessionCompactResult = gen.SessionCompactResult;
 export type SessionUncompactResult = gen.SessionUncompactResult;
+/** A resumed session's turn (where it is, how it ended, its checkpoint and Changed files). */
+export type TurnInfo = gen.TurnInfo;
+/** An event the panel showed besides the messages, recorded with the session and replayed on resume. */
+export type HistoryEvent = gen.HistoryEvent;
 
 export const Method = {
   chat: 'shiro/chat',
@@ -104,6 +108,8 @@ export interface EngineEvent {
   inputTokens?: number; outputTokens?: number;
   /** tool-result / tool-error of a call that changed files: its unified diff and the files (v2). */
   diff?: string | null; files?: unknown[] | null;
+  /** approval: the user's answer, what "always" grants, and whether no answer came in time. */
+  decision?: string; suggestedPattern?: string; matchedPattern?: string | null; expired?: boolean;
 }
 
 
@@ -164,7 +170,7 @@ export type ContextMeter = gen.ContextMeter;
  *  (shiro_lsp/config.py, a dataclass read leniently), which are not wire types and not in the schema. */
 export interface InitializationOptions {
   home?: string; model?: string; baseUrl?: string; apiKey?: string; api?: 'responses' | 'chat' | 'auto';
-  agent?: string; thinking?: string; compactThreshold?: number; memory?: boolean; approvalTimeoutMs?: number;
+  agent?: string; thinking?: string; compactThreshold?: number; autoCompact?: boolean; memory?: boolean; approvalTimeoutMs?: number;
   trusted?: boolean;
   /** bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or not at all). */
   bashSandbox?: 'off' | 'auto' | 'required'; bashSandboxNetwork?: boolean;

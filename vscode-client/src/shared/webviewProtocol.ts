@@ -32,6 +32,8 @@ export type ChatEntry =
 export type CompactionEntry = {
   id: string; kind: 'compaction'; state: 'summarizing' | 'active' | 'undone' | 'failed';
   summary: string; messages: number; dropped: string[];
+  /** Made by Shiro because the conversation no longer fit the threshold (not by /compact). */
+  auto?: boolean;
 };
 
 /** A session listed by /sessions: the panel draws it as a button that resumes it. */
@@ -96,6 +98,8 @@ export type HostMessage =
   | { type: 'history'; prompts: string[] }
   | { type: 'focus' }
   | { type: 'attach'; attachment: Attachment }
+  /** The active editor's file, offered as a removable chip (null: none, or the setting is off). */
+  | { type: 'activeFile'; label: string | null }
   | { type: 'mentionCandidates'; items: Candidate[] }
   | { type: 'info'; info: PanelInfo }
   | { type: 'showSetup' }
@@ -103,7 +107,9 @@ export type HostMessage =
 
 export type WebviewMessage =
   | { type: 'ready' }
-  | { type: 'send'; text: string; attachments?: Attachment[] }
+  | { type: 'send'; text: string; attachments?: Attachment[];
+      /** The current-file chip was not removed: attach the active editor's file (or selection) as sent. */
+      currentFile?: boolean }
   | { type: 'cancel' }
   | { type: 'clearQueue' }
   | { type: 'approve'; id: string; decision: Decision; reason?: string }

@@ -46,7 +46,10 @@ export function registerCommands(p: Parts): vscode.Disposable[] {
     command('shiro.diagnose', () => showDiagnostics(srv, context, () => recentChatErrors(ctl))),
     command('shiro.restartServer', () => srv.start()),
     command('shiro.forgetEndpointAnswers', () => setup.forgetEndpointAnswers()),
-    command('shiro.focusChat', async () => { await chatView.reveal(true); ctl.focusInput(); }),
+    command('shiro.focusChat', async () => {
+      await chatView.reveal(true);
+      ctl.focusInput();
+    }),
     command('shiro.stop', () => ctl.cancel()),
     command('shiro.addSelection', async () => {
       const attachment = mentions.editorAttachment();
@@ -62,8 +65,13 @@ export function registerCommands(p: Parts): vscode.Disposable[] {
     command('shiro.pickModel', () => setup.pickModel()),
     command('shiro.detectLocalModels', () => setup.detectLocal()),
     command('shiro.pickAgent', () => setup.pickAgent()),
-    command('shiro.setup', async () => { await chatView.reveal(); ctl.showSetup(); }),
-    command('shiro.openSettings', () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:shiro.shiro')),
+    command('shiro.setup', async () => {
+      await chatView.reveal();
+      ctl.showSetup();
+    }),
+    command('shiro.openSettings', () =>
+      vscode.commands.executeCommand('workbench.action.openSettings', '@ext:shiro.shiro'),
+    ),
     command('shiro.setApiKey', () => setup.setApiKey()),
   ];
 }
@@ -71,5 +79,7 @@ export function registerCommands(p: Parts): vscode.Disposable[] {
 /** The chat's last ten error notices, for the Diagnose report. */
 function recentChatErrors(ctl: ChatController): string[] {
   return ctl.model.state.entries
-    .filter(e => e.kind === 'notice' && e.level === 'error').slice(-10).map(e => (e.kind === 'notice' ? `chat: ${e.text}` : ''));
+    .filter(e => e.kind === 'notice' && e.level === 'error')
+    .slice(-10)
+    .map(e => (e.kind === 'notice' ? `chat: ${e.text}` : ''));
 }

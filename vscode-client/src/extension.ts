@@ -14,7 +14,13 @@ import { SessionCommands } from './sessions/commands';
 import { SetupCommands } from './setup/commands';
 import { Method } from './shared/protocol';
 import type {
-  ApproveParams, ChangesResult, CompactionProgress, ContextMeter, EventNotification, SessionInfo, TodosPayload,
+  ApproveParams,
+  ChangesResult,
+  CompactionProgress,
+  ContextMeter,
+  EventNotification,
+  SessionInfo,
+  TodosPayload,
 } from './shared/protocol';
 
 let server: ShiroServer | undefined;
@@ -34,7 +40,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     client.onNotification(Method.changesChanged, (r: ChangesResult) => review?.onNotified(r)),
     client.onRequest(Method.approve, (p: ApproveParams, token: vscode.CancellationToken) =>
-      controller!.requestApproval(p, token)),
+      controller!.requestApproval(p, token),
+    ),
   ]);
   const srv = server;
   const ctl = (controller = new ChatController(srv));
@@ -49,14 +56,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const memoryFiles = new MemoryFileSystem(srv);
   context.subscriptions.push(
-    meter, srv, ctl, ...review.register(),
+    meter,
+    srv,
+    ctl,
+    ...review.register(),
     // kept alive while hidden: showing the view again redraws nothing (a rebuild took 1.7 s on a long session)
-    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
     vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, memoryFiles, { isCaseSensitive: true }),
     memoryFiles,
     ...mentions.watchTerminals(),
     vscode.window.onDidChangeActiveTextEditor(() => ctl.activeFileChanged()),
-    vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('shiro.attachActiveFile')) ctl.activeFileChanged(); }),
+    vscode.workspace.onDidChangeConfiguration(e => {
+      if (e.affectsConfiguration('shiro.attachActiveFile')) ctl.activeFileChanged();
+    }),
     ...registerCommands({ context, srv, ctl, chatView, meter, memoryFiles, mentions, sessions, setup }),
     ...followSettings(context, srv, ctl),
   );
@@ -70,15 +84,25 @@ export async function deactivate(): Promise<void> {
 
 /** The chat controller's hooks into the parts that own what it asks for. */
 function wireController(
-  ctl: ChatController, chatView: ChatViewProvider, sessions: SessionCommands, setup: SetupCommands, mentions: MentionSources,
+  ctl: ChatController,
+  chatView: ChatViewProvider,
+  sessions: SessionCommands,
+  setup: SetupCommands,
+  mentions: MentionSources,
 ): void {
   ctl.activeFile = { label: () => mentions.activeFileLabel(), attachment: () => mentions.activeFileAttachment() };
-  ctl.onReveal = () => { void chatView.reveal(); };
+  ctl.onReveal = () => {
+    void chatView.reveal();
+  };
   ctl.isVisible = () => chatView.visible;
   ctl.onPickSession = () => sessions.resume();
   ctl.rootSource = bound => sessions.root(bound);
   ctl.onResume = async id => {
-    try { await sessions.resumeById(id); } catch (error) { ctl.model.addNotice(`Could not resume: ${errorReason(error)}`, 'error'); }
+    try {
+      await sessions.resumeById(id);
+    } catch (error) {
+      ctl.model.addNotice(`Could not resume: ${errorReason(error)}`, 'error');
+    }
   };
   ctl.infoSource = () => setup.panelInfo();
   ctl.onAction = m => setup.onAction(m);
@@ -91,7 +115,10 @@ function followServerState(srv: ShiroServer, ctl: ChatController, meter: MeterIt
     if (state === 'running') {
       meter.serverRunning();
       void ctl.refreshFromServer();
-      void srv.sendRequest<ContextMeter>(Method.context, {}).then(m => meter.render(m), () => undefined);
+      void srv.sendRequest<ContextMeter>(Method.context, {}).then(
+        m => meter.render(m),
+        () => undefined,
+      );
     } else if (state === 'failed' || state === 'stopped') {
       ctl.serverStopped();
       meter.serverStopped();
@@ -102,10 +129,16 @@ function followServerState(srv: ShiroServer, ctl: ChatController, meter: MeterIt
 /** Settings, the API key and Workspace Trust: a restart or a configuration push when they change. */
 function followSettings(context: vscode.ExtensionContext, srv: ShiroServer, ctl: ChatController): vscode.Disposable[] {
   return [
-    context.secrets.onDidChange(e => { if (e.key === API_KEY_SECRET) { void srv.pushConfiguration(); void ctl.sendInfo(); } }),
+    context.secrets.onDidChange(e => {
+      if (e.key === API_KEY_SECRET) {
+        void srv.pushConfiguration();
+        void ctl.sendInfo();
+      }
+    }),
     vscode.workspace.onDidChangeConfiguration(e => {
       // the server keeps its state root for its life: a new user shiro.home means a restart
-      if (e.affectsConfiguration('shiro.pythonPath') || (e.affectsConfiguration('shiro.home') && srv.homeChanged())) void srv.start();
+      if (e.affectsConfiguration('shiro.pythonPath') || (e.affectsConfiguration('shiro.home') && srv.homeChanged()))
+        void srv.start();
       else if (e.affectsConfiguration('shiro')) void srv.pushConfiguration();
       if (e.affectsConfiguration('shiro')) void ctl.sendInfo();
     }),

@@ -7,7 +7,11 @@ import { CancellationTokenSource } from './vscode-stub';
 import type { ApproveParams } from '../src/shared/protocol';
 
 const params: ApproveParams = {
-  taskId: 't1', toolName: 'bash', input: { command: 'rm -rf build' }, suggestedPattern: 'rm *', repeated: true,
+  taskId: 't1',
+  toolName: 'bash',
+  input: { command: 'rm -rf build' },
+  suggestedPattern: 'rm *',
+  repeated: true,
   matchedPattern: 'rm *',
 };
 
@@ -15,13 +19,19 @@ test('the card names the tool, shows the input and offers Allow once / Always / 
   const card = approvalCard(params);
   assert.equal(card.title, 'Allow bash?');
   assert.match(card.input, /"command": "rm -rf build"/);
-  assert.deepEqual(card.buttons.map(b => [b.label, b.decision]),
-    [['Allow once', 'once'], ['Allow bash commands that start with "rm" for this session', 'always'], ['Deny', 'deny']]);
+  assert.deepEqual(
+    card.buttons.map(b => [b.label, b.decision]),
+    [
+      ['Allow once', 'once'],
+      ['Allow bash commands that start with "rm" for this session', 'always'],
+      ['Deny', 'deny'],
+    ],
+  );
   assert.equal(card.matched, 'matched bash: "rm *"');
   assert.match(card.warning ?? '', /repeated/);
 });
 
-test('the server\'s warning (unsandboxed bash, secrets files) is on the card, with the repeat note', () => {
+test("the server's warning (unsandboxed bash, secrets files) is on the card, with the repeat note", () => {
   const warning = 'bash runs unsandboxed: the command has your full access to every file you can read or change';
   const card = approvalCard({ ...params, warning });
   assert.match(card.warning ?? '', /^bash runs unsandboxed: the command has your full access/);
@@ -29,11 +39,14 @@ test('the server\'s warning (unsandboxed bash, secrets files) is on the card, wi
   assert.equal(approvalCard({ ...params, repeated: false, warning: null }).warning, undefined);
 });
 
-test('a call read from the model\'s text says so, and its Always covers text calls only', () => {
+test("a call read from the model's text says so, and its Always covers text calls only", () => {
   const card = approvalCard({ ...params, repeated: false, origin: 'text' });
-  assert.equal(card.title, 'Allow bash (read from the model\'s text)?');
+  assert.equal(card.title, "Allow bash (read from the model's text)?");
   assert.match(card.warning ?? '', /^Read from the model's text: .* did not make a native tool call/);
-  assert.equal(card.buttons[1].label, 'Allow bash commands that start with "rm" for this session (calls written as text only)');
+  assert.equal(
+    card.buttons[1].label,
+    'Allow bash commands that start with "rm" for this session (calls written as text only)',
+  );
   const native = approvalCard({ ...params, repeated: false, origin: 'native' });
   assert.equal(native.title, 'Allow bash?');
   assert.equal(native.warning, undefined);
@@ -43,7 +56,8 @@ test('only an exact known decision allows; anything else denies (fail closed)', 
   assert.equal(toDecision('once'), 'once');
   assert.equal(toDecision('always'), 'always');
   assert.equal(toDecision('deny'), 'deny');
-  for (const bad of ['ONCE', 'yes', '', undefined, null, 1, { decision: 'once' }]) assert.equal(toDecision(bad), 'deny');
+  for (const bad of ['ONCE', 'yes', '', undefined, null, 1, { decision: 'once' }])
+    assert.equal(toDecision(bad), 'deny');
 });
 
 const fakeServer = {} as ShiroServer;
@@ -56,7 +70,7 @@ test('clicking a card button answers shiro/approve with that decision and settle
   await ctl.handleMessage({ type: 'approve', id: card.id, decision: 'always' });
   assert.deepEqual(await answer, { decision: 'always' });
   assert.equal(card.kind === 'approval' && card.decision, 'always');
-  await ctl.handleMessage({ type: 'approve', id: card.id, decision: 'once' });  // a second click changes nothing
+  await ctl.handleMessage({ type: 'approve', id: card.id, decision: 'once' }); // a second click changes nothing
   assert.equal(card.kind === 'approval' && card.decision, 'always');
 });
 
@@ -87,9 +101,16 @@ test('Stop denies pending approvals', async () => {
 
 test('a grant reads as plain words that say it lasts for this session', () => {
   assert.equal(grantLabel({ toolName: 'multi_edit', pattern: '*' }), 'Allow multi_edit for this session');
-  assert.equal(grantLabel({ toolName: 'bash', pattern: 'git *', origin: 'native' }),
-    'Allow bash commands that start with "git" for this session');
-  assert.equal(grantLabel({ toolName: 'read_file', pattern: 'src/**' }), 'Allow read_file calls matching "src/**" for this session');
-  assert.equal(grantLabel({ toolName: 'write_file', pattern: '*', origin: 'text' }),
-    'Allow write_file for this session (calls written as text only)');
+  assert.equal(
+    grantLabel({ toolName: 'bash', pattern: 'git *', origin: 'native' }),
+    'Allow bash commands that start with "git" for this session',
+  );
+  assert.equal(
+    grantLabel({ toolName: 'read_file', pattern: 'src/**' }),
+    'Allow read_file calls matching "src/**" for this session',
+  );
+  assert.equal(
+    grantLabel({ toolName: 'write_file', pattern: '*', origin: 'text' }),
+    'Allow write_file for this session (calls written as text only)',
+  );
 });

@@ -9,8 +9,21 @@ const dom = new JSDOM('<!DOCTYPE html><body></body>');
 test('a not-covered file says so in the Changed files block and offers no Undo', async () => {
   const { renderChanges } = await import('../webview/changes');
   const entry: ChangesEntry = {
-    id: 'e1', kind: 'changes', taskId: 't1', checkpointId: 'c1', total: '+1 \u22121', pending: 2, files: [
-      { path: '.env', status: 'modified', reviewed: false, binary: false, counts: '+0 \u22120', notCovered: 'a secrets file' },
+    id: 'e1',
+    kind: 'changes',
+    taskId: 't1',
+    checkpointId: 'c1',
+    total: '+1 \u22121',
+    pending: 2,
+    files: [
+      {
+        path: '.env',
+        status: 'modified',
+        reviewed: false,
+        binary: false,
+        counts: '+0 \u22120',
+        notCovered: 'a secrets file',
+      },
       { path: 'a.py', status: 'modified', reviewed: false, binary: false, counts: '+1 \u22121' },
     ],
   };

@@ -1,52 +1,93 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approvalPreview, assignCheckpoints, changesView, diffResultHunks, HunkReview, isReviewMessage, restoreText } from '../src/review/changesModel';
+import {
+  approvalPreview,
+  assignCheckpoints,
+  changesView,
+  diffResultHunks,
+  HunkReview,
+  isReviewMessage,
+  restoreText,
+} from '../src/review/changesModel';
 import { toolDiff } from '../webview/toolDiff';
 import type { CheckpointInfo } from '../src/shared/protocol';
 
 test('an approval preview lists each file with its status and +N −M, and a total', () => {
-  const view = approvalPreview({ previews: [
-    { path: 'a.py', before: 'x\ny\n', after: 'x\nz\nw\n' },
-    { path: 'new.txt', before: null, after: 'hello\n' },
-    { path: 'gone.txt', before: 'bye\n', after: null },
-    { path: 'b.py', from: 'old/b.py', before: 'k\n', after: 'k\n' },
-  ] })!;
-  assert.deepEqual(view.files.map(f => [f.path, f.status, f.counts]), [
-    ['a.py', 'modified', '+2 \u22121'], ['new.txt', 'added', '+1 \u22120'], ['gone.txt', 'deleted', '+0 \u22121'],
-    ['b.py', 'moved', '+0 \u22120'],
-  ]);
+  const view = approvalPreview({
+    previews: [
+      { path: 'a.py', before: 'x\ny\n', after: 'x\nz\nw\n' },
+      { path: 'new.txt', before: null, after: 'hello\n' },
+      { path: 'gone.txt', before: 'bye\n', after: null },
+      { path: 'b.py', from: 'old/b.py', before: 'k\n', after: 'k\n' },
+    ],
+  })!;
+  assert.deepEqual(
+    view.files.map(f => [f.path, f.status, f.counts]),
+    [
+      ['a.py', 'modified', '+2 \u22121'],
+      ['new.txt', 'added', '+1 \u22120'],
+      ['gone.txt', 'deleted', '+0 \u22121'],
+      ['b.py', 'moved', '+0 \u22120'],
+    ],
+  );
   assert.equal(view.total, '+3 \u22122');
   assert.equal(approvalPreview({}), undefined);
   assert.equal(approvalPreview({ preview: { path: 'x', before: 'a', after: 'b' } })!.files.length, 1);
 });
 
 test('the Changed files block: counts per file and in total, how many are still to review', () => {
-  const v = changesView({ taskId: 't1', checkpointId: 'c1', files: [
-    { path: 'a.py', status: 'modified', additions: 2, deletions: 1, reviewed: false },
-    { path: 'b.py', status: 'added', additions: 5, deletions: 0, reviewed: true },
-  ] })!;
+  const v = changesView({
+    taskId: 't1',
+    checkpointId: 'c1',
+    files: [
+      { path: 'a.py', status: 'modified', additions: 2, deletions: 1, reviewed: false },
+      { path: 'b.py', status: 'added', additions: 5, deletions: 0, reviewed: true },
+    ],
+  })!;
   assert.equal(v.total, '+7 \u22121');
   assert.equal(v.pending, 1);
-  assert.deepEqual(v.files.map(f => f.counts), ['+2 \u22121', '+5 \u22120']);
+  assert.deepEqual(
+    v.files.map(f => f.counts),
+    ['+2 \u22121', '+5 \u22120'],
+  );
   assert.equal(changesView({ taskId: null, checkpointId: null, files: [] }), undefined);
 });
 
-const cp = (id: string, taskId: string, prompt: string, kind: 'turn' | 'redo' = 'turn'): CheckpointInfo =>
-  ({ id, taskId, prompt, kind, createdAt: '', files: ['a'] });
+const cp = (id: string, taskId: string, prompt: string, kind: 'turn' | 'redo' = 'turn'): CheckpointInfo => ({
+  id,
+  taskId,
+  prompt,
+  kind,
+  createdAt: '',
+  files: ['a'],
+});
 
 test('checkpoints go to user turns by task id, else by prompt text in order; redo checkpoints to none', () => {
   const users = [
-    { id: 'u1', text: 'fix it' }, { id: 'u2', text: 'again' }, { id: 'u3', text: 'fix it' },
+    { id: 'u1', text: 'fix it' },
+    { id: 'u2', text: 'again' },
+    { id: 'u3', text: 'fix it' },
     { id: 'u4', text: 'live', taskId: 't9' },
   ];
-  const map = assignCheckpoints(users, [cp('c9', 't9', 'live'), cp('r1', 'tx', 'fix it', 'redo'), cp('c3', 't3', 'fix it'), cp('c1', 't1', 'fix it')]);
-  assert.deepEqual([...map.entries()].sort(), [['u1', 'c1'], ['u3', 'c3'], ['u4', 'c9']]);
+  const map = assignCheckpoints(users, [
+    cp('c9', 't9', 'live'),
+    cp('r1', 'tx', 'fix it', 'redo'),
+    cp('c3', 't3', 'fix it'),
+    cp('c1', 't1', 'fix it'),
+  ]);
+  assert.deepEqual([...map.entries()].sort(), [
+    ['u1', 'c1'],
+    ['u3', 'c3'],
+    ['u4', 'c9'],
+  ]);
   assert.equal(map.has('u2'), false);
 });
 
 test('restore messages say what came back and what was left alone', () => {
-  assert.equal(restoreText('code', { restored: ['a.py'], conflicts: [], redoId: 'r' }).text,
-    'Restored checkpoint: 1 file put back (a.py).');
+  assert.equal(
+    restoreText('code', { restored: ['a.py'], conflicts: [], redoId: 'r' }).text,
+    'Restored checkpoint: 1 file put back (a.py).',
+  );
   const warn = restoreText('both', { restored: [], conflicts: ['b.py'], redoId: 'r', messagesRemoved: 4 });
   assert.equal(warn.level, 'warn');
   assert.match(warn.text, /4 messages removed/);
@@ -55,11 +96,18 @@ test('restore messages say what came back and what was left alone', () => {
 });
 
 test('a not-covered file is said in the Changed files block and in the restore message', () => {
-  const v = changesView({ taskId: 't1', checkpointId: 'c1', files: [
-    { path: '.env', status: 'modified', additions: 0, deletions: 0, reviewed: false, notCovered: 'a secrets file' },
-    { path: 'a.py', status: 'modified', additions: 1, deletions: 1, reviewed: false },
-  ] })!;
-  assert.deepEqual(v.files.map(f => f.notCovered), ['a secrets file', undefined]);
+  const v = changesView({
+    taskId: 't1',
+    checkpointId: 'c1',
+    files: [
+      { path: '.env', status: 'modified', additions: 0, deletions: 0, reviewed: false, notCovered: 'a secrets file' },
+      { path: 'a.py', status: 'modified', additions: 1, deletions: 1, reviewed: false },
+    ],
+  })!;
+  assert.deepEqual(
+    v.files.map(f => f.notCovered),
+    ['a secrets file', undefined],
+  );
   const r = restoreText('code', { restored: ['a.py'], conflicts: [], redoId: 'r', notCovered: ['.env'] });
   assert.equal(r.level, 'warn');
   assert.match(r.text, /Not covered \u2014 left as it is: \.env\./);
@@ -71,8 +119,14 @@ test('kept hunks stay hidden across a refresh of the same diff; other files are 
   const hunks = diffResultHunks({ before: 'a\nb\nc\nd\ne\n', after: 'A\nb\nc\nd\nE\n' });
   assert.equal(hunks.length, 2);
   r.keep('x.py', hunks[0]);
-  assert.deepEqual(r.open('x.py', hunks).map(h => h.index), [1]);
-  assert.deepEqual(r.open('y.py', hunks).map(h => h.index), [0, 1]);
+  assert.deepEqual(
+    r.open('x.py', hunks).map(h => h.index),
+    [1],
+  );
+  assert.deepEqual(
+    r.open('y.py', hunks).map(h => h.index),
+    [0, 1],
+  );
   r.forget('x.py');
   assert.equal(r.open('x.py', hunks).length, 2);
   const server = [{ index: 0, oldStart: 9, oldLines: 1, newStart: 9, newLines: 1, header: '@@ -9,1 +9,1 @@' }];
@@ -84,10 +138,29 @@ test('tool cards: a diff in the result is coloured; an edit without one shows wh
   const fromOutput = toolDiff('edit_file', {}, 'Replaced 1 occurrence(s)\n@@ -1,1 +1,1 @@\n-a\n+b')!;
   assert.equal(fromOutput.source, 'output');
   assert.equal(fromOutput.counts, '+1 \u22121');
-  const fromInput = toolDiff('edit_file', { path: 'x', oldString: 'foo()\nbar()', newString: 'foo()\nbaz()\nqux()' }, 'Replaced 1 occurrence(s)')!;
+  const fromInput = toolDiff(
+    'edit_file',
+    { path: 'x', oldString: 'foo()\nbar()', newString: 'foo()\nbaz()\nqux()' },
+    'Replaced 1 occurrence(s)',
+  )!;
   assert.equal(fromInput.source, 'input');
-  assert.deepEqual(fromInput.lines.filter(l => l.kind !== 'hunk').map(l => l.text), ['-bar()', '+baz()', '+qux()']);
-  assert.equal(toolDiff('multi_edit', { edits: [{ oldString: 'a', newString: 'b' }, { oldString: 'c', newString: '' }] }, 'ok')!.counts, '+1 \u22122');
+  assert.deepEqual(
+    fromInput.lines.filter(l => l.kind !== 'hunk').map(l => l.text),
+    ['-bar()', '+baz()', '+qux()'],
+  );
+  assert.equal(
+    toolDiff(
+      'multi_edit',
+      {
+        edits: [
+          { oldString: 'a', newString: 'b' },
+          { oldString: 'c', newString: '' },
+        ],
+      },
+      'ok',
+    )!.counts,
+    '+1 \u22122',
+  );
   assert.equal(toolDiff('read_file', { path: 'x' }, '@@ -1 +1 @@\n-a\n+b'), undefined);
   assert.equal(toolDiff('write_file', { path: 'x', content: 'y' }, 'Wrote 1 line'), undefined);
 });
@@ -105,25 +178,77 @@ test("the diff the server sent with a result wins, for any tool that changed fil
   assert.equal(view.source, 'diff');
   assert.equal(view.counts, '+1 \u22121');
   assert.equal(toolDiff('bash', { command: 'ls' }, 'a\nb', undefined), undefined);
-  const edits = toolDiff('multi_edit', { edits: [{ oldString: 'a', newString: 'b' }, { oldString: 'c', newString: 'd' }] }, 'ok')!;
-  assert.deepEqual(edits.lines.map(l => l.text), ['-a', '+b', '\u22ef', '-c', '+d']);
+  const edits = toolDiff(
+    'multi_edit',
+    {
+      edits: [
+        { oldString: 'a', newString: 'b' },
+        { oldString: 'c', newString: 'd' },
+      ],
+    },
+    'ok',
+  )!;
+  assert.deepEqual(
+    edits.lines.map(l => l.text),
+    ['-a', '+b', '\u22ef', '-c', '+d'],
+  );
 });
 
 test('the Changed files block shows what this turn changed, and the checkpoint vs now when a later change moved it', () => {
-  const v = changesView({ taskId: 't1', checkpointId: 'c1', files: [
-    // the turn changed 3 lines; a later turn added one more line to the same region
-    { path: 'review.py', status: 'modified', additions: 3, deletions: 2, reviewed: false, turnAdditions: 3, turnDeletions: 3 },
-    // nothing changed it since: one count only
-    { path: 'b.py', status: 'modified', additions: 1, deletions: 1, reviewed: false, turnAdditions: 1, turnDeletions: 1 },
-    // the turn is still running (no own counts yet): the checkpoint vs now is what it did so far
-    { path: 'c.py', status: 'added', additions: 4, deletions: 0, reviewed: false, turnAdditions: null, turnDeletions: null },
-    { path: 'logo.png', status: 'modified', additions: 0, deletions: 0, reviewed: false, binary: true, turnAdditions: 0, turnDeletions: 0 },
-  ] })!;
-  assert.deepEqual(v.files.map(f => [f.path, f.counts, f.since]), [
-    ['review.py', '+3 \u22123', '+3 \u22122'],
-    ['b.py', '+1 \u22121', undefined],
-    ['c.py', '+4 \u22120', undefined],
-    ['logo.png', 'binary', undefined],
-  ]);
+  const v = changesView({
+    taskId: 't1',
+    checkpointId: 'c1',
+    files: [
+      // the turn changed 3 lines; a later turn added one more line to the same region
+      {
+        path: 'review.py',
+        status: 'modified',
+        additions: 3,
+        deletions: 2,
+        reviewed: false,
+        turnAdditions: 3,
+        turnDeletions: 3,
+      },
+      // nothing changed it since: one count only
+      {
+        path: 'b.py',
+        status: 'modified',
+        additions: 1,
+        deletions: 1,
+        reviewed: false,
+        turnAdditions: 1,
+        turnDeletions: 1,
+      },
+      // the turn is still running (no own counts yet): the checkpoint vs now is what it did so far
+      {
+        path: 'c.py',
+        status: 'added',
+        additions: 4,
+        deletions: 0,
+        reviewed: false,
+        turnAdditions: null,
+        turnDeletions: null,
+      },
+      {
+        path: 'logo.png',
+        status: 'modified',
+        additions: 0,
+        deletions: 0,
+        reviewed: false,
+        binary: true,
+        turnAdditions: 0,
+        turnDeletions: 0,
+      },
+    ],
+  })!;
+  assert.deepEqual(
+    v.files.map(f => [f.path, f.counts, f.since]),
+    [
+      ['review.py', '+3 \u22123', '+3 \u22122'],
+      ['b.py', '+1 \u22121', undefined],
+      ['c.py', '+4 \u22120', undefined],
+      ['logo.png', 'binary', undefined],
+    ],
+  );
   assert.equal(v.total, '+8 \u22124', 'the header adds up what the turn changed');
 });

@@ -6,21 +6,40 @@ test('tool events (reference id/name or toolCallId/toolName) build one tool entr
   const m = new ChatModel();
   m.applyEvent('t', { type: 'tool-start', id: 'c1', name: 'edit_file' });
   m.applyEvent('t', { type: 'tool-call', toolCallId: 'c1', toolName: 'edit_file', input: { path: 'a.py' } });
-  m.applyEvent('t', { type: 'tool-result', id: 'c1', name: 'edit_file', output: { type: 'text', value: 'edited a.py' } });
+  m.applyEvent('t', {
+    type: 'tool-result',
+    id: 'c1',
+    name: 'edit_file',
+    output: { type: 'text', value: 'edited a.py' },
+  });
   assert.equal(m.state.entries.length, 1);
   const t = m.state.entries[0];
   assert.ok(t.kind === 'tool' && t.status === 'done' && t.output === 'edited a.py' && /a\.py/.test(t.input));
 });
 
-test('a call read from the model\'s text is marked so, live and in a resumed transcript', () => {
+test("a call read from the model's text is marked so, live and in a resumed transcript", () => {
   const m = new ChatModel();
   m.applyEvent('t', { type: 'tool-call', id: 'c1', name: 'bash', input: { command: 'ls' }, origin: 'text' });
   m.applyEvent('t', { type: 'tool-call', id: 'c2', name: 'bash', input: { command: 'ls' } });
-  assert.deepEqual(m.state.entries.map(e => e.kind === 'tool' && e.fromText === true), [true, false]);
+  assert.deepEqual(
+    m.state.entries.map(e => e.kind === 'tool' && e.fromText === true),
+    [true, false],
+  );
   const resumed = new ChatModel();
   const call = { type: 'tool-call', toolCallId: 'c3', toolName: 'bash', input: { command: 'ls' } };
-  resumed.loadTranscript([{ role: 'assistant', content: [{ ...call, providerOptions: { shiro: { fromText: true } } }, { ...call, toolCallId: 'c4' }] }]);
-  assert.deepEqual(resumed.state.entries.map(e => e.kind === 'tool' && e.fromText === true), [true, false]);
+  resumed.loadTranscript([
+    {
+      role: 'assistant',
+      content: [
+        { ...call, providerOptions: { shiro: { fromText: true } } },
+        { ...call, toolCallId: 'c4' },
+      ],
+    },
+  ]);
+  assert.deepEqual(
+    resumed.state.entries.map(e => e.kind === 'tool' && e.fromText === true),
+    [true, false],
+  );
 });
 
 test('text after a tool starts a new answer bubble; reasoning is its own collapsible entry', () => {
@@ -32,7 +51,10 @@ test('text after a tool starts a new answer bubble; reasoning is its own collaps
   m.applyEvent('t', { type: 'tool-denied', name: 'bash' });
   m.applyEvent('t', { type: 'text', text: 'b' });
   m.applyEvent('t', { type: 'done' });
-  assert.deepEqual(m.state.entries.map(e => e.kind), ['reasoning', 'assistant', 'tool', 'assistant']);
+  assert.deepEqual(
+    m.state.entries.map(e => e.kind),
+    ['reasoning', 'assistant', 'tool', 'assistant'],
+  );
   const tool = m.state.entries[2];
   assert.ok(tool.kind === 'tool' && tool.status === 'denied');
   assert.ok(m.state.entries.every(e => !(e.kind === 'assistant' || e.kind === 'reasoning') || !e.streaming));
@@ -43,8 +65,14 @@ test('errors and notices are shown; error objects become their message', () => {
   m.applyEvent('t', { type: 'notice', text: 'recursive or forced delete' });
   m.applyEvent('t', { type: 'error', error: { message: 'Error code: 401 - bad key' } });
   m.applyEvent('t', { type: 'compacted', before: 40, after: 12 });
-  assert.deepEqual(m.state.entries.map(e => e.kind === 'notice' ? [e.level, e.text] : []),
-    [['info', 'recursive or forced delete'], ['error', 'Error code: 401 - bad key'], ['info', 'Context compacted: 40 → 12 messages.']]);
+  assert.deepEqual(
+    m.state.entries.map(e => (e.kind === 'notice' ? [e.level, e.text] : [])),
+    [
+      ['info', 'recursive or forced delete'],
+      ['error', 'Error code: 401 - bad key'],
+      ['info', 'Context compacted: 40 → 12 messages.'],
+    ],
+  );
 });
 
 test('every change is reported so the webview can redraw just that entry', () => {
@@ -58,7 +86,10 @@ test('every change is reported so the webview can redraw just that entry', () =>
 test('loading a transcript reports nothing entry by entry (the panel gets the whole state once)', () => {
   const changed: string[] = [];
   const m = new ChatModel(e => changed.push(e.id));
-  const messages = Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'assistant' as const : 'user' as const, content: `m${i}` }));
+  const messages = Array.from({ length: 300 }, (_, i) => ({
+    role: i % 2 ? ('assistant' as const) : ('user' as const),
+    content: `m${i}`,
+  }));
   m.loadTranscript(messages);
   assert.equal(m.state.entries.length, 300);
   assert.deepEqual(changed, []);
@@ -98,20 +129,35 @@ test('an approval for the tool call just shown goes inside that tool row, and se
 test('a tool result that changed files keeps its diff for the card', () => {
   const m = new ChatModel();
   m.applyEvent('t', { type: 'tool-call', id: 'c1', name: 'bash', input: { command: 'rm x' } });
-  m.applyEvent('t', { type: 'tool-result', id: 'c1', name: 'bash', output: { type: 'text', value: '' }, diff: '@@ -1 +0,0 @@\n-x' });
+  m.applyEvent('t', {
+    type: 'tool-result',
+    id: 'c1',
+    name: 'bash',
+    output: { type: 'text', value: '' },
+    diff: '@@ -1 +0,0 @@\n-x',
+  });
   const t = m.state.entries[0];
   assert.ok(t.kind === 'tool' && t.diff === '@@ -1 +0,0 @@\n-x');
 });
 
-test('a resumed transcript shows Shiro\'s nudges as notes, not as the user\'s words', () => {
+test("a resumed transcript shows Shiro's nudges as notes, not as the user's words", () => {
   const m = new ChatModel();
   m.loadTranscript([
     { role: 'user', content: 'Fix calc.py' },
     { role: 'assistant', content: [{ type: 'text', text: 'I will edit calc.py.' }] },
-    { role: 'user', content: 'You said what you will do next but made no tool call. Do it now with a tool call.', shiroNote: 'nudge' },
+    {
+      role: 'user',
+      content: 'You said what you will do next but made no tool call. Do it now with a tool call.',
+      shiroNote: 'nudge',
+    },
     { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
   ]);
-  assert.deepEqual(m.state.entries.map(e => e.kind), ['user', 'assistant', 'notice', 'assistant']);
+  assert.deepEqual(
+    m.state.entries.map(e => e.kind),
+    ['user', 'assistant', 'notice', 'assistant'],
+  );
   const note = m.state.entries[2];
-  assert.ok(note.kind === 'notice' && note.level === 'info' && note.text.startsWith('Shiro sent the model back: You said'));
+  assert.ok(
+    note.kind === 'notice' && note.level === 'info' && note.text.startsWith('Shiro sent the model back: You said'),
+  );
 });

@@ -5,7 +5,11 @@ import type { ShiroServer } from '../src/server/server';
 import { stub } from './vscode-stub';
 import type { HostMessage } from '../src/shared/webviewProtocol';
 
-interface Call { method: string; params: unknown; token?: { isCancellationRequested: boolean; onCancellationRequested(l: () => void): unknown } }
+interface Call {
+  method: string;
+  params: unknown;
+  token?: { isCancellationRequested: boolean; onCancellationRequested(l: () => void): unknown };
+}
 
 function fakeServer(answer: (c: Call) => Promise<unknown> | unknown): { server: ShiroServer; calls: Call[] } {
   const calls: Call[] = [];
@@ -24,7 +28,13 @@ const usage = { inputTokens: 1, outputTokens: 1, costUsd: null };
 
 test('a prompt is sent as shiro/chat and the streamed events build the answer', async () => {
   let finish!: (v: unknown) => void;
-  const { server, calls } = fakeServer(c => c.method === 'shiro/chat' ? new Promise(r => { finish = r; }) : {});
+  const { server, calls } = fakeServer(c =>
+    c.method === 'shiro/chat'
+      ? new Promise(r => {
+          finish = r;
+        })
+      : {},
+  );
   const ctl = new ChatController(server);
   const posted: HostMessage[] = [];
   ctl.attach(m => posted.push(m));
@@ -43,9 +53,15 @@ test('a prompt is sent as shiro/chat and the streamed events build the answer', 
 });
 
 test('Stop cancels the running shiro/chat through its token; the "cancelled" result is shown', async () => {
-  const { server } = fakeServer(c => c.method !== 'shiro/chat' ? {} : new Promise(resolve => {
-    c.token!.onCancellationRequested(() => resolve({ sessionId: 's', taskId: 't1', stopReason: 'cancelled', usage }));
-  }));
+  const { server } = fakeServer(c =>
+    c.method !== 'shiro/chat'
+      ? {}
+      : new Promise(resolve => {
+          c.token!.onCancellationRequested(() =>
+            resolve({ sessionId: 's', taskId: 't1', stopReason: 'cancelled', usage }),
+          );
+        }),
+  );
   const ctl = new ChatController(server);
   const done = ctl.submit('long task');
   ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 0, event: { type: 'text', text: 'partial' } });
@@ -66,13 +82,20 @@ test('typing during a turn queues: the queue comes from shiro/queue and the prom
   const ctl = new ChatController(server);
   const first = ctl.submit('first');
   const second = ctl.submit('second');
-  assert.deepEqual(ctl.model.state.entries.map(e => e.kind === 'user' && e.text), ['first'], 'queued prompt not shown yet');
+  assert.deepEqual(
+    ctl.model.state.entries.map(e => e.kind === 'user' && e.text),
+    ['first'],
+    'queued prompt not shown yet',
+  );
   await ctl.refreshQueue();
   assert.deepEqual(ctl.model.state.queue, [{ taskId: 't2', text: 'second' }]);
   pending[0]({ sessionId: 's', taskId: 't1', stopReason: 'done', usage });
   await first;
   ctl.onEvent({ sessionId: 's', taskId: 't2', seq: 0, event: { type: 'text', text: 'ok' } });
-  assert.deepEqual(ctl.model.state.entries.filter(e => e.kind === 'user').map(e => e.kind === 'user' && e.text), ['first', 'second']);
+  assert.deepEqual(
+    ctl.model.state.entries.filter(e => e.kind === 'user').map(e => e.kind === 'user' && e.text),
+    ['first', 'second'],
+  );
   pending[1]({ sessionId: 's', taskId: 't2', stopReason: 'done', usage });
   await second;
   assert.ok(calls.some(c => c.method === 'shiro/queue'));
@@ -94,59 +117,108 @@ test('a queued prompt whose queue was cleared never shows as sent', async () => 
   await second;
   pending[0]({ sessionId: 's', taskId: 't1', stopReason: 'done', usage });
   await first;
-  const texts = ctl.model.state.entries.map(e => (e.kind === 'user' || e.kind === 'notice') ? e.text : e.kind);
+  const texts = ctl.model.state.entries.map(e => (e.kind === 'user' || e.kind === 'notice' ? e.text : e.kind));
   assert.deepEqual(texts, ['first', 'Cleared 1 queued message.']);
 });
 
 test('slash commands become requests and never reach shiro/chat', async () => {
-  const { server, calls } = fakeServer(c => c.method === 'shiro/session/compact' ? { before: 10, after: 2 } : {});
+  const { server, calls } = fakeServer(c => (c.method === 'shiro/session/compact' ? { before: 10, after: 2 } : {}));
   const ctl = new ChatController(server);
   await ctl.submit('/compact');
   await ctl.submit('/nope');
-  assert.deepEqual(calls.map(c => c.method), ['shiro/session/compact']);
+  assert.deepEqual(
+    calls.map(c => c.method),
+    ['shiro/session/compact'],
+  );
   const notices = ctl.model.state.entries.filter(e => e.kind === 'notice').map(e => e.kind === 'notice' && e.text);
-  assert.deepEqual(notices, ['Compacted the conversation: 10 messages → 2 messages.', 'unknown command /nope - try /help']);
+  assert.deepEqual(notices, [
+    'Compacted the conversation: 10 messages → 2 messages.',
+    'unknown command /nope - try /help',
+  ]);
 });
 
 test('/todos shows the task list as the task panel draws it, not as raw [>] and [!] marks', async () => {
-  const todos = { todos: [{ content: 'plan', status: 'in_progress' }, { content: 'ship', status: 'blocked', note: 'needs key' }],
-    progress: { done: 0, total: 2, blocked: 1 }, rendered: 'x' };
+  const todos = {
+    todos: [
+      { content: 'plan', status: 'in_progress' },
+      { content: 'ship', status: 'blocked', note: 'needs key' },
+    ],
+    progress: { done: 0, total: 2, blocked: 1 },
+    rendered: 'x',
+  };
   const empty = { todos: [], progress: { done: 0, total: 0, blocked: 0 }, rendered: '' };
   let answer: unknown = todos;
-  const { server } = fakeServer(c => c.method === 'shiro/todos' ? answer : {});
+  const { server } = fakeServer(c => (c.method === 'shiro/todos' ? answer : {}));
   const ctl = new ChatController(server);
   await ctl.submit('/todos');
   answer = empty;
   await ctl.submit('/todos');
   const notices = ctl.model.state.entries.filter(e => e.kind === 'notice');
-  assert.deepEqual(notices.map(n => n.kind === 'notice' && [n.text, n.todos]), [['**Task list**', todos], ['No task list yet.', undefined]]);
+  assert.deepEqual(
+    notices.map(n => n.kind === 'notice' && [n.text, n.todos]),
+    [
+      ['**Task list**', todos],
+      ['No task list yet.', undefined],
+    ],
+  );
   assert.ok(notices.every(n => n.kind === 'notice' && !/\[[>!x ]\]/.test(n.text)));
 });
 
 test('/resume <id> loads the transcript and the task list', async () => {
-  const todos = { todos: [{ content: 'write tests', status: 'in_progress' }], progress: { done: 0, total: 1, blocked: 0 }, rendered: 'x' };
-  const { server } = fakeServer(c => c.method !== 'shiro/session/resume' ? {} : {
-    session: { id: '0193abcd-1', title: 'fix it', messageCount: 3 },
-    transcript: [
-      { role: 'user', content: 'fix it' },
-      { role: 'assistant', content: [{ type: 'reasoning', text: 'hmm' }, { type: 'text', text: 'Looking.' },
-        { type: 'tool-call', toolCallId: 'c1', toolName: 'read_file', input: { path: 'a.py' } }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'read_file', output: { type: 'text', value: 'print(1)' } }] },
-    ],
-    todos,
-  });
+  const todos = {
+    todos: [{ content: 'write tests', status: 'in_progress' }],
+    progress: { done: 0, total: 1, blocked: 0 },
+    rendered: 'x',
+  };
+  const { server } = fakeServer(c =>
+    c.method !== 'shiro/session/resume'
+      ? {}
+      : {
+          session: { id: '0193abcd-1', title: 'fix it', messageCount: 3 },
+          transcript: [
+            { role: 'user', content: 'fix it' },
+            {
+              role: 'assistant',
+              content: [
+                { type: 'reasoning', text: 'hmm' },
+                { type: 'text', text: 'Looking.' },
+                { type: 'tool-call', toolCallId: 'c1', toolName: 'read_file', input: { path: 'a.py' } },
+              ],
+            },
+            {
+              role: 'tool',
+              content: [
+                {
+                  type: 'tool-result',
+                  toolCallId: 'c1',
+                  toolName: 'read_file',
+                  output: { type: 'text', value: 'print(1)' },
+                },
+              ],
+            },
+          ],
+          todos,
+        },
+  );
   const ctl = new ChatController(server);
   await ctl.submit('/resume 0193');
   const e = ctl.model.state.entries;
-  assert.deepEqual(e.map(x => x.kind), ['user', 'reasoning', 'assistant', 'tool', 'notice']);
+  assert.deepEqual(
+    e.map(x => x.kind),
+    ['user', 'reasoning', 'assistant', 'tool', 'notice'],
+  );
   const tool = e[3];
-  assert.ok(tool.kind === 'tool' && tool.status === 'done' && tool.output === 'print(1)' && tool.input.includes('a.py'));
+  assert.ok(
+    tool.kind === 'tool' && tool.status === 'done' && tool.output === 'print(1)' && tool.input.includes('a.py'),
+  );
   assert.deepEqual(ctl.model.state.todos, todos);
   assert.match(e[4].kind === 'notice' ? e[4].text : '', /Resumed 0193abcd \(3 messages\): fix it/);
 });
 
 test('a failing request is shown as an error in the chat, not thrown', async () => {
-  const { server } = fakeServer(() => { throw new Error('no session matching "zz"'); });
+  const { server } = fakeServer(() => {
+    throw new Error('no session matching "zz"');
+  });
   const ctl = new ChatController(server);
   await ctl.submit('/resume zz');
   const last = ctl.model.state.entries.at(-1)!;
@@ -161,7 +233,7 @@ test('copy from a code block goes to the clipboard', async () => {
 });
 
 test('prompt history: the server list once, then what was typed here (slash commands too) survives a webview reload', async () => {
-  const { server } = fakeServer(c => c.method === 'shiro/history' ? { prompts: ['old prompt'] } : {});
+  const { server } = fakeServer(c => (c.method === 'shiro/history' ? { prompts: ['old prompt'] } : {}));
   const ctl = new ChatController(server);
   const posted: HostMessage[] = [];
   ctl.attach(m => posted.push(m));
@@ -174,7 +246,10 @@ test('prompt history: the server list once, then what was typed here (slash comm
   const state = posted.find(m => m.type === 'state');
   assert.ok(state && state.type === 'state');
   assert.deepEqual(state.history, ['old prompt', '/help']);
-  assert.equal(posted.some(m => m.type === 'history'), false);
+  assert.equal(
+    posted.some(m => m.type === 'history'),
+    false,
+  );
 });
 
 test('resuming a long session sends the transcript once, as one state (not one message per entry)', () => {
@@ -182,9 +257,27 @@ test('resuming a long session sends the transcript once, as one state (not one m
   const ctl = new ChatController(server);
   const posted: HostMessage[] = [];
   ctl.attach(m => posted.push(m));
-  const transcript = Array.from({ length: 2400 }, (_, i) => ({ role: i % 2 ? 'assistant' as const : 'user' as const, content: `m${i}` }));
-  const session = { id: 's', title: 't', cwd: '/', createdAt: '', updatedAt: '', messageCount: 2400, model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null };
-  ctl.loadResumed({ session, transcript, todos: { todos: [], progress: { done: 0, total: 0, blocked: 0 }, rendered: '' } });
+  const transcript = Array.from({ length: 2400 }, (_, i) => ({
+    role: i % 2 ? ('assistant' as const) : ('user' as const),
+    content: `m${i}`,
+  }));
+  const session = {
+    id: 's',
+    title: 't',
+    cwd: '/',
+    createdAt: '',
+    updatedAt: '',
+    messageCount: 2400,
+    model: 'm',
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: null,
+  };
+  ctl.loadResumed({
+    session,
+    transcript,
+    todos: { todos: [], progress: { done: 0, total: 0, blocked: 0 }, rendered: '' },
+  });
   const states = posted.filter(m => m.type === 'state');
   assert.equal(states.length, 1);
   assert.equal(posted.filter(m => m.type === 'entry').length, 0);
@@ -196,7 +289,13 @@ test('an error is shown once (event + result), the cut answer is marked incomple
   const { server, calls } = fakeServer(c => {
     if (c.method !== 'shiro/chat') return {};
     turns++;
-    return { sessionId: 's', taskId: `t${turns}`, stopReason: turns === 1 ? 'error' : 'done', usage, ...(turns === 1 ? { error: 'HTTP 500: boom' } : {}) };
+    return {
+      sessionId: 's',
+      taskId: `t${turns}`,
+      stopReason: turns === 1 ? 'error' : 'done',
+      usage,
+      ...(turns === 1 ? { error: 'HTTP 500: boom' } : {}),
+    };
   });
   const ctl = new ChatController(server);
   const first = ctl.submit('fix it');
@@ -210,12 +309,18 @@ test('an error is shown once (event + result), the cut answer is marked incomple
   const notice = errors[0];
   assert.ok(notice.kind === 'notice' && notice.retry === 'fix it');
   await ctl.handleMessage({ type: 'retry', id: notice.id });
-  assert.deepEqual(calls.filter(c => c.method === 'shiro/chat').map(c => c.params), [{ text: 'fix it' }, { text: 'fix it' }]);
+  assert.deepEqual(
+    calls.filter(c => c.method === 'shiro/chat').map(c => c.params),
+    [{ text: 'fix it' }, { text: 'fix it' }],
+  );
   assert.ok(notice.kind === 'notice' && notice.retry === undefined, 'the Retry button goes away');
 });
 
 test('a request that fails outright shows its reason once, with Retry', async () => {
-  const { server } = fakeServer(c => { if (c.method === 'shiro/chat') throw new Error('No API key is set'); return {}; });
+  const { server } = fakeServer(c => {
+    if (c.method === 'shiro/chat') throw new Error('No API key is set');
+    return {};
+  });
   const ctl = new ChatController(server);
   await ctl.submit('hello');
   const errors = ctl.model.state.entries.filter(e => e.kind === 'notice' && e.level === 'error');
@@ -224,53 +329,97 @@ test('a request that fails outright shows its reason once, with Retry', async ()
 });
 
 test('multi-root: /new and /clear typed in the chat send the chosen folder as root, like the New session command', async () => {
-  const fresh = { session: { id: 'n', title: '', cwd: '/work/web', createdAt: '', updatedAt: '', messageCount: 0, model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null }, previous: null };
-  const { server, calls } = fakeServer(c => c.method === 'shiro/session/new' || c.method === 'shiro/session/clear' ? fresh : {});
+  const fresh = {
+    session: {
+      id: 'n',
+      title: '',
+      cwd: '/work/web',
+      createdAt: '',
+      updatedAt: '',
+      messageCount: 0,
+      model: 'm',
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: null,
+    },
+    previous: null,
+  };
+  const { server, calls } = fakeServer(c =>
+    c.method === 'shiro/session/new' || c.method === 'shiro/session/clear' ? fresh : {},
+  );
   const ctl = new ChatController(server);
   const asked: boolean[] = [];
   const picks: (string | undefined)[] = ['/work/web', '/work/api', undefined];
-  ctl.rootSource = bound => { asked.push(bound); return Promise.resolve(picks.shift()); };
-  ctl.setSession({ ...fresh.session, id: 'old', messageCount: 4 });   // a session with messages: a new one may go anywhere
+  ctl.rootSource = bound => {
+    asked.push(bound);
+    return Promise.resolve(picks.shift());
+  };
+  ctl.setSession({ ...fresh.session, id: 'old', messageCount: 4 }); // a session with messages: a new one may go anywhere
   await ctl.submit('/new');
   await ctl.submit('/clear');
-  await ctl.submit('/new');   // the picker dismissed: no root, the live session's folder
-  assert.deepEqual(calls.filter(c => c.method.startsWith('shiro/session/')).map(c => [c.method, c.params]), [
-    ['shiro/session/new', { root: '/work/web' }], ['shiro/session/clear', { root: '/work/api' }], ['shiro/session/new', {}],
-  ]);
+  await ctl.submit('/new'); // the picker dismissed: no root, the live session's folder
+  assert.deepEqual(
+    calls.filter(c => c.method.startsWith('shiro/session/')).map(c => [c.method, c.params]),
+    [
+      ['shiro/session/new', { root: '/work/web' }],
+      ['shiro/session/clear', { root: '/work/api' }],
+      ['shiro/session/new', {}],
+    ],
+  );
   assert.deepEqual(asked, [false, false, false]);
   await ctl.submit('/save');
   assert.equal(asked.length, 3, 'other commands do not ask for a folder');
 });
 
 test('"Set up the model endpoint" with the panel still opening shows the card once its script is up', async () => {
-  const ctl = new ChatController(fakeServer(c => c.method === 'shiro/history' ? { prompts: [] } : {}).server);
+  const ctl = new ChatController(fakeServer(c => (c.method === 'shiro/history' ? { prompts: [] } : {})).server);
   const posted: HostMessage[] = [];
   ctl.attach(m => posted.push(m));
-  ctl.showSetup();  // the command revealed the view; its script has not said ready yet
-  assert.equal(posted.some(m => m.type === 'showSetup'), false);
+  ctl.showSetup(); // the command revealed the view; its script has not said ready yet
+  assert.equal(
+    posted.some(m => m.type === 'showSetup'),
+    false,
+  );
   await ctl.handleMessage({ type: 'ready' });
   assert.equal(posted.filter(m => m.type === 'showSetup').length, 1);
-  ctl.showSetup();  // and at once while the view is up
+  ctl.showSetup(); // and at once while the view is up
   assert.equal(posted.filter(m => m.type === 'showSetup').length, 2);
   await new Promise(r => setTimeout(r, 0));
 });
 
 test('multi-root: a fresh session sends the chosen folder as root; a session with messages is bound and sends none', async () => {
-  const { server, calls } = fakeServer(c => c.method === 'shiro/chat' ? { sessionId: 's', taskId: 't', stopReason: 'done', usage } : {});
+  const { server, calls } = fakeServer(c =>
+    c.method === 'shiro/chat' ? { sessionId: 's', taskId: 't', stopReason: 'done', usage } : {},
+  );
   const ctl = new ChatController(server);
   const asked: boolean[] = [];
-  ctl.rootSource = bound => { asked.push(bound); return bound ? undefined : Promise.resolve('/work/web'); };
+  ctl.rootSource = bound => {
+    asked.push(bound);
+    return bound ? undefined : Promise.resolve('/work/web');
+  };
   await ctl.submit('first');
   assert.deepEqual(calls.find(c => c.method === 'shiro/chat')?.params, { text: 'first', root: '/work/web' });
-  ctl.setSession({ id: 's', title: 'first', cwd: '/work/web', createdAt: '', updatedAt: '', messageCount: 2, model: 'm', inputTokens: 0, outputTokens: 0, costUsd: null });
+  ctl.setSession({
+    id: 's',
+    title: 'first',
+    cwd: '/work/web',
+    createdAt: '',
+    updatedAt: '',
+    messageCount: 2,
+    model: 'm',
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: null,
+  });
   await ctl.submit('second');
-  assert.deepEqual(calls.filter(c => c.method === 'shiro/chat').map(c => c.params), [
-    { text: 'first', root: '/work/web' }, { text: 'second' },
-  ]);
+  assert.deepEqual(
+    calls.filter(c => c.method === 'shiro/chat').map(c => c.params),
+    [{ text: 'first', root: '/work/web' }, { text: 'second' }],
+  );
   assert.deepEqual(asked, [false, true]);
 });
 
-test('/compact draws a divider while the summary runs, then its summary and what left the model\'s view; undo marks it', async () => {
+test("/compact draws a divider while the summary runs, then its summary and what left the model's view; undo marks it", async () => {
   let ctl: ChatController | undefined;
   const phases: string[] = [];
   const { server, calls } = fakeServer(c => {
@@ -284,7 +433,10 @@ test('/compact draws a divider while the summary runs, then its summary and what
     return {};
   });
   ctl = new ChatController(server);
-  ctl.model.loadTranscript([{ role: 'user', content: 'hello' }, { role: 'assistant', content: [{ type: 'text', text: 'hi there' }] }]);
+  ctl.model.loadTranscript([
+    { role: 'user', content: 'hello' },
+    { role: 'assistant', content: [{ type: 'text', text: 'hi there' }] },
+  ]);
   await ctl.submit('/compact');
   assert.deepEqual(phases, ['summarizing']);
   const divider = ctl.model.state.entries.find(e => e.kind === 'compaction');
@@ -292,17 +444,27 @@ test('/compact draws a divider while the summary runs, then its summary and what
   assert.equal(divider.state, 'active');
   assert.equal(divider.summary, 'we said hello');
   assert.deepEqual(divider.dropped, ['You: hello', 'Shiro: hi there']);
-  assert.equal(ctl.model.state.entries.some(e => e.kind === 'notice'), false);  // the divider says it
+  assert.equal(
+    ctl.model.state.entries.some(e => e.kind === 'notice'),
+    false,
+  ); // the divider says it
 
   await ctl.handleMessage({ type: 'undoCompaction' });
-  assert.deepEqual(calls.map(c => c.method), ['shiro/session/compact', 'shiro/session/uncompact']);
+  assert.deepEqual(
+    calls.map(c => c.method),
+    ['shiro/session/compact', 'shiro/session/uncompact'],
+  );
   assert.equal(divider.state, 'undone');
-  assert.match(ctl.model.state.entries.at(-1)?.kind === 'notice' ? (ctl.model.state.entries.at(-1) as { text: string }).text : '', /sees the 2 messages again/);
+  assert.match(
+    ctl.model.state.entries.at(-1)?.kind === 'notice' ? (ctl.model.state.entries.at(-1) as { text: string }).text : '',
+    /sees the 2 messages again/,
+  );
 });
 
 test('an undo that no longer fits says why and leaves the divider as it was', async () => {
   const { server } = fakeServer(c => {
-    if (c.method === 'shiro/session/uncompact') throw new Error('The earlier conversation no longer fits: it would carry about 9,000 tokens');
+    if (c.method === 'shiro/session/uncompact')
+      throw new Error('The earlier conversation no longer fits: it would carry about 9,000 tokens');
     return {};
   });
   const ctl = new ChatController(server);
@@ -316,9 +478,16 @@ test('an undo that no longer fits says why and leaves the divider as it was', as
 test('a resumed transcript has a divider at each compaction point, and one for a file compacted by an older version', () => {
   const ctl = new ChatController(fakeServer(() => ({})).server);
   const transcript = [
-    { role: 'user' as const, content: 'one' }, { role: 'user' as const, content: 'two' }, { role: 'user' as const, content: 'three' },
+    { role: 'user' as const, content: 'one' },
+    { role: 'user' as const, content: 'two' },
+    { role: 'user' as const, content: 'three' },
   ];
-  ctl.model.loadTranscript(transcript, [{ at: 0, summary: 'old', createdAt: '' }, { at: 2, summary: 'new', createdAt: '' }]);
-  const kinds = ctl.model.state.entries.map(e => e.kind === 'compaction' ? `|${e.summary}:${e.messages}:${e.dropped.length}` : e.kind);
+  ctl.model.loadTranscript(transcript, [
+    { at: 0, summary: 'old', createdAt: '' },
+    { at: 2, summary: 'new', createdAt: '' },
+  ]);
+  const kinds = ctl.model.state.entries.map(e =>
+    e.kind === 'compaction' ? `|${e.summary}:${e.messages}:${e.dropped.length}` : e.kind,
+  );
   assert.deepEqual(kinds, ['|old:0:0', 'user', 'user', '|new:2:2', 'user']);
 });

@@ -6,12 +6,18 @@ import { choosePython, expandPath } from '../src/server/pythonPath';
 import { stub } from './vscode-stub';
 
 /** Settings that are all the user's own (what `inspect()` calls globalValue). */
-function userSettings(values: Record<string, unknown>): { get<T>(k: string): T | undefined; inspect<T>(k: string): { globalValue?: T } } {
-  return { get: <T>(k: string) => values[k] as T | undefined, inspect: <T>(k: string) => ({ globalValue: values[k] as T | undefined }) };
+function userSettings(values: Record<string, unknown>): {
+  get<T>(k: string): T | undefined;
+  inspect<T>(k: string): { globalValue?: T };
+} {
+  return {
+    get: <T>(k: string) => values[k] as T | undefined,
+    inspect: <T>(k: string) => ({ globalValue: values[k] as T | undefined }),
+  };
 }
 
 test('the start-failure message names the interpreter, the reason and what to do', () => {
-  const msg = serverFailureMessage('/opt/py/bin/python', "No module named shiro_lsp\n");
+  const msg = serverFailureMessage('/opt/py/bin/python', 'No module named shiro_lsp\n');
   assert.match(msg, /\/opt\/py\/bin\/python -m shiro_lsp/);
   assert.match(msg, /No module named shiro_lsp/);
   assert.match(msg, /shiro\.pythonPath/);
@@ -22,7 +28,11 @@ test('"Show log" opens the output channel', async () => {
   stub.reset();
   stub.errorChoice = 'Show log';
   let shown = 0;
-  await reportServerFailure('python3', new Error('spawn python3 ENOENT'), { show: () => { shown++; } });
+  await reportServerFailure('python3', new Error('spawn python3 ENOENT'), {
+    show: () => {
+      shown++;
+    },
+  });
   assert.equal(shown, 1);
   assert.deepEqual(stub.shown[0].items, ['Show log', 'Set Python path']);
   assert.match(stub.shown[0].message, /spawn python3 ENOENT/);
@@ -32,23 +42,47 @@ test('"Set Python path" opens the setting; dismissing does nothing', async () =>
   stub.reset();
   stub.errorChoice = 'Set Python path';
   let shown = 0;
-  await reportServerFailure('python3', 'x', { show: () => { shown++; } });
+  await reportServerFailure('python3', 'x', {
+    show: () => {
+      shown++;
+    },
+  });
   assert.deepEqual(stub.executed, [{ command: 'workbench.action.openSettings', args: ['shiro.pythonPath'] }]);
   stub.reset();
-  await reportServerFailure('python3', 'x', { show: () => { shown++; } });
+  await reportServerFailure('python3', 'x', {
+    show: () => {
+      shown++;
+    },
+  });
   assert.equal(shown, 0);
 });
 
 test('interpreter: the setting, else the Python extension, else python3', () => {
-  assert.deepEqual(choosePython(' /venv/bin/python ', '/ext/python'), { command: '/venv/bin/python', source: 'setting' });
+  assert.deepEqual(choosePython(' /venv/bin/python ', '/ext/python'), {
+    command: '/venv/bin/python',
+    source: 'setting',
+  });
   assert.deepEqual(choosePython('', '/ext/python'), { command: '/ext/python', source: 'python-extension' });
   assert.deepEqual(choosePython(undefined, undefined), { command: 'python3', source: 'default' });
 });
 
 test('initializationOptions carry settings and the secret key, leaving out empty values', () => {
-  const cfg = userSettings({ model: 'gpt-5-mini', baseUrl: ' ', api: 'chat', compactThreshold: null, memory: true, approvalTimeoutMs: 300000 });
-  assert.deepEqual(initializationOptions(cfg, 'sk-test', false),
-    { trusted: false, api: 'chat', model: 'gpt-5-mini', memory: true, approvalTimeoutMs: 300000, apiKey: 'sk-test' });
+  const cfg = userSettings({
+    model: 'gpt-5-mini',
+    baseUrl: ' ',
+    api: 'chat',
+    compactThreshold: null,
+    memory: true,
+    approvalTimeoutMs: 300000,
+  });
+  assert.deepEqual(initializationOptions(cfg, 'sk-test', false), {
+    trusted: false,
+    api: 'chat',
+    model: 'gpt-5-mini',
+    memory: true,
+    approvalTimeoutMs: 300000,
+    apiKey: 'sk-test',
+  });
   assert.equal('apiKey' in initializationOptions(cfg, undefined, true), false);
 });
 
@@ -60,7 +94,10 @@ test('the interpreter setting expands ${workspaceFolder} and ~', () => {
 
 test('local-model settings reach the server: window, output cap, retries and the tool-call format', () => {
   const values: Record<string, unknown> = {
-    contextWindow: 8192.7, maxOutputTokens: 0, maxRetries: 0, toolCallFormat: { 'qwen2.5*': 'text', 'gpt-*': 'native', bad: 'xml' },
+    contextWindow: 8192.7,
+    maxOutputTokens: 0,
+    maxRetries: 0,
+    toolCallFormat: { 'qwen2.5*': 'text', 'gpt-*': 'native', bad: 'xml' },
   };
   const cfg = userSettings(values);
   const options = initializationOptions(cfg, undefined, true);

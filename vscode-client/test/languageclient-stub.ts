@@ -5,11 +5,26 @@
 // unregisters the commands. The "server" answers initialize when the test releases it.
 import { commands, EventEmitter } from './vscode-stub';
 
-export enum State { Stopped = 1, Starting = 3, Running = 2 }
-export enum CloseAction { DoNotRestart = 1, Restart = 2 }
-export enum ErrorAction { Continue = 1, Shutdown = 2 }
+export enum State {
+  Stopped = 1,
+  Starting = 3,
+  Running = 2,
+}
+export enum CloseAction {
+  DoNotRestart = 1,
+  Restart = 2,
+}
+export enum ErrorAction {
+  Continue = 1,
+  Shutdown = 2,
+}
 export class ResponseError extends Error {
-  constructor(readonly code: number, message: string) { super(message); }
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 export const DidChangeConfigurationNotification = { type: { method: 'workspace/didChangeConfiguration' } };
 export const ExecuteCommandRequest = { type: { method: 'workspace/executeCommand' } };
@@ -19,10 +34,17 @@ export const clients = {
   /** Clients waiting for their server's initialize answer. */
   waiting: [] as (() => void)[],
   /** Answer every pending initialize. */
-  answerAll(): void { for (const answer of this.waiting.splice(0)) answer(); },
+  answerAll(): void {
+    for (const answer of this.waiting.splice(0)) answer();
+  },
   /** Server processes started and never stopped. */
-  get processes(): number { return this.made.filter(c => c.process).length; },
-  reset(): void { this.made = []; this.waiting = []; },
+  get processes(): number {
+    return this.made.filter(c => c.process).length;
+  },
+  reset(): void {
+    this.made = [];
+    this.waiting = [];
+  },
 };
 
 export class LanguageClient {
@@ -34,7 +56,12 @@ export class LanguageClient {
   private registered: { dispose(): void } | undefined;
   private onStart: Promise<void> | undefined;
 
-  constructor(readonly id: string, readonly name: string, readonly serverOptions: unknown, readonly clientOptions: unknown) {
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    readonly serverOptions: unknown,
+    readonly clientOptions: unknown,
+  ) {
     clients.made.push(this);
   }
 
@@ -64,18 +91,27 @@ export class LanguageClient {
 
   async stop(_timeout?: number): Promise<void> {
     if (this.state === State.Stopped) return;
-    if (this.state !== State.Running) throw new Error(`Client is not running and can't be stopped. It's current state is: ${this.state}`);
+    if (this.state !== State.Running)
+      throw new Error(`Client is not running and can't be stopped. It's current state is: ${this.state}`);
     this.registered?.dispose();
     this.process = false;
     this.onStart = undefined;
     this.setState(State.Stopped);
   }
 
-  dispose(timeout?: number): Promise<void> { return this.stop(timeout); }
+  dispose(timeout?: number): Promise<void> {
+    return this.stop(timeout);
+  }
 
   error(_message: string, _data?: unknown, _showNotification?: boolean | 'force'): void {}
-  onNotification(): { dispose(): void } { return { dispose() {} }; }
-  onRequest(): { dispose(): void } { return { dispose() {} }; }
-  async sendRequest(): Promise<unknown> { return undefined; }
+  onNotification(): { dispose(): void } {
+    return { dispose() {} };
+  }
+  onRequest(): { dispose(): void } {
+    return { dispose() {} };
+  }
+  async sendRequest(): Promise<unknown> {
+    return undefined;
+  }
   async sendNotification(): Promise<void> {}
 }

@@ -13,7 +13,9 @@ class ScriptedServer {
   failNextStart = false;
 
   /** Let the step that is waiting go on. */
-  release(): void { this.gates.shift()?.(); }
+  release(): void {
+    this.gates.shift()?.();
+  }
 
   private async step(name: string, work: () => void): Promise<void> {
     if (this.busy) this.overlapped = true;
@@ -26,12 +28,19 @@ class ScriptedServer {
   }
 
   readonly steps = {
-    start: () => this.step('start', () => {
-      if (this.failNextStart) { this.failNextStart = false; throw new Error('no interpreter'); }
-      this.clients++;
-      this.running++;
-    }),
-    stop: () => this.step('stop', () => { this.running = Math.max(0, this.running - 1); }),
+    start: () =>
+      this.step('start', () => {
+        if (this.failNextStart) {
+          this.failNextStart = false;
+          throw new Error('no interpreter');
+        }
+        this.clients++;
+        this.running++;
+      }),
+    stop: () =>
+      this.step('stop', () => {
+        this.running = Math.max(0, this.running - 1);
+      }),
   };
 }
 
@@ -40,15 +49,25 @@ const tick = (): Promise<void> => new Promise(resolve => setImmediate(resolve));
 /** Release every step as it comes, until `done` settles. */
 async function drive(server: ScriptedServer, done: Promise<unknown>): Promise<void> {
   let settled = false;
-  void done.then(() => { settled = true; }, () => { settled = true; });
-  while (!settled) { await tick(); server.release(); }
+  void done.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  while (!settled) {
+    await tick();
+    server.release();
+  }
 }
 
 test('two restarts asked at once make one server, never two starts side by side', async () => {
   const server = new ScriptedServer();
   const life = new Lifecycle(server.steps);
   const first = life.restart();
-  const second = life.restart();   // the trust grant and the settings change, in the same moment
+  const second = life.restart(); // the trust grant and the settings change, in the same moment
   assert.equal(first, second, 'the second request joins the first, which has not begun');
   await drive(server, Promise.all([first, second]));
   assert.deepEqual(server.log, ['stop begins', 'stop ends', 'start begins', 'start ends']);
@@ -60,17 +79,24 @@ test('a restart asked while one runs waits for it, then stops what it started; m
   const server = new ScriptedServer();
   const life = new Lifecycle(server.steps);
   const first = life.restart();
-  await tick(); server.release();   // the first stop ends
-  await tick();                     // the first start has begun and waits
+  await tick();
+  server.release(); // the first stop ends
+  await tick(); // the first start has begun and waits
   assert.equal(server.log.at(-1), 'start begins');
   const second = life.restart();
-  const third = life.restart();     // "Restart server" pressed twice more
+  const third = life.restart(); // "Restart server" pressed twice more
   assert.notEqual(first, second, 'newer settings may have come: a start already under way is not enough');
   assert.equal(second, third);
   await drive(server, Promise.all([first, second, third]));
   assert.deepEqual(server.log, [
-    'stop begins', 'stop ends', 'start begins', 'start ends',
-    'stop begins', 'stop ends', 'start begins', 'start ends',
+    'stop begins',
+    'stop ends',
+    'start begins',
+    'start ends',
+    'stop begins',
+    'stop ends',
+    'start begins',
+    'start ends',
   ]);
   assert.equal(server.clients, 2);
   assert.equal(server.running, 1, 'the first server was stopped, not orphaned');
@@ -102,8 +128,10 @@ test('dispose stops the server even while a start runs, and no start comes after
   const server = new ScriptedServer();
   const life = new Lifecycle(server.steps);
   const running = life.restart();
-  await tick(); server.release(); await tick();   // the start has begun
-  const queued = life.restart();                   // queued behind it, not begun
+  await tick();
+  server.release();
+  await tick(); // the start has begun
+  const queued = life.restart(); // queued behind it, not begun
   const disposed = life.dispose();
   const late = life.restart();
   await drive(server, Promise.all([running, queued, disposed, late]));
@@ -119,7 +147,10 @@ test('a start that fails does not hold up the queue', async () => {
   const failed = life.restart();
   const again = life.restart();
   assert.equal(failed, again);
-  await drive(server, failed.catch(() => undefined));
+  await drive(
+    server,
+    failed.catch(() => undefined),
+  );
   await assert.rejects(failed, /no interpreter/);
   const retried = life.restart();
   await drive(server, retried);

@@ -26,7 +26,9 @@ test('<script> from the model is dropped', () => {
 });
 
 test('javascript: links lose their href (markdown and raw HTML)', () => {
-  const html = render('[click me](javascript:alert(document.cookie)) <a href="JaVaScRiPt:alert(2)">raw</a> [data](data:text/html,<b>x</b>)');
+  const html = render(
+    '[click me](javascript:alert(document.cookie)) <a href="JaVaScRiPt:alert(2)">raw</a> [data](data:text/html,<b>x</b>)',
+  );
   for (const a of Array.from(html.querySelectorAll('a'))) {
     const href = a.getAttribute('href') ?? '';
     assert.doesNotMatch(href, /^\s*(javascript|data):/i, `unsafe href kept: ${href}`);
@@ -35,7 +37,9 @@ test('javascript: links lose their href (markdown and raw HTML)', () => {
 });
 
 test('event-handler attributes and dangerous tags are removed', () => {
-  const html = render('<img src="x" onerror="alert(3)"> <div onclick="alert(4)" style="position:fixed">hi</div> <iframe src="https://x.test"></iframe> <svg><script>alert(5)</script></svg>');
+  const html = render(
+    '<img src="x" onerror="alert(3)"> <div onclick="alert(4)" style="position:fixed">hi</div> <iframe src="https://x.test"></iframe> <svg><script>alert(5)</script></svg>',
+  );
   const all = Array.from(html.querySelectorAll('*'));
   for (const el of all) {
     for (const attr of Array.from(el.attributes)) {
@@ -49,17 +53,22 @@ test('event-handler attributes and dangerous tags are removed', () => {
 });
 
 test('model HTML cannot impersonate the panel: class, id, name and data-* are dropped', () => {
-  const html = render('<div class="approval-card" id="prompt" data-decision="once"><div class="approval-title">Allow?</div>' +
-    '<a class="primary" name="x" href="https://evil.test/allow">Allow once</a></div>\n\n<span class="entry user">me</span>');
+  const html = render(
+    '<div class="approval-card" id="prompt" data-decision="once"><div class="approval-title">Allow?</div>' +
+      '<a class="primary" name="x" href="https://evil.test/allow">Allow once</a></div>\n\n<span class="entry user">me</span>',
+  );
   for (const el of Array.from(html.querySelectorAll('*'))) {
-    for (const attr of ['class', 'id', 'name', 'data-decision']) assert.equal(el.getAttribute(attr), null, `${attr} kept on <${el.tagName}>`);
+    for (const attr of ['class', 'id', 'name', 'data-decision'])
+      assert.equal(el.getAttribute(attr), null, `${attr} kept on <${el.tagName}>`);
   }
   assert.equal(html.querySelector('.approval-card, .approval-title, .primary, .entry, #prompt'), null);
   assert.match(html.textContent ?? '', /Allow once/);
 });
 
 test('a code block keeps only its language class, which the highlighter reads', () => {
-  const html = render('```python\ndef f(x):\n    return "hi"  # note\n```\n\n<code class="language-py approval-card">x</code>');
+  const html = render(
+    '```python\ndef f(x):\n    return "hi"  # note\n```\n\n<code class="language-py approval-card">x</code>',
+  );
   const code = html.querySelector('pre code')!;
   assert.equal(code.getAttribute('class'), 'language-python');
   assert.equal(codeLanguage(code), 'python');
@@ -68,7 +77,11 @@ test('a code block keeps only its language class, which the highlighter reads', 
   assert.equal(codeLanguage(code), 'python', 'still known after highlighting');
   assert.ok(code.querySelector('span.hljs-keyword'), 'def is highlighted');
   assert.ok(code.querySelector('span.hljs-string'));
-  assert.equal(code.textContent, 'def f(x):\n    return "hi"  # note\n', 'highlighting keeps the text and its indentation');
+  assert.equal(
+    code.textContent,
+    'def f(x):\n    return "hi"  # note\n',
+    'highlighting keeps the text and its indentation',
+  );
 });
 
 test('highlighting escapes the code: markup inside a code block stays text', () => {
@@ -80,10 +93,13 @@ test('highlighting escapes the code: markup inside a code block stays text', () 
 });
 
 test('remote images and media are never loaded: their sources are dropped in the sanitizer', () => {
-  const html = render('![chart](https://evil.test/track.png) <img src="//evil.test/x.gif" srcset="https://evil.test/a.png 2x">' +
-    '<video src="https://evil.test/v.mp4" poster="https://evil.test/p.png"></video><audio src="https://evil.test/a.mp3"></audio>' +
-    '<picture><source srcset="https://evil.test/s.png"></picture> ![ok](data:image/png;base64,iVBORw0KGgo=)');
-  const sources = Array.from(html.querySelectorAll('*')).flatMap(el => ['src', 'srcset', 'poster'].map(a => el.getAttribute(a)))
+  const html = render(
+    '![chart](https://evil.test/track.png) <img src="//evil.test/x.gif" srcset="https://evil.test/a.png 2x">' +
+      '<video src="https://evil.test/v.mp4" poster="https://evil.test/p.png"></video><audio src="https://evil.test/a.mp3"></audio>' +
+      '<picture><source srcset="https://evil.test/s.png"></picture> ![ok](data:image/png;base64,iVBORw0KGgo=)',
+  );
+  const sources = Array.from(html.querySelectorAll('*'))
+    .flatMap(el => ['src', 'srcset', 'poster'].map(a => el.getAttribute(a)))
     .filter((v): v is string => v !== null);
   assert.deepEqual(sources, ['data:image/png;base64,iVBORw0KGgo='], 'only the inline data image keeps a source');
   assert.equal(html.querySelector('video, audio, source, picture'), null);
@@ -95,7 +111,11 @@ test('GFM task lists keep their boxes; relative links keep their href (the panel
   const items = Array.from(html.querySelectorAll('li')).map(li => li.textContent?.trim());
   assert.deepEqual(items, ['☑ write tests', '☐ ship']);
   assert.equal(html.querySelector('a')?.getAttribute('href'), 'src/calc.py');
-  assert.equal(html.querySelectorAll('a')[1]?.getAttribute('href'), null, 'a protocol-relative link is not a workspace file');
+  assert.equal(
+    html.querySelectorAll('a')[1]?.getAttribute('href'),
+    null,
+    'a protocol-relative link is not a workspace file',
+  );
   assert.equal(isWorkspaceLink('src/calc.py'), true);
   assert.equal(isWorkspaceLink('https://x.test'), false);
   assert.equal(isWorkspaceLink('#top'), false);

@@ -4,14 +4,28 @@ import { mcpPickItems, trustQuestion } from '../src/setup/mcp';
 import type { McpServerInfo } from '../src/shared/protocol';
 
 const server = (over: Partial<McpServerInfo>): McpServerInfo => ({
-  name: 'github', source: '.mcp.json', scope: 'project', status: 'untrusted', trusted: false,
-  tools: [], command: 'npx -y @modelcontextprotocol/server-github', error: null, ...over,
+  name: 'github',
+  source: '.mcp.json',
+  scope: 'project',
+  status: 'untrusted',
+  trusted: false,
+  tools: [],
+  command: 'npx -y @modelcontextprotocol/server-github',
+  error: null,
+  ...over,
 });
 
 test('the QuickPick shows status, tools and the exact command', () => {
   const [untrusted, running] = mcpPickItems([
     server({}),
-    server({ name: 'docs', status: 'running', trusted: true, scope: 'user', tools: ['search', 'fetch'], command: 'http://127.0.0.1:9/mcp' }),
+    server({
+      name: 'docs',
+      status: 'running',
+      trusted: true,
+      scope: 'user',
+      tools: ['search', 'fetch'],
+      command: 'http://127.0.0.1:9/mcp',
+    }),
   ]);
   assert.match(untrusted.description, /untrusted — select to review and trust · \.mcp\.json/);
   assert.match(untrusted.detail, /npx -y @modelcontextprotocol\/server-github$/);

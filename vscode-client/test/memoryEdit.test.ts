@@ -1,10 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { conflicts, describePlan, entryLine, parseMemoryDocument, planMemoryEdits, renderMemoryDocument } from '../src/memory/memoryEdit';
+import {
+  conflicts,
+  describePlan,
+  entryLine,
+  parseMemoryDocument,
+  planMemoryEdits,
+  renderMemoryDocument,
+} from '../src/memory/memoryEdit';
 import type { MemoryEntry } from '../src/shared/protocol';
 
-const entry = (id: string, kind: MemoryEntry['kind'], text: string, hits = 0): MemoryEntry =>
-  ({ id, kind, text, hits, createdAt: '2026-11-30T12:00:00Z' });
+const entry = (id: string, kind: MemoryEntry['kind'], text: string, hits = 0): MemoryEntry => ({
+  id,
+  kind,
+  text,
+  hits,
+  createdAt: '2026-11-30T12:00:00Z',
+});
 const BASE = [
   entry('m1', 'command', 'use pytest -q', 3),
   entry('m2', 'gotcha', 'the parser caches by path'),
@@ -12,15 +24,24 @@ const BASE = [
 ];
 const NOTES = '# Project notes\n\nship on Fridays';
 const doc = renderMemoryDocument(BASE, NOTES);
-const edit = (from: string, to: string): string => { assert.ok(doc.includes(from), from); return doc.replace(from, to); };
+const edit = (from: string, to: string): string => {
+  assert.ok(doc.includes(from), from);
+  return doc.replace(from, to);
+};
 
 test('the document lists each memory with its kind, recall count and id, then the notes', () => {
   assert.match(doc, /^# Shiro project memory\n/);
   assert.ok(doc.includes('- **command** use pytest -q  _(recalled 3x)_ <!-- id:m1 -->'));
   assert.ok(doc.includes('- **gotcha** the parser caches by path <!-- id:m2 -->'));
   assert.ok(doc.trimEnd().endsWith('ship on Fridays'));
-  assert.deepEqual(parseMemoryDocument(doc).entries.map(e => [e.id, e.kind, e.text]),
-    [['m1', 'command', 'use pytest -q'], ['m2', 'gotcha', 'the parser caches by path'], ['m3', 'fact', 'docs live in docs/']]);
+  assert.deepEqual(
+    parseMemoryDocument(doc).entries.map(e => [e.id, e.kind, e.text]),
+    [
+      ['m1', 'command', 'use pytest -q'],
+      ['m2', 'gotcha', 'the parser caches by path'],
+      ['m3', 'fact', 'docs live in docs/'],
+    ],
+  );
   assert.deepEqual(planMemoryEdits(BASE, NOTES, doc), { ops: [], problems: [] });
 });
 
@@ -49,7 +70,11 @@ test('lines that do not parse are reported by line number and nothing is applied
   assert.match(plan.problems[0], /^Line \d+ is not a memory line/);
   const kind = planMemoryEdits(BASE, NOTES, edit('**gotcha**', '**trap**'));
   assert.match(kind.problems[0], /"trap" is not a kind of memory \(use fact, decision, gotcha, command\)/);
-  const empty = planMemoryEdits(BASE, NOTES, edit('- **fact** docs live in docs/ <!-- id:m3 -->', '- **fact**  <!-- id:m3 -->'));
+  const empty = planMemoryEdits(
+    BASE,
+    NOTES,
+    edit('- **fact** docs live in docs/ <!-- id:m3 -->', '- **fact**  <!-- id:m3 -->'),
+  );
   assert.match(empty.problems[0], /no text; delete the whole line/);
 });
 
@@ -63,7 +88,11 @@ test('an unknown or repeated id, or edited notes, are problems in words', () => 
 });
 
 test('a memory changed or removed elsewhere since the document was opened is a conflict', () => {
-  const plan = planMemoryEdits(BASE, NOTES, edit('use pytest -q', 'use pytest -q -x').replace(`${entryLine(BASE[1])}\n`, ''));
+  const plan = planMemoryEdits(
+    BASE,
+    NOTES,
+    edit('use pytest -q', 'use pytest -q -x').replace(`${entryLine(BASE[1])}\n`, ''),
+  );
   assert.deepEqual(conflicts(plan, BASE), []);
   const now = [entry('m1', 'command', 'use pytest -q --ff'), BASE[2]];
   const found = conflicts(plan, now);
@@ -76,6 +105,10 @@ test('an empty memory renders a placeholder that parses as no entries', () => {
   const empty = renderMemoryDocument([], NOTES);
   assert.match(empty, /nothing remembered/);
   assert.deepEqual(planMemoryEdits([], NOTES, empty), { ops: [], problems: [] });
-  const added = planMemoryEdits([], NOTES, empty.replace('_nothing remembered about this project yet_', '- **fact** it is a monorepo'));
+  const added = planMemoryEdits(
+    [],
+    NOTES,
+    empty.replace('_nothing remembered about this project yet_', '- **fact** it is a monorepo'),
+  );
   assert.deepEqual(added.ops, [{ op: 'remember', kind: 'fact', text: 'it is a monorepo' }]);
 });

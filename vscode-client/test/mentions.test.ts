@@ -23,21 +23,43 @@ const files: Candidate[] = [
 ];
 
 test('ranking: exact name, then name prefix, then inside the name, then the path, then fuzzy', () => {
-  assert.deepEqual(rankCandidates('calc.py', files).map(c => c.value).slice(0, 2), ['src/calc.py', 'tests/test_calc.py']);
-  assert.deepEqual(rankCandidates('calc', files).map(c => c.value).slice(0, 3), ['src/calc.py', 'docs/calculator-notes.md', 'tests/test_calc.py']);
-  assert.deepEqual(rankCandidates('tstclc', files).map(c => c.value), ['tests/test_calc.py']);
+  assert.deepEqual(
+    rankCandidates('calc.py', files)
+      .map(c => c.value)
+      .slice(0, 2),
+    ['src/calc.py', 'tests/test_calc.py'],
+  );
+  assert.deepEqual(
+    rankCandidates('calc', files)
+      .map(c => c.value)
+      .slice(0, 3),
+    ['src/calc.py', 'docs/calculator-notes.md', 'tests/test_calc.py'],
+  );
+  assert.deepEqual(
+    rankCandidates('tstclc', files).map(c => c.value),
+    ['tests/test_calc.py'],
+  );
   assert.deepEqual(rankCandidates('zzz', files), []);
   assert.equal(rankCandidates('prob', files)[0].kind, 'problems');
 });
 
 test('an empty query lists the special entries first, then short paths', () => {
-  assert.deepEqual(rankCandidates('', files).map(c => c.kind).slice(0, 2).sort(), ['problems', 'selection']);
+  assert.deepEqual(
+    rankCandidates('', files)
+      .map(c => c.kind)
+      .slice(0, 2)
+      .sort(),
+    ['problems', 'selection'],
+  );
   assert.equal(rankCandidates('', files, 3).length, 3);
 });
 
 test('picking: a command completes the word; a mention leaves the text (it becomes a chip)', () => {
   const slash = activeToken('/comp', 5)!;
-  assert.deepEqual(applyPick('/comp', slash, { kind: 'command', value: 'compact', label: '/compact' }), { text: '/compact ', caret: 9 });
+  assert.deepEqual(applyPick('/comp', slash, { kind: 'command', value: 'compact', label: '/compact' }), {
+    text: '/compact ',
+    caret: 9,
+  });
   const text = 'explain @calc please';
   const at = activeToken(text, 13)!;
   assert.deepEqual(applyPick(text, at, files[0]), { text: 'explain please', caret: 8 });

@@ -3,14 +3,20 @@ import assert from 'node:assert/strict';
 import { ERROR_BACKGROUND, WARN_BACKGROUND, formatUsd, levelFor, meterView } from '../src/chat/meter';
 import type { ContextMeter } from '../src/shared/protocol';
 
-const meter = (tokens: number, threshold = 90_000, extra: Partial<ContextMeter> = {}): ContextMeter =>
-  ({ tokens, threshold, percent: (100 * tokens) / threshold, level: 'ok', estimated: true, ...extra });
+const meter = (tokens: number, threshold = 90_000, extra: Partial<ContextMeter> = {}): ContextMeter => ({
+  tokens,
+  threshold,
+  percent: (100 * tokens) / threshold,
+  level: 'ok',
+  estimated: true,
+  ...extra,
+});
 
 test('no colour below 2/3 of the threshold, amber from 2/3, red from 90%', () => {
   assert.equal(meterView(meter(59_999), 0).background, undefined);
-  assert.equal(meterView(meter(60_000), 0).background, WARN_BACKGROUND);   // exactly 2/3
+  assert.equal(meterView(meter(60_000), 0).background, WARN_BACKGROUND); // exactly 2/3
   assert.equal(meterView(meter(80_999), 0).background, WARN_BACKGROUND);
-  assert.equal(meterView(meter(81_000), 0).background, ERROR_BACKGROUND);  // exactly 90%
+  assert.equal(meterView(meter(81_000), 0).background, ERROR_BACKGROUND); // exactly 90%
   assert.equal(meterView(meter(120_000), 0).background, ERROR_BACKGROUND);
 });
 
@@ -55,7 +61,10 @@ test('before the first message the meter shows no percentage and offers no compa
   const v = meterView({ tokens: 2_000, threshold: 100_000, percent: 2, level: 'ok', estimated: true }, 0, 0);
   assert.equal(v.text, '$(pulse) Shiro');
   assert.doesNotMatch(v.tooltip, /compact/i);
-  assert.match(meterView({ tokens: 2_000, threshold: 100_000, percent: 2, level: 'ok', estimated: true }, 0, 3).text, /2%/);
+  assert.match(
+    meterView({ tokens: 2_000, threshold: 100_000, percent: 2, level: 'ok', estimated: true }, 0, 3).text,
+    /2%/,
+  );
 });
 
 test('the meter says when the next request will be compacted, before it happens', () => {

@@ -7,7 +7,10 @@ test('an empty queue is hidden', () => {
 });
 
 test('queued messages are numbered, clipped and flattened', () => {
-  const v = queueView([{ taskId: 't1', text: 'fix\nthe   tests' }, { taskId: 't2', text: 'x'.repeat(200) }]);
+  const v = queueView([
+    { taskId: 't1', text: 'fix\nthe   tests' },
+    { taskId: 't2', text: 'x'.repeat(200) },
+  ]);
   assert.equal(v.visible, true);
   assert.equal(v.title, '2 messages queued');
   assert.equal(v.items[0].label, '1. fix the tests');

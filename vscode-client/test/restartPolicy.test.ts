@@ -4,7 +4,10 @@ import { RestartPolicy } from '../src/server/restartPolicy';
 
 test('a crashed server is restarted 4 times within 3 minutes, then left stopped', () => {
   const policy = new RestartPolicy(4, 180_000);
-  assert.deepEqual([0, 1000, 2000, 3000].map(t => policy.crashed(t)), [1, 2, 3, 4]);
+  assert.deepEqual(
+    [0, 1000, 2000, 3000].map(t => policy.crashed(t)),
+    [1, 2, 3, 4],
+  );
   assert.equal(policy.crashed(4000), undefined);
 });
 

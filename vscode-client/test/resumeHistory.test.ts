@@ -6,8 +6,18 @@ import { approvalCard } from '../src/chat/approval';
 import type { ChatEntry } from '../src/shared/webviewProtocol';
 import type { HistoryEvent, Message, TurnInfo } from '../src/shared/protocol';
 
-const edit = (id: string, to: string) => ({ type: 'tool-call', toolCallId: id, toolName: 'edit_file', input: { path: 'app.py', oldString: 'x', newString: to } });
-const result = (id: string, value: string, type = 'text') => ({ type: 'tool-result', toolCallId: id, toolName: 'edit_file', output: { type, value } });
+const edit = (id: string, to: string) => ({
+  type: 'tool-call',
+  toolCallId: id,
+  toolName: 'edit_file',
+  input: { path: 'app.py', oldString: 'x', newString: to },
+});
+const result = (id: string, value: string, type = 'text') => ({
+  type: 'tool-result',
+  toolCallId: id,
+  toolName: 'edit_file',
+  output: { type, value },
+});
 
 /** Two turns: an allowed edit with its diff, then a denied one (with a reason), then a stopped answer. */
 const transcript: Message[] = [
@@ -24,27 +34,77 @@ const transcript: Message[] = [
 ];
 const DIFF = '--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
 const turns: TurnInfo[] = [
-  { taskId: 't1', at: 0, end: 4, stopReason: 'done', checkpointId: 'cp1',
-    changes: { taskId: 't1', checkpointId: 'cp1', files: [{ path: 'app.py', status: 'modified', additions: 1, deletions: 1, reviewed: false }] } },
+  {
+    taskId: 't1',
+    at: 0,
+    end: 4,
+    stopReason: 'done',
+    checkpointId: 'cp1',
+    changes: {
+      taskId: 't1',
+      checkpointId: 'cp1',
+      files: [{ path: 'app.py', status: 'modified', additions: 1, deletions: 1, reviewed: false }],
+    },
+  },
   { taskId: 't2', at: 4, end: 8, stopReason: 'done' },
   { taskId: 't3', at: 8, end: 10, stopReason: 'cancelled' },
 ];
 const events: HistoryEvent[] = [
-  { at: 2, taskId: 't1', event: { type: 'approval', id: 'c1', name: 'edit_file', decision: 'once', suggestedPattern: '*', expired: false } },
+  {
+    at: 2,
+    taskId: 't1',
+    event: { type: 'approval', id: 'c1', name: 'edit_file', decision: 'once', suggestedPattern: '*', expired: false },
+  },
   { at: 2, taskId: 't1', event: { type: 'tool-result', id: 'c1', name: 'edit_file', output: '', diff: DIFF } },
-  { at: 6, taskId: 't2', event: { type: 'approval', id: 'c2', name: 'edit_file', decision: 'deny', suggestedPattern: '*', reason: 'keep it', expired: false } },
-  { at: 6, taskId: 't2', event: { type: 'tool-denied', id: 'c2', name: 'edit_file', reason: 'User denied this tool call. Their reason: keep it' } },
+  {
+    at: 6,
+    taskId: 't2',
+    event: {
+      type: 'approval',
+      id: 'c2',
+      name: 'edit_file',
+      decision: 'deny',
+      suggestedPattern: '*',
+      reason: 'keep it',
+      expired: false,
+    },
+  },
+  {
+    at: 6,
+    taskId: 't2',
+    event: {
+      type: 'tool-denied',
+      id: 'c2',
+      name: 'edit_file',
+      reason: 'User denied this tool call. Their reason: keep it',
+    },
+  },
 ];
 
 /** What the panel draws of an entry (ids and live-only details aside). */
 function shown(e: ChatEntry): unknown {
   switch (e.kind) {
-    case 'user': return { kind: e.kind, text: e.text, taskId: e.taskId, checkpointId: e.checkpointId };
-    case 'tool': return { kind: e.kind, status: e.status, diff: e.diff, approval: e.approval && { title: e.approval.card.title, decision: e.approval.decision, reason: e.approval.reason } };
-    case 'changes': return { kind: e.kind, taskId: e.taskId, total: e.total };
-    case 'notice': return { kind: e.kind, level: e.level, text: e.text };
-    case 'assistant': return { kind: e.kind, text: e.text };
-    default: return { kind: e.kind };
+    case 'user':
+      return { kind: e.kind, text: e.text, taskId: e.taskId, checkpointId: e.checkpointId };
+    case 'tool':
+      return {
+        kind: e.kind,
+        status: e.status,
+        diff: e.diff,
+        approval: e.approval && {
+          title: e.approval.card.title,
+          decision: e.approval.decision,
+          reason: e.approval.reason,
+        },
+      };
+    case 'changes':
+      return { kind: e.kind, taskId: e.taskId, total: e.total };
+    case 'notice':
+      return { kind: e.kind, level: e.level, text: e.text };
+    case 'assistant':
+      return { kind: e.kind, text: e.text };
+    default:
+      return { kind: e.kind };
   }
 }
 
@@ -52,11 +112,20 @@ function live(): ChatModel {
   const m = new ChatModel();
   const user = (text: string, taskId: string, checkpointId?: string) => {
     const u = m.addUser(text);
-    if (u.kind === 'user') { u.taskId = taskId; if (checkpointId) u.checkpointId = checkpointId; }
+    if (u.kind === 'user') {
+      u.taskId = taskId;
+      if (checkpointId) u.checkpointId = checkpointId;
+    }
   };
   const ask = (id: string, decision: 'once' | 'deny', reason?: string) => {
     m.applyEvent('t', { type: 'tool-start', id, name: 'edit_file' });
-    const card = approvalCard({ taskId: 't', toolName: 'edit_file', input: {}, repeated: false, suggestedPattern: '*' });
+    const card = approvalCard({
+      taskId: 't',
+      toolName: 'edit_file',
+      input: {},
+      repeated: false,
+      suggestedPattern: '*',
+    });
     const a = m.addApproval(card, 'edit_file');
     m.settleApproval(a.id, decision, false, reason);
   };
@@ -82,7 +151,15 @@ function live(): ChatModel {
 test('a resumed session shows each turn as the live panel did: approvals, denials, diffs, Changed files, stops, restore points', () => {
   const resumed = new ChatModel();
   resumed.loadTranscript(transcript, [], { turns, events }, turn => {
-    if (turn.changes) resumed.push({ kind: 'changes', taskId: turn.taskId, checkpointId: turn.checkpointId ?? null, files: [], total: '+1 \u22121', pending: 1 });
+    if (turn.changes)
+      resumed.push({
+        kind: 'changes',
+        taskId: turn.taskId,
+        checkpointId: turn.checkpointId ?? null,
+        files: [],
+        total: '+1 \u22121',
+        pending: 1,
+      });
   });
   assert.deepEqual(resumed.state.entries.map(shown), live().state.entries.map(shown));
   const denied = resumed.state.entries.find(e => e.kind === 'tool' && e.toolCallId === 'c2');
@@ -94,14 +171,21 @@ test('a session saved before turns were recorded still renders: a failed result 
   const m = new ChatModel();
   m.loadTranscript(transcript);
   const rows = m.state.entries.filter(e => e.kind === 'tool');
-  assert.deepEqual(rows.map(e => e.kind === 'tool' && e.status), ['done', 'error']);
+  assert.deepEqual(
+    rows.map(e => e.kind === 'tool' && e.status),
+    ['done', 'error'],
+  );
   assert.ok(!m.state.entries.some(e => e.kind === 'notice' && e.text === 'Stopped.'));
 });
 
 test('a recorded error ends its turn once; the turn end does not repeat it', () => {
   const m = new ChatModel();
-  m.loadTranscript([{ role: 'user', content: 'again' }],
-    [], { turns: [{ taskId: 't', at: 0, end: 1, stopReason: 'error', error: 'HTTP 500' }],
-      events: [{ at: 1, taskId: 't', event: { type: 'error', error: 'HTTP 500' } }] });
-  assert.deepEqual(m.state.entries.map(e => e.kind === 'notice' ? `${e.level}:${e.text}` : e.kind), ['user', 'error:HTTP 500']);
+  m.loadTranscript([{ role: 'user', content: 'again' }], [], {
+    turns: [{ taskId: 't', at: 0, end: 1, stopReason: 'error', error: 'HTTP 500' }],
+    events: [{ at: 1, taskId: 't', event: { type: 'error', error: 'HTTP 500' } }],
+  });
+  assert.deepEqual(
+    m.state.entries.map(e => (e.kind === 'notice' ? `${e.level}:${e.text}` : e.kind)),
+    ['user', 'error:HTTP 500'],
+  );
 });

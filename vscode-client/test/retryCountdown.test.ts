@@ -24,8 +24,17 @@ test('a sub-second wait still says 1 s, and the next tick lands on the change', 
 
 test('retry events of a turn update one notice, and the answer settles it', () => {
   let now = 5_000;
-  const model = new ChatModel(() => {}, () => now);
-  model.applyEvent('t1', { type: 'retry', attempt: 2, maxAttempts: 4, delaySeconds: 3, reason: 'Rate limited by the provider (429); retry after 3 s.' });
+  const model = new ChatModel(
+    () => {},
+    () => now,
+  );
+  model.applyEvent('t1', {
+    type: 'retry',
+    attempt: 2,
+    maxAttempts: 4,
+    delaySeconds: 3,
+    reason: 'Rate limited by the provider (429); retry after 3 s.',
+  });
   let notices = model.state.entries.filter(e => e.kind === 'notice');
   assert.equal(notices.length, 1);
   const first = notices[0];
@@ -33,7 +42,13 @@ test('retry events of a turn update one notice, and the answer settles it', () =
   assert.equal(first.text, 'Rate limited by the provider (429); retry after 3 s.');
   assert.equal(retryLabel(first.wait, now), 'Retrying in 3 s… (attempt 2 of 4)');
   now = 8_000;
-  model.applyEvent('t1', { type: 'retry', attempt: 3, maxAttempts: 4, delaySeconds: 1, reason: 'The model server failed (500)' });
+  model.applyEvent('t1', {
+    type: 'retry',
+    attempt: 3,
+    maxAttempts: 4,
+    delaySeconds: 1,
+    reason: 'The model server failed (500)',
+  });
   notices = model.state.entries.filter(e => e.kind === 'notice');
   assert.equal(notices.length, 1);
   assert.ok(first.kind === 'notice' && first.wait);

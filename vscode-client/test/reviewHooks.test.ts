@@ -6,21 +6,42 @@ import type { ShiroServer } from '../src/server/server';
 import type { ApproveParams } from '../src/shared/protocol';
 import { CancellationTokenSource } from './vscode-stub';
 
-const server = { isRunning: true, async sendRequest() { return {}; } } as unknown as ShiroServer;
+const server = {
+  isRunning: true,
+  async sendRequest() {
+    return {};
+  },
+} as unknown as ShiroServer;
 const edit: ApproveParams = {
-  taskId: 't1', toolName: 'edit_file', input: { path: 'a.py', oldString: 'x', newString: 'y' }, suggestedPattern: 'a.py',
-  repeated: false, preview: { path: 'a.py', before: 'x\n', after: 'y\n' },
+  taskId: 't1',
+  toolName: 'edit_file',
+  input: { path: 'a.py', oldString: 'x', newString: 'y' },
+  suggestedPattern: 'a.py',
+  repeated: false,
+  preview: { path: 'a.py', before: 'x\n', after: 'y\n' },
 };
 
 function recorder(): { hooks: ReviewHooks; calls: string[] } {
   const calls: string[] = [];
   const hooks: ReviewHooks = {
-    async handle(m) { calls.push(`handle:${m.type}`); },
-    async approvalShown(id, p) { calls.push(`shown:${id}:${p.preview?.path}`); },
-    async approvalSettled(id) { calls.push(`settled:${id}`); },
-    async refreshCheckpoints() { calls.push('checkpoints'); },
-    async transcriptLoaded() { calls.push('transcript'); },
-    turnShown(turn) { calls.push(`turn:${turn.taskId}`); },
+    async handle(m) {
+      calls.push(`handle:${m.type}`);
+    },
+    async approvalShown(id, p) {
+      calls.push(`shown:${id}:${p.preview?.path}`);
+    },
+    async approvalSettled(id) {
+      calls.push(`settled:${id}`);
+    },
+    async refreshCheckpoints() {
+      calls.push('checkpoints');
+    },
+    async transcriptLoaded() {
+      calls.push('transcript');
+    },
+    turnShown(turn) {
+      calls.push(`turn:${turn.taskId}`);
+    },
   };
   return { hooks, calls };
 }
@@ -66,7 +87,14 @@ test('a finished turn refreshes the checkpoints, and its user entry knows its ta
   const chatServer = {
     isRunning: true,
     async sendRequest(method: string) {
-      return method === 'shiro/chat' ? { sessionId: 's', taskId: 't7', stopReason: 'done', usage: { inputTokens: 1, outputTokens: 1, costUsd: null } } : {};
+      return method === 'shiro/chat'
+        ? {
+            sessionId: 's',
+            taskId: 't7',
+            stopReason: 'done',
+            usage: { inputTokens: 1, outputTokens: 1, costUsd: null },
+          }
+        : {};
     },
   } as unknown as ShiroServer;
   const ctl = new ChatController(chatServer);

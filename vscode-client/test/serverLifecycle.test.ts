@@ -16,11 +16,17 @@ let extensionDir: string;
 function context(): vscode.ExtensionContext {
   const state = new Map<string, unknown>();
   return {
-    extensionPath: extensionDir,   // no bundled wheel: the interpreter comes from shiro.pythonPath
+    extensionPath: extensionDir, // no bundled wheel: the interpreter comes from shiro.pythonPath
     globalStorageUri: { fsPath: extensionDir },
     extension: { packageJSON: { version: '0.0.0-test' } },
     secrets: { get: async () => undefined },
-    globalState: { get: (k: string) => state.get(k), update: async (k: string, v: unknown) => { state.set(k, v); }, keys: () => [...state.keys()] },
+    globalState: {
+      get: (k: string) => state.get(k),
+      update: async (k: string, v: unknown) => {
+        state.set(k, v);
+      },
+      keys: () => [...state.keys()],
+    },
   } as unknown as vscode.ExtensionContext;
 }
 
@@ -29,20 +35,33 @@ const tick = (): Promise<void> => new Promise(resolve => setImmediate(resolve));
 /** Answer each server's initialize as it is sent, until `done` settles. */
 async function serve(done: Promise<unknown>): Promise<void> {
   let settled = false;
-  void done.then(() => { settled = true; }, () => { settled = true; });
-  while (!settled) { await tick(); clients.answerAll(); }
+  void done.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  while (!settled) {
+    await tick();
+    clients.answerAll();
+  }
 }
 
 beforeEach(() => {
   stub.reset();
   clients.reset();
-  stub.config = { pythonPath: '/nonexistent/python3' };   // never run: the language client is the stub
+  stub.config = { pythonPath: '/nonexistent/python3' }; // never run: the language client is the stub
   extensionDir = fs.mkdtempSync(path.join(os.tmpdir(), 'shiro-lifecycle-'));
 });
 afterEach(() => fs.rmSync(extensionDir, { recursive: true, force: true }));
 
 function startFailures(): string[] {
-  return [...stub.logged.filter(l => l.startsWith('error')), ...stub.shown.filter(s => s.level === 'error').map(s => s.message)];
+  return [
+    ...stub.logged.filter(l => l.startsWith('error')),
+    ...stub.shown.filter(s => s.level === 'error').map(s => s.message),
+  ];
 }
 
 test('two starts at once (trust granted and a setting changed) leave one server and no duplicate command', async () => {
@@ -57,7 +76,7 @@ test('two starts at once (trust granted and a setting changed) leave one server 
 test('"Restart server" while the server is still starting stops that one before starting the next', async () => {
   const server = new ShiroServer(context(), () => []);
   const first = server.start();
-  while (!clients.waiting.length) await tick();   // the first server has been launched and has not answered yet
+  while (!clients.waiting.length) await tick(); // the first server has been launched and has not answered yet
   const second = server.start();
   await serve(Promise.all([first, second]));
   assert.deepEqual(startFailures(), []);

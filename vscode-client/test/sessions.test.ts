@@ -5,7 +5,16 @@ import type { SessionInfo } from '../src/shared/protocol';
 
 const now = new Date('2026-11-30T12:00:00Z');
 const session = (id: string, title: string, updatedAt: string, messageCount: number): SessionInfo => ({
-  id, title, cwd: '/ws', createdAt: updatedAt, updatedAt, messageCount, model: 'gpt-5', inputTokens: 0, outputTokens: 0, costUsd: null,
+  id,
+  title,
+  cwd: '/ws',
+  createdAt: updatedAt,
+  updatedAt,
+  messageCount,
+  model: 'gpt-5',
+  inputTokens: 0,
+  outputTokens: 0,
+  costUsd: null,
 });
 
 test('ages read like a person would say them', () => {
@@ -19,12 +28,18 @@ test('ages read like a person would say them', () => {
 });
 
 test('resume QuickPick items: newest first, title, age and message count', () => {
-  const items = sessionPickItems([
-    session('0193aaaa-old', 'old work', '2026-11-28T12:00:00Z', 1),
-    session('0193bbbb-new', 'fix pagination', '2026-11-30T11:50:00Z', 12),
-    session('0193cccc-mid', 'untitled', '2026-11-30T02:00:00Z', 0),
-  ], now);
-  assert.deepEqual(items.map(i => i.sessionId), ['0193bbbb-new', '0193cccc-mid', '0193aaaa-old']);
+  const items = sessionPickItems(
+    [
+      session('0193aaaa-old', 'old work', '2026-11-28T12:00:00Z', 1),
+      session('0193bbbb-new', 'fix pagination', '2026-11-30T11:50:00Z', 12),
+      session('0193cccc-mid', 'untitled', '2026-11-30T02:00:00Z', 0),
+    ],
+    now,
+  );
+  assert.deepEqual(
+    items.map(i => i.sessionId),
+    ['0193bbbb-new', '0193cccc-mid', '0193aaaa-old'],
+  );
   assert.equal(items[0].label, 'fix pagination');
   assert.equal(items[0].description, '10 min ago · 12 messages');
   assert.equal(items[1].label, '(untitled)');
@@ -41,26 +56,53 @@ test('sessions of the same minute get ids long enough to tell apart; the current
   assert.equal(ids.get(a), '019ad3f2-1a2b');
   assert.equal(ids.get(b), '019ad3f2-1a2c');
   assert.equal(ids.get(c), '019ad400');
-  const items = sessionPickItems([session(a, 'one', '2026-11-30T11:50:00Z', 2), session(b, 'two', '2026-11-30T11:51:00Z', 3)], now, a);
-  assert.deepEqual(items.map(i => [i.detail, i.current]), [['019ad3f2-1a2c · gpt-5', false], ['019ad3f2-1a2b · gpt-5', true]]);
+  const items = sessionPickItems(
+    [session(a, 'one', '2026-11-30T11:50:00Z', 2), session(b, 'two', '2026-11-30T11:51:00Z', 3)],
+    now,
+    a,
+  );
+  assert.deepEqual(
+    items.map(i => [i.detail, i.current]),
+    [
+      ['019ad3f2-1a2c · gpt-5', false],
+      ['019ad3f2-1a2b · gpt-5', true],
+    ],
+  );
   assert.match(items[1].description, /^current · /);
 });
 
 test('/sessions buttons: every session but the open one, labelled with title, id and age', async () => {
   const { sessionLinks } = await import('../src/sessions/sessions');
-  const links = sessionLinks([session('0193aaaa-1', 'old work', '2026-11-28T12:00:00Z', 1), session('0193bbbb-2', 'now', '2026-11-30T11:50:00Z', 4)], '0193bbbb-2', now);
+  const links = sessionLinks(
+    [
+      session('0193aaaa-1', 'old work', '2026-11-28T12:00:00Z', 1),
+      session('0193bbbb-2', 'now', '2026-11-30T11:50:00Z', 4),
+    ],
+    '0193bbbb-2',
+    now,
+  );
   assert.deepEqual(links, [{ id: '0193aaaa-1', label: 'old work · 0193aaaa · 2 days ago · 1 message' }]);
 });
 
 test('search results keep the server order and show the matching text as the detail', async () => {
   const { sessionPickItems: items } = await import('../src/sessions/sessions');
-  const hit = (id: string, title: string, updatedAt: string, snippet: string): SessionInfo =>
-    ({ ...session(id, title, updatedAt, 2), snippet });
-  const found = items([
-    hit('0193aaaa-best', 'why does the build fail?', '2026-11-28T12:00:00Z', 'the flamingo package is missing…'),
-    hit('0193bbbb-next', 'tidy the readme', '2026-11-30T11:50:00Z', '…a stray flamingo emoji was removed.'),
-  ], now, '0193bbbb-next', true);
-  assert.deepEqual(found.map(i => i.sessionId), ['0193aaaa-best', '0193bbbb-next']);  // not re-sorted by age
+  const hit = (id: string, title: string, updatedAt: string, snippet: string): SessionInfo => ({
+    ...session(id, title, updatedAt, 2),
+    snippet,
+  });
+  const found = items(
+    [
+      hit('0193aaaa-best', 'why does the build fail?', '2026-11-28T12:00:00Z', 'the flamingo package is missing…'),
+      hit('0193bbbb-next', 'tidy the readme', '2026-11-30T11:50:00Z', '…a stray flamingo emoji was removed.'),
+    ],
+    now,
+    '0193bbbb-next',
+    true,
+  );
+  assert.deepEqual(
+    found.map(i => i.sessionId),
+    ['0193aaaa-best', '0193bbbb-next'],
+  ); // not re-sorted by age
   assert.equal(found[0].detail, 'the flamingo package is missing…');
   assert.equal(found[0].description, '2 days ago · 2 messages · 0193aaaa · gpt-5');
   assert.equal(found[1].description, 'current · 10 min ago · 2 messages · 0193bbbb · gpt-5');
@@ -87,10 +129,24 @@ function manualTimers() {
   let pending: { fn: () => void; at: number } | undefined;
   let clock = 0;
   return {
-    set: (fn: () => void, ms: number) => { pending = { fn, at: clock + ms }; return pending; },
-    clear: (handle: unknown) => { if (handle === pending) pending = undefined; },
-    advance(ms: number) { clock += ms; if (pending && pending.at <= clock) { const { fn } = pending; pending = undefined; fn(); } },
-    get waiting() { return pending !== undefined; },
+    set: (fn: () => void, ms: number) => {
+      pending = { fn, at: clock + ms };
+      return pending;
+    },
+    clear: (handle: unknown) => {
+      if (handle === pending) pending = undefined;
+    },
+    advance(ms: number) {
+      clock += ms;
+      if (pending && pending.at <= clock) {
+        const { fn } = pending;
+        pending = undefined;
+        fn();
+      }
+    },
+    get waiting() {
+      return pending !== undefined;
+    },
   };
 }
 
@@ -102,9 +158,22 @@ test('typing is debounced: one request for a burst of keys, for the text typed l
   const asked: string[] = [];
   const shown: string[] = [];
   const search = new SessionSearch(
-    async q => { asked.push(q); return [session(`id-${q}`, q, '2026-11-30T11:00:00Z', 1)]; },
-    q => { shown.push(q); }, () => assert.fail('no error'), () => {}, 250, timers);
-  for (const prefix of ['f', 'fl', 'fla', 'flam']) { search.type(prefix); timers.advance(100); }
+    async q => {
+      asked.push(q);
+      return [session(`id-${q}`, q, '2026-11-30T11:00:00Z', 1)];
+    },
+    q => {
+      shown.push(q);
+    },
+    () => assert.fail('no error'),
+    () => {},
+    250,
+    timers,
+  );
+  for (const prefix of ['f', 'fl', 'fla', 'flam']) {
+    search.type(prefix);
+    timers.advance(100);
+  }
   assert.deepEqual(asked, []);
   timers.advance(250);
   await tick();
@@ -120,9 +189,20 @@ test('an answer that comes back after a newer query is dropped; busy follows the
   const busy: boolean[] = [];
   const search = new SessionSearch(
     q => new Promise(resolve => answers.set(q, resolve)),
-    q => { shown.push(q); }, () => {}, b => { busy.push(b); }, 250, timers);
-  search.type('old'); timers.advance(250);
-  search.type('new'); timers.advance(250);
+    q => {
+      shown.push(q);
+    },
+    () => {},
+    b => {
+      busy.push(b);
+    },
+    250,
+    timers,
+  );
+  search.type('old');
+  timers.advance(250);
+  search.type('new');
+  timers.advance(250);
   answers.get('new')!([]);
   await tick();
   answers.get('old')!([session('x', 'old', '2026-11-30T11:00:00Z', 1)]);
@@ -138,16 +218,27 @@ test('a failed search is reported, not shown as "no sessions"', async () => {
   const { SessionSearch } = await import('../src/sessions/sessions');
   const errors: unknown[] = [];
   const shown: string[] = [];
-  const search = new SessionSearch(async () => { throw new Error('server gone'); }, q => { shown.push(q); }, e => { errors.push(e); });
+  const search = new SessionSearch(
+    async () => {
+      throw new Error('server gone');
+    },
+    q => {
+      shown.push(q);
+    },
+    e => {
+      errors.push(e);
+    },
+  );
   await search.run();
   assert.equal(shown.length, 0);
   assert.match(String(errors[0]), /server gone/);
 });
 
-test('Resume-picker labels read as the title but never match what is typed, so VS Code keeps the server\'s ranking', async () => {
+test("Resume-picker labels read as the title but never match what is typed, so VS Code keeps the server's ranking", async () => {
   const { unmatchableLabel, shownLabel, WORD_JOINER } = await import('../src/sessions/sessions');
   // VS Code's QuickPick label match (quickInputList filter): a case-insensitive prefix or contiguous substring
-  const vscodeLabelMatch = (typed: string, label: string): boolean => label.toLowerCase().includes(typed.trim().toLowerCase());
+  const vscodeLabelMatch = (typed: string, label: string): boolean =>
+    label.toLowerCase().includes(typed.trim().toLowerCase());
   const titles = ['Quokka facts', 'Tell me about a cheerful animal', 'café crème', 'नमस्ते दुनिया', 'x'];
   for (const title of titles) {
     const label = unmatchableLabel(title);
@@ -161,10 +252,27 @@ test('Resume-picker labels read as the title but never match what is typed, so V
   // accents written as a letter plus a combining mark stay one character on screen
   assert.ok(!unmatchableLabel('cafe\u0301').includes(`e${WORD_JOINER}\u0301`));
   // the order of the items is the order given (search results: the server's ranking)
-  const items = sessionPickItems([
-    { ...session('0193cccc-best', 'Which animal smiles?', '2026-11-28T12:00:00Z', 2), snippet: 'quokka quokka quokka' },
-    { ...session('0193dddd-next', 'Quokka facts', '2026-11-30T11:50:00Z', 4), snippet: 'The quokka is a cheerful marsupial' },
-  ], now, undefined, true).map(i => ({ ...i, label: unmatchableLabel(i.label) }));
-  assert.deepEqual(items.map(i => shownLabel(i.label)), ['Which animal smiles?', 'Quokka facts']);
-  assert.ok(items.every(i => !vscodeLabelMatch('quokka', i.label)), 'no row is lifted above the best match by its title');
+  const items = sessionPickItems(
+    [
+      {
+        ...session('0193cccc-best', 'Which animal smiles?', '2026-11-28T12:00:00Z', 2),
+        snippet: 'quokka quokka quokka',
+      },
+      {
+        ...session('0193dddd-next', 'Quokka facts', '2026-11-30T11:50:00Z', 4),
+        snippet: 'The quokka is a cheerful marsupial',
+      },
+    ],
+    now,
+    undefined,
+    true,
+  ).map(i => ({ ...i, label: unmatchableLabel(i.label) }));
+  assert.deepEqual(
+    items.map(i => shownLabel(i.label)),
+    ['Which animal smiles?', 'Quokka facts'],
+  );
+  assert.ok(
+    items.every(i => !vscodeLabelMatch('quokka', i.label)),
+    'no row is lifted above the best match by its title',
+  );
 });

@@ -4,7 +4,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { initializationOptions, SETTING_KEYS } from '../src/server/options';
 import { resolvePython } from '../src/server/pythonPath';
-import { configurationAnswer, EndpointGate, endpointPlan, PASS, RESTRICTED, trustedView } from '../src/server/settingsTrust';
+import {
+  configurationAnswer,
+  EndpointGate,
+  endpointPlan,
+  PASS,
+  RESTRICTED,
+  trustedView,
+} from '../src/server/settingsTrust';
 import type { EndpointAnswer, Inspection, SettingsSource } from '../src/server/settingsTrust';
 import { stub, workspace } from './vscode-stub';
 
@@ -47,11 +54,17 @@ test('a trusted workspace still never picks the home, and its endpoint only once
   const cfg = layered(REPO);
   const options = initializationOptions(cfg, 'sk-user', true);
   assert.equal(options.home, '/home/u/state');
-  assert.equal(options.baseUrl, 'https://mine.example/v1', 'not yet allowed: the user\'s URL');
+  assert.equal(options.baseUrl, 'https://mine.example/v1', "not yet allowed: the user's URL");
   assert.equal(options.bashSandbox, 'required');
-  assert.equal(initializationOptions(cfg, 'sk-user', true, 'http://127.0.0.1:9/steal').baseUrl, 'http://127.0.0.1:9/steal');
+  assert.equal(
+    initializationOptions(cfg, 'sk-user', true, 'http://127.0.0.1:9/steal').baseUrl,
+    'http://127.0.0.1:9/steal',
+  );
   // no user values at all: the workspace's are still not taken (the server's defaults apply)
-  const bare = layered({ home: { defaultValue: '', workspaceValue: '/repo/home' }, baseUrl: { defaultValue: '', workspaceValue: 'http://x/v1' } });
+  const bare = layered({
+    home: { defaultValue: '', workspaceValue: '/repo/home' },
+    baseUrl: { defaultValue: '', workspaceValue: 'http://x/v1' },
+  });
   const none = initializationOptions(bare, 'sk-user', true);
   assert.equal('home' in none, false);
   assert.equal('baseUrl' in none, false);
@@ -59,10 +72,14 @@ test('a trusted workspace still never picks the home, and its endpoint only once
 
 test('a workspace can only make the bash sandbox stricter', () => {
   const view = (user: unknown, ws: unknown, netUser: unknown, netWs: unknown): [unknown, unknown] => {
-    const o = initializationOptions(layered({
-      bashSandbox: { defaultValue: 'off', globalValue: user, workspaceValue: ws },
-      bashSandboxNetwork: { defaultValue: false, globalValue: netUser, workspaceValue: netWs },
-    }), undefined, true);
+    const o = initializationOptions(
+      layered({
+        bashSandbox: { defaultValue: 'off', globalValue: user, workspaceValue: ws },
+        bashSandboxNetwork: { defaultValue: false, globalValue: netUser, workspaceValue: netWs },
+      }),
+      undefined,
+      true,
+    );
     return [o.bashSandbox, o.bashSandboxNetwork];
   };
   assert.deepEqual(view('off', 'required', true, false), ['required', false]);
@@ -70,22 +87,27 @@ test('a workspace can only make the bash sandbox stricter', () => {
   assert.deepEqual(view(undefined, undefined, true, undefined), ['off', true]);
 });
 
-test('Find a local model server never probes a workspace\'s URLs', () => {
+test("Find a local model server never probes a workspace's URLs", () => {
   assert.deepEqual(trustedView(layered(REPO), true).get('localServerUrls'), []);
 });
 
-test('restricted mode: the workspace\'s shiro.pythonPath is ignored, the user\'s is used', async () => {
+test("restricted mode: the workspace's shiro.pythonPath is ignored, the user's is used", async () => {
   stub.reset();
   workspace.workspaceFolders = [{ uri: { fsPath: '/repo', toString: () => 'file:///repo' }, name: 'repo' }];
   workspace.isTrusted = false;
-  stub.layers = { pythonPath: { defaultValue: '', globalValue: '/usr/bin/python3.12', workspaceValue: '${workspaceFolder}/evil.sh' } };
+  stub.layers = {
+    pythonPath: { defaultValue: '', globalValue: '/usr/bin/python3.12', workspaceValue: '${workspaceFolder}/evil.sh' },
+  };
   const choice = await resolvePython();
   assert.equal(choice.command, '/usr/bin/python3.12');
   assert.equal(choice.source, 'setting');
   assert.match(choice.refused ?? '', /Restricted Mode/);
   // only the workspace sets one: python3 (or the self-installed environment), never the repository's program
   stub.layers = { pythonPath: { defaultValue: '', workspaceValue: '/repo/evil.sh' } };
-  assert.deepEqual({ ...await resolvePython(), refused: undefined }, { command: 'python3', source: 'default', refused: undefined });
+  assert.deepEqual(
+    { ...(await resolvePython()), refused: undefined },
+    { command: 'python3', source: 'default', refused: undefined },
+  );
   stub.layers = { pythonPath: { defaultValue: '', workspaceFolderValue: '/tmp/evil.sh' } };
   assert.equal((await resolvePython()).command, 'python3');
   stub.reset();
@@ -109,28 +131,53 @@ test('restricted mode: a user pythonPath that points into the workspace is not u
   // trusted: the workspace's own interpreter is the user's decision to trust it (as the Python extension does)
   workspace.isTrusted = true;
   assert.equal((await resolvePython()).command, '/repo/.venv/bin/python');
-  stub.layers = { pythonPath: { defaultValue: '', globalValue: '/usr/bin/python3', workspaceValue: '${workspaceFolder}/.venv/bin/python' } };
+  stub.layers = {
+    pythonPath: {
+      defaultValue: '',
+      globalValue: '/usr/bin/python3',
+      workspaceValue: '${workspaceFolder}/.venv/bin/python',
+    },
+  };
   assert.deepEqual(await resolvePython(), { command: '/repo/.venv/bin/python', source: 'setting' });
   stub.reset();
 });
 
-function gate(answers: (EndpointAnswer | undefined)[]): { gate: EndpointGate; asked: string[]; memory: Map<string, EndpointAnswer> } {
+function gate(answers: (EndpointAnswer | undefined)[]): {
+  gate: EndpointGate;
+  asked: string[];
+  memory: Map<string, EndpointAnswer>;
+} {
   const memory = new Map<string, EndpointAnswer>();
   const asked: string[] = [];
   const g = new EndpointGate(
-    { get: k => memory.get(k), set: (k, a) => { memory.set(k, a); } },
+    {
+      get: k => memory.get(k),
+      set: (k, a) => {
+        memory.set(k, a);
+      },
+    },
     text => `h${text.length}:${Buffer.from(text).toString('base64')}`,
-    async url => { asked.push(url); return answers.shift(); });
+    async url => {
+      asked.push(url);
+      return answers.shift();
+    },
+  );
   return { gate: g, asked, memory };
 }
 
-test('a trusted workspace\'s own endpoint is used only after the user allowed it, once per workspace and URL', async () => {
+test("a trusted workspace's own endpoint is used only after the user allowed it, once per workspace and URL", async () => {
   const plan = endpointPlan(layered(REPO), true);
   assert.deepEqual(plan, { user: 'https://mine.example/v1', workspace: 'http://127.0.0.1:9/steal' });
   assert.deepEqual(endpointPlan(layered(REPO), false), { user: 'https://mine.example/v1' }, 'restricted: never');
   const { gate: g, asked } = gate(['allow']);
   let pushed = 0;
-  assert.equal(g.decide(plan, 'file:///repo', () => { pushed++; }), 'https://mine.example/v1', 'until answered: the user\'s URL');
+  assert.equal(
+    g.decide(plan, 'file:///repo', () => {
+      pushed++;
+    }),
+    'https://mine.example/v1',
+    "until answered: the user's URL",
+  );
   assert.equal(g.decide(plan, 'file:///repo'), 'https://mine.example/v1');
   assert.equal(await g.whenAnswered(plan, 'file:///repo'), 'allow');
   await new Promise(r => setImmediate(r));
@@ -148,11 +195,11 @@ test('a declined endpoint is remembered; a dismissed question is asked again aft
   const { gate: g, asked, memory } = gate(['deny', undefined, 'allow']);
   assert.equal(g.decide(plan, 'w1'), undefined);
   await g.whenAnswered(plan, 'w1');
-  assert.equal(g.decide(plan, 'w1'), undefined, 'declined: the user\'s URL (here the server\'s default)');
+  assert.equal(g.decide(plan, 'w1'), undefined, "declined: the user's URL (here the server's default)");
   assert.equal(asked.length, 1, 'declined is remembered');
   g.decide(plan, 'w2');
   assert.equal(await g.whenAnswered(plan, 'w2'), undefined);
-  assert.equal(g.decide(plan, 'w2'), undefined, 'dismissed: the user\'s URL');
+  assert.equal(g.decide(plan, 'w2'), undefined, "dismissed: the user's URL");
   assert.equal(asked.length, 2, 'a dismissed question does not pop up again in this window');
   g.forgetDismissed(); // what a reload (a new gate) does
   g.decide(plan, 'w2');
@@ -161,12 +208,19 @@ test('a declined endpoint is remembered; a dismissed question is asked again aft
   assert.equal(g.decide(plan, 'w2'), 'http://user:hunter2@evil.example/v1');
   for (const key of memory.keys()) assert.doesNotMatch(key, /hunter2|evil/);
   // the same URL as the user's (a trailing slash apart) needs no question
-  assert.deepEqual(endpointPlan(layered({ baseUrl: { globalValue: 'http://a/v1', workspaceValue: 'http://a/v1/' } }), true), { user: 'http://a/v1' });
+  assert.deepEqual(
+    endpointPlan(layered({ baseUrl: { globalValue: 'http://a/v1', workspaceValue: 'http://a/v1/' } }), true),
+    { user: 'http://a/v1' },
+  );
 });
 
-test('a server pull of workspace/configuration for shiro gets the trusted view, not the workspace\'s values', () => {
+test("a server pull of workspace/configuration for shiro gets the trusted view, not the workspace's values", () => {
   const view = trustedView(layered(REPO), false);
-  const answers = configurationAnswer([{ section: 'shiro' }, { section: 'shiro.home' }, { section: 'editor' }, {}], view, SETTING_KEYS);
+  const answers = configurationAnswer(
+    [{ section: 'shiro' }, { section: 'shiro.home' }, { section: 'editor' }, {}],
+    view,
+    SETTING_KEYS,
+  );
   const all = answers[0] as Record<string, unknown>;
   assert.equal(all.home, '/home/u/state');
   assert.equal(all.baseUrl, 'https://mine.example/v1');
@@ -183,8 +237,16 @@ test('package.json: the sensitive settings are restricted and the user-only ones
   };
   const props = pkg.contributes.configuration.properties;
   assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');
-  assert.deepEqual([...pkg.capabilities.untrustedWorkspaces.restrictedConfigurations ?? []].sort(), [...RESTRICTED].sort());
+  assert.deepEqual(
+    [...(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations ?? [])].sort(),
+    [...RESTRICTED].sort(),
+  );
   assert.equal(props['shiro.home']?.scope, 'machine');
   assert.equal(props['shiro.localServerUrls']?.scope, 'machine');
-  assert.deepEqual(Object.keys(props).map(k => k.replace(/^shiro\./, '')).sort(), [...SETTING_KEYS].sort());
+  assert.deepEqual(
+    Object.keys(props)
+      .map(k => k.replace(/^shiro\./, ''))
+      .sort(),
+    [...SETTING_KEYS].sort(),
+  );
 });

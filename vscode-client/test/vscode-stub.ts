@@ -8,30 +8,54 @@ export const stub = {
   clipboard: '',
   config: {} as Record<string, unknown>,
   /** Per setting, the layers `inspect()` reports; `get()` merges them as VS Code does (folder > workspace > user > default). */
-  layers: {} as Record<string, { defaultValue?: unknown; globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }>,
+  layers: {} as Record<
+    string,
+    { defaultValue?: unknown; globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }
+  >,
   progress: [] as string[],
   /** Commands registered and not disposed: VS Code refuses a second registration of a name. */
   commands: new Set<string>(),
   logged: [] as string[],
   reset(): void {
-    this.progress = []; this.layers = {}; this.commands.clear(); this.logged = [];
-    workspace.isTrusted = true; workspace.workspaceFolders = undefined; workspace.workspaceFile = undefined;
+    this.progress = [];
+    this.layers = {};
+    this.commands.clear();
+    this.logged = [];
+    workspace.isTrusted = true;
+    workspace.workspaceFolders = undefined;
+    workspace.workspaceFile = undefined;
     this.errorChoice = this.warningChoice = this.infoChoice = undefined;
-    this.shown = []; this.executed = []; this.clipboard = ''; this.config = {};
+    this.shown = [];
+    this.executed = [];
+    this.clipboard = '';
+    this.config = {};
   },
 };
 
-export class ThemeColor { constructor(public readonly id: string) {} }
-export enum StatusBarAlignment { Left = 1, Right = 2 }
+export class ThemeColor {
+  constructor(public readonly id: string) {}
+}
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
 
 export class EventEmitter<T> {
   private listeners: ((e: T) => void)[] = [];
   event = (listener: (e: T) => void): { dispose(): void } => {
     this.listeners.push(listener);
-    return { dispose: () => { this.listeners = this.listeners.filter(l => l !== listener); } };
+    return {
+      dispose: () => {
+        this.listeners = this.listeners.filter(l => l !== listener);
+      },
+    };
   };
-  fire(e: T): void { for (const l of [...this.listeners]) l(e); }
-  dispose(): void { this.listeners = []; }
+  fire(e: T): void {
+    for (const l of [...this.listeners]) l(e);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
 }
 
 export class CancellationTokenSource {
@@ -63,22 +87,49 @@ export const window = {
   },
   activeTextEditor: undefined,
   createOutputChannel(name: string) {
-    const line = (level: string) => (message: string): void => { stub.logged.push(`${level} ${message}`); };
-    return { name, info: line('info'), warn: line('warn'), error: line('error'), appendLine: line('line'), show() {}, dispose() {} };
+    const line =
+      (level: string) =>
+      (message: string): void => {
+        stub.logged.push(`${level} ${message}`);
+      };
+    return {
+      name,
+      info: line('info'),
+      warn: line('warn'),
+      error: line('error'),
+      appendLine: line('line'),
+      show() {},
+      dispose() {},
+    };
   },
-  async withProgress<T>(options: { title?: string }, task: (p: { report(v: { message?: string }): void }) => Promise<T>): Promise<T> {
+  async withProgress<T>(
+    options: { title?: string },
+    task: (p: { report(v: { message?: string }): void }) => Promise<T>,
+  ): Promise<T> {
     stub.progress.push(options.title ?? '');
-    return task({ report: v => { stub.progress.push(v.message ?? ''); } });
+    return task({
+      report: v => {
+        stub.progress.push(v.message ?? '');
+      },
+    });
   },
 };
 
-export enum ProgressLocation { SourceControl = 1, Window = 10, Notification = 15 }
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
 
 export const commands = {
   registerCommand(command: string, _callback: (...args: unknown[]) => unknown): { dispose(): void } {
     if (stub.commands.has(command)) throw new Error(`command '${command}' already exists`);
     stub.commands.add(command);
-    return { dispose: () => { stub.commands.delete(command); } };
+    return {
+      dispose: () => {
+        stub.commands.delete(command);
+      },
+    };
   },
   async executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
     stub.executed.push({ command, args });
@@ -86,7 +137,13 @@ export const commands = {
   },
 };
 
-export const env = { clipboard: { async writeText(text: string): Promise<void> { stub.clipboard = text; } } };
+export const env = {
+  clipboard: {
+    async writeText(text: string): Promise<void> {
+      stub.clipboard = text;
+    },
+  },
+};
 
 export const workspace = {
   getConfiguration: () => ({
@@ -95,16 +152,25 @@ export const workspace = {
       if (!l) return stub.config[key] as T | undefined;
       return (l.workspaceFolderValue ?? l.workspaceValue ?? l.globalValue ?? l.defaultValue) as T | undefined;
     },
-    inspect: <T>(key: string) => (stub.layers[key] ?? (key in stub.config ? { globalValue: stub.config[key] } : {})) as
-      { defaultValue?: T; globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T },
+    inspect: <T>(key: string) =>
+      (stub.layers[key] ?? (key in stub.config ? { globalValue: stub.config[key] } : {})) as {
+        defaultValue?: T;
+        globalValue?: T;
+        workspaceValue?: T;
+        workspaceFolderValue?: T;
+      },
   }),
   workspaceFolders: undefined as { uri: { fsPath: string; toString(): string }; name: string }[] | undefined,
   workspaceFile: undefined as { toString(): string } | undefined,
   /** Tests fire it after changing `workspaceFolders` (VS Code read the workspace file). */
   foldersChanged: new EventEmitter<void>(),
-  onDidChangeWorkspaceFolders(listener: () => void): { dispose(): void } { return workspace.foldersChanged.event(listener); },
+  onDidChangeWorkspaceFolders(listener: () => void): { dispose(): void } {
+    return workspace.foldersChanged.event(listener);
+  },
   isTrusted: true,
 };
 
 export const extensions = { getExtension: () => undefined };
-export const Uri = { joinPath: (base: { path: string }, ...parts: string[]) => ({ path: [base.path, ...parts].join('/') }) };
+export const Uri = {
+  joinPath: (base: { path: string }, ...parts: string[]) => ({ path: [base.path, ...parts].join('/') }),
+};

@@ -9,19 +9,28 @@ beforeEach(() => stub.reset());
 
 test('a single-folder window has its folder at once', async () => {
   workspace.workspaceFolders = [folder('app')];
-  assert.deepEqual((await knownFolders(60_000)).map(f => f.name), ['app']);
+  assert.deepEqual(
+    (await knownFolders(60_000)).map(f => f.name),
+    ['app'],
+  );
 });
 
 test('a workspace file not read yet: the folders are those VS Code reports once it has read it', async () => {
   workspace.workspaceFile = { toString: () => 'vscode-remote://host/ws/two.code-workspace' };
   workspace.workspaceFolders = [];
   let settled = false;
-  const known = knownFolders(60_000).then(f => { settled = true; return f; });
+  const known = knownFolders(60_000).then(f => {
+    settled = true;
+    return f;
+  });
   await new Promise(resolve => setImmediate(resolve));
   assert.ok(!settled, 'no decision on a window that lists no folder yet');
   workspace.workspaceFolders = [folder('alpha'), folder('beta')];
   workspace.foldersChanged.fire();
-  assert.deepEqual((await known).map(f => f.name), ['alpha', 'beta']);
+  assert.deepEqual(
+    (await known).map(f => f.name),
+    ['alpha', 'beta'],
+  );
 });
 
 test('a workspace file that lists no folder is waited for a bounded time', async () => {

@@ -23,14 +23,20 @@ function button(label: string, cls: string, onClick: () => void, title?: string)
   const b = el('button', cls, label);
   b.type = 'button';
   if (title) b.title = title;
-  b.addEventListener('click', e => { e.stopPropagation(); onClick(); });
+  b.addEventListener('click', e => {
+    e.stopPropagation();
+    onClick();
+  });
   return b;
 }
 
 function counts(text: string): HTMLElement {
   const span = el('span', 'diff-counts');
   const m = /^\+(\d+) \u2212(\d+)$/.exec(text);
-  if (!m) { span.textContent = text; return span; }
+  if (!m) {
+    span.textContent = text;
+    return span;
+  }
   span.appendChild(el('span', 'diff-add', `+${m[1]}`));
   span.appendChild(document.createTextNode(' '));
   span.appendChild(el('span', 'diff-del', `\u2212${m[2]}`));
@@ -43,9 +49,13 @@ export function decorateApproval(card: HTMLElement, entry: ApprovalEntry, post: 
   if (preview) {
     const box = el('div', 'approval-preview');
     const head = el('div', 'approval-preview-head');
-    head.appendChild(el('span', undefined, preview.files.length === 1 ? 'Proposed change ' : `${preview.files.length} files `));
+    head.appendChild(
+      el('span', undefined, preview.files.length === 1 ? 'Proposed change ' : `${preview.files.length} files `),
+    );
     head.appendChild(counts(preview.total));
-    head.appendChild(button('Open diff', 'secondary open-diff', () => post({ type: 'openPreview', id: entry.id, index: 0 })));
+    head.appendChild(
+      button('Open diff', 'secondary open-diff', () => post({ type: 'openPreview', id: entry.id, index: 0 })),
+    );
     box.appendChild(head);
     const list = el('ul', 'file-list');
     preview.files.forEach((f, index) => {
@@ -53,7 +63,10 @@ export function decorateApproval(card: HTMLElement, entry: ApprovalEntry, post: 
       li.appendChild(el('span', 'file-status', STATUS_MARK[f.status] ?? '?'));
       const link = el('a', 'file-path', f.from ? `${f.from} → ${f.path}` : f.path);
       link.href = '#';
-      link.addEventListener('click', e => { e.preventDefault(); post({ type: 'openPreview', id: entry.id, index }); });
+      link.addEventListener('click', e => {
+        e.preventDefault();
+        post({ type: 'openPreview', id: entry.id, index });
+      });
       li.appendChild(link);
       li.appendChild(counts(f.counts));
       list.appendChild(li);
@@ -77,7 +90,10 @@ export function decorateApproval(card: HTMLElement, entry: ApprovalEntry, post: 
   reason.placeholder = 'Reason for Deny (optional, the model reads it)';
   reason.setAttribute('aria-label', 'Reason for Deny');
   reason.addEventListener('keydown', e => {
-    if (e.key === 'Enter') { e.preventDefault(); post({ type: 'approve', id: entry.id, decision: 'deny', reason: reason.value }); }
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      post({ type: 'approve', id: entry.id, decision: 'deny', reason: reason.value });
+    }
   });
   card.appendChild(reason);
 }
@@ -92,8 +108,14 @@ export function denyReason(card: HTMLElement): string | undefined {
 export function decorateUser(root: HTMLElement, entry: UserEntry, post: Post): void {
   if (!entry.checkpointId) return;
   const bar = el('div', 'turn-actions');
-  bar.appendChild(button('Restore checkpoint', 'link restore-checkpoint', () => post({ type: 'restore', id: entry.id }),
-    'Put the workspace (and/or the chat) back as it was before this message'));
+  bar.appendChild(
+    button(
+      'Restore checkpoint',
+      'link restore-checkpoint',
+      () => post({ type: 'restore', id: entry.id }),
+      'Put the workspace (and/or the chat) back as it was before this message',
+    ),
+  );
   root.appendChild(bar);
 }
 
@@ -106,8 +128,12 @@ export function renderChanges(entry: ChangesEntry, post: Post): HTMLElement {
   head.appendChild(total);
   const actions = el('span', 'changes-actions');
   if (entry.pending) {
-    actions.appendChild(button('Keep all', 'secondary keep-all', () => post({ type: 'keepAll', taskId: entry.taskId })));
-    actions.appendChild(button('Undo all', 'secondary undo-all', () => post({ type: 'undoAll', taskId: entry.taskId })));
+    actions.appendChild(
+      button('Keep all', 'secondary keep-all', () => post({ type: 'keepAll', taskId: entry.taskId })),
+    );
+    actions.appendChild(
+      button('Undo all', 'secondary undo-all', () => post({ type: 'undoAll', taskId: entry.taskId })),
+    );
   } else actions.appendChild(el('span', 'changes-reviewed', 'Reviewed'));
   head.appendChild(actions);
   box.appendChild(head);
@@ -119,27 +145,40 @@ export function renderChanges(entry: ChangesEntry, post: Post): HTMLElement {
     const link = el('a', 'file-path', f.from ? `${f.from} → ${f.path}` : f.path);
     link.href = '#';
     link.title = 'Open the diff: checkpoint vs now';
-    link.addEventListener('click', e => { e.preventDefault(); post({ type: 'openChange', taskId: entry.taskId, path: f.path }); });
+    link.addEventListener('click', e => {
+      e.preventDefault();
+      post({ type: 'openChange', taskId: entry.taskId, path: f.path });
+    });
     li.appendChild(link);
     const own = counts(f.counts);
     own.classList.add('turn-counts');
     own.title = 'What this turn changed in the file';
     li.appendChild(own);
-    if (f.since) {   // changed again since (a later turn, an undo, your edit): the checkpoint vs the file now
+    if (f.since) {
+      // changed again since (a later turn, an undo, your edit): the checkpoint vs the file now
       const since = el('span', 'since-counts', 'now');
       since.title = "This turn's checkpoint vs the file now (later turns' changes, undos and your edits included)";
       since.appendChild(counts(f.since));
       li.appendChild(since);
     }
-    if (f.notCovered) {   // no bytes to put back, or the user's own save: undo and restore leave it
+    if (f.notCovered) {
+      // no bytes to put back, or the user's own save: undo and restore leave it
       const note = el('span', 'not-covered', NOT_COVERED_LABEL);
       note.title = `Undo and restore leave this file as it is: ${f.notCovered}`;
       li.appendChild(note);
     }
     if (!f.reviewed) {
-      li.appendChild(button('Keep', 'secondary small keep-file', () => post({ type: 'keepChange', taskId: entry.taskId, path: f.path })));
+      li.appendChild(
+        button('Keep', 'secondary small keep-file', () =>
+          post({ type: 'keepChange', taskId: entry.taskId, path: f.path }),
+        ),
+      );
       if (!f.notCovered) {
-        li.appendChild(button('Undo', 'secondary small undo-file', () => post({ type: 'undoChange', taskId: entry.taskId, path: f.path })));
+        li.appendChild(
+          button('Undo', 'secondary small undo-file', () =>
+            post({ type: 'undoChange', taskId: entry.taskId, path: f.path }),
+          ),
+        );
       }
     } else li.appendChild(el('span', 'file-reviewed', '✓'));
     list.appendChild(li);
@@ -151,22 +190,33 @@ export function renderChanges(entry: ChangesEntry, post: Post): HTMLElement {
 export function renderRestored(entry: RestoredEntry, post: Post): HTMLElement {
   const box = el('div', `restored level-${entry.level}`);
   box.appendChild(el('span', 'restored-text', entry.text));
-  if (entry.redoId && !entry.redone) box.appendChild(button('Redo', 'secondary small redo', () => post({ type: 'redo', id: entry.id }),
-    'Undo this restore'));
+  if (entry.redoId && !entry.redone)
+    box.appendChild(
+      button('Redo', 'secondary small redo', () => post({ type: 'redo', id: entry.id }), 'Undo this restore'),
+    );
   return box;
 }
 
 /** A file tool's diff (from its result, else from its input) appended to its card; `+N −M` in the summary. */
 export function decorateTool(details: HTMLElement, entry: ToolEntry): void {
   let input: unknown = entry.input;
-  try { input = JSON.parse(entry.input); } catch { /* shown as text */ }
+  try {
+    input = JSON.parse(entry.input);
+  } catch {
+    /* shown as text */
+  }
   const view = toolDiff(entry.name, input, entry.output, entry.diff);
   if (!view) return;
   if (view.counts) details.querySelector('summary')?.appendChild(counts(view.counts));
   const pre = el('pre', 'tool-diff');
   for (const line of view.lines) pre.appendChild(el('span', `diff-line diff-${line.kind}`, `${line.text}\n`));
   const output = details.querySelector('.tool-output');
-  if (view.source === 'output' && output) { output.replaceWith(pre); return; }  // the result is the diff: colour it
-  details.appendChild(el('div', 'label', view.source === 'diff' ? 'Diff' : entry.status === 'running' ? 'Requested change' : 'Change'));
+  if (view.source === 'output' && output) {
+    output.replaceWith(pre);
+    return;
+  } // the result is the diff: colour it
+  details.appendChild(
+    el('div', 'label', view.source === 'diff' ? 'Diff' : entry.status === 'running' ? 'Requested change' : 'Change'),
+  );
   details.appendChild(pre);
 }

@@ -18,7 +18,7 @@ let currentFile: string | null = null;
 let currentRemoved: string | null = null;
 const currentShown = (): boolean => currentFile !== null && currentFile !== currentRemoved;
 export function setActiveFile(label: string | null): void {
-  if (label !== currentFile) currentRemoved = null;  // another file: offered again
+  if (label !== currentFile) currentRemoved = null; // another file: offered again
   currentFile = label;
   renderChips();
 }
@@ -31,7 +31,11 @@ function currentChip(label: string): HTMLElement {
   remove.type = 'button';
   remove.title = `Do not send ${label}`;
   remove.setAttribute('aria-label', `Do not send ${label}`);
-  remove.addEventListener('click', () => { currentRemoved = label; renderChips(); prompt.focus(); });
+  remove.addEventListener('click', () => {
+    currentRemoved = label;
+    renderChips();
+    prompt.focus();
+  });
   chip.appendChild(remove);
   return chip;
 }
@@ -47,7 +51,12 @@ function renderChips(): void {
     remove.type = 'button';
     remove.title = `Remove ${a.label}`;
     remove.setAttribute('aria-label', `Remove ${a.label}`);
-    remove.addEventListener('click', () => { attachments.splice(i, 1); renderChips(); saveDraft(); prompt.focus(); });
+    remove.addEventListener('click', () => {
+      attachments.splice(i, 1);
+      renderChips();
+      saveDraft();
+      prompt.focus();
+    });
     chip.appendChild(remove);
     chipsBox.appendChild(chip);
   });
@@ -60,7 +69,12 @@ export function attach(a: Attachment): void {
 
 // `/` completion and `@` mentions: a list above the prompt; Up/Down move in it, Enter/Tab pick, Esc closes
 const suggestBox = $<HTMLElement>('suggest');
-const SLASH: Candidate[] = Object.entries(SLASH_COMMANDS).map(([name, help]) => ({ kind: 'command', value: name, label: `/${name}`, detail: help.replace(/`/g, '') }));
+const SLASH: Candidate[] = Object.entries(SLASH_COMMANDS).map(([name, help]) => ({
+  kind: 'command',
+  value: name,
+  label: `/${name}`,
+  detail: help.replace(/`/g, ''),
+}));
 let suggestToken: ActiveToken | undefined;
 let suggestItems: Candidate[] = [];
 let suggestActive = 0;
@@ -70,15 +84,22 @@ function closeSuggest(): void {
   suggestToken = undefined;
   suggestItems = [];
   suggestBox.hidden = true;
-  mentionPool = undefined;  // the next @ asks the host again (files change)
+  mentionPool = undefined; // the next @ asks the host again (files change)
 }
 
 function updateSuggest(): void {
-  const token = prompt.selectionStart === prompt.selectionEnd ? activeToken(prompt.value, prompt.selectionStart) : undefined;
-  if (!token) { closeSuggest(); return; }
-  if (token.trigger === '@' && !mentionPool) { mentionPool = []; post({ type: 'mentions' }); }
+  const token =
+    prompt.selectionStart === prompt.selectionEnd ? activeToken(prompt.value, prompt.selectionStart) : undefined;
+  if (!token) {
+    closeSuggest();
+    return;
+  }
+  if (token.trigger === '@' && !mentionPool) {
+    mentionPool = [];
+    post({ type: 'mentions' });
+  }
   suggestToken = token;
-  suggestItems = rankCandidates(token.query, token.trigger === '/' ? SLASH : mentionPool ?? []);
+  suggestItems = rankCandidates(token.query, token.trigger === '/' ? SLASH : (mentionPool ?? []));
   suggestActive = Math.min(suggestActive, Math.max(0, suggestItems.length - 1));
   renderSuggest();
 }
@@ -92,7 +113,10 @@ function renderSuggest(): void {
     row.setAttribute('aria-selected', String(i === suggestActive));
     row.appendChild(el('span', 'suggest-label', c.label));
     if (c.detail) row.appendChild(el('span', 'suggest-detail', c.detail));
-    row.addEventListener('mousedown', e => { e.preventDefault(); pickSuggestion(c); });
+    row.addEventListener('mousedown', e => {
+      e.preventDefault();
+      pickSuggestion(c);
+    });
     suggestBox.appendChild(row);
   });
 }
@@ -108,19 +132,25 @@ function pickSuggestion(c: Candidate): void {
   prompt.focus();
 }
 
-
 function send(): void {
   const text = prompt.value;
   if (!text.trim()) return;
   history.push(text);
-  post({ type: 'send', text, ...(attachments.length ? { attachments } : {}), ...(currentShown() ? { currentFile: true } : {}) });
+  post({
+    type: 'send',
+    text,
+    ...(attachments.length ? { attachments } : {}),
+    ...(currentShown() ? { currentFile: true } : {}),
+  });
   prompt.value = '';
   attachments = [];
   renderChips();
   saveDraft();
 }
 
-function saveDraft(): void { host.setState({ draft: prompt.value, attachments }); }
+function saveDraft(): void {
+  host.setState({ draft: prompt.value, attachments });
+}
 
 const caretOnFirstLine = (): boolean => !prompt.value.slice(0, prompt.selectionStart).includes('\n');
 const caretOnLastLine = (): boolean => !prompt.value.slice(prompt.selectionEnd).includes('\n');
@@ -136,43 +166,77 @@ export function focusPrompt(): void {
 
 /** The host's answer to `mentions`: the pool `@` picks from, unless the picker closed meanwhile. */
 export function offerMentions(items: Candidate[]): void {
-  if (mentionPool) { mentionPool = items; updateSuggest(); }
+  if (mentionPool) {
+    mentionPool = items;
+    updateSuggest();
+  }
 }
 
 export function startComposer(): void {
+  prompt.addEventListener(
+    'keydown',
+    e => {
+      if (suggestBox.hidden || !suggestItems.length) return;
+      let handled = true;
+      if (e.key === 'ArrowDown') suggestActive = (suggestActive + 1) % suggestItems.length;
+      else if (e.key === 'ArrowUp') suggestActive = (suggestActive - 1 + suggestItems.length) % suggestItems.length;
+      else if ((e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey && !e.isComposing) {
+        const item = suggestItems[suggestActive];
+        // a command typed out in full: Enter sends it (Tab still completes)
+        if (e.key === 'Enter' && suggestToken?.trigger === '/' && item.value === suggestToken.query) {
+          closeSuggest();
+          return;
+        }
+        pickSuggestion(item);
+      } else if (e.key === 'Escape') closeSuggest();
+      else handled = false;
+      if (!handled) return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      if (!suggestBox.hidden) renderSuggest();
+    },
+    { capture: true },
+  );
+  prompt.addEventListener('input', () => {
+    suggestActive = 0;
+    updateSuggest();
+  });
+  prompt.addEventListener('blur', () =>
+    setTimeout(() => {
+      if (document.activeElement !== prompt) closeSuggest();
+    }, 150),
+  );
   prompt.addEventListener('keydown', e => {
-    if (suggestBox.hidden || !suggestItems.length) return;
-    let handled = true;
-    if (e.key === 'ArrowDown') suggestActive = (suggestActive + 1) % suggestItems.length;
-    else if (e.key === 'ArrowUp') suggestActive = (suggestActive - 1 + suggestItems.length) % suggestItems.length;
-    else if ((e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey && !e.isComposing) {
-      const item = suggestItems[suggestActive];
-      // a command typed out in full: Enter sends it (Tab still completes)
-      if (e.key === 'Enter' && suggestToken?.trigger === '/' && item.value === suggestToken.query) { closeSuggest(); return; }
-      pickSuggestion(item);
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      send();
+      return;
     }
-    else if (e.key === 'Escape') closeSuggest();
-    else handled = false;
-    if (!handled) return;
-    e.preventDefault();
-    e.stopImmediatePropagation();
-    if (!suggestBox.hidden) renderSuggest();
-  }, { capture: true });
-  prompt.addEventListener('input', () => { suggestActive = 0; updateSuggest(); });
-  prompt.addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== prompt) closeSuggest(); }, 150));
-  prompt.addEventListener('keydown', e => {
-    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); return; }
     if (e.key === 'ArrowUp' && !e.shiftKey && caretOnFirstLine()) {
       const older = history.up(prompt.value);
-      if (older !== undefined) { e.preventDefault(); prompt.value = older; prompt.setSelectionRange(older.length, older.length); }
+      if (older !== undefined) {
+        e.preventDefault();
+        prompt.value = older;
+        prompt.setSelectionRange(older.length, older.length);
+      }
     } else if (e.key === 'ArrowDown' && !e.shiftKey && caretOnLastLine()) {
       const newer = history.down();
-      if (newer !== undefined) { e.preventDefault(); prompt.value = newer; prompt.setSelectionRange(newer.length, newer.length); }
+      if (newer !== undefined) {
+        e.preventDefault();
+        prompt.value = newer;
+        prompt.setSelectionRange(newer.length, newer.length);
+      }
     }
   });
   prompt.addEventListener('input', saveDraft);
-  $<HTMLFormElement>('composer').addEventListener('submit', e => { e.preventDefault(); send(); });
+  $<HTMLFormElement>('composer').addEventListener('submit', e => {
+    e.preventDefault();
+    send();
+  });
   const saved = host.getState() as { draft?: string; attachments?: Attachment[] } | undefined;
   if (saved?.draft) prompt.value = saved.draft;
-  if (saved?.attachments?.length) { attachments = saved.attachments; renderChips(); }
+  if (saved?.attachments?.length) {
+    attachments = saved.attachments;
+    renderChips();
+  }
 }

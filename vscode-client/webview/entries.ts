@@ -31,13 +31,23 @@ function markdownInto(target: HTMLElement, text: string): void {
     const block = el('div', 'code-block');
     const head = el('div', 'code-head');
     head.appendChild(el('span', 'code-lang', language || 'text'));
-    head.appendChild(codeButton('Copy', 'Copy code', button => {
-      post({ type: 'copy', text: source() });
-      button.textContent = 'Copied';
-      setTimeout(() => { button.textContent = 'Copy'; }, 1200);
-    }));
-    head.appendChild(codeButton('Insert', 'Insert at the cursor in the editor', () => post({ type: 'insertCode', text: source() })));
-    head.appendChild(codeButton('New file', 'Open in a new untitled editor', () => post({ type: 'newFile', text: source(), language })));
+    head.appendChild(
+      codeButton('Copy', 'Copy code', button => {
+        post({ type: 'copy', text: source() });
+        button.textContent = 'Copied';
+        setTimeout(() => {
+          button.textContent = 'Copy';
+        }, 1200);
+      }),
+    );
+    head.appendChild(
+      codeButton('Insert', 'Insert at the cursor in the editor', () => post({ type: 'insertCode', text: source() })),
+    );
+    head.appendChild(
+      codeButton('New file', 'Open in a new untitled editor', () =>
+        post({ type: 'newFile', text: source(), language }),
+      ),
+    );
     pre.replaceWith(block);
     block.append(head, pre);
   }
@@ -77,7 +87,8 @@ export function renderEntry(entry: ChatEntry): HTMLElement {
       markdownInto(body, entry.text);
       root.appendChild(body);
       if (entry.streaming) root.classList.add('streaming');
-      if (entry.incomplete) root.appendChild(el('div', 'incomplete', 'Incomplete: the answer was cut off by an error.'));
+      if (entry.incomplete)
+        root.appendChild(el('div', 'incomplete', 'Incomplete: the answer was cut off by an error.'));
       break;
     }
     case 'reasoning': {
@@ -97,18 +108,26 @@ export function renderEntry(entry: ChatEntry): HTMLElement {
       summary.appendChild(el('span', 'tool-status', pending ? 'waiting for your answer' : entry.status));
       details.appendChild(summary);
       // the pending card already shows the input: once is enough
-      if (entry.input && !pending) { details.appendChild(el('div', 'label', 'Input')); details.appendChild(el('pre', 'tool-input', entry.input)); }
+      if (entry.input && !pending) {
+        details.appendChild(el('div', 'label', 'Input'));
+        details.appendChild(el('pre', 'tool-input', entry.input));
+      }
       if (entry.output) {
         const running = entry.status === 'running';
-        details.appendChild(el('div', 'label', entry.status === 'error' ? 'Error' : running ? 'Output (live)' : 'Result'));
-        details.appendChild(el('pre', `tool-output${running ? ' live' : ''}`, running ? tail(entry.output) : entry.output));
+        details.appendChild(
+          el('div', 'label', entry.status === 'error' ? 'Error' : running ? 'Output (live)' : 'Result'),
+        );
+        details.appendChild(
+          el('pre', `tool-output${running ? ' live' : ''}`, running ? tail(entry.output) : entry.output),
+        );
       }
       // live output is shown as it comes; a finished tool folds (unless the reader opened or closed it)
       const auto = entry.status === 'running' && entry.output.length > 0;
       details.open = toggled.get(entry.id) ?? auto;
       decorateTool(details, entry);
       details.addEventListener('toggle', () => {
-        if (details.open === auto) toggled.delete(entry.id); else toggled.set(entry.id, details.open);
+        if (details.open === auto) toggled.delete(entry.id);
+        else toggled.set(entry.id, details.open);
       });
       root.appendChild(details);
       break;
@@ -116,7 +135,8 @@ export function renderEntry(entry: ChatEntry): HTMLElement {
     case 'notice': {
       root.classList.add(`level-${entry.level}`);
       if (entry.wait) root.appendChild(countdown(entry.wait));
-      if (!entry.todos) {  // a task list draws its own "Tasks" head
+      if (!entry.todos) {
+        // a task list draws its own "Tasks" head
         const body = el('div', 'markdown');
         markdownInto(body, entry.text);
         root.appendChild(body);
@@ -146,10 +166,18 @@ export function renderEntry(entry: ChatEntry): HTMLElement {
       }
       break;
     }
-    case 'compaction': root.appendChild(renderCompaction(entry)); break;
-    case 'approval': root.appendChild(renderApproval(entry)); break;
-    case 'changes': root.appendChild(renderChanges(entry, post)); break;
-    case 'restored': root.appendChild(renderRestored(entry, post)); break;
+    case 'compaction':
+      root.appendChild(renderCompaction(entry));
+      break;
+    case 'approval':
+      root.appendChild(renderApproval(entry));
+      break;
+    case 'changes':
+      root.appendChild(renderChanges(entry, post));
+      break;
+    case 'restored':
+      root.appendChild(renderRestored(entry, post));
+      break;
   }
   return root;
 }
@@ -157,9 +185,10 @@ export function renderEntry(entry: ChatEntry): HTMLElement {
 const COMPACTION_LABEL: Record<CompactionEntry['state'], (messages: number) => string> = {
   summarizing: n => `Compacting: summarising ${n} message${n === 1 ? '' : 's'}…`,
   failed: () => 'Compaction failed: the model still sees the whole conversation.',
-  active: n => n > 0
-    ? `Compacted: the model sees a summary in place of the ${n} message${n === 1 ? '' : 's'} above`
-    : 'Compacted by an older version: the model sees a summary of the earlier conversation',
+  active: n =>
+    n > 0
+      ? `Compacted: the model sees a summary in place of the ${n} message${n === 1 ? '' : 's'} above`
+      : 'Compacted by an older version: the model sees a summary of the earlier conversation',
   undone: () => 'Compaction undone: the model sees the messages above again',
 };
 
@@ -169,8 +198,15 @@ function renderCompaction(entry: CompactionEntry): HTMLElement {
   box.setAttribute('role', 'separator');
   const line = el('div', 'compaction-line');
   const label = COMPACTION_LABEL[entry.state](entry.messages);
-  line.appendChild(el('span', 'compaction-label', entry.auto && entry.state === 'active'
-    ? `${label} (automatically: the conversation no longer fit the compaction threshold)` : label));
+  line.appendChild(
+    el(
+      'span',
+      'compaction-label',
+      entry.auto && entry.state === 'active'
+        ? `${label} (automatically: the conversation no longer fit the compaction threshold)`
+        : label,
+    ),
+  );
   if (entry.state === 'active') {
     const undo = el('button', 'compaction-undo secondary', 'Undo compaction');
     undo.type = 'button';
@@ -209,8 +245,13 @@ function renderApproval(entry: ApprovalEntry, inTool = false): HTMLElement {
   card.appendChild(el('div', 'approval-title', entry.card.title));
   if (entry.decision) {
     // answered: one line (the input stays in the tool row below)
-    const label = entry.expired ? 'Denied (no answer in time)'
-      : entry.decision === 'deny' ? 'Denied' : entry.decision === 'always' ? 'Allowed for this session' : 'Allowed once';
+    const label = entry.expired
+      ? 'Denied (no answer in time)'
+      : entry.decision === 'deny'
+        ? 'Denied'
+        : entry.decision === 'always'
+          ? 'Allowed for this session'
+          : 'Allowed once';
     card.appendChild(el('div', `approval-decision decision-${entry.decision}`, label));
     if (!inTool) {
       const input = el('details', 'approval-input-folded');
@@ -230,8 +271,13 @@ function renderApproval(entry: ApprovalEntry, inTool = false): HTMLElement {
     button.type = 'button';
     button.dataset.decision = b.decision;
     button.addEventListener('click', () => {
-      post({ type: 'approve', id: entry.id, decision: b.decision, reason: b.decision === 'deny' ? denyReason(card) : undefined });
-      $<HTMLTextAreaElement>('prompt').focus();  // answered: the keyboard goes back to the prompt (not to the body)
+      post({
+        type: 'approve',
+        id: entry.id,
+        decision: b.decision,
+        reason: b.decision === 'deny' ? denyReason(card) : undefined,
+      });
+      $<HTMLTextAreaElement>('prompt').focus(); // answered: the keyboard goes back to the prompt (not to the body)
     });
     buttons.appendChild(button);
   });

@@ -4,12 +4,17 @@ export class PromptHistory {
   private index: number;
   private draft = '';
 
-  constructor(prompts: readonly string[] = [], private readonly cap = 200) {
+  constructor(
+    prompts: readonly string[] = [],
+    private readonly cap = 200,
+  ) {
     this.prompts = prompts.slice(-cap);
     this.index = this.prompts.length;
   }
 
-  get entries(): readonly string[] { return this.prompts; }
+  get entries(): readonly string[] {
+    return this.prompts;
+  }
 
   replace(prompts: readonly string[]): void {
     this.prompts = prompts.slice(-this.cap);

@@ -17,25 +17,52 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       renderTodos(m.state.todos);
       replaceHistory(m.history);
       break;
-    case 'entry': schedule(m.entry); break;
-    case 'busy': setBusy(m.busy); break;
-    case 'queue': renderQueue(m.queue); break;
-    case 'todos': renderTodos(m.todos); break;
-    case 'history': replaceHistory(m.prompts); break;
-    case 'focus': focusPrompt(); break;
-    case 'attach': attach(m.attachment); break;
-    case 'activeFile': setActiveFile(m.label); break;
-    case 'mentionCandidates': offerMentions(m.items); break;
-    case 'info': renderInfo(m.info); break;
-    case 'showSetup': showSetup(); break;
-    case 'setupResult': showSetupResult(m.ok, m.text); break;
+    case 'entry':
+      schedule(m.entry);
+      break;
+    case 'busy':
+      setBusy(m.busy);
+      break;
+    case 'queue':
+      renderQueue(m.queue);
+      break;
+    case 'todos':
+      renderTodos(m.todos);
+      break;
+    case 'history':
+      replaceHistory(m.prompts);
+      break;
+    case 'focus':
+      focusPrompt();
+      break;
+    case 'attach':
+      attach(m.attachment);
+      break;
+    case 'activeFile':
+      setActiveFile(m.label);
+      break;
+    case 'mentionCandidates':
+      offerMentions(m.items);
+      break;
+    case 'info':
+      renderInfo(m.info);
+      break;
+    case 'showSetup':
+      showSetup();
+      break;
+    case 'setupResult':
+      showSetupResult(m.ok, m.text);
+      break;
   }
 });
 
 startPanels();
 startComposer();
 document.addEventListener('keydown', e => {
-  if (e.key === 'Escape' && busy) { e.preventDefault(); post({ type: 'cancel' }); }
+  if (e.key === 'Escape' && busy) {
+    e.preventDefault();
+    post({ type: 'cancel' });
+  }
 });
 // "Focus on Chat View" (or a click on the view's title) focuses the webview: the prompt takes the keys
 window.addEventListener('focus', () => {

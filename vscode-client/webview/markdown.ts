@@ -29,11 +29,33 @@ import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import { Marked } from 'marked';
 
-const languages = { bash, c, cpp, csharp, css, diff, go, ini, java, javascript, json, markdown, python, rust, shell, sql, typescript, xml, yaml };
+const languages = {
+  bash,
+  c,
+  cpp,
+  csharp,
+  css,
+  diff,
+  go,
+  ini,
+  java,
+  javascript,
+  json,
+  markdown,
+  python,
+  rust,
+  shell,
+  sql,
+  typescript,
+  xml,
+  yaml,
+};
 for (const [name, language] of Object.entries(languages)) hljs.registerLanguage(name, language);
 
 const marked = new Marked({
-  gfm: true, breaks: false, async: false,
+  gfm: true,
+  breaks: false,
+  async: false,
   // GFM task lists: the sanitizer drops <input>, so a box is drawn as a character (and read as one)
   renderer: { checkbox: ({ checked }) => (checked ? '☑ ' : '☐ ') },
 });
@@ -69,7 +91,8 @@ export function createSanitizer(win: WindowLike): Sanitizer {
       const src = el.getAttribute('src') ?? '';
       if (!SAFE_IMAGE.test(src)) {
         el.removeAttribute('src');
-        if (/^https?:|^\/\//i.test(src.trim())) el.setAttribute('alt', `${el.getAttribute('alt') || 'image'} (remote image not loaded)`);
+        if (/^https?:|^\/\//i.test(src.trim()))
+          el.setAttribute('alt', `${el.getAttribute('alt') || 'image'} (remote image not loaded)`);
       }
     }
   });
@@ -81,8 +104,26 @@ export function renderMarkdown(text: string, purify: Sanitizer): string {
   return purify.sanitize(html, {
     USE_PROFILES: { html: true },
     ALLOW_DATA_ATTR: false,
-    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed',
-      'video', 'audio', 'source', 'track', 'picture', 'link', 'meta', 'base', 'dialog'],
+    FORBID_TAGS: [
+      'style',
+      'form',
+      'input',
+      'button',
+      'textarea',
+      'select',
+      'iframe',
+      'object',
+      'embed',
+      'video',
+      'audio',
+      'source',
+      'track',
+      'picture',
+      'link',
+      'meta',
+      'base',
+      'dialog',
+    ],
     FORBID_ATTR: ['style', 'srcset', 'poster', 'background', 'formaction', 'ping'],
   });
 }
@@ -102,7 +143,7 @@ export function highlightCode(root: Element): void {
     const language = codeLanguage(code);
     if (!language || !hljs.getLanguage(language)) continue;
     const source = code.textContent ?? '';
-    if (source.length > 100_000) continue;  // a huge block stays plain (and fast)
+    if (source.length > 100_000) continue; // a huge block stays plain (and fast)
     code.innerHTML = hljs.highlight(source, { language, ignoreIllegals: true }).value;
     code.classList.add('hljs');
   }

@@ -81,7 +81,11 @@ export function startPanels(): void {
   });
   $<HTMLButtonElement>('setup-test').addEventListener('click', () => {
     $<HTMLElement>('setup-result').textContent = 'Testing…';
-    post({ type: 'setup', baseUrl: $<HTMLInputElement>('setup-base-url').value.trim(), model: $<HTMLInputElement>('setup-model').value.trim() });
+    post({
+      type: 'setup',
+      baseUrl: $<HTMLInputElement>('setup-base-url').value.trim(),
+      model: $<HTMLInputElement>('setup-model').value.trim(),
+    });
   });
   stopButton.addEventListener('click', () => post({ type: 'cancel' }));
 }

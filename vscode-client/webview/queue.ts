@@ -1,6 +1,10 @@
 import type { QueuedChat } from '../src/shared/protocol';
 
-export interface QueueView { title: string; items: { taskId: string; label: string }[]; visible: boolean }
+export interface QueueView {
+  title: string;
+  items: { taskId: string; label: string }[];
+  visible: boolean;
+}
 
 export function clip(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();

@@ -5,10 +5,15 @@ import type { DiffLineKind } from '../src/shared/lineDiff';
 /** The file tools whose approval carries a preview (and whose cards show a diff). */
 const FILE_TOOLS = new Set(['write_file', 'edit_file', 'multi_edit', 'apply_patch', 'move_file', 'delete_file']);
 
+export interface ToolDiffView {
+  counts?: string;
+  lines: { kind: DiffLineKind; text: string }[];
+  source: 'diff' | 'output' | 'input';
+}
 
-export interface ToolDiffView { counts?: string; lines: { kind: DiffLineKind; text: string }[]; source: 'diff' | 'output' | 'input' }
-
-function str(v: unknown): string | undefined { return typeof v === 'string' ? v : undefined; }
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
 
 /** A unified diff from old → new text, with `-`/`+` lines only (what an edit asked for). */
 function editLines(oldText: string, newText: string): { kind: DiffLineKind; text: string }[] {
@@ -42,7 +47,12 @@ export function toolDiff(name: string, input: unknown, output: string, diff?: st
     const c = patch ? countUnified(patch) : undefined;
     return patch && c ? { counts: formatCounts(c), lines: classifyDiffLines(patch), source: 'input' } : undefined;
   }
-  const edits = name === 'edit_file' ? [args] : name === 'multi_edit' && Array.isArray(args.edits) ? args.edits as Record<string, unknown>[] : [];
+  const edits =
+    name === 'edit_file'
+      ? [args]
+      : name === 'multi_edit' && Array.isArray(args.edits)
+        ? (args.edits as Record<string, unknown>[])
+        : [];
   const lines = edits.flatMap((e, i) => {
     const o = str(e.oldString);
     const n = str(e.newString);

@@ -22,7 +22,10 @@ function sawScroll(): void {
   atEnd = nearBottom();
   latest.hidden = atEnd;
 }
-const resized = new ResizeObserver(() => { if (atEnd) stickToBottom(); else sawScroll(); });
+const resized = new ResizeObserver(() => {
+  if (atEnd) stickToBottom();
+  else sawScroll();
+});
 
 // Only the newest page of entries is in the DOM; older pages are drawn when the reader scrolls up.
 const window_ = new TranscriptWindow();
@@ -51,16 +54,19 @@ function showEarlier(): void {
   const before = transcript.scrollHeight;
   earlier.after(fragment);
   updateEarlier();
-  transcript.scrollTop += transcript.scrollHeight - before;  // keep what the reader was looking at in place
+  transcript.scrollTop += transcript.scrollHeight - before; // keep what the reader was looking at in place
 }
 
 // scrolled to the top: draw the next older page (re-observing re-checks, in case the page did not fill the view)
-const topWatch = new IntersectionObserver(seen => {
-  if (!seen.some(s => s.isIntersecting) || window_.hidden === 0) return;
-  showEarlier();
-  topWatch.unobserve(earlier);
-  requestAnimationFrame(() => topWatch.observe(earlier));
-}, { root: transcript, rootMargin: '200px 0px 0px 0px' });
+const topWatch = new IntersectionObserver(
+  seen => {
+    if (!seen.some(s => s.isIntersecting) || window_.hidden === 0) return;
+    showEarlier();
+    topWatch.unobserve(earlier);
+    requestAnimationFrame(() => topWatch.observe(earlier));
+  },
+  { root: transcript, rootMargin: '200px 0px 0px 0px' },
+);
 
 let frame = 0;
 export function schedule(entry: ChatEntry): void {
@@ -89,7 +95,7 @@ function flush(): void {
         }
         old.replaceWith(fresh);
       } else fragment.appendChild(fresh);
-      if (entry.kind === 'tool' && entry.approval && !entry.approval.decision) stick = true;  // a question to answer
+      if (entry.kind === 'tool' && entry.approval && !entry.approval.decision) stick = true; // a question to answer
     }
   }
   dirty.clear();
@@ -103,12 +109,18 @@ function stickToBottom(): void {
   atEnd = true;
   latest.hidden = true;
   transcript.scrollTop = transcript.scrollHeight;
-  requestAnimationFrame(() => { transcript.scrollTop = transcript.scrollHeight; sawScroll(); });
+  requestAnimationFrame(() => {
+    transcript.scrollTop = transcript.scrollHeight;
+    sawScroll();
+  });
 }
 
 /** A whole transcript (a fresh or re-created panel, a resume): drawn at once, scrolled to the end. */
 export function showEntries(entries: ChatEntry[]): void {
-  if (frame) { cancelAnimationFrame(frame); frame = 0; }
+  if (frame) {
+    cancelAnimationFrame(frame);
+    frame = 0;
+  }
   nodes.clear();
   dirty.clear();
   const fragment = document.createDocumentFragment();
@@ -123,7 +135,10 @@ export function startTranscript(): void {
   transcript.addEventListener('click', e => {
     const link = (e.target as Element | null)?.closest?.('.markdown a[href]');
     const href = link?.getAttribute('href') ?? '';
-    if (link && isWorkspaceLink(href)) { e.preventDefault(); post({ type: 'openFile', href }); }
+    if (link && isWorkspaceLink(href)) {
+      e.preventDefault();
+      post({ type: 'openFile', href });
+    }
   });
   transcript.appendChild(earlier);
   updateEarlier();

@@ -8,9 +8,9 @@ import type { ChatEntry } from '../src/shared/webviewProtocol';
 export const PAGE = 60;
 
 export type Upsert =
-  | { kind: 'append'; entry: ChatEntry }   // a new entry at the end: draw it
-  | { kind: 'update'; entry: ChatEntry }   // a drawn entry changed: redraw it
-  | { kind: 'offscreen' };                 // an entry above the window changed: drawn when scrolled to
+  | { kind: 'append'; entry: ChatEntry } // a new entry at the end: draw it
+  | { kind: 'update'; entry: ChatEntry } // a drawn entry changed: redraw it
+  | { kind: 'offscreen' }; // an entry above the window changed: drawn when scrolled to
 
 export class TranscriptWindow {
   private entries: ChatEntry[] = [];
@@ -20,9 +20,13 @@ export class TranscriptWindow {
 
   constructor(readonly page: number = PAGE) {}
 
-  get length(): number { return this.entries.length; }
+  get length(): number {
+    return this.entries.length;
+  }
   /** How many older entries are not drawn. */
-  get hidden(): number { return this.start; }
+  get hidden(): number {
+    return this.start;
+  }
 
   /** A whole new transcript: returns the entries to draw (the newest page). */
   reset(entries: readonly ChatEntry[]): ChatEntry[] {

@@ -8,7 +8,11 @@ export const TEXT_ORIGIN_NOTE =
 
 export function describeInput(input: unknown): string {
   if (typeof input === 'string') return input;
-  try { return JSON.stringify(input, null, 2) ?? String(input); } catch { return String(input); }
+  try {
+    return JSON.stringify(input, null, 2) ?? String(input);
+  } catch {
+    return String(input);
+  }
 }
 
 /** What a grant covers, in words: "multi_edit", or "bash commands that start with "rm"". */
@@ -34,7 +38,10 @@ export function approvalCard(p: ApproveParams): ApprovalCard {
     preview: approvalPreview(p),
     buttons: [
       { label: 'Allow once', decision: 'once' },
-      { label: grantLabel({ toolName: p.toolName, pattern: p.suggestedPattern, origin: p.origin }), decision: 'always' },
+      {
+        label: grantLabel({ toolName: p.toolName, pattern: p.suggestedPattern, origin: p.origin }),
+        decision: 'always',
+      },
       { label: 'Deny', decision: 'deny' },
     ],
   };

@@ -45,6 +45,8 @@ export function selectionLabel(path: string, startLine: number, endLine: number)
 export function withCurrentFile(chips: readonly Attachment[], current: Attachment | undefined): Attachment[] {
   if (!current) return [...chips];
   const file = current.label.replace(/:\d+(-\d+)?$/, '');
-  const same = chips.some(c => c.label === current.label || c.label === file || (current.source && c.source === current.source));
+  const same = chips.some(
+    c => c.label === current.label || c.label === file || (current.source && c.source === current.source),
+  );
   return same ? [...chips] : [current, ...chips];
 }

@@ -4,9 +4,24 @@ import { approvalCard, describeInput, toDecision } from './approval';
 import { splitAttachments } from './attachments';
 import { retryWait } from '../shared/retryCountdown';
 import type {
-  CompactionInfo, EngineEvent, HistoryEvent, Message, MessagePart, Decision, StopReason, TodosPayload, TurnInfo,
+  CompactionInfo,
+  EngineEvent,
+  HistoryEvent,
+  Message,
+  MessagePart,
+  Decision,
+  StopReason,
+  TodosPayload,
+  TurnInfo,
 } from '../shared/protocol';
-import type { ApprovalCard, ApprovalEntry, ChatEntry, ChatState, CompactionEntry, SessionLink } from '../shared/webviewProtocol';
+import type {
+  ApprovalCard,
+  ApprovalEntry,
+  ChatEntry,
+  ChatState,
+  CompactionEntry,
+  SessionLink,
+} from '../shared/webviewProtocol';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type NewEntry = DistributiveOmit<ChatEntry, 'id'>;
@@ -52,11 +67,17 @@ export class ChatModel {
     return full;
   }
 
-  private changed(entry: ChatEntry): void { if (!this.quiet) this.onChange(entry); }
+  private changed(entry: ChatEntry): void {
+    if (!this.quiet) this.onChange(entry);
+  }
 
   /** For feature modules (review/changes.ts): add an entry / announce that one changed. */
-  push(entry: NewEntry): ChatEntry { return this.add(entry); }
-  touch(entry: ChatEntry): void { this.changed(entry); }
+  push(entry: NewEntry): ChatEntry {
+    return this.add(entry);
+  }
+  touch(entry: ChatEntry): void {
+    this.changed(entry);
+  }
 
   clear(): void {
     this.state.entries = [];
@@ -83,7 +104,11 @@ export class ChatModel {
    * the card goes inside that tool's row: the question comes first, the input is shown once, and
    * the answered card folds into the row. Otherwise it is an entry of its own.
    */
-  addApproval(card: ApprovalCard, toolName?: string, row: ChatEntry | undefined = this.state.entries.at(-1)): ApprovalEntry {
+  addApproval(
+    card: ApprovalCard,
+    toolName?: string,
+    row: ChatEntry | undefined = this.state.entries.at(-1),
+  ): ApprovalEntry {
     const last = row;
     if (toolName && last?.kind === 'tool' && last.status === 'running' && last.name === toolName && !last.approval) {
       const approval: ApprovalEntry = { id: `e${this.nextId++}`, kind: 'approval', card };
@@ -141,20 +166,32 @@ export class ChatModel {
   /** Finish streaming entries of a task (so the next text starts a new bubble). */
   private endTask(taskId: string): void {
     for (const e of this.state.entries) {
-      if ((e.kind === 'assistant' || e.kind === 'reasoning') && e.streaming) { e.streaming = false; this.changed(e); }
+      if ((e.kind === 'assistant' || e.kind === 'reasoning') && e.streaming) {
+        e.streaming = false;
+        this.changed(e);
+      }
     }
     this.lastByTask.delete(taskId);
   }
 
   applyEvent(taskId: string, event: EngineEvent): void {
-    if (event.type === 'retry') { this.retrying(taskId, event); return; }
+    if (event.type === 'retry') {
+      this.retrying(taskId, event);
+      return;
+    }
     this.settleRetry(taskId);
     const id = event.id ?? event.toolCallId ?? '';
     const name = event.name ?? event.toolName ?? 'tool';
     switch (event.type) {
-      case 'text': this.appendStreaming(taskId, 'assistant', event.text ?? ''); break;
-      case 'reasoning': this.appendStreaming(taskId, 'reasoning', event.text ?? ''); break;
-      case 'tool-start': this.tool(id, name, taskId); break;
+      case 'text':
+        this.appendStreaming(taskId, 'assistant', event.text ?? '');
+        break;
+      case 'reasoning':
+        this.appendStreaming(taskId, 'reasoning', event.text ?? '');
+        break;
+      case 'tool-start':
+        this.tool(id, name, taskId);
+        break;
       case 'tool-call': {
         const t = this.tool(id, name, taskId);
         t.input = describeInput(event.input);
@@ -185,25 +222,36 @@ export class ChatModel {
         break;
       }
       case 'tool-denied': {
-        const running = id ? this.toolsById.get(id)
+        const running = id
+          ? this.toolsById.get(id)
           : [...this.toolsById.values()].reverse().find(t => t.name === name && t.status === 'running');
-        if (running) { running.status = 'denied'; this.changed(running); }
-        else this.addNotice(`Denied: ${name}`, 'warn');
+        if (running) {
+          running.status = 'denied';
+          this.changed(running);
+        } else this.addNotice(`Denied: ${name}`, 'warn');
         this.lastByTask.delete(taskId);
         break;
       }
-      case 'compacted': this.addNotice(`Context compacted: ${event.before ?? '?'} → ${event.after ?? '?'} messages.`); break;
-      case 'notice': this.addNotice(event.text ?? ''); this.lastByTask.delete(taskId); break;
+      case 'compacted':
+        this.addNotice(`Context compacted: ${event.before ?? '?'} → ${event.after ?? '?'} messages.`);
+        break;
+      case 'notice':
+        this.addNotice(event.text ?? '');
+        this.lastByTask.delete(taskId);
+        break;
       case 'error': {
         const cut = this.lastByTask.get(taskId);
-        if (cut?.kind === 'assistant' && cut.streaming) cut.incomplete = true;  // the stream broke mid-answer
+        if (cut?.kind === 'assistant' && cut.streaming) cut.incomplete = true; // the stream broke mid-answer
         this.endTask(taskId);
         this.failedTasks.add(taskId);
         this.addNotice(errorText(event.error ?? event.text), 'error');
         break;
       }
-      case 'done': this.endTask(taskId); break;
-      default: break;
+      case 'done':
+        this.endTask(taskId);
+        break;
+      default:
+        break;
     }
   }
 
@@ -211,7 +259,12 @@ export class ChatModel {
     const wait = retryWait(event, this.now());
     const text = event.reason ?? 'The model call failed.';
     const shown = this.retryByTask.get(taskId);
-    if (shown) { shown.wait = wait; shown.text = text; this.changed(shown); return; }
+    if (shown) {
+      shown.wait = wait;
+      shown.text = text;
+      this.changed(shown);
+      return;
+    }
     const entry = this.add({ kind: 'notice', level: 'warn', text, wait });
     if (entry.kind === 'notice') this.retryByTask.set(taskId, entry);
     this.lastByTask.delete(taskId);
@@ -225,12 +278,17 @@ export class ChatModel {
     this.changed(shown);
   }
 
-  hadError(taskId: string): boolean { return this.failedTasks.has(taskId); }
+  hadError(taskId: string): boolean {
+    return this.failedTasks.has(taskId);
+  }
 
   /** Put a Retry button on the turn's error (the newest error notice) that sends `text` again. */
   offerRetry(text: string): void {
     const last = this.state.entries.at(-1);
-    if (last?.kind === 'notice' && last.level === 'error') { last.retry = text; this.changed(last); }
+    if (last?.kind === 'notice' && last.level === 'error') {
+      last.retry = text;
+      this.changed(last);
+    }
   }
 
   /** Retry pressed: the prompt to send again (once; the button goes away). */
@@ -256,8 +314,9 @@ export class ChatModel {
 
   /** The compaction is in place: the divider (the pending one, or a new one) shows its summary. */
   compacted(info: CompactionInfo, messages: number): void {
-    const entry = this.pendingCompaction()
-      ?? this.add({ kind: 'compaction', state: 'summarizing', summary: '', messages, dropped: [] }) as CompactionEntry;
+    const entry =
+      this.pendingCompaction() ??
+      (this.add({ kind: 'compaction', state: 'summarizing', summary: '', messages, dropped: [] }) as CompactionEntry);
     entry.state = 'active';
     if (info.auto) entry.auto = true;
     entry.summary = info.summary;
@@ -293,7 +352,10 @@ export class ChatModel {
     let start = 0;
     for (let i = end - 1; i >= 0; i--) {
       const e = this.state.entries[i];
-      if (e.kind === 'compaction' && e.state === 'active') { start = i + 1; break; }
+      if (e.kind === 'compaction' && e.state === 'active') {
+        start = i + 1;
+        break;
+      }
     }
     return this.state.entries.slice(start, end).flatMap(droppedLine);
   }
@@ -302,8 +364,12 @@ export class ChatModel {
    *  showed it: a divider at each compaction point, and each turn's recorded events (approvals, denials,
    *  notices, errors, tool-card diffs) and end (Stopped., its Changed files through `onTurnEnd`) where they
    *  happened, through the builders live events use. */
-  loadTranscript(messages: readonly Message[], compactions: readonly CompactionInfo[] = [],
-    history: ResumedHistory = {}, onTurnEnd: (turn: TurnInfo) => void = () => {}): void {
+  loadTranscript(
+    messages: readonly Message[],
+    compactions: readonly CompactionInfo[] = [],
+    history: ResumedHistory = {},
+    onTurnEnd: (turn: TurnInfo) => void = () => {},
+  ): void {
     this.clear();
     this.quiet = true;
     try {
@@ -312,11 +378,11 @@ export class ChatModel {
         replay.before(index);
         if (message.role === 'system') continue;
         if (message.role === 'user' && message.shiroNote === 'nudge') {
-          if (!replay.recorded) this.addNudge(message);  // a recorded turn has the notice the panel showed
+          if (!replay.recorded) this.addNudge(message); // a recorded turn has the notice the panel showed
           continue;
         }
-        const parts: MessagePart[] = typeof message.content === 'string'
-          ? [{ type: 'text', text: message.content }] : message.content;
+        const parts: MessagePart[] =
+          typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
         for (const part of parts) this.addPart(message.role, part, replay);
         if (message.role === 'user') replay.prompted(index, this.state.entries.at(-1));
       }
@@ -341,8 +407,12 @@ export class ChatModel {
   answeredApproval(taskId: string, event: EngineEvent): void {
     const row = event.id ? this.toolsById.get(event.id) : undefined;
     const card = approvalCard({
-      taskId, toolName: event.name ?? row?.name ?? 'tool', input: row?.input ?? '', repeated: false,
-      matchedPattern: event.matchedPattern ?? null, suggestedPattern: event.suggestedPattern ?? '',
+      taskId,
+      toolName: event.name ?? row?.name ?? 'tool',
+      input: row?.input ?? '',
+      repeated: false,
+      matchedPattern: event.matchedPattern ?? null,
+      suggestedPattern: event.suggestedPattern ?? '',
       origin: event.origin === 'text' ? 'text' : 'native',
     });
     const approval = this.addApproval(card, row?.name, row);
@@ -351,8 +421,8 @@ export class ChatModel {
 
   /** The turn guard's instruction to the model (turn_guards.py): a small note, as live, never the user's words. */
   private addNudge(message: Message): void {
-    const text = typeof message.content === 'string' ? message.content
-      : message.content.map(p => p.text ?? '').join('');
+    const text =
+      typeof message.content === 'string' ? message.content : message.content.map(p => p.text ?? '').join('');
     this.addNotice(`Shiro sent the model back: ${clip(text, 160)}`);
   }
 
@@ -362,16 +432,30 @@ export class ChatModel {
     else if (part.type === 'reasoning') this.add({ kind: 'reasoning', text: part.text ?? '', streaming: false });
     else if (part.type === 'tool-call') {
       const origin = part.providerOptions?.shiro?.fromText ? 'text' : null;
-      this.applyEvent('transcript', { type: 'tool-call', id: part.toolCallId, name: part.toolName, input: part.input, origin });
+      this.applyEvent('transcript', {
+        type: 'tool-call',
+        id: part.toolCallId,
+        name: part.toolName,
+        input: part.input,
+        origin,
+      });
     } else if (part.type === 'tool-result') {
-      if (part.toolCallId && this.toolsById.get(part.toolCallId)?.status === 'denied') return;  // live showed no result
+      if (part.toolCallId && this.toolsById.get(part.toolCallId)?.status === 'denied') return; // live showed no result
       const diff = replay.diffOf(part.toolCallId);
       const failed = (part.output as { type?: string } | undefined)?.type?.startsWith('error');
-      this.applyEvent('transcript', failed
-        ? { type: 'tool-error', id: part.toolCallId, name: part.toolName, error: outputText(part.output), diff }
-        : { type: 'tool-result', id: part.toolCallId, name: part.toolName, output: part.output, diff });
+      this.applyEvent(
+        'transcript',
+        failed
+          ? { type: 'tool-error', id: part.toolCallId, name: part.toolName, error: outputText(part.output), diff }
+          : { type: 'tool-result', id: part.toolCallId, name: part.toolName, output: part.output, diff },
+      );
     } else if (part.type === 'tool-error') {
-      this.applyEvent('transcript', { type: 'tool-error', id: part.toolCallId, name: part.toolName, error: part.error });
+      this.applyEvent('transcript', {
+        type: 'tool-error',
+        id: part.toolCallId,
+        name: part.toolName,
+        error: part.error,
+      });
     }
   }
 }
@@ -383,15 +467,22 @@ const clip = (text: string, max = 100): string => {
 
 function droppedLine(entry: ChatEntry): string[] {
   switch (entry.kind) {
-    case 'user': return entry.command ? [] : [`You: ${clip(entry.text)}`];
-    case 'assistant': return entry.text.trim() ? [`Shiro: ${clip(entry.text)}`] : [];
-    case 'tool': return [`${entry.name} ${clip(entry.input, 80)}`];
-    default: return [];
+    case 'user':
+      return entry.command ? [] : [`You: ${clip(entry.text)}`];
+    case 'assistant':
+      return entry.text.trim() ? [`Shiro: ${clip(entry.text)}`] : [];
+    case 'tool':
+      return [`${entry.name} ${clip(entry.input, 80)}`];
+    default:
+      return [];
   }
 }
 
 /** What a resumed session recorded of its turns besides the messages (older sessions: nothing). */
-export interface ResumedHistory { turns?: readonly TurnInfo[]; events?: readonly HistoryEvent[] }
+export interface ResumedHistory {
+  turns?: readonly TurnInfo[];
+  events?: readonly HistoryEvent[];
+}
 
 const DIFF_EVENTS = new Set(['tool-result', 'tool-error']);
 
@@ -406,8 +497,13 @@ class Replay {
   private previous = 0;
   readonly recorded: boolean;
 
-  constructor(private readonly model: ChatModel, messages: readonly Message[], compactions: readonly CompactionInfo[],
-    history: ResumedHistory, private readonly onTurnEnd: (turn: TurnInfo) => void) {
+  constructor(
+    private readonly model: ChatModel,
+    messages: readonly Message[],
+    compactions: readonly CompactionInfo[],
+    history: ResumedHistory,
+    private readonly onTurnEnd: (turn: TurnInfo) => void,
+  ) {
     this.marks = [...compactions];
     const events = history.events ?? [];
     for (const { event } of events as readonly { event: EngineEvent }[]) {
@@ -449,7 +545,9 @@ class Replay {
     for (const turn of this.unended) if (turn.changes) this.onTurnEnd(turn);
   }
 
-  diffOf(id: string | undefined): string | undefined { return id ? this.diffs.get(id) : undefined; }
+  diffOf(id: string | undefined): string | undefined {
+    return id ? this.diffs.get(id) : undefined;
+  }
 
   private ended(turn: TurnInfo): void {
     this.onTurnEnd(turn);

@@ -16,23 +16,38 @@ export function makeNonce(): string {
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
 
-  constructor(private readonly extensionUri: vscode.Uri, private readonly controller: ChatController) {}
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly controller: ChatController,
+  ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     view.webview.html = chatHtml(
-      view.webview.cspSource, makeNonce(),
+      view.webview.cspSource,
+      makeNonce(),
       view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
       view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'chat.css')).toString(),
     );
-    this.controller.attach(m => { void view.webview.postMessage(m); });
-    view.webview.onDidReceiveMessage((m: WebviewMessage) => { void this.controller.handleMessage(m); });
-    view.onDidDispose(() => { if (this.view === view) { this.view = undefined; this.controller.detach(); } });
+    this.controller.attach(m => {
+      void view.webview.postMessage(m);
+    });
+    view.webview.onDidReceiveMessage((m: WebviewMessage) => {
+      void this.controller.handleMessage(m);
+    });
+    view.onDidDispose(() => {
+      if (this.view === view) {
+        this.view = undefined;
+        this.controller.detach();
+      }
+    });
   }
 
-  get visible(): boolean { return this.view?.visible ?? false; }
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
 
   /** Show the panel; `focus` also moves the keyboard into it (the webview then focuses its prompt). */
   async reveal(focus = false): Promise<void> {

@@ -9,34 +9,76 @@ import type { Agent, CompactionProgress, SessionCompactResult, SessionUncompactR
 import { splitAttachments, withAttachments, withCurrentFile } from './attachments';
 import type { Candidate, MentionKind } from '../shared/mentions';
 import type {
-  ApproveParams, ApproveResult, ChatResult, Decision, EventNotification, QueueResult, ResumeResult, TodosPayload,
-  NewSessionResult, SessionInfo, TurnInfo,
+  ApproveParams,
+  ApproveResult,
+  ChatResult,
+  Decision,
+  EventNotification,
+  QueueResult,
+  ResumeResult,
+  TodosPayload,
+  NewSessionResult,
+  SessionInfo,
+  TurnInfo,
 } from '../shared/protocol';
 import { formatSlashResult, helpText, parseSlash } from './slash';
 import type { ShiroServer } from '../server/server';
 import { errorReason } from '../server/errors';
 import { resolveWorkspaceLink } from './workspaceLink';
 import { sessionLinks } from '../sessions/sessions';
-import type { Attachment, ChatEntry, HostMessage, PanelInfo, ReviewMessage, WebviewMessage } from '../shared/webviewProtocol';
+import type {
+  Attachment,
+  ChatEntry,
+  HostMessage,
+  PanelInfo,
+  ReviewMessage,
+  WebviewMessage,
+} from '../shared/webviewProtocol';
 
 /** A code block's "Insert": at the cursor of the editor last used (the panel has the focus when clicked). */
 async function insertAtCursor(text: string): Promise<void> {
   const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
-  if (!editor) { void vscode.window.showWarningMessage('Shiro: open an editor to insert the code into.'); return; }
-  await editor.edit(edit => { for (const s of editor.selections) edit.replace(s, text); });
+  if (!editor) {
+    void vscode.window.showWarningMessage('Shiro: open an editor to insert the code into.');
+    return;
+  }
+  await editor.edit(edit => {
+    for (const s of editor.selections) edit.replace(s, text);
+  });
   await vscode.window.showTextDocument(editor.document, editor.viewColumn);
 }
 
 async function newUntitled(content: string, language: string): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument({ content, ...(language ? { language: languageId(language) } : {}) });
+  const doc = await vscode.workspace.openTextDocument({
+    content,
+    ...(language ? { language: languageId(language) } : {}),
+  });
   await vscode.window.showTextDocument(doc);
 }
 
-const LANGUAGE_IDS: Record<string, string> = { py: 'python', js: 'javascript', ts: 'typescript', sh: 'shellscript', bash: 'shellscript', shell: 'shellscript', yml: 'yaml', md: 'markdown', rs: 'rust', 'c++': 'cpp', cs: 'csharp', html: 'html', toml: 'toml' };
+const LANGUAGE_IDS: Record<string, string> = {
+  py: 'python',
+  js: 'javascript',
+  ts: 'typescript',
+  sh: 'shellscript',
+  bash: 'shellscript',
+  shell: 'shellscript',
+  yml: 'yaml',
+  md: 'markdown',
+  rs: 'rust',
+  'c++': 'cpp',
+  cs: 'csharp',
+  html: 'html',
+  toml: 'toml',
+};
 const languageId = (fence: string): string => LANGUAGE_IDS[fence.toLowerCase()] ?? fence.toLowerCase();
 
 interface RunningChat {
-  text: string; cts: vscode.CancellationTokenSource; taskId?: string; shown: boolean; user?: ChatEntry;
+  text: string;
+  cts: vscode.CancellationTokenSource;
+  taskId?: string;
+  shown: boolean;
+  user?: ChatEntry;
 }
 
 /** The review UI (review/changes.ts): diff previews, changed files, checkpoints. */
@@ -77,7 +119,9 @@ export class ChatController implements vscode.Disposable {
   /** What the panel's bar and welcome show (settings, SecretStorage): set by the extension. */
   infoSource: () => Promise<PanelInfo | undefined> = async () => undefined;
   /** Panel actions that need the workbench (pickers, settings, SecretStorage): set by the extension. */
-  onAction: (m: Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'detectLocal' | 'setup' }>) => Promise<void> = async () => {};
+  onAction: (
+    m: Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'detectLocal' | 'setup' }>,
+  ) => Promise<void> = async () => {};
 
   constructor(private readonly server: ShiroServer) {
     this.model = new ChatModel(entry => this.post({ type: 'entry', entry }));
@@ -89,7 +133,10 @@ export class ChatController implements vscode.Disposable {
     this.ready = false;
   }
 
-  detach(): void { this.post = () => {}; this.ready = false; }
+  detach(): void {
+    this.post = () => {};
+    this.ready = false;
+  }
 
   /** The webview's script has started (its `ready`): messages posted now are not lost. */
   private ready = false;
@@ -107,14 +154,16 @@ export class ChatController implements vscode.Disposable {
 
   showSetup(): void {
     if (this.ready) this.post({ type: 'showSetup' });
-    else this.wantSetup = true;  // the view is still being created (the command opened it)
+    else this.wantSetup = true; // the view is still being created (the command opened it)
   }
-  postSetupResult(ok: boolean, text: string): void { this.post({ type: 'setupResult', ok, text }); }
+  postSetupResult(ok: boolean, text: string): void {
+    this.post({ type: 'setupResult', ok, text });
+  }
 
   /** Ask the panel to focus its prompt (after it is revealed, after an approval is answered). */
   focusInput(): void {
     if (this.ready) this.post({ type: 'focus' });
-    else this.wantFocus = true;  // the view is still being created: focus when its script is up
+    else this.wantFocus = true; // the view is still being created: focus when its script is up
   }
 
   async refreshFromServer(): Promise<void> {
@@ -150,7 +199,7 @@ export class ChatController implements vscode.Disposable {
     if (busy !== this.model.state.busy) {
       this.model.state.busy = busy;
       this.post({ type: 'busy', busy });
-      void vscode.commands.executeCommand('setContext', 'shiro.busy', busy);  // the Stop keybinding's `when`
+      void vscode.commands.executeCommand('setContext', 'shiro.busy', busy); // the Stop keybinding's `when`
     }
   }
 
@@ -165,25 +214,55 @@ export class ChatController implements vscode.Disposable {
   }
 
   async handleMessage(m: WebviewMessage): Promise<void> {
-    if (isReviewMessage(m)) { await this.review?.handle(m); return; }
+    if (isReviewMessage(m)) {
+      await this.review?.handle(m);
+      return;
+    }
     switch (m.type) {
       case 'ready':
         this.ready = true;
         this.sendState();
         for (const attachment of this.pendingAttachments.splice(0)) this.post({ type: 'attach', attachment });
         this.activeFileChanged();
-        if (this.wantFocus) { this.wantFocus = false; this.post({ type: 'focus' }); }
-        if (this.wantSetup) { this.wantSetup = false; this.post({ type: 'showSetup' }); }
+        if (this.wantFocus) {
+          this.wantFocus = false;
+          this.post({ type: 'focus' });
+        }
+        if (this.wantSetup) {
+          this.wantSetup = false;
+          this.post({ type: 'showSetup' });
+        }
         void this.sendInfo();
         void this.refreshFromServer();
         break;
-      case 'pickModel': case 'pickAgent': case 'setApiKey': case 'detectLocal': case 'setup': await this.onAction(m); break;
-      case 'send': await this.submit(m.text, withCurrentFile(m.attachments ?? [], m.currentFile ? this.activeFile.attachment() : undefined)); break;
-      case 'cancel': this.cancel(); break;
-      case 'clearQueue': await this.clearQueue(); break;
-      case 'approve': this.answerApproval(m.id, toDecision(m.decision), false, toReason(m.reason)); break;
-      case 'copy': await vscode.env.clipboard.writeText(m.text); break;
-      case 'mentions': this.post({ type: 'mentionCandidates', items: await this.mentionCandidates().catch(() => []) }); break;
+      case 'pickModel':
+      case 'pickAgent':
+      case 'setApiKey':
+      case 'detectLocal':
+      case 'setup':
+        await this.onAction(m);
+        break;
+      case 'send':
+        await this.submit(
+          m.text,
+          withCurrentFile(m.attachments ?? [], m.currentFile ? this.activeFile.attachment() : undefined),
+        );
+        break;
+      case 'cancel':
+        this.cancel();
+        break;
+      case 'clearQueue':
+        await this.clearQueue();
+        break;
+      case 'approve':
+        this.answerApproval(m.id, toDecision(m.decision), false, toReason(m.reason));
+        break;
+      case 'copy':
+        await vscode.env.clipboard.writeText(m.text);
+        break;
+      case 'mentions':
+        this.post({ type: 'mentionCandidates', items: await this.mentionCandidates().catch(() => []) });
+        break;
       case 'mention': {
         const attachment = await this.resolveMention(m.kind, m.value).catch(error => {
           this.model.addNotice(`Could not attach ${m.value}: ${errorReason(error)}`, 'warn');
@@ -192,24 +271,42 @@ export class ChatController implements vscode.Disposable {
         if (attachment) this.post({ type: 'attach', attachment });
         break;
       }
-      case 'resume': await this.onResume(m.id); break;
-      case 'undoCompaction': await this.undoCompaction(); break;
-      case 'retry': { const text = this.model.takeRetry(m.id); if (text !== undefined) await this.chat(text); break; }
-      case 'insertCode': await insertAtCursor(m.text); break;
-      case 'newFile': await newUntitled(m.text, m.language); break;
-      case 'openFile': await this.openLink(m.href); break;
+      case 'resume':
+        await this.onResume(m.id);
+        break;
+      case 'undoCompaction':
+        await this.undoCompaction();
+        break;
+      case 'retry': {
+        const text = this.model.takeRetry(m.id);
+        if (text !== undefined) await this.chat(text);
+        break;
+      }
+      case 'insertCode':
+        await insertAtCursor(m.text);
+        break;
+      case 'newFile':
+        await newUntitled(m.text, m.language);
+        break;
+      case 'openFile':
+        await this.openLink(m.href);
+        break;
     }
   }
 
   private async openLink(href: string): Promise<void> {
     const roots = (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.fsPath);
     const target = resolveWorkspaceLink(href, roots);
-    if (!target) { this.model.addNotice(`Not opened: ${href} is not a file inside this workspace.`, 'warn'); return; }
+    if (!target) {
+      this.model.addNotice(`Not opened: ${href} is not a file inside this workspace.`, 'warn');
+      return;
+    }
     try {
       const line = Math.max(0, (target.line ?? 1) - 1);
       const position = new vscode.Position(line, 0);
       await vscode.window.showTextDocument(vscode.Uri.file(target.fsPath), {
-        preview: true, selection: new vscode.Range(position, position),
+        preview: true,
+        selection: new vscode.Range(position, position),
       });
     } catch (error) {
       this.model.addNotice(`Could not open ${href}: ${errorReason(error)}`, 'warn');
@@ -221,15 +318,23 @@ export class ChatController implements vscode.Disposable {
     if (!text) return;
     this.pushHistory(text);
     const slash = parseSlash(text);
-    if (slash) { await this.runSlash(text, slash); return; }
+    if (slash) {
+      await this.runSlash(text, slash);
+      return;
+    }
     await this.chat(withAttachments(text, attachments));
   }
 
   /** The current-file chip: its label now, and what it sends (set by the extension; shiro.attachActiveFile). */
-  activeFile: { label(): string | null; attachment(): Attachment | undefined } = { label: () => null, attachment: () => undefined };
+  activeFile: { label(): string | null; attachment(): Attachment | undefined } = {
+    label: () => null,
+    attachment: () => undefined,
+  };
 
   /** The active editor (or the setting) changed: the composer's current-file chip follows. */
-  activeFileChanged(): void { this.post({ type: 'activeFile', label: this.activeFile.label() }); }
+  activeFileChanged(): void {
+    this.post({ type: 'activeFile', label: this.activeFile.label() });
+  }
 
   /** "Add selection to chat" (and other context): a chip in the composer, sent with the next prompt. */
   addAttachment(attachment: Attachment): void {
@@ -246,9 +351,18 @@ export class ChatController implements vscode.Disposable {
   private async runSlash(text: string, action: NonNullable<ReturnType<typeof parseSlash>>): Promise<void> {
     const typed = this.model.addUser(text);
     if (typed.kind === 'user') typed.command = true;
-    if (action.kind === 'help') { this.model.addNotice(helpText()); return; }
-    if (action.kind === 'error') { this.model.addNotice(action.message, 'warn'); return; }
-    if (action.kind === 'pickSession') { await this.onPickSession(); return; }
+    if (action.kind === 'help') {
+      this.model.addNotice(helpText());
+      return;
+    }
+    if (action.kind === 'error') {
+      this.model.addNotice(action.message, 'warn');
+      return;
+    }
+    if (action.kind === 'pickSession') {
+      await this.onPickSession();
+      return;
+    }
     try {
       if (action.command === 'new' || action.command === 'clear') {
         // multi-root: like the New session command, the fresh session goes to the editor's folder (or the pick)
@@ -258,14 +372,26 @@ export class ChatController implements vscode.Disposable {
       }
       const results: unknown[] = [];
       for (const step of action.steps) results.push(await this.server.sendRequest(step.method, step.params));
-      if (action.command === 'resume') { this.loadResumed(results[0] as ResumeResult); }
+      if (action.command === 'resume') {
+        this.loadResumed(results[0] as ResumeResult);
+      }
       if (action.command === 'new' || action.command === 'clear') this.startedFresh(results[0] as NewSessionResult);
-      if (action.command === 'compact') { this.compacted(results[0] as SessionCompactResult); return; }
-      if (action.command === 'todos') { this.model.addTaskList(results[0] as TodosPayload); return; }
+      if (action.command === 'compact') {
+        this.compacted(results[0] as SessionCompactResult);
+        return;
+      }
+      if (action.command === 'todos') {
+        this.model.addTaskList(results[0] as TodosPayload);
+        return;
+      }
       if (action.command === 'sessions') {
         // a button per session that resumes it (the text list stays for reading and copying)
         const sessions = (results[0] as { sessions: SessionInfo[] }).sessions;
-        this.model.addNotice(formatSlashResult(action.command, results), 'info', sessionLinks(sessions, this.session?.id));
+        this.model.addNotice(
+          formatSlashResult(action.command, results),
+          'info',
+          sessionLinks(sessions, this.session?.id),
+        );
       } else this.model.addNotice(formatSlashResult(action.command, results));
     } catch (error) {
       this.model.addNotice(`/${action.command} failed: ${errorReason(error)}`, 'error');
@@ -298,7 +424,9 @@ export class ChatController implements vscode.Disposable {
     try {
       const r = await this.server.sendRequest<SessionUncompactResult>(Method.sessionUncompact, {});
       this.model.compactionUndone();
-      this.model.addNotice(`Undid the compaction: the model sees the ${r.after} messages again instead of the summary.`);
+      this.model.addNotice(
+        `Undid the compaction: the model sees the ${r.after} messages again instead of the summary.`,
+      );
     } catch (error) {
       this.model.addNotice(`Could not undo the compaction: ${errorReason(error)}`, 'warn');
     }
@@ -314,19 +442,22 @@ export class ChatController implements vscode.Disposable {
   /** Send a prompt; while a turn runs the server queues it (FIFO) and the panel shows the queue. */
   async chat(text: string): Promise<void> {
     const bound = this.chats.length > 0 || (this.session?.messageCount ?? 0) > 0;
-    const source = this.rootSource(bound);  // a promise only while the user picks a folder
+    const source = this.rootSource(bound); // a promise only while the user picks a folder
     const root = source instanceof Promise ? await source : source;
     const entry: RunningChat = { text, cts: new vscode.CancellationTokenSource(), shown: false };
     const wasBusy = this.chats.length > 0;
     this.chats.push(entry);
-    if (!wasBusy) { entry.shown = true; entry.user = this.model.addUser(text); }
+    if (!wasBusy) {
+      entry.shown = true;
+      entry.user = this.model.addUser(text);
+    }
     this.setBusy();
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
     try {
       const params = { text, ...(this.agent !== 'default' ? { agent: this.agent } : {}), ...(root ? { root } : {}) };
       const result = await this.server.sendRequest<ChatResult>(Method.chat, params, entry.cts.token);
       entry.taskId = result.taskId;
-      if (result.stopReason === 'queue-cleared' && !entry.shown) return;  // it never ran: the queue was cleared
+      if (result.stopReason === 'queue-cleared' && !entry.shown) return; // it never ran: the queue was cleared
       this.showUser(entry);
       this.finish(result);
       if (result.stopReason === 'error') this.model.offerRetry(text);
@@ -355,7 +486,10 @@ export class ChatController implements vscode.Disposable {
   }
 
   private showUser(entry: RunningChat): void {
-    if (!entry.shown) { entry.shown = true; entry.user = this.model.addUser(entry.text); }
+    if (!entry.shown) {
+      entry.shown = true;
+      entry.user = this.model.addUser(entry.text);
+    }
     if (entry.taskId && entry.user?.kind === 'user' && !entry.user.taskId) entry.user.taskId = entry.taskId;
   }
 
@@ -396,8 +530,11 @@ export class ChatController implements vscode.Disposable {
   requestApproval(params: ApproveParams, token: vscode.CancellationToken): Promise<ApproveResult> {
     const entry = this.model.addApproval(approvalCard(params), params.toolName);
     if (!this.isVisible()) {
-      void Promise.resolve(vscode.window.showInformationMessage(`Shiro asks to run ${params.toolName}: answer in the chat.`, 'Show chat'))
-        .then(choice => { if (choice === 'Show chat') this.onReveal(); });
+      void Promise.resolve(
+        vscode.window.showInformationMessage(`Shiro asks to run ${params.toolName}: answer in the chat.`, 'Show chat'),
+      ).then(choice => {
+        if (choice === 'Show chat') this.onReveal();
+      });
     }
     this.onReveal();
     void this.review?.approvalShown(entry.id, params).catch(() => undefined);

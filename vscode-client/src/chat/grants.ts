@@ -6,27 +6,38 @@ import { errorReason } from '../server/errors';
 import { Method } from '../shared/protocol';
 import type { GrantItem, GrantRevokeResult, GrantsResult } from '../shared/protocol';
 
-interface Requester { sendRequest<R>(method: string, params: unknown): Promise<R> }
+interface Requester {
+  sendRequest<R>(method: string, params: unknown): Promise<R>;
+}
 
-export interface GrantPickItem extends vscode.QuickPickItem { grant: GrantItem }
+export interface GrantPickItem extends vscode.QuickPickItem {
+  grant: GrantItem;
+}
 
 export function grantPickItems(grants: GrantItem[]): GrantPickItem[] {
   return grants.map(grant => ({ label: grantLabel(grant), grant }));
 }
 
-export const NO_GRANTS = 'Shiro: nothing is allowed for this session yet. "Allow … for this session" on an approval card adds a grant here.';
+export const NO_GRANTS =
+  'Shiro: nothing is allowed for this session yet. "Allow … for this session" on an approval card adds a grant here.';
 
 export async function showGrants(srv: Requester): Promise<void> {
   try {
     const { grants } = await srv.sendRequest<GrantsResult>(Method.grants, {});
-    if (!grants.length) { void vscode.window.showInformationMessage(NO_GRANTS); return; }
+    if (!grants.length) {
+      void vscode.window.showInformationMessage(NO_GRANTS);
+      return;
+    }
     const picked = await vscode.window.showQuickPick(grantPickItems(grants), {
-      title: 'Shiro: grants for this session', canPickMany: true,
+      title: 'Shiro: grants for this session',
+      canPickMany: true,
       placeHolder: 'Select the grants to revoke: those calls will ask again',
     });
     if (!picked?.length) return;
     for (const item of picked) await srv.sendRequest<GrantRevokeResult>(Method.grantsRevoke, { grant: item.grant });
-    void vscode.window.showInformationMessage(`Shiro: revoked ${picked.length === 1 ? picked[0].label.replace(/^Allow /, '') : `${picked.length} grants`}; those calls will ask again.`);
+    void vscode.window.showInformationMessage(
+      `Shiro: revoked ${picked.length === 1 ? picked[0].label.replace(/^Allow /, '') : `${picked.length} grants`}; those calls will ask again.`,
+    );
   } catch (error) {
     void vscode.window.showErrorMessage(`Shiro: could not list the grants: ${errorReason(error)}`);
   }

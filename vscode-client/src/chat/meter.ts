@@ -43,12 +43,22 @@ export function costLabel(costUsd: number | null | undefined, local: boolean | u
 export const WILL_COMPACT_TIP =
   'The conversation no longer fits: the next request will be compacted first (a summary in place of the earlier messages; Undo in the chat)';
 
-export interface MeterView { text: string; tooltip: string; background: string | undefined; level: MeterLevel }
+export interface MeterView {
+  text: string;
+  tooltip: string;
+  background: string | undefined;
+  level: MeterLevel;
+}
 
 export function meterView(meter: ContextMeter, costUsd: number | null | undefined, messages?: number): MeterView {
   if (messages === 0) {
     // before the first message there is nothing to measure or compact (only the system prompt)
-    return { text: '$(pulse) Shiro', tooltip: 'Shiro: ready. Click to open the chat. The context meter starts with the first message.', background: undefined, level: 'ok' };
+    return {
+      text: '$(pulse) Shiro',
+      tooltip: 'Shiro: ready. Click to open the chat. The context meter starts with the first message.',
+      background: undefined,
+      level: 'ok',
+    };
   }
   const level = effectiveLevel(meter);
   const percent = Math.round(meter.percent);
@@ -60,7 +70,9 @@ export function meterView(meter: ContextMeter, costUsd: number | null | undefine
     `Session cost: ${cost}`,
     meter.willCompact ? WILL_COMPACT_TIP : level === 'ok' ? '' : 'Context is filling up: /compact summarises it now',
     'Click to open the chat',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
   const text = `${icon} Shiro ${percent}%${meter.willCompact ? ' \u00b7 will be compacted' : ''}`;
   return { text, tooltip, background: backgroundFor(level), level };
 }

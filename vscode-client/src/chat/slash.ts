@@ -1,14 +1,23 @@
 // Chat-box commands: parsed here, sent as contract requests by the controller, never to the model.
 import { Method } from '../shared/protocol';
 import type {
-  ContextMeter, MemoryCompactResult, MemoryListResult, NewSessionResult, NotesResult, ResumeResult, SaveResult,
+  ContextMeter,
+  MemoryCompactResult,
+  MemoryListResult,
+  NewSessionResult,
+  NotesResult,
+  ResumeResult,
+  SaveResult,
   SessionInfo,
 } from '../shared/protocol';
 import { SLASH_COMMANDS } from '../shared/slashCommands';
 import { costLabel } from './meter';
 import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from '../sessions/sessions';
 
-export interface RequestStep { method: string; params: Record<string, unknown> }
+export interface RequestStep {
+  method: string;
+  params: Record<string, unknown>;
+}
 export type SlashAction =
   | { kind: 'requests'; command: string; steps: RequestStep[] }
   | { kind: 'pickSession'; command: 'resume' }
@@ -17,13 +26,19 @@ export type SlashAction =
 
 const NO_ARGS: Record<string, RequestStep[]> = {
   compact: [{ method: Method.sessionCompact, params: {} }],
-  notes: [{ method: Method.memoryList, params: {} }, { method: Method.notesRead, params: { scope: 'project' } }],
+  notes: [
+    { method: Method.memoryList, params: {} },
+    { method: Method.notesRead, params: { scope: 'project' } },
+  ],
   todos: [{ method: Method.todos, params: {} }],
   sessions: [{ method: Method.sessionList, params: { limit: 15 } }],
   new: [{ method: Method.sessionNew, params: {} }],
   save: [{ method: Method.sessionSave, params: {} }],
   clear: [{ method: Method.sessionClear, params: {} }],
-  cost: [{ method: Method.sessionCurrent, params: {} }, { method: Method.context, params: {} }],
+  cost: [
+    { method: Method.sessionCurrent, params: {} },
+    { method: Method.context, params: {} },
+  ],
 };
 
 /** `undefined` when the text is a prompt for the model (not `/word ...`). */
@@ -52,15 +67,25 @@ function parseMemory(args: string): SlashAction {
   if (args.startsWith('--task')) {
     const m = /^--task\s+(\S+)\s+([\s\S]+)$/.exec(args);
     if (!m) return { kind: 'error', command, message: 'usage: /memory --task <task-id> <note>' };
-    return { kind: 'requests', command,
-      steps: [{ method: Method.notesAppend, params: { scope: 'task', taskId: m[1], note: m[2].trim() } }] };
+    return {
+      kind: 'requests',
+      command,
+      steps: [{ method: Method.notesAppend, params: { scope: 'task', taskId: m[1], note: m[2].trim() } }],
+    };
   }
-  return { kind: 'requests', command, steps: [{ method: Method.notesAppend, params: { scope: 'project', note: args } }] };
+  return {
+    kind: 'requests',
+    command,
+    steps: [{ method: Method.notesAppend, params: { scope: 'project', note: args } }],
+  };
 }
 
 export function helpText(): string {
-  return ['**Commands** (handled by Shiro, never sent to the model)', '',
-    ...Object.entries(SLASH_COMMANDS).map(([name, what]) => `- \`/${name}\` — ${what}`)].join('\n');
+  return [
+    '**Commands** (handled by Shiro, never sent to the model)',
+    '',
+    ...Object.entries(SLASH_COMMANDS).map(([name, what]) => `- \`/${name}\` — ${what}`),
+  ].join('\n');
 }
 
 const fenced = (text: string): string => '```text\n' + text.replace(/```/g, '`\u200b``') + '\n```';
@@ -75,8 +100,15 @@ export function formatSlashResult(command: string, results: unknown[]): string {
     case 'notes': {
       const mem = results[0] as MemoryListResult;
       const notes = results[1] as NotesResult;
-      const parts = ['**Project memory**', '', mem.text ? fenced(mem.text) : 'nothing remembered about this project yet',
-        '', '**Project notes**', '', notes.project ? notes.project : '_none_'];
+      const parts = [
+        '**Project memory**',
+        '',
+        mem.text ? fenced(mem.text) : 'nothing remembered about this project yet',
+        '',
+        '**Project notes**',
+        '',
+        notes.project ? notes.project : '_none_',
+      ];
       if (notes.task) parts.push('', `**Task notes${notes.taskId ? ` (${notes.taskId})` : ''}**`, '', notes.task);
       return parts.join('\n');
     }
@@ -88,14 +120,17 @@ export function formatSlashResult(command: string, results: unknown[]): string {
     case 'sessions': {
       const sessions = (results[0] as { sessions: SessionInfo[] }).sessions;
       const ids = distinguishingIds(sessions.map(s => s.id));
-      return sessions.length ? fenced(sessions.map(s => sessionLine(s, ids.get(s.id))).join('\n')) : 'no saved sessions';
+      return sessions.length
+        ? fenced(sessions.map(s => sessionLine(s, ids.get(s.id))).join('\n'))
+        : 'no saved sessions';
     }
     case 'resume': {
       const r = results[0] as ResumeResult;
       return `Resumed ${r.session.id.slice(0, 8)} (${plural(r.session.messageCount, 'message')}): ${r.session.title}`;
     }
     case 'new':
-    case 'clear': return savedPreviousMessage((results[0] as NewSessionResult).previous);
+    case 'clear':
+      return savedPreviousMessage((results[0] as NewSessionResult).previous);
     case 'save': {
       const r = results[0] as SaveResult;
       return r.saved ? `Saved session ${r.id.slice(0, 8)}.` : `Not saved: ${r.reason ?? 'nothing to save'}`;
@@ -103,14 +138,25 @@ export function formatSlashResult(command: string, results: unknown[]): string {
     case 'cost': {
       const s = results[0] as SessionInfo;
       const c = results[1] as ContextMeter;
-      return ['**Cost**', '', `- model: \`${s.model || 'default'}\``,
+      return [
+        '**Cost**',
+        '',
+        `- model: \`${s.model || 'default'}\``,
         `- billed: ${s.inputTokens} in / ${s.outputTokens} out`,
         `- spend: ${costLabel(s.costUsd, c.local)}`,
         `- context: ${c.estimated ? '~' : ''}${c.tokens} tokens (${Math.round(c.percent)}% of ${c.threshold})`,
-        ...(s.cachedTokens ? [`- cached: ${s.cachedTokens} of ${s.inputTokens} prompt tokens this session (${Math.round(s.cachedTokens / Math.max(s.inputTokens, 1) * 100)}%)`] : []),
-        ...(typeof c.cachedTokens === 'number' ? [`- cached: ${c.cachedTokens} prompt tokens of the last request`] : []),
-        `- session: ${s.id.slice(0, 8)}`].join('\n');
+        ...(s.cachedTokens
+          ? [
+              `- cached: ${s.cachedTokens} of ${s.inputTokens} prompt tokens this session (${Math.round((s.cachedTokens / Math.max(s.inputTokens, 1)) * 100)}%)`,
+            ]
+          : []),
+        ...(typeof c.cachedTokens === 'number'
+          ? [`- cached: ${c.cachedTokens} prompt tokens of the last request`]
+          : []),
+        `- session: ${s.id.slice(0, 8)}`,
+      ].join('\n');
     }
-    default: return fenced(JSON.stringify(results, null, 2));
+    default:
+      return fenced(JSON.stringify(results, null, 2));
   }
 }

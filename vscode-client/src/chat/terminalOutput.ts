@@ -20,14 +20,29 @@ const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z
 
 /** Terminal output as plain text: escape sequences gone, `\r` overwrites resolved, at most `max` chars (the end kept). */
 export function plainOutput(raw: string, max = MAX_OUTPUT_CHARS): { text: string; clipped: boolean } {
-  const lines = raw.replace(ANSI, '').replace(/\r\n/g, '\n').split('\n')
-    .map(line => { const parts = line.split('\r'); return parts.reduce((shown, part) => part + shown.slice(part.length), ''); });
-  const text = lines.join('\n').replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '').replace(/\n+$/, '');
+  const lines = raw
+    .replace(ANSI, '')
+    .replace(/\r\n/g, '\n')
+    .split('\n')
+    .map(line => {
+      const parts = line.split('\r');
+      return parts.reduce((shown, part) => part + shown.slice(part.length), '');
+    });
+  const text = lines
+    .join('\n')
+    .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '')
+    .replace(/\n+$/, '');
   if (text.length <= max) return { text, clipped: false };
   return { text: text.slice(text.length - max), clipped: true };
 }
 
-export interface FinishedCommand { terminal: string; commandLine: string; exitCode: number | undefined; output: string; clipped: boolean }
+export interface FinishedCommand {
+  terminal: string;
+  commandLine: string;
+  exitCode: number | undefined;
+  output: string;
+  clipped: boolean;
+}
 
 /** The chip's label and the picker row's detail. */
 export function terminalLabel(c: FinishedCommand): string {
@@ -40,12 +55,17 @@ export function terminalLabel(c: FinishedCommand): string {
 export function terminalContext(c: FinishedCommand): string {
   const ended = c.exitCode === undefined ? 'its exit code is unknown' : `it exited with code ${c.exitCode}`;
   const clipped = c.clipped ? ` (only the last ${MAX_OUTPUT_CHARS} characters of its output are shown)` : '';
-  return `The last command in the terminal "${c.terminal}" was \`${c.commandLine}\`; ${ended}${clipped}. Its output:\n`
-    + (c.output ? c.output : '(no output)');
+  return (
+    `The last command in the terminal "${c.terminal}" was \`${c.commandLine}\`; ${ended}${clipped}. Its output:\n` +
+    (c.output ? c.output : '(no output)')
+  );
 }
 
 /** The clipboard, as `vscode.env.clipboard` offers it. */
-export interface Clipboard { readText(): Thenable<string>; writeText(value: string): Thenable<void> }
+export interface Clipboard {
+  readText(): Thenable<string>;
+  writeText(value: string): Thenable<void>;
+}
 
 /** Written before each copy command, so a command that copied nothing is told apart from one that copied. */
 export const CLIPBOARD_PROBE = '\u2063shiro: nothing was copied\u2063';
@@ -55,13 +75,20 @@ export const CLIPBOARD_PROBE = '\u2063shiro: nothing was copied\u2063';
  * the clipboard text the user had, also when a command fails. Only text is restored: the stable API cannot
  * read an image or other formats from the clipboard.
  */
-export async function copiedBy(clipboard: Clipboard, commands: readonly (() => Thenable<unknown>)[]): Promise<(string | undefined)[]> {
+export async function copiedBy(
+  clipboard: Clipboard,
+  commands: readonly (() => Thenable<unknown>)[],
+): Promise<(string | undefined)[]> {
   const saved = await clipboard.readText();
   const copied: (string | undefined)[] = [];
   try {
     for (const run of commands) {
       await clipboard.writeText(CLIPBOARD_PROBE);
-      try { await run(); } catch { /* the command is unavailable (no terminal, no shell integration) */ }
+      try {
+        await run();
+      } catch {
+        /* the command is unavailable (no terminal, no shell integration) */
+      }
       const text = await clipboard.readText();
       copied.push(text === CLIPBOARD_PROBE || text === '' ? undefined : text);
     }
@@ -72,13 +99,21 @@ export async function copiedBy(clipboard: Clipboard, commands: readonly (() => T
 }
 
 /** The last command's output from the terminal buffer, when the stream gave none and the buffer's last command is this one. */
-export function withBufferOutput(c: FinishedCommand, bufferCommand: string | undefined, bufferOutput: string | undefined): FinishedCommand {
+export function withBufferOutput(
+  c: FinishedCommand,
+  bufferCommand: string | undefined,
+  bufferOutput: string | undefined,
+): FinishedCommand {
   if (c.output || bufferOutput === undefined || bufferCommand?.trim() !== c.commandLine) return c;
   const { text, clipped } = plainOutput(bufferOutput);
   return { ...c, output: text, clipped };
 }
 
-export interface TerminalSelection { terminal: string; text: string; clipped: boolean }
+export interface TerminalSelection {
+  terminal: string;
+  text: string;
+  clipped: boolean;
+}
 
 /** The text selected in a terminal, as attached (escape sequences gone, the end kept), or undefined when blank. */
 export function terminalSelection(terminal: string, copied: string | undefined): TerminalSelection | undefined {
@@ -110,9 +145,19 @@ export function noSelectionNotice(terminal: string | undefined): string {
  */
 export class TerminalCommands<T, E = T> {
   private readonly runs = new Map<E, { chunks: string[]; size: number; done?: boolean }>();
-  private readonly last = new Map<T, { name: string; commandLine: string; exitCode: number | undefined; run: { chunks: string[]; size: number; done?: boolean } }>();
+  private readonly last = new Map<
+    T,
+    {
+      name: string;
+      commandLine: string;
+      exitCode: number | undefined;
+      run: { chunks: string[]; size: number; done?: boolean };
+    }
+  >();
 
-  started(execution: E): void { this.runs.set(execution, { chunks: [], size: 0 }); }
+  started(execution: E): void {
+    this.runs.set(execution, { chunks: [], size: 0 });
+  }
 
   /** Output as it streams; only about twice the kept size is buffered. */
   data(execution: E, chunk: string): void {
@@ -132,11 +177,13 @@ export class TerminalCommands<T, E = T> {
 
   ended(terminal: T, execution: E, name: string, commandLine: string, exitCode: number | undefined): void {
     const run = this.runs.get(execution) ?? { chunks: [], size: 0 };
-    if (run.done) this.runs.delete(execution);   // the stream finished first: nothing more will come
+    if (run.done) this.runs.delete(execution); // the stream finished first: nothing more will come
     this.last.set(terminal, { name, commandLine: commandLine.trim(), exitCode, run });
   }
 
-  closed(terminal: T): void { this.last.delete(terminal); }
+  closed(terminal: T): void {
+    this.last.delete(terminal);
+  }
 
   lastOf(terminal: T | undefined): FinishedCommand | undefined {
     const found = terminal === undefined ? undefined : this.last.get(terminal);

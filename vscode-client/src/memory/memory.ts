@@ -4,7 +4,14 @@ import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import { Method, SERVER_REMEMBER_COMMAND } from '../shared/protocol';
 import type { MemoryEntry, MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from '../shared/protocol';
 import type { RememberResult } from '../shared/protocol.gen';
-import { MEMORY_KINDS, NOTES_HEADING, conflicts, describePlan, planMemoryEdits, renderMemoryDocument } from './memoryEdit';
+import {
+  MEMORY_KINDS,
+  NOTES_HEADING,
+  conflicts,
+  describePlan,
+  planMemoryEdits,
+  renderMemoryDocument,
+} from './memoryEdit';
 import type { MemoryOp } from './memoryEdit';
 import type { ShiroServer } from '../server/server';
 import { errorReason } from '../server/errors';
@@ -28,14 +35,20 @@ export function replyText(reply: unknown): string {
 
 export async function rememberSelection(server: ShiroServer, arg?: RememberSelectionArgs): Promise<void> {
   const text = selectionText(arg, vscode.window.activeTextEditor);
-  if (!text) { void vscode.window.showWarningMessage('Shiro: select the text to remember first.'); return; }
+  if (!text) {
+    void vscode.window.showWarningMessage('Shiro: select the text to remember first.');
+    return;
+  }
   const pick = await vscode.window.showQuickPick(kindPickItems(), {
-    title: 'Shiro: Remember this as…', placeHolder: 'What kind of note is it?',
+    title: 'Shiro: Remember this as…',
+    placeHolder: 'What kind of note is it?',
   });
   if (!pick) return;
   try {
-    const reply = await server.sendRequest<unknown>(ExecuteCommandRequest.method,
-      { command: SERVER_REMEMBER_COMMAND, arguments: [{ kind: pick.memoryKind, text }] });
+    const reply = await server.sendRequest<unknown>(ExecuteCommandRequest.method, {
+      command: SERVER_REMEMBER_COMMAND,
+      arguments: [{ kind: pick.memoryKind, text }],
+    });
     void vscode.window.showInformationMessage(`Shiro: ${replyText(reply)}`);
   } catch (error) {
     void vscode.window.showErrorMessage(`Shiro could not remember that: ${errorReason(error)}`);
@@ -78,7 +91,10 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
     this.refresh();
   }
 
-  dispose(): void { this.saved.dispose(); this.changed.dispose(); }
+  dispose(): void {
+    this.saved.dispose();
+    this.changed.dispose();
+  }
 
   /** Re-read on the next show (an open, unmodified document reloads; a modified one is kept). */
   refresh(): void {
@@ -86,7 +102,9 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
     this.changed.fire([{ type: vscode.FileChangeType.Changed, uri: MEMORY_URI }]);
   }
 
-  watch(): vscode.Disposable { return new vscode.Disposable(() => {}); }
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => {});
+  }
 
   /** The document as the server has it now; its mtime moves only when its text does (VS Code's conflict check). */
   private async load(): Promise<{ bytes: Uint8Array; entries: MemoryEntry[]; rest: string }> {
@@ -120,9 +138,11 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
     const now = (await this.server.sendRequest<MemoryListResult>(Method.memoryList, {})).entries;
     const problems = [...plan.problems, ...conflicts(plan, now)];
     if (problems.length) {
-      throw new Error(  // a plain error: VS Code shows its message as it is ("Failed to save …: <message>")
-        `Nothing was saved to Shiro's memory. ${problems.join(' ')} Your text is still in the editor; `
-        + 'fix it and save again (or close without saving and reopen Shiro: Show project memory).');
+      throw new Error(
+        // a plain error: VS Code shows its message as it is ("Failed to save …: <message>")
+        `Nothing was saved to Shiro's memory. ${problems.join(' ')} Your text is still in the editor; ` +
+          'fix it and save again (or close without saving and reopen Shiro: Show project memory).',
+      );
     }
     let done = 0;
     try {
@@ -132,27 +152,43 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
       }
     } catch (error) {
       throw new Error(
-        `Shiro saved ${done} of ${plan.ops.length} memory changes, then failed: ${errorReason(error)}. `
-        + 'Reopen Shiro: Show project memory to see what is stored now.');
+        `Shiro saved ${done} of ${plan.ops.length} memory changes, then failed: ${errorReason(error)}. ` +
+          'Reopen Shiro: Show project memory to see what is stored now.',
+      );
     } finally {
-      this.reloadAfterSave = true;   // see onSaved: the new lines get their ids in the editor
+      this.reloadAfterSave = true; // see onSaved: the new lines get their ids in the editor
     }
     if (plan.ops.length) void vscode.window.showInformationMessage(`Shiro: ${describePlan(plan)}`);
   }
 
-  readDirectory(): [string, vscode.FileType][] { return []; }
-  createDirectory(): void { throw vscode.FileSystemError.NoPermissions('Shiro memory has no folders.'); }
-  delete(): void { throw vscode.FileSystemError.NoPermissions('Delete memory lines inside the document instead.'); }
-  rename(): void { throw vscode.FileSystemError.NoPermissions('The memory document cannot be renamed.'); }
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+  createDirectory(): void {
+    throw vscode.FileSystemError.NoPermissions('Shiro memory has no folders.');
+  }
+  delete(): void {
+    throw vscode.FileSystemError.NoPermissions('Delete memory lines inside the document instead.');
+  }
+  rename(): void {
+    throw vscode.FileSystemError.NoPermissions('The memory document cannot be renamed.');
+  }
 }
 
 /** One operation; an edit remembers the new text before it forgets the old one, so a failure loses nothing. */
 async function applyMemoryOp(server: ShiroServer, op: MemoryOp): Promise<void> {
   const remember = (kind: MemoryKind, text: string): Promise<RememberResult> =>
     server.sendRequest<RememberResult>(Method.memoryRemember, { kind, text });
-  if (op.op === 'remember') { await remember(op.kind, op.text); return; }
-  if (op.op === 'forget') { await server.sendRequest(Method.memoryForget, { id: op.id }); return; }
-  if (op.text === op.old.text) {   // only the kind changed: the same text would be a duplicate
+  if (op.op === 'remember') {
+    await remember(op.kind, op.text);
+    return;
+  }
+  if (op.op === 'forget') {
+    await server.sendRequest(Method.memoryForget, { id: op.id });
+    return;
+  }
+  if (op.text === op.old.text) {
+    // only the kind changed: the same text would be a duplicate
     await server.sendRequest(Method.memoryForget, { id: op.id });
     await remember(op.kind, op.text);
     return;
@@ -176,37 +212,65 @@ export async function showMemory(files: MemoryFileSystem): Promise<void> {
 export async function editMemory(server: ShiroServer): Promise<void> {
   try {
     const { entries } = await server.sendRequest<MemoryListResult>(Method.memoryList, {});
-    if (!entries.length) { void vscode.window.showInformationMessage('Shiro: nothing remembered about this project yet.'); return; }
+    if (!entries.length) {
+      void vscode.window.showInformationMessage('Shiro: nothing remembered about this project yet.');
+      return;
+    }
     const editButton = { iconPath: new vscode.ThemeIcon('edit'), tooltip: 'Edit' };
     const deleteButton = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete…' };
     type Item = vscode.QuickPickItem & { entry: MemoryEntry };
-    const items: Item[] = entries.map(e => ({ label: e.text, description: e.kind, entry: e, buttons: [editButton, deleteButton] }));
+    const items: Item[] = entries.map(e => ({
+      label: e.text,
+      description: e.kind,
+      entry: e,
+      buttons: [editButton, deleteButton],
+    }));
     const picked = await new Promise<{ entry: MemoryEntry; action: 'edit' | 'delete' } | undefined>(resolve => {
       const pick = vscode.window.createQuickPick<Item>();
       pick.title = 'Shiro: Edit project memory';
       pick.placeholder = 'Pick an entry to edit (or use its trash button to delete it)';
       pick.items = items;
       pick.matchOnDescription = true;
-      pick.onDidTriggerItemButton(e => { resolve({ entry: e.item.entry, action: e.button === deleteButton ? 'delete' : 'edit' }); pick.hide(); });
-      pick.onDidAccept(() => { const item = pick.selectedItems[0]; resolve(item ? { entry: item.entry, action: 'edit' } : undefined); pick.hide(); });
-      pick.onDidHide(() => { resolve(undefined); pick.dispose(); });
+      pick.onDidTriggerItemButton(e => {
+        resolve({ entry: e.item.entry, action: e.button === deleteButton ? 'delete' : 'edit' });
+        pick.hide();
+      });
+      pick.onDidAccept(() => {
+        const item = pick.selectedItems[0];
+        resolve(item ? { entry: item.entry, action: 'edit' } : undefined);
+        pick.hide();
+      });
+      pick.onDidHide(() => {
+        resolve(undefined);
+        pick.dispose();
+      });
       pick.show();
     });
     if (!picked) return;
     const { entry, action } = picked;
     // forget by id: exactly this entry ("use pytest" no longer takes "use pytest -q" with it)
     if (action === 'delete') {
-      const ok = await vscode.window.showWarningMessage(`Delete this memory? "${entry.text}"`, { modal: true }, 'Delete');
+      const ok = await vscode.window.showWarningMessage(
+        `Delete this memory? "${entry.text}"`,
+        { modal: true },
+        'Delete',
+      );
       if (ok !== 'Delete') return;
       await server.sendRequest(Method.memoryForget, { id: entry.id });
       void vscode.window.showInformationMessage('Shiro: memory deleted.');
       return;
     }
-    const text = await vscode.window.showInputBox({ title: `Shiro: Edit ${entry.kind}`, value: entry.text, ignoreFocusOut: true });
+    const text = await vscode.window.showInputBox({
+      title: `Shiro: Edit ${entry.kind}`,
+      value: entry.text,
+      ignoreFocusOut: true,
+    });
     if (text === undefined || !text.trim() || text.trim() === entry.text) return;
     await server.sendRequest(Method.memoryForget, { id: entry.id });
-    const reply = await server.sendRequest<unknown>(ExecuteCommandRequest.method,
-      { command: SERVER_REMEMBER_COMMAND, arguments: [{ kind: entry.kind, text: text.trim() }] });
+    const reply = await server.sendRequest<unknown>(ExecuteCommandRequest.method, {
+      command: SERVER_REMEMBER_COMMAND,
+      arguments: [{ kind: entry.kind, text: text.trim() }],
+    });
     void vscode.window.showInformationMessage(`Shiro: ${replyText(reply)}`);
   } catch (error) {
     void vscode.window.showErrorMessage(`Shiro could not change project memory: ${errorReason(error)}`);

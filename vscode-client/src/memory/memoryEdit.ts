@@ -16,8 +16,9 @@ export const MEMORY_KINDS: readonly { kind: MemoryKind; meaning: string }[] = (
 export const KINDS: readonly MemoryKind[] = MEMORY_KINDS.map(k => k.kind);
 export const MEMORY_HEADING = '# Shiro project memory';
 export const NOTES_HEADING = '# Project notes';
-const HELP = '<!-- Edit or delete lines and save (Ctrl+S). A new line "- **fact** text" adds a memory; kinds: '
-  + `${KINDS.join(', ')}. Keep each line's id comment: it says which memory the line is. -->`;
+const HELP =
+  '<!-- Edit or delete lines and save (Ctrl+S). A new line "- **fact** text" adds a memory; kinds: ' +
+  `${KINDS.join(', ')}. Keep each line's id comment: it says which memory the line is. -->`;
 
 /** One memory line: `- **kind** text  _(recalled 3x)_ <!-- id:… -->` (the recall count and id are optional). */
 const LINE = /^- \*\*([a-z]+)\*\* (.*?)(?: {2}_\(recalled \d+x\)_)?(?: ?<!-- id:(\S+) -->)?\s*$/;
@@ -34,8 +35,17 @@ export function renderMemoryDocument(entries: readonly MemoryEntry[], notesSecti
   return lines.join('\n') + '\n';
 }
 
-export interface ParsedEntry { kind: MemoryKind; text: string; id?: string; line: number }
-export interface ParsedDocument { entries: ParsedEntry[]; problems: string[]; rest: string }
+export interface ParsedEntry {
+  kind: MemoryKind;
+  text: string;
+  id?: string;
+  line: number;
+}
+export interface ParsedDocument {
+  entries: ParsedEntry[];
+  problems: string[];
+  rest: string;
+}
 
 /** The memory section's entries (1-based line numbers) and everything from the notes heading on. */
 export function parseMemoryDocument(text: string): ParsedDocument {
@@ -59,7 +69,10 @@ export function parseMemoryDocument(text: string): ParsedDocument {
       return;
     }
     const clean = body.trim();
-    if (!clean) { problems.push(`Line ${n} has no text; delete the whole line to forget that memory.`); return; }
+    if (!clean) {
+      problems.push(`Line ${n} has no text; delete the whole line to forget that memory.`);
+      return;
+    }
     entries.push({ kind: kind as MemoryKind, text: clean, line: n, ...(id ? { id } : {}) });
   });
   return { entries, problems, rest: notesAt < 0 ? '' : lines.slice(notesAt).join('\n').trimEnd() };
@@ -70,7 +83,10 @@ export type MemoryOp =
   | { op: 'forget'; id: string; text: string }
   | { op: 'change'; id: string; old: MemoryEntry; kind: MemoryKind; text: string };
 
-export interface MemoryPlan { ops: MemoryOp[]; problems: string[] }
+export interface MemoryPlan {
+  ops: MemoryOp[];
+  problems: string[];
+}
 
 /**
  * What saving `edited` means, against the entries the document was made from (`base`). Any problem
@@ -80,19 +96,33 @@ export function planMemoryEdits(base: readonly MemoryEntry[], baseRest: string, 
   const parsed = parseMemoryDocument(edited);
   const problems = [...parsed.problems];
   if (parsed.rest.trimEnd() !== baseRest.trimEnd()) {
-    problems.push('The project notes below the memory are not edited here: change .shiro/memory/project.md '
-      + '(or use /notes), and undo your changes to that part of this document.');
+    problems.push(
+      'The project notes below the memory are not edited here: change .shiro/memory/project.md ' +
+        '(or use /notes), and undo your changes to that part of this document.',
+    );
   }
   const byId = new Map(base.map(e => [e.id, e]));
   const seen = new Set<string>();
   const ops: MemoryOp[] = [];
   for (const p of parsed.entries) {
-    if (p.id === undefined) { ops.push({ op: 'remember', kind: p.kind, text: p.text }); continue; }
+    if (p.id === undefined) {
+      ops.push({ op: 'remember', kind: p.kind, text: p.text });
+      continue;
+    }
     const old = byId.get(p.id);
-    if (!old) { problems.push(`Line ${p.line} names a memory this document did not come with (id ${p.id}); remove its id comment to add it as new.`); continue; }
-    if (seen.has(p.id)) { problems.push(`Line ${p.line} repeats the id of another line (${p.id}); each memory appears once.`); continue; }
+    if (!old) {
+      problems.push(
+        `Line ${p.line} names a memory this document did not come with (id ${p.id}); remove its id comment to add it as new.`,
+      );
+      continue;
+    }
+    if (seen.has(p.id)) {
+      problems.push(`Line ${p.line} repeats the id of another line (${p.id}); each memory appears once.`);
+      continue;
+    }
     seen.add(p.id);
-    if (old.kind !== p.kind || old.text !== p.text) ops.push({ op: 'change', id: p.id, old, kind: p.kind, text: p.text });
+    if (old.kind !== p.kind || old.text !== p.text)
+      ops.push({ op: 'change', id: p.id, old, kind: p.kind, text: p.text });
   }
   for (const e of base) if (!seen.has(e.id)) ops.push({ op: 'forget', id: e.id, text: e.text });
   return { ops, problems };
@@ -115,8 +145,12 @@ export function conflicts(plan: MemoryPlan, now: readonly MemoryEntry[]): string
 export function describePlan(plan: MemoryPlan): string {
   const count = (op: MemoryOp['op']): number => plan.ops.filter(o => o.op === op).length;
   const parts = [
-    [count('remember'), 'added'], [count('change'), 'changed'], [count('forget'), 'deleted'],
-  ].filter(([n]) => (n as number) > 0).map(([n, what]) => `${n} ${what}`);
+    [count('remember'), 'added'],
+    [count('change'), 'changed'],
+    [count('forget'), 'deleted'],
+  ]
+    .filter(([n]) => (n as number) > 0)
+    .map(([n, what]) => `${n} ${what}`);
   return parts.length ? `project memory saved: ${parts.join(', ')}.` : 'project memory: nothing changed.';
 }
 

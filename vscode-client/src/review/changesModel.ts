@@ -3,7 +3,14 @@
 import { countLines, diffHunks, formatCounts } from '../shared/lineDiff';
 import type { LineCounts } from '../shared/lineDiff';
 import type {
-  ApproveParams, ChangedFile, ChangeStatus, ChangesResult, CheckpointInfo, CheckpointRestoreResult, DiffHunk, FilePreview,
+  ApproveParams,
+  ChangedFile,
+  ChangeStatus,
+  ChangesResult,
+  CheckpointInfo,
+  CheckpointRestoreResult,
+  DiffHunk,
+  FilePreview,
   RestoreMode,
 } from '../shared/protocol';
 import type { ApprovalPreviewView, ChangedFileView, ChangesEntry, ReviewMessage } from '../shared/webviewProtocol';
@@ -29,7 +36,13 @@ export function approvalPreview(p: Pick<ApproveParams, 'preview' | 'previews'>):
     const c = f.binary ? { additions: 0, deletions: 0 } : countLines(f.before, f.after);
     additions += c.additions;
     deletions += c.deletions;
-    return { path: f.path, from: f.from ?? undefined, status: previewStatus(f), counts: f.binary ? 'binary' : formatCounts(c), binary: Boolean(f.binary) };
+    return {
+      path: f.path,
+      from: f.from ?? undefined,
+      status: previewStatus(f),
+      counts: f.binary ? 'binary' : formatCounts(c),
+      binary: Boolean(f.binary),
+    };
   });
   return { files: views, total: formatCounts({ additions, deletions }) };
 }
@@ -53,7 +66,11 @@ export function changesView(r: ChangesResult): Omit<ChangesEntry, 'id' | 'kind'>
     additions += own.additions;
     deletions += own.deletions;
     const view: ChangedFileView = {
-      path: f.path, from: f.from ?? undefined, status: f.status, reviewed: f.reviewed, binary: Boolean(f.binary),
+      path: f.path,
+      from: f.from ?? undefined,
+      status: f.status,
+      reviewed: f.reviewed,
+      binary: Boolean(f.binary),
       counts: f.binary ? 'binary' : formatCounts(own),
     };
     if (!f.binary && (own.additions !== f.additions || own.deletions !== f.deletions)) view.since = formatCounts(f);
@@ -61,31 +78,43 @@ export function changesView(r: ChangesResult): Omit<ChangesEntry, 'id' | 'kind'>
     return view;
   });
   return {
-    taskId: r.taskId, checkpointId: r.checkpointId, files, total: formatCounts({ additions, deletions }),
+    taskId: r.taskId,
+    checkpointId: r.checkpointId,
+    files,
+    total: formatCounts({ additions, deletions }),
     pending: files.filter(f => !f.reviewed).length,
   };
 }
 
 // --- checkpoints on user turns ---
 
-export interface UserTurn { id: string; text: string; taskId?: string }
+export interface UserTurn {
+  id: string;
+  text: string;
+  taskId?: string;
+}
 
 /**
  * Which user entry each checkpoint belongs to: by task id when the entry knows it (live turns), else by the
  * prompt text, newest checkpoint to the newest matching entry, keeping order (resumed transcripts).
  * Redo checkpoints (taken by a restore) belong to no turn.
  */
-export function assignCheckpoints(users: readonly UserTurn[], checkpoints: readonly CheckpointInfo[]): Map<string, string> {
+export function assignCheckpoints(
+  users: readonly UserTurn[],
+  checkpoints: readonly CheckpointInfo[],
+): Map<string, string> {
   const out = new Map<string, string>();
   const turns = checkpoints.filter(c => (c.kind ?? 'turn') === 'turn');
   const byTask = new Map(users.filter(u => u.taskId).map(u => [u.taskId!, u]));
   const left: CheckpointInfo[] = [];
   for (const c of turns) {
     const u = byTask.get(c.taskId);
-    if (u && !out.has(u.id)) out.set(u.id, c.id); else left.push(c);
+    if (u && !out.has(u.id)) out.set(u.id, c.id);
+    else left.push(c);
   }
   let cursor = users.length - 1;
-  for (const c of left) {   // newest first
+  for (const c of left) {
+    // newest first
     for (let i = cursor; i >= 0; i--) {
       const u = users[i];
       if (out.has(u.id) || u.taskId || u.text.trim() !== c.prompt.trim()) continue;
@@ -98,17 +127,27 @@ export function assignCheckpoints(users: readonly UserTurn[], checkpoints: reado
 }
 
 export const RESTORE_LABELS: Record<RestoreMode, string> = {
-  code: 'Restore code', chat: 'Restore chat', both: 'Restore code and chat',
+  code: 'Restore code',
+  chat: 'Restore chat',
+  both: 'Restore code and chat',
 };
 
-export function restoreText(mode: RestoreMode, r: CheckpointRestoreResult, redo = false): { text: string; level: 'info' | 'warn' } {
+export function restoreText(
+  mode: RestoreMode,
+  r: CheckpointRestoreResult,
+  redo = false,
+): { text: string; level: 'info' | 'warn' } {
   const parts: string[] = [];
   const what = redo ? 'Redone' : 'Restored checkpoint';
   if (mode !== 'chat') {
-    parts.push(r.restored.length ? `${what}: ${r.restored.length} file${r.restored.length === 1 ? '' : 's'} put back (${r.restored.join(', ')}).`
-      : `${what}: no files needed restoring.`);
+    parts.push(
+      r.restored.length
+        ? `${what}: ${r.restored.length} file${r.restored.length === 1 ? '' : 's'} put back (${r.restored.join(', ')}).`
+        : `${what}: no files needed restoring.`,
+    );
   } else parts.push(`${what}: chat.`);
-  if (mode !== 'code' && r.messagesRemoved) parts.push(`${r.messagesRemoved} message${r.messagesRemoved === 1 ? '' : 's'} removed from the session.`);
+  if (mode !== 'code' && r.messagesRemoved)
+    parts.push(`${r.messagesRemoved} message${r.messagesRemoved === 1 ? '' : 's'} removed from the session.`);
   if (r.conflicts.length) parts.push(`Left alone (you changed them since): ${r.conflicts.join(', ')}.`);
   const notCovered = r.notCovered ?? [];
   if (notCovered.length) parts.push(`Not covered \u2014 left as it is: ${notCovered.join(', ')}.`);
@@ -123,7 +162,7 @@ export class HunkReview {
 
   keep(path: string, hunk: DiffHunk): void {
     let set = this.kept.get(path);
-    if (!set) this.kept.set(path, set = new Set());
+    if (!set) this.kept.set(path, (set = new Set()));
     set.add(hunk.header);
   }
 
@@ -132,18 +171,34 @@ export class HunkReview {
     return set ? hunks.filter(h => !set.has(h.header)) : [...hunks];
   }
 
-  forget(path: string): void { this.kept.delete(path); }
+  forget(path: string): void {
+    this.kept.delete(path);
+  }
 }
 
 /** The server's hunks when it sent them, else the same shape computed here. */
-export function diffResultHunks(r: { before: string | null; after: string | null; hunks?: DiffHunk[]; binary?: boolean }): DiffHunk[] {
+export function diffResultHunks(r: {
+  before: string | null;
+  after: string | null;
+  hunks?: DiffHunk[];
+  binary?: boolean;
+}): DiffHunk[] {
   if (r.binary) return [];
   return r.hunks ?? diffHunks(r.before, r.after);
 }
 
 // --- webview → host messages of the review UI ---
 
-const REVIEW_TYPES = new Set<string>(['openPreview', 'openChange', 'undoChange', 'keepChange', 'keepAll', 'undoAll', 'restore', 'redo']);
+const REVIEW_TYPES = new Set<string>([
+  'openPreview',
+  'openChange',
+  'undoChange',
+  'keepChange',
+  'keepAll',
+  'undoAll',
+  'restore',
+  'redo',
+]);
 
 export function isReviewMessage(m: { type: string }): m is ReviewMessage {
   return REVIEW_TYPES.has(m.type);

@@ -4,9 +4,24 @@ import type { SettingsSource } from './settingsTrust';
 
 /** Every `shiro.*` setting in package.json (a test keeps the two equal). */
 export const SETTING_KEYS = [
-  'pythonPath', 'model', 'baseUrl', 'api', 'home', 'compactThreshold', 'memory', 'approvalTimeoutMs', 'bashSandbox',
-  'bashSandboxNetwork', 'contextWindow', 'maxOutputTokens', 'maxRetries', 'localServerUrls', 'toolCallFormat',
-  'temperature', 'autoCompact', 'attachActiveFile',
+  'pythonPath',
+  'model',
+  'baseUrl',
+  'api',
+  'home',
+  'compactThreshold',
+  'memory',
+  'approvalTimeoutMs',
+  'bashSandbox',
+  'bashSandboxNetwork',
+  'contextWindow',
+  'maxOutputTokens',
+  'maxRetries',
+  'localServerUrls',
+  'toolCallFormat',
+  'temperature',
+  'autoCompact',
+  'attachActiveFile',
 ] as const;
 
 /**
@@ -15,7 +30,10 @@ export const SETTING_KEYS = [
  * user's own, or a trusted workspace's the user allowed; undefined: the user's), the sandbox at least the user's.
  */
 export function initializationOptions(
-  settings: SettingsSource, apiKey: string | undefined, trusted: boolean, endpoint?: string,
+  settings: SettingsSource,
+  apiKey: string | undefined,
+  trusted: boolean,
+  endpoint?: string,
 ): InitializationOptions {
   const cfg = trustedView(settings, trusted, endpoint);
   const text = (key: string): string | undefined => {
@@ -23,17 +41,24 @@ export function initializationOptions(
     return typeof v === 'string' && v.trim() ? v.trim() : undefined;
   };
   const options: InitializationOptions = { trusted, api: (text('api') as InitializationOptions['api']) ?? 'auto' };
-  const model = text('model'); if (model) options.model = model;
-  const baseUrl = text('baseUrl'); if (baseUrl) options.baseUrl = baseUrl;
-  const home = text('home'); if (home) options.home = home;
+  const model = text('model');
+  if (model) options.model = model;
+  const baseUrl = text('baseUrl');
+  if (baseUrl) options.baseUrl = baseUrl;
+  const home = text('home');
+  if (home) options.home = home;
   const threshold = cfg.get<number | null>('compactThreshold');
   if (typeof threshold === 'number' && threshold > 0) options.compactThreshold = threshold;
-  const memory = cfg.get<boolean>('memory'); if (typeof memory === 'boolean') options.memory = memory;
-  const autoCompact = cfg.get<boolean>('autoCompact'); if (typeof autoCompact === 'boolean') options.autoCompact = autoCompact;
-  const timeout = cfg.get<number>('approvalTimeoutMs'); if (typeof timeout === 'number' && timeout > 0) options.approvalTimeoutMs = timeout;
+  const memory = cfg.get<boolean>('memory');
+  if (typeof memory === 'boolean') options.memory = memory;
+  const autoCompact = cfg.get<boolean>('autoCompact');
+  if (typeof autoCompact === 'boolean') options.autoCompact = autoCompact;
+  const timeout = cfg.get<number>('approvalTimeoutMs');
+  if (typeof timeout === 'number' && timeout > 0) options.approvalTimeoutMs = timeout;
   const sandbox = text('bashSandbox');
   if (sandbox === 'off' || sandbox === 'auto' || sandbox === 'required') options.bashSandbox = sandbox;
-  const network = cfg.get<boolean>('bashSandboxNetwork'); if (typeof network === 'boolean') options.bashSandboxNetwork = network;
+  const network = cfg.get<boolean>('bashSandboxNetwork');
+  if (typeof network === 'boolean') options.bashSandboxNetwork = network;
   for (const key of ['contextWindow', 'maxOutputTokens'] as const) {
     const value = cfg.get<number | null>(key);
     if (typeof value === 'number' && value > 0) options[key] = Math.floor(value);
@@ -52,8 +77,10 @@ const FORMATS = new Set<string>(['auto', 'native', 'text']);
 
 /** `shiro.toolCallFormat`: one format, or one per model glob; anything else is left to the server's default. */
 export function toolCallFormat(value: unknown): ToolCallFormat | Record<string, ToolCallFormat> | undefined {
-  if (typeof value === 'string') return FORMATS.has(value) ? value as ToolCallFormat : undefined;
+  if (typeof value === 'string') return FORMATS.has(value) ? (value as ToolCallFormat) : undefined;
   if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const entries = Object.entries(value).filter((e): e is [string, ToolCallFormat] => typeof e[1] === 'string' && FORMATS.has(e[1]));
+  const entries = Object.entries(value).filter(
+    (e): e is [string, ToolCallFormat] => typeof e[1] === 'string' && FORMATS.has(e[1]),
+  );
   return entries.length ? Object.fromEntries(entries) : undefined;
 }

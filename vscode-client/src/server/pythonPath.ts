@@ -3,7 +3,8 @@ import * as vscode from 'vscode';
 import { pythonSetting } from './settingsTrust';
 
 export interface PythonChoice {
-  command: string; source: 'setting' | 'python-extension' | 'default' | 'managed';
+  command: string;
+  source: 'setting' | 'python-extension' | 'default' | 'managed';
   /** Why a shiro.pythonPath was not used (Restricted Mode), for the log. */
   refused?: string;
 }
@@ -51,7 +52,9 @@ export async function resolvePython(trusted: boolean = vscode.workspace.isTruste
   const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
   const folders = (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.fsPath);
   const cfg = vscode.workspace.getConfiguration('shiro', resource);
-  const { setting, refused } = pythonSetting(cfg, trusted, folders, raw => expandPath(raw, resource?.fsPath, os.homedir()));
+  const { setting, refused } = pythonSetting(cfg, trusted, folders, raw =>
+    expandPath(raw, resource?.fsPath, os.homedir()),
+  );
   const withReason = (choice: PythonChoice): PythonChoice => (refused ? { ...choice, refused } : choice);
   if (setting) return withReason(choosePython(setting.value, undefined));
   if (!trusted) return withReason(choosePython(undefined, undefined));

@@ -2,7 +2,10 @@
 export class RestartPolicy {
   private times: number[] = [];
 
-  constructor(private readonly max = 4, private readonly windowMs = 3 * 60_000) {}
+  constructor(
+    private readonly max = 4,
+    private readonly windowMs = 3 * 60_000,
+  ) {}
 
   /** Record a crash at `now`; the answer is the restart number (1-based), or undefined to give up. */
   crashed(now: number): number | undefined {

@@ -4,9 +4,19 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
 import {
-  CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, ResponseError, State,
+  CloseAction,
+  DidChangeConfigurationNotification,
+  ErrorAction,
+  LanguageClient,
+  ResponseError,
+  State,
 } from 'vscode-languageclient/node';
-import type { CloseHandlerResult, ErrorHandlerResult, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import type {
+  CloseHandlerResult,
+  ErrorHandlerResult,
+  LanguageClientOptions,
+  ServerOptions,
+} from 'vscode-languageclient/node';
 import { errorReason, reportEnvFailure, reportRestart, reportServerFailure } from './errors';
 import { initializationOptions, SETTING_KEYS } from './options';
 import type { InitializationOptions } from '../shared/protocol';
@@ -29,8 +39,10 @@ export const SAFE_PATH_FLAG = '-P';
 
 /** The identity of this window's workspace, for remembered answers. */
 export function workspaceId(): string {
-  return vscode.workspace.workspaceFile?.toString()
-    ?? (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.toString()).join('|');
+  return (
+    vscode.workspace.workspaceFile?.toString() ??
+    (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.toString()).join('|')
+  );
 }
 
 /** A URL as shown to the user: its password (if any) hidden. */
@@ -41,14 +53,28 @@ export function shownUrl(url: string): string {
 /** Why `python -m shiro_lsp` cannot start, in the interpreter's own words (its last stderr line), if it can't. */
 export function diagnose(python: string, cwd: string | undefined): Promise<string | undefined> {
   return new Promise(resolve => {
-    execFile(python, [SAFE_PATH_FLAG, '-c', 'import shiro_lsp.__main__'], { cwd, timeout: 15_000 }, (error, _stdout, stderr) => {
-      if (!error) { resolve(undefined); return; }
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') { resolve(`there is no interpreter at ${python}`); return; }
-      const lines = String(stderr).trim().split('\n').filter(Boolean);
-      const last = lines.at(-1);
-      if (last && /unknown option.*-P/i.test(last)) { resolve(`${python} is older than Python 3.11`); return; }
-      resolve(last ?? (error as NodeJS.ErrnoException).code ?? error.message);
-    });
+    execFile(
+      python,
+      [SAFE_PATH_FLAG, '-c', 'import shiro_lsp.__main__'],
+      { cwd, timeout: 15_000 },
+      (error, _stdout, stderr) => {
+        if (!error) {
+          resolve(undefined);
+          return;
+        }
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          resolve(`there is no interpreter at ${python}`);
+          return;
+        }
+        const lines = String(stderr).trim().split('\n').filter(Boolean);
+        const last = lines.at(-1);
+        if (last && /unknown option.*-P/i.test(last)) {
+          resolve(`${python} is older than Python 3.11`);
+          return;
+        }
+        resolve(last ?? (error as NodeJS.ErrnoException).code ?? error.message);
+      },
+    );
   });
 }
 
@@ -60,10 +86,13 @@ async function askEndpoint(url: string, instead: string | undefined): Promise<En
     `This workspace's settings set shiro.baseUrl to ${shownUrl(url)}.`,
     {
       modal: true,
-      detail: `Shiro would send your chats there, with your API key, instead of to ${instead ? shownUrl(instead) : 'your own endpoint (the default)'}. `
-        + 'Allow it only for an endpoint you know. The answer is kept for this workspace and this URL.',
+      detail:
+        `Shiro would send your chats there, with your API key, instead of to ${instead ? shownUrl(instead) : 'your own endpoint (the default)'}. ` +
+        'Allow it only for an endpoint you know. The answer is kept for this workspace and this URL.',
     },
-    deny, allow); // the first button is the default one: Enter keeps the user's endpoint
+    deny,
+    allow,
+  ); // the first button is the default one: Enter keeps the user's endpoint
   return choice === allow ? 'allow' : choice === deny ? 'deny' : undefined;
 }
 
@@ -97,21 +126,32 @@ export class ShiroServer implements vscode.Disposable {
 
   private readonly endpoints: EndpointGate;
 
-  constructor(private readonly context: vscode.ExtensionContext, private readonly wire: Wiring) {
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly wire: Wiring,
+  ) {
     this.log = vscode.window.createOutputChannel('Shiro', { log: true });
     this.endpoints = new EndpointGate(
-      { get: key => context.globalState.get<EndpointAnswer>(key), set: (key, answer) => context.globalState.update(key, answer) },
+      {
+        get: key => context.globalState.get<EndpointAnswer>(key),
+        set: (key, answer) => context.globalState.update(key, answer),
+      },
       text => createHash('sha256').update(text).digest('hex'),
-      askEndpoint);
+      askEndpoint,
+    );
   }
 
   /** The endpoint the chats and the key go to: the user's, or this trusted workspace's own once allowed. */
   baseUrl(): string | undefined {
     const trusted = vscode.workspace.isTrusted;
-    return this.endpoints.decide(endpointPlan(vscode.workspace.getConfiguration('shiro'), trusted), workspaceId(), () => {
-      this.log.info('The workspace\'s shiro.baseUrl was allowed for this workspace');
-      void this.pushConfiguration();
-    });
+    return this.endpoints.decide(
+      endpointPlan(vscode.workspace.getConfiguration('shiro'), trusted),
+      workspaceId(),
+      () => {
+        this.log.info("The workspace's shiro.baseUrl was allowed for this workspace");
+        void this.pushConfiguration();
+      },
+    );
   }
 
   /** Whether the user's shiro.home differs from the running server's (the server then needs a restart). */
@@ -143,10 +183,14 @@ export class ShiroServer implements vscode.Disposable {
   }
 
   /** Which interpreter runs the server, and why that one. */
-  get interpreter(): PythonChoice | undefined { return this.choice; }
+  get interpreter(): PythonChoice | undefined {
+    return this.choice;
+  }
 
   /** The server's name and version from its initialize answer. */
-  get serverInfo(): { name: string; version?: string } | undefined { return this.client?.initializeResult?.serverInfo; }
+  get serverInfo(): { name: string; version?: string } | undefined {
+    return this.client?.initializeResult?.serverInfo;
+  }
 
   /** The settings' interpreter, else a packaged server's private environment (built on first start), else the default. */
   private async interpreterChoice(): Promise<PythonChoice | undefined> {
@@ -159,7 +203,9 @@ export class ShiroServer implements vscode.Disposable {
       const command = await ensureServerEnv({
         storageDir: this.context.globalStorageUri.fsPath,
         extensionVersion: String((this.context.extension.packageJSON as { version?: string }).version ?? '0'),
-        wheel, basePython: choice.command, log: this.log,
+        wheel,
+        basePython: choice.command,
+        log: this.log,
       });
       return { command, source: 'managed' };
     } catch (error) {
@@ -171,7 +217,9 @@ export class ShiroServer implements vscode.Disposable {
     }
   }
 
-  get isRunning(): boolean { return this.running && this.client?.state === State.Running; }
+  get isRunning(): boolean {
+    return this.running && this.client?.state === State.Running;
+  }
 
   async sendRequest<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
     await this.untilReady();
@@ -185,9 +233,15 @@ export class ShiroServer implements vscode.Disposable {
   private async untilReady(): Promise<void> {
     if (this.isRunning) return;
     await new Promise<void>(resolve => {
-      const done = (): void => { clearTimeout(timer); sub.dispose(); resolve(); };
+      const done = (): void => {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve();
+      };
       const timer = setTimeout(done, 30_000);
-      const sub = this.onDidChangeState(state => { if (state !== 'starting') done(); });
+      const sub = this.onDidChangeState(state => {
+        if (state !== 'starting') done();
+      });
       void this.lifecycle.settled().then(() => {
         if (this.isRunning || !this.client || !(this.restarting || this.client.state === State.Starting)) done();
       });
@@ -200,7 +254,12 @@ export class ShiroServer implements vscode.Disposable {
 
   private async options(): Promise<InitializationOptions> {
     const apiKey = await this.context.secrets.get(API_KEY_SECRET);
-    return initializationOptions(vscode.workspace.getConfiguration('shiro'), apiKey, vscode.workspace.isTrusted, this.baseUrl());
+    return initializationOptions(
+      vscode.workspace.getConfiguration('shiro'),
+      apiKey,
+      vscode.workspace.isTrusted,
+      this.baseUrl(),
+    );
   }
 
   /** Stop the server (if any) and start a new one with the current settings; concurrent calls are serialised. */
@@ -218,15 +277,21 @@ export class ShiroServer implements vscode.Disposable {
     this.log.info(`Starting ${this.python} -m shiro_lsp (interpreter from ${choice.source})`);
     const cwd = folders[0]?.uri.fsPath;
     this.startedHome = (this.settings().get<string>('home') ?? '').trim();
-    const serverOptions: ServerOptions = { command: this.python, args: [SAFE_PATH_FLAG, '-m', 'shiro_lsp'], options: { cwd } };
+    const serverOptions: ServerOptions = {
+      command: this.python,
+      args: [SAFE_PATH_FLAG, '-m', 'shiro_lsp'],
+      options: { cwd },
+    };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       initializationOptions: await this.options(),
       outputChannel: this.log,
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never: we show our own actionable messages
       errorHandler: {
-        error: (_e, _m, count): ErrorHandlerResult =>
-          ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+        error: (_e, _m, count): ErrorHandlerResult => ({
+          action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+          handled: true,
+        }),
         closed: () => this.onClosed(),
       },
       initializationFailedHandler: () => false,
@@ -241,18 +306,25 @@ export class ShiroServer implements vscode.Disposable {
             if (rest instanceof ResponseError) return rest;
             return answers.map((a, i) => (a === PASS ? (rest as unknown[])[i] : a));
           },
-          didChangeConfiguration: async () => { /* pushConfiguration sends Shiro's own view */ },
+          didChangeConfiguration: async () => {
+            /* pushConfiguration sends Shiro's own view */
+          },
         },
       },
     };
     const client = new ShiroLanguageClient('shiro', 'Shiro', serverOptions, clientOptions);
     this.client = client;
     this.wiring = this.wire(client);
-    this.wiring.push(client.onDidChangeState(e => {
-      if (e.newState === State.Running) { this.running = true; this.restarting = false; this.stateEmitter.fire('running'); }
-      else if (e.newState === State.Starting) this.stateEmitter.fire('starting');
-      else if (e.newState === State.Stopped && this.client === client) this.stateEmitter.fire('stopped');
-    }));
+    this.wiring.push(
+      client.onDidChangeState(e => {
+        if (e.newState === State.Running) {
+          this.running = true;
+          this.restarting = false;
+          this.stateEmitter.fire('running');
+        } else if (e.newState === State.Starting) this.stateEmitter.fire('starting');
+        else if (e.newState === State.Stopped && this.client === client) this.stateEmitter.fire('stopped');
+      }),
+    );
     this.stateEmitter.fire('starting');
     try {
       await client.start();
@@ -282,14 +354,20 @@ export class ShiroServer implements vscode.Disposable {
     this.running = false;
     this.restarting = false;
     this.stateEmitter.fire('failed');
-    void reportServerFailure(this.python, 'it stopped 5 times in 3 minutes and will not be restarted automatically', this.log);
+    void reportServerFailure(
+      this.python,
+      'it stopped 5 times in 3 minutes and will not be restarted automatically',
+      this.log,
+    );
     return { action: CloseAction.DoNotRestart, handled: true };
   }
 
   /** Send the current settings (API key included, never logged) as workspace/didChangeConfiguration. */
   async pushConfiguration(): Promise<void> {
     if (!this.client || !this.isRunning) return;
-    await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { shiro: await this.options() } });
+    await this.client.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: { shiro: await this.options() },
+    });
   }
 
   /** Stop the server, after any start or stop already asked for. */
@@ -305,7 +383,11 @@ export class ShiroServer implements vscode.Disposable {
     // the library's own restart after a crash may be under way: a starting client cannot be stopped, so wait for it
     if (client?.state === State.Starting) await client.start().catch(() => undefined);
     if (client && client.state !== State.Stopped) {
-      try { await client.stop(2000); } catch { /* already dead */ }
+      try {
+        await client.stop(2000);
+      } catch {
+        /* already dead */
+      }
     }
     await client?.dispose().catch(() => undefined);
   }

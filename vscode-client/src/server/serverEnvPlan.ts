@@ -4,7 +4,14 @@
 import * as path from 'node:path';
 
 /** Written into the environment once it works; a different extension version or wheel means rebuild. */
-export interface EnvMarker { extensionVersion: string; wheel: string; wheelSha256: string; python: string; installer: 'uv' | 'venv'; createdAt: string }
+export interface EnvMarker {
+  extensionVersion: string;
+  wheel: string;
+  wheelSha256: string;
+  python: string;
+  installer: 'uv' | 'venv';
+  createdAt: string;
+}
 
 export const MIN_PYTHON: [number, number] = [3, 11];
 
@@ -33,22 +40,38 @@ export function versionOk(v: [number, number] | undefined): boolean {
   return Boolean(v && (v[0] > MIN_PYTHON[0] || (v[0] === MIN_PYTHON[0] && v[1] >= MIN_PYTHON[1])));
 }
 
-export interface Step { command: string; args: string[]; what: string }
+export interface Step {
+  command: string;
+  args: string[];
+  what: string;
+}
 
 /** How to build the environment in `dir` with `python` (or `uv` when there is one), then install the wheel. */
-export function installSteps(python: string, uv: string | undefined, dir: string, wheel: string,
-  platform: NodeJS.Platform = process.platform): Step[] {
+export function installSteps(
+  python: string,
+  uv: string | undefined,
+  dir: string,
+  wheel: string,
+  platform: NodeJS.Platform = process.platform,
+): Step[] {
   const py = envPython(dir, platform);
   if (uv) {
     return [
       { command: uv, args: ['venv', '--quiet', '--python', python, dir], what: 'Creating the environment (uv)' },
-      { command: uv, args: ['pip', 'install', '--python', py, wheel], what: 'Installing the Shiro server and its dependencies (uv)' },
+      {
+        command: uv,
+        args: ['pip', 'install', '--python', py, wheel],
+        what: 'Installing the Shiro server and its dependencies (uv)',
+      },
     ];
   }
   return [
     { command: python, args: ['-m', 'venv', dir], what: 'Creating the environment' },
-    { command: py, args: ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', wheel],
-      what: 'Installing the Shiro server and its dependencies' },
+    {
+      command: py,
+      args: ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', wheel],
+      what: 'Installing the Shiro server and its dependencies',
+    },
   ];
 }
 
@@ -64,7 +87,10 @@ export function commandLine(steps: readonly Step[], platform: NodeJS.Platform = 
 
 /** The last meaningful line of an installer's output (what went wrong, in its own words). */
 export function lastLine(output: string): string {
-  const lines = output.split('\n').map(l => l.trim()).filter(l => l && !/^\s*(notice|hint):/i.test(l));
+  const lines = output
+    .split('\n')
+    .map(l => l.trim())
+    .filter(l => l && !/^\s*(notice|hint):/i.test(l));
   const error = [...lines].reverse().find(l => /error|failed|could not|no matching|not found/i.test(l));
   return (error ?? lines.at(-1) ?? '').slice(0, 300);
 }

@@ -15,7 +15,12 @@
 import * as path from 'node:path';
 
 /** The parts of `WorkspaceConfiguration.inspect()` used here. */
-export interface Inspection<T> { defaultValue?: T; globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T }
+export interface Inspection<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
 
 /** A `WorkspaceConfiguration` for the `shiro` section (tests pass a plain object). */
 export interface SettingsSource {
@@ -45,7 +50,7 @@ export function workspaceValue<T>(cfg: SettingsSource, key: string): T | undefin
 }
 
 const SANDBOX = ['off', 'auto', 'required'] as const;
-type Sandbox = typeof SANDBOX[number];
+type Sandbox = (typeof SANDBOX)[number];
 
 /** The stricter of the user's and the workspace's bash sandbox. */
 export function strictestSandbox(user: unknown, workspace: unknown): Sandbox | undefined {
@@ -55,7 +60,11 @@ export function strictestSandbox(user: unknown, workspace: unknown): Sandbox | u
 }
 
 /** The settings as Shiro may use them: `get()` with the rules above applied (the endpoint is decided apart). */
-export function trustedView(cfg: SettingsSource, trusted: boolean, endpoint?: string): { get<T>(key: string): T | undefined } {
+export function trustedView(
+  cfg: SettingsSource,
+  trusted: boolean,
+  endpoint?: string,
+): { get<T>(key: string): T | undefined } {
   return {
     get<T>(key: string): T | undefined {
       if (USER_ONLY.has(key)) return userValue<T>(cfg, key);
@@ -64,7 +73,8 @@ export function trustedView(cfg: SettingsSource, trusted: boolean, endpoint?: st
         const fromWorkspace = trusted ? workspaceValue<string>(cfg, key) : undefined;
         return (fromWorkspace ?? userValue<string>(cfg, key)) as T | undefined;
       }
-      if (key === 'bashSandbox') return strictestSandbox(userValue(cfg, key), workspaceValue(cfg, key)) as T | undefined;
+      if (key === 'bashSandbox')
+        return strictestSandbox(userValue(cfg, key), workspaceValue(cfg, key)) as T | undefined;
       if (key === 'bashSandboxNetwork') {
         const user = userValue<boolean>(cfg, key);
         const own = workspaceValue<boolean>(cfg, key);
@@ -79,7 +89,10 @@ export function trustedView(cfg: SettingsSource, trusted: boolean, endpoint?: st
 // --- the interpreter --------------------------------------------------------------------------------------
 
 export type PythonSettingOrigin = 'user' | 'workspace';
-export interface PythonSetting { value: string; origin: PythonSettingOrigin }
+export interface PythonSetting {
+  value: string;
+  origin: PythonSettingOrigin;
+}
 
 /** Whether `file` lies inside one of `folders` (a workspace's own interpreter, e.g. `.venv/bin/python`). */
 export function insideAny(file: string, folders: readonly string[]): boolean {
@@ -98,12 +111,18 @@ export function insideAny(file: string, folders: readonly string[]): boolean {
  * `expand` turns the raw value into a path. Returns what to use and, when something was refused, why.
  */
 export function pythonSetting(
-  cfg: SettingsSource, trusted: boolean, folders: readonly string[], expand: (raw: string) => string,
+  cfg: SettingsSource,
+  trusted: boolean,
+  folders: readonly string[],
+  expand: (raw: string) => string,
 ): { setting?: PythonSetting; refused?: string } {
   const fromWorkspace = workspaceValue<string>(cfg, 'pythonPath');
-  if (trusted && typeof fromWorkspace === 'string') return { setting: { value: expand(fromWorkspace), origin: 'workspace' } };
-  const refusedWorkspace = fromWorkspace !== undefined
-    ? `the workspace's shiro.pythonPath (${String(fromWorkspace).trim()}) is ignored in Restricted Mode` : undefined;
+  if (trusted && typeof fromWorkspace === 'string')
+    return { setting: { value: expand(fromWorkspace), origin: 'workspace' } };
+  const refusedWorkspace =
+    fromWorkspace !== undefined
+      ? `the workspace's shiro.pythonPath (${String(fromWorkspace).trim()}) is ignored in Restricted Mode`
+      : undefined;
   const raw = userValue<string>(cfg, 'pythonPath');
   if (typeof raw !== 'string' || !raw.trim()) return { refused: refusedWorkspace };
   const value = expand(raw);
@@ -171,23 +190,34 @@ export class EndpointGate {
     if (answer === 'allow') return plan.workspace;
     if (answer === 'deny' || this.dismissed.has(key)) return plan.user;
     if (!this.pending.has(key)) {
-      const question = this.ask(plan.workspace, plan.user).then(async a => {
-        if (a) await this.memory.set(key, a);
-        else this.dismissed.add(key);
-        return a;
-      }, () => undefined).finally(() => this.pending.delete(key));
+      const question = this.ask(plan.workspace, plan.user)
+        .then(
+          async a => {
+            if (a) await this.memory.set(key, a);
+            else this.dismissed.add(key);
+            return a;
+          },
+          () => undefined,
+        )
+        .finally(() => this.pending.delete(key));
       this.pending.set(key, question);
-      void question.then(a => { if (a === 'allow') onAllowed?.(); });
+      void question.then(a => {
+        if (a === 'allow') onAllowed?.();
+      });
     }
     return plan.user;
   }
 
   /** Ask again about dismissed questions (remembered answers are the caller's to clear). */
-  forgetDismissed(): void { this.dismissed.clear(); }
+  forgetDismissed(): void {
+    this.dismissed.clear();
+  }
 
   /** The question still open for this workspace's URL, if any (tests and a start that wants to wait). */
   whenAnswered(plan: EndpointPlan, workspaceId: string): Promise<EndpointAnswer | undefined> {
-    return plan.workspace ? this.pending.get(this.key(workspaceId, plan.workspace)) ?? Promise.resolve(undefined) : Promise.resolve(undefined);
+    return plan.workspace
+      ? (this.pending.get(this.key(workspaceId, plan.workspace)) ?? Promise.resolve(undefined))
+      : Promise.resolve(undefined);
   }
 }
 
@@ -199,7 +229,9 @@ export class EndpointGate {
  * (initializationOptions and our own didChangeConfiguration pushes); a pull for `shiro` gets the view above.
  */
 export function configurationAnswer(
-  items: readonly { section?: string }[], view: { get<T>(key: string): T | undefined }, keys: readonly string[],
+  items: readonly { section?: string }[],
+  view: { get<T>(key: string): T | undefined },
+  keys: readonly string[],
 ): (unknown | typeof PASS)[] {
   return items.map(item => {
     const section = item.section ?? '';

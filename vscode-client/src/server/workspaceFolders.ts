@@ -12,7 +12,11 @@ export const FOLDERS_WAIT_MS = 15_000;
 export async function knownFolders(maxWaitMs = FOLDERS_WAIT_MS): Promise<readonly vscode.WorkspaceFolder[]> {
   if (!foldersPending()) return vscode.workspace.workspaceFolders ?? [];
   await new Promise<void>(resolve => {
-    const done = (): void => { clearTimeout(timer); sub.dispose(); resolve(); };
+    const done = (): void => {
+      clearTimeout(timer);
+      sub.dispose();
+      resolve();
+    };
     const timer = setTimeout(done, maxWaitMs);
     const sub = vscode.workspace.onDidChangeWorkspaceFolders(done);
   });

@@ -4,7 +4,14 @@ import { errorReason } from '../server/errors';
 import type { ShiroServer } from '../server/server';
 import { Method } from '../shared/protocol';
 import type { NewSessionResult, ResumeResult, SessionCompactResult, SessionInfo } from '../shared/protocol';
-import { listParams, savedPreviousMessage, SessionSearch, sessionPickItems, titleProblem, unmatchableLabel } from './sessions';
+import {
+  listParams,
+  savedPreviousMessage,
+  SessionSearch,
+  sessionPickItems,
+  titleProblem,
+  unmatchableLabel,
+} from './sessions';
 import { ROOT_PICK_TITLE, chooseRoot } from './workspaceRoot';
 import { foldersPending, knownFolders } from '../server/workspaceFolders';
 
@@ -45,7 +52,10 @@ export class SessionCommands {
   async resume(): Promise<void> {
     try {
       const first = await this.listSessions('');
-      if (!first.length) { void vscode.window.showInformationMessage('Shiro: no saved sessions in this workspace yet.'); return; }
+      if (!first.length) {
+        void vscode.window.showInformationMessage('Shiro: no saved sessions in this workspace yet.');
+        return;
+      }
       const chosen = await this.pickSession(first);
       if (!chosen) return;
       await this.resumeById(chosen);
@@ -63,13 +73,24 @@ export class SessionCommands {
     const fill = (query: string, sessions: SessionInfo[]): void => {
       // Search results come from the server, ranked: alwaysShow keeps the picker from filtering them
       // again, and an unmatchable label keeps it from re-sorting them by its own label match.
-      pick.items = sessionPickItems(sessions, new Date(), this.ctl.session?.id, query.trim() !== '')
-        .map(i => ({ ...i, title: i.label, label: unmatchableLabel(i.label), alwaysShow: true, buttons: i.current ? [pencil] : [pencil, trash] }));
+      pick.items = sessionPickItems(sessions, new Date(), this.ctl.session?.id, query.trim() !== '').map(i => ({
+        ...i,
+        title: i.label,
+        label: unmatchableLabel(i.label),
+        alwaysShow: true,
+        buttons: i.current ? [pencil] : [pencil, trash],
+      }));
     };
     const search = new SessionSearch(
-      typed => this.listSessions(typed), fill,
-      error => { pick.items = []; pick.placeholder = `Search failed: ${errorReason(error)}`; },
-      busy => { pick.busy = busy; },
+      typed => this.listSessions(typed),
+      fill,
+      error => {
+        pick.items = [];
+        pick.placeholder = `Search failed: ${errorReason(error)}`;
+      },
+      busy => {
+        pick.busy = busy;
+      },
     );
     pick.title = 'Shiro: Resume session';
     pick.placeholder = 'Newest first; type to search the messages of every session';
@@ -77,7 +98,7 @@ export class SessionCommands {
     pick.matchOnDetail = true;
     fill('', first);
     pick.onDidChangeValue(value => search.type(value));
-    let asking = false;   // an input box or dialog hides the picker for a moment: do not close it then
+    let asking = false; // an input box or dialog hides the picker for a moment: do not close it then
     pick.onDidTriggerItemButton(async e => {
       if (e.button === pencil) {
         asking = true;
@@ -94,7 +115,10 @@ export class SessionCommands {
         return;
       }
       const confirm = await vscode.window.showWarningMessage(
-        `Delete the session "${e.item.title}"? Its transcript is removed from disk.`, { modal: true }, 'Delete');
+        `Delete the session "${e.item.title}"? Its transcript is removed from disk.`,
+        { modal: true },
+        'Delete',
+      );
       if (confirm !== 'Delete') return;
       try {
         await this.srv.sendRequest(Method.sessionDelete, { id: e.item.sessionId });
@@ -105,8 +129,16 @@ export class SessionCommands {
       }
     });
     const chosen = await new Promise<Item | undefined>(resolve => {
-      pick.onDidAccept(() => { resolve(pick.selectedItems[0]); pick.hide(); });
-      pick.onDidHide(() => { if (asking) return; search.dispose(); resolve(undefined); pick.dispose(); });
+      pick.onDidAccept(() => {
+        resolve(pick.selectedItems[0]);
+        pick.hide();
+      });
+      pick.onDidHide(() => {
+        if (asking) return;
+        search.dispose();
+        resolve(undefined);
+        pick.dispose();
+      });
       pick.show();
     });
     return chosen?.sessionId;
@@ -115,7 +147,9 @@ export class SessionCommands {
   async resumeById(id: string): Promise<void> {
     const result = await this.srv.sendRequest<ResumeResult>(Method.sessionResume, { id });
     this.ctl.loadResumed(result);
-    this.ctl.model.addNotice(`Resumed ${result.session.id.slice(0, 8)} (${result.session.messageCount} messages): ${result.session.title}`);
+    this.ctl.model.addNotice(
+      `Resumed ${result.session.id.slice(0, 8)} (${result.session.messageCount} messages): ${result.session.title}`,
+    );
     await this.revealChat();
   }
 
@@ -125,15 +159,19 @@ export class SessionCommands {
     return this.rootAmong(vscode.workspace.workspaceFolders ?? [], bound);
   }
 
-  private rootAmong(known: readonly vscode.WorkspaceFolder[], bound: boolean): string | undefined | Promise<string | undefined> {
+  private rootAmong(
+    known: readonly vscode.WorkspaceFolder[],
+    bound: boolean,
+  ): string | undefined | Promise<string | undefined> {
     const folders = known.map(f => ({ name: f.name, fsPath: f.uri.fsPath }));
     const editor = vscode.window.activeTextEditor;
     const active = editor ? vscode.workspace.getWorkspaceFolder(editor.document.uri)?.uri.fsPath : undefined;
     const choice = chooseRoot(folders, active, bound);
     if (choice.kind === 'none') return undefined;
     if (choice.kind === 'folder') return choice.root;
-    return Promise.resolve(vscode.window.showQuickPick(choice.items, { title: ROOT_PICK_TITLE, ignoreFocusOut: true }))
-      .then(pick => pick?.root);
+    return Promise.resolve(
+      vscode.window.showQuickPick(choice.items, { title: ROOT_PICK_TITLE, ignoreFocusOut: true }),
+    ).then(pick => pick?.root);
   }
 
   async newSession(): Promise<void> {
@@ -153,9 +191,12 @@ export class SessionCommands {
     try {
       const r = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Shiro: compacting the context…' },
-        () => this.srv.sendRequest<SessionCompactResult>(Method.sessionCompact, {}));
+        () => this.srv.sendRequest<SessionCompactResult>(Method.sessionCompact, {}),
+      );
       this.ctl.compacted(r);
-      void vscode.window.showInformationMessage(`Shiro: compacted ${r.before} → ${r.after} messages (all kept in the transcript).`);
+      void vscode.window.showInformationMessage(
+        `Shiro: compacted ${r.before} → ${r.after} messages (all kept in the transcript).`,
+      );
     } catch (error) {
       void vscode.window.showErrorMessage(`Shiro: could not compact: ${errorReason(error)}`);
     }
@@ -164,8 +205,10 @@ export class SessionCommands {
   /** A click on the context meter: the log when the server is down, else an offer to compact. */
   /** The status bar item: the chat (it works before the first message too); the log when the server is down. */
   async meterClicked(): Promise<void> {
-    if (!this.srv.isRunning) { this.srv.log.show(true); return; }
+    if (!this.srv.isRunning) {
+      this.srv.log.show(true);
+      return;
+    }
     await vscode.commands.executeCommand('shiro.focusChat');
   }
-
 }

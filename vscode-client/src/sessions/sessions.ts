@@ -18,7 +18,13 @@ export function formatAge(iso: string, now: Date = new Date()): string {
 
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-export interface SessionPickItem { label: string; description: string; detail: string; sessionId: string; current: boolean }
+export interface SessionPickItem {
+  label: string;
+  description: string;
+  detail: string;
+  sessionId: string;
+  current: boolean;
+}
 
 /** U+2060 WORD JOINER: zero width, never drawn, no line break. */
 export const WORD_JOINER = '\u2060';
@@ -60,10 +66,15 @@ export function distinguishingIds(ids: readonly string[], min = 8): Map<string, 
  * moving to the description.
  */
 export function sessionPickItems(
-  sessions: SessionInfo[], now: Date = new Date(), currentId?: string, ranked = false,
+  sessions: SessionInfo[],
+  now: Date = new Date(),
+  currentId?: string,
+  ranked = false,
 ): SessionPickItem[] {
   const shortIds = distinguishingIds(sessions.map(s => s.id));
-  const ordered = ranked ? [...sessions] : [...sessions].sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt));
+  const ordered = ranked
+    ? [...sessions]
+    : [...sessions].sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt));
   return ordered.map(s => {
     const idAndModel = `${shortIds.get(s.id) ?? s.id}${s.model ? ` · ${s.model}` : ''}`;
     const age = `${s.id === currentId ? 'current · ' : ''}${formatAge(s.updatedAt, now)} · ${plural(s.messageCount, 'message')}`;
@@ -122,12 +133,18 @@ export class SessionSearch {
   type(value: string): void {
     this.typed = value;
     if (this.timer !== undefined) this.timers.clear(this.timer);
-    this.timer = this.timers.set(() => { this.timer = undefined; void this.run(); }, this.delayMs);
+    this.timer = this.timers.set(() => {
+      this.timer = undefined;
+      void this.run();
+    }, this.delayMs);
   }
 
   /** Ask now for what is typed (the first listing, or after a rename or delete). */
   async run(): Promise<void> {
-    if (this.timer !== undefined) { this.timers.clear(this.timer); this.timer = undefined; }
+    if (this.timer !== undefined) {
+      this.timers.clear(this.timer);
+      this.timer = undefined;
+    }
     const query = this.typed;
     const mine = ++this.sent;
     this.busy(true);
@@ -160,7 +177,11 @@ export function savedPreviousMessage(previous: NewSessionResult['previous']): st
 }
 
 /** /sessions as buttons: title and distinguishing id; the current session is left out (it is open). */
-export function sessionLinks(sessions: SessionInfo[], currentId?: string, now: Date = new Date()): { id: string; label: string }[] {
+export function sessionLinks(
+  sessions: SessionInfo[],
+  currentId?: string,
+  now: Date = new Date(),
+): { id: string; label: string }[] {
   return sessionPickItems(sessions, now, currentId)
     .filter(i => !i.current)
     .map(i => ({ id: i.sessionId, label: `${i.label} · ${i.detail.split(' · ')[0]} · ${i.description}` }));

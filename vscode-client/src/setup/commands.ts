@@ -6,7 +6,15 @@ import { API_KEY_SECRET } from '../server/server';
 import type { ShiroServer } from '../server/server';
 import { AGENTS, Method } from '../shared/protocol';
 import type { Agent, ModelsDetectResult, ModelsResult } from '../shared/protocol';
-import { detectParams, detectionReport, endpointReport, localModelItems, modelItems, needsSetup, shownModel } from './setup';
+import {
+  detectParams,
+  detectionReport,
+  endpointReport,
+  localModelItems,
+  modelItems,
+  needsSetup,
+  shownModel,
+} from './setup';
 import type { PanelInfo, WebviewMessage } from '../shared/webviewProtocol';
 
 type SetupAction = Extract<WebviewMessage, { type: 'pickModel' | 'pickAgent' | 'setApiKey' | 'detectLocal' | 'setup' }>;
@@ -26,8 +34,14 @@ export class SetupCommands {
     const model = cfg.get<string>('model') ?? '';
     const hasKey = Boolean(await this.context.secrets.get(API_KEY_SECRET));
     return {
-      model: shownModel(model, this.ctl.session?.model), agent: this.ctl.agent,
-      setup: { show: needsSetup({ hasKey, envKey: Boolean(process.env.OPENAI_API_KEY), baseUrl }), baseUrl, model, hasKey },
+      model: shownModel(model, this.ctl.session?.model),
+      agent: this.ctl.agent,
+      setup: {
+        show: needsSetup({ hasKey, envKey: Boolean(process.env.OPENAI_API_KEY), baseUrl }),
+        baseUrl,
+        model,
+        hasKey,
+      },
     };
   }
 
@@ -43,7 +57,12 @@ export class SetupCommands {
     try {
       return await this.srv.sendRequest<ModelsResult>(Method.models, baseUrl ? { baseUrl } : {});
     } catch (error) {
-      return { baseUrl: baseUrl ? redact(baseUrl) : '(the configured endpoint)', preset: null, models: [], error: redact(`could not list models: ${errorReason(error)}`) };
+      return {
+        baseUrl: baseUrl ? redact(baseUrl) : '(the configured endpoint)',
+        preset: null,
+        models: [],
+        error: redact(`could not list models: ${errorReason(error)}`),
+      };
     }
   }
 
@@ -56,10 +75,18 @@ export class SetupCommands {
     pick.busy = true;
     pick.items = modelItems([], current);
     let models: ModelsResult['models'] = [];
-    pick.onDidChangeValue(value => { pick.items = modelItems(models, current, value); });
+    pick.onDidChangeValue(value => {
+      pick.items = modelItems(models, current, value);
+    });
     const chosen = new Promise<string | undefined>(resolve => {
-      pick.onDidAccept(() => { resolve(pick.selectedItems[0]?.model ?? (pick.value.trim() || undefined)); pick.hide(); });
-      pick.onDidHide(() => { resolve(undefined); pick.dispose(); });
+      pick.onDidAccept(() => {
+        resolve(pick.selectedItems[0]?.model ?? (pick.value.trim() || undefined));
+        pick.hide();
+      });
+      pick.onDidHide(() => {
+        resolve(undefined);
+        pick.dispose();
+      });
     });
     pick.show();
     void this.listModels().then(r => {
@@ -80,7 +107,12 @@ export class SetupCommands {
     try {
       found = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Shiro: looking for local model servers…' },
-        () => this.srv.sendRequest<ModelsDetectResult>(Method.modelsDetect, detectParams(this.srv.settings().get('localServerUrls'))));
+        () =>
+          this.srv.sendRequest<ModelsDetectResult>(
+            Method.modelsDetect,
+            detectParams(this.srv.settings().get('localServerUrls')),
+          ),
+      );
     } catch (error) {
       this.ctl.postSetupResult(false, `Could not look for local servers: ${errorReason(error)}`);
       return;
@@ -91,8 +123,11 @@ export class SetupCommands {
       void vscode.window.showWarningMessage(problem);
       return;
     }
-    const pick = await vscode.window.showQuickPick(localModelItems(found),
-      { title: 'Shiro: Local model', placeHolder: found.message, matchOnDescription: true });
+    const pick = await vscode.window.showQuickPick(localModelItems(found), {
+      title: 'Shiro: Local model',
+      placeHolder: found.message,
+      matchOnDescription: true,
+    });
     if (!pick) return;
     const cfg = vscode.workspace.getConfiguration('shiro');
     await cfg.update('baseUrl', pick.baseUrl, vscode.ConfigurationTarget.Global);
@@ -105,12 +140,20 @@ export class SetupCommands {
 
   async pickAgent(): Promise<void> {
     const descriptions: Record<Agent, string> = {
-      default: 'the everyday agent', quick: 'short answers, few steps', deep: 'thinks longer, reads more',
-      plan: 'plans first, changes nothing', review: 'reviews code, changes nothing',
+      default: 'the everyday agent',
+      quick: 'short answers, few steps',
+      deep: 'thinks longer, reads more',
+      plan: 'plans first, changes nothing',
+      review: 'reviews code, changes nothing',
     };
     const pick = await vscode.window.showQuickPick(
-      AGENTS.map(a => ({ label: a, description: a === this.ctl.agent ? `${descriptions[a]} · current` : descriptions[a], agent: a })),
-      { title: 'Shiro: Agent variant', placeHolder: 'Used for the next prompts' });
+      AGENTS.map(a => ({
+        label: a,
+        description: a === this.ctl.agent ? `${descriptions[a]} · current` : descriptions[a],
+        agent: a,
+      })),
+      { title: 'Shiro: Agent variant', placeHolder: 'Used for the next prompts' },
+    );
     if (!pick) return;
     this.ctl.agent = pick.agent;
     await this.ctl.sendInfo();
@@ -127,8 +170,10 @@ export class SetupCommands {
 
   async setApiKey(): Promise<void> {
     const key = await vscode.window.showInputBox({
-      title: 'Shiro: Set API key', prompt: 'Stored in VS Code SecretStorage, never in settings. Empty clears it.',
-      password: true, ignoreFocusOut: true,
+      title: 'Shiro: Set API key',
+      prompt: 'Stored in VS Code SecretStorage, never in settings. Empty clears it.',
+      password: true,
+      ignoreFocusOut: true,
     });
     if (key === undefined) return;
     if (key.trim()) await this.context.secrets.store(API_KEY_SECRET, key.trim());
@@ -139,7 +184,9 @@ export class SetupCommands {
 
   async forgetEndpointAnswers(): Promise<void> {
     const n = await this.srv.forgetEndpointAnswers();
-    void vscode.window.showInformationMessage(`Shiro: forgot ${n} answer${n === 1 ? '' : 's'} about workspace endpoints; asked again at the next start.`);
+    void vscode.window.showInformationMessage(
+      `Shiro: forgot ${n} answer${n === 1 ? '' : 's'} about workspace endpoints; asked again at the next start.`,
+    );
     await this.srv.start();
   }
 }

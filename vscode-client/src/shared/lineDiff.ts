@@ -4,7 +4,10 @@
 import { diffLines } from 'diff';
 import type { DiffHunk } from './protocol';
 
-export interface LineCounts { additions: number; deletions: number }
+export interface LineCounts {
+  additions: number;
+  deletions: number;
+}
 
 /** Split like a unified diff does: a missing final newline still counts as a line; "" has no lines. */
 export function lineCount(text: string): number {
@@ -38,8 +41,21 @@ export function diffHunks(before: string | null, after: string | null): DiffHunk
       newLine += n;
       continue;
     }
-    open ??= { index: hunks.length, oldStart: oldLine + 1, oldLines: 0, newStart: newLine + 1, newLines: 0, header: '' };
-    if (change.removed) { open.oldLines += n; oldLine += n; } else { open.newLines += n; newLine += n; }
+    open ??= {
+      index: hunks.length,
+      oldStart: oldLine + 1,
+      oldLines: 0,
+      newStart: newLine + 1,
+      newLines: 0,
+      header: '',
+    };
+    if (change.removed) {
+      open.oldLines += n;
+      oldLine += n;
+    } else {
+      open.newLines += n;
+      newLine += n;
+    }
   }
   close();
   return hunks;
@@ -50,8 +66,10 @@ export function hunkHeader(h: Pick<DiffHunk, 'oldStart' | 'oldLines' | 'newStart
 }
 
 export function countHunks(hunks: readonly Pick<DiffHunk, 'oldLines' | 'newLines'>[]): LineCounts {
-  return hunks.reduce((c, h) => ({ additions: c.additions + h.newLines, deletions: c.deletions + h.oldLines }),
-    { additions: 0, deletions: 0 });
+  return hunks.reduce((c, h) => ({ additions: c.additions + h.newLines, deletions: c.deletions + h.oldLines }), {
+    additions: 0,
+    deletions: 0,
+  });
 }
 
 export function countLines(before: string | null, after: string | null): LineCounts {
@@ -95,8 +113,12 @@ export type DiffLineKind = 'add' | 'del' | 'hunk' | 'meta' | 'context' | 'text';
 export function classifyDiffLines(text: string): { kind: DiffLineKind; text: string }[] {
   let inDiff = false;
   return text.split('\n').map(line => {
-    if (line.startsWith('@@')) { inDiff = true; return { kind: 'hunk', text: line }; }
-    if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ')) return { kind: 'meta', text: line };
+    if (line.startsWith('@@')) {
+      inDiff = true;
+      return { kind: 'hunk', text: line };
+    }
+    if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff '))
+      return { kind: 'meta', text: line };
     if (inDiff && line.startsWith('+')) return { kind: 'add', text: line };
     if (inDiff && line.startsWith('-')) return { kind: 'del', text: line };
     if (inDiff && line.startsWith(' ')) return { kind: 'context', text: line };

@@ -2,8 +2,18 @@
 // Pure: no DOM, no vscode.
 
 export type MentionKind = 'file' | 'folder' | 'selection' | 'problems' | 'terminal' | 'command';
-export interface Candidate { kind: MentionKind; value: string; label: string; detail?: string }
-export interface ActiveToken { trigger: '@' | '/'; start: number; end: number; query: string }
+export interface Candidate {
+  kind: MentionKind;
+  value: string;
+  label: string;
+  detail?: string;
+}
+export interface ActiveToken {
+  trigger: '@' | '/';
+  start: number;
+  end: number;
+  query: string;
+}
 
 /**
  * The `@word` the caret is at the end of (after the start or a space), or `/word` when the prompt starts

@@ -67,7 +67,7 @@ export const Method = {
 } as const;
 
 export const AGENTS = ['default', 'quick', 'deep', 'plan', 'review'] as const;
-export type Agent = typeof AGENTS[number];
+export type Agent = (typeof AGENTS)[number];
 
 /** shiro/models: the models an endpoint serves (GET /v1/models), or why none could be listed. */
 export type ModelsParams = gen.ModelsParams;
@@ -91,27 +91,50 @@ export type ChatResult = gen.ChatResult;
 /** An engine event read loosely (every field optional); every `WireEvent` is one (tsc checks it). Hand-written
  *  on purpose: the panel reads any event through it, including types a newer server may add. */
 export interface EngineEvent {
-  type: 'text' | 'reasoning' | 'tool-start' | 'tool-call' | 'tool-output' | 'tool-result' | 'tool-error'
-    | 'tool-denied' | 'compacted' | 'notice' | 'retry' | 'error' | 'done' | string;
+  type:
+    | 'text'
+    | 'reasoning'
+    | 'tool-start'
+    | 'tool-call'
+    | 'tool-output'
+    | 'tool-result'
+    | 'tool-error'
+    | 'tool-denied'
+    | 'compacted'
+    | 'notice'
+    | 'retry'
+    | 'error'
+    | 'done'
+    | string;
   text?: string;
   /** retry: the attempt after the wait (2 = the first retry), of maxAttempts; the wait; the error in words. */
-  attempt?: number; maxAttempts?: number; delaySeconds?: number; reason?: string | null;
-  id?: string; toolCallId?: string;
-  name?: string; toolName?: string;
+  attempt?: number;
+  maxAttempts?: number;
+  delaySeconds?: number;
+  reason?: string | null;
+  id?: string;
+  toolCallId?: string;
+  name?: string;
+  toolName?: string;
   input?: unknown;
   /** tool-call: `text` when Shiro read the call from the model's text, not a native tool call. */
   origin?: string | null;
   chunk?: string;
   output?: unknown;
   error?: unknown;
-  before?: number; after?: number;
-  inputTokens?: number; outputTokens?: number;
+  before?: number;
+  after?: number;
+  inputTokens?: number;
+  outputTokens?: number;
   /** tool-result / tool-error of a call that changed files: its unified diff and the files (v2). */
-  diff?: string | null; files?: unknown[] | null;
+  diff?: string | null;
+  files?: unknown[] | null;
   /** approval: the user's answer, what "always" grants, and whether no answer came in time. */
-  decision?: string; suggestedPattern?: string; matchedPattern?: string | null; expired?: boolean;
+  decision?: string;
+  suggestedPattern?: string;
+  matchedPattern?: string | null;
+  expired?: boolean;
 }
-
 
 export type Decision = gen.ApproveResult['decision'];
 export type ApproveParams = gen.ApproveParams;
@@ -133,17 +156,23 @@ export type CheckpointListResult = gen.CheckpointListResult;
 export type RestoreMode = gen.CheckpointRestoreParams['mode'];
 export type CheckpointRestoreResult = gen.CheckpointRestoreResult;
 
-
 /** The message model (spec §5.1): Vercel AI SDK ModelMessage shapes. Hand-written: the wire schema carries
  *  messages as open JSON objects (`transcript: {[k: string]: unknown}[]`; the server stores what providers
  *  send), so there is no generated type for them. */
 export interface MessagePart {
-  type: string; text?: string; toolCallId?: string; toolName?: string; input?: unknown; output?: unknown; error?: string;
+  type: string;
+  text?: string;
+  toolCallId?: string;
+  toolName?: string;
+  input?: unknown;
+  output?: unknown;
+  error?: string;
   /** A tool-call part Shiro read from the model's text carries `{shiro: {fromText: true}}`. */
   providerOptions?: { shiro?: { fromText?: boolean } };
 }
 export interface Message {
-  role: 'system' | 'user' | 'assistant' | 'tool'; content: string | MessagePart[];
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | MessagePart[];
   /** Set on a user message Shiro wrote, not the user: `nudge` (the turn guard sent the model back),
    *  `pruned-span` (notes on compacted messages). */
   shiroNote?: string;
@@ -169,12 +198,25 @@ export type ContextMeter = gen.ContextMeter;
 /** What the extension sends as initializationOptions. Hand-written: the server reads them as settings
  *  (shiro_lsp/config.py, a dataclass read leniently), which are not wire types and not in the schema. */
 export interface InitializationOptions {
-  home?: string; model?: string; baseUrl?: string; apiKey?: string; api?: 'responses' | 'chat' | 'auto';
-  agent?: string; thinking?: string; compactThreshold?: number; autoCompact?: boolean; memory?: boolean; approvalTimeoutMs?: number;
+  home?: string;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  api?: 'responses' | 'chat' | 'auto';
+  agent?: string;
+  thinking?: string;
+  compactThreshold?: number;
+  autoCompact?: boolean;
+  memory?: boolean;
+  approvalTimeoutMs?: number;
   trusted?: boolean;
   /** bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or not at all). */
-  bashSandbox?: 'off' | 'auto' | 'required'; bashSandboxNetwork?: boolean;
-  contextWindow?: number; maxOutputTokens?: number; maxRetries?: number; temperature?: number;
+  bashSandbox?: 'off' | 'auto' | 'required';
+  bashSandboxNetwork?: boolean;
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  maxRetries?: number;
+  temperature?: number;
   toolCallFormat?: ToolCallFormat | Record<string, ToolCallFormat>;
 }
 export type ToolCallFormat = 'auto' | 'native' | 'text';
@@ -183,7 +225,8 @@ export type ToolCallFormat = 'auto' | 'native' | 'text';
  *  the schema has the methods' params and results and the events; a code action's command arguments
  *  (protocol.py's RememberSelectionArgs, whose `range` is an LSP Range kept as a plain dict) are neither. */
 export interface RememberSelectionArgs {
-  text: string; uri: string;
+  text: string;
+  uri: string;
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
 }
 /** The kinds of memory (generated: the server's `state.memory.Kind`). */

@@ -9,9 +9,16 @@ export interface RetryWait {
   settled?: boolean;
 }
 
-export function retryWait(event: { attempt?: number; maxAttempts?: number; delaySeconds?: number }, now: number): RetryWait {
+export function retryWait(
+  event: { attempt?: number; maxAttempts?: number; delaySeconds?: number },
+  now: number,
+): RetryWait {
   const delay = Math.max(0, Number(event.delaySeconds ?? 0));
-  return { until: now + delay * 1000, attempt: event.attempt ?? 2, maxAttempts: event.maxAttempts ?? event.attempt ?? 2 };
+  return {
+    until: now + delay * 1000,
+    attempt: event.attempt ?? 2,
+    maxAttempts: event.maxAttempts ?? event.attempt ?? 2,
+  };
 }
 
 /** "Retrying in 3 s… (attempt 2 of 4)", "Retrying now… (attempt 2 of 4)", or "Retried (attempt 2 of 4)". */

@@ -9,36 +9,76 @@ import type { RetryWait } from './retryCountdown';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 export type ChatEntry =
-  | { id: string; kind: 'user'; text: string; attachments?: string[]; taskId?: string; checkpointId?: string;
+  | {
+      id: string;
+      kind: 'user';
+      text: string;
+      attachments?: string[];
+      taskId?: string;
+      checkpointId?: string;
       /** A slash command: run by the panel, never part of the model's conversation. */
-      command?: boolean }
+      command?: boolean;
+    }
   | { id: string; kind: 'assistant'; text: string; streaming: boolean; incomplete?: boolean }
   | { id: string; kind: 'reasoning'; text: string; streaming: boolean }
-  | { id: string; kind: 'tool'; toolCallId: string; name: string; input: string; output: string; status: ToolStatus; approval?: ApprovalEntry;
+  | {
+      id: string;
+      kind: 'tool';
+      toolCallId: string;
+      name: string;
+      input: string;
+      output: string;
+      status: ToolStatus;
+      approval?: ApprovalEntry;
       /** What the call changed in the workspace, as a unified diff (file tools and bash; v2). */
       diff?: string;
       /** Shiro read the call from the model's text: it was not a native tool call (tool-call `origin`). */
-      fromText?: boolean }
-  | { id: string; kind: 'notice'; level: 'info' | 'warn' | 'error'; text: string; retry?: string; sessions?: SessionLink[]; wait?: RetryWait;
+      fromText?: boolean;
+    }
+  | {
+      id: string;
+      kind: 'notice';
+      level: 'info' | 'warn' | 'error';
+      text: string;
+      retry?: string;
+      sessions?: SessionLink[];
+      wait?: RetryWait;
       /** `/todos`: the task list, drawn as the task panel draws it. */
-      todos?: TodosPayload }
+      todos?: TodosPayload;
+    }
   | { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string }
-  | CompactionEntry | ChangesEntry | RestoredEntry;
+  | CompactionEntry
+  | ChangesEntry
+  | RestoredEntry;
 
 /**
  * A compaction point: above it, what the model no longer sees (still here for the user); the model
  * sees `summary` instead. `summarizing` while the summary runs; `undone` once the user undid it.
  */
 export type CompactionEntry = {
-  id: string; kind: 'compaction'; state: 'summarizing' | 'active' | 'undone' | 'failed';
-  summary: string; messages: number; dropped: string[];
+  id: string;
+  kind: 'compaction';
+  state: 'summarizing' | 'active' | 'undone' | 'failed';
+  summary: string;
+  messages: number;
+  dropped: string[];
   /** Made by Shiro because the conversation no longer fit the threshold (not by /compact). */
   auto?: boolean;
 };
 
 /** A session listed by /sessions: the panel draws it as a button that resumes it. */
-export interface SessionLink { id: string; label: string }
-export type ApprovalEntry = { id: string; kind: 'approval'; card: ApprovalCard; decision?: Decision; expired?: boolean; reason?: string };
+export interface SessionLink {
+  id: string;
+  label: string;
+}
+export type ApprovalEntry = {
+  id: string;
+  kind: 'approval';
+  card: ApprovalCard;
+  decision?: Decision;
+  expired?: boolean;
+  reason?: string;
+};
 
 export interface ChatState {
   entries: ChatEntry[];
@@ -50,18 +90,38 @@ export interface ChatState {
 
 // --- approval cards and the review UI ---
 
-export interface ApprovalButton { label: string; decision: Decision }
+export interface ApprovalButton {
+  label: string;
+  decision: Decision;
+}
 export interface ApprovalCard {
-  title: string; input: string; matched?: string; warning?: string; buttons: ApprovalButton[];
+  title: string;
+  input: string;
+  matched?: string;
+  warning?: string;
+  buttons: ApprovalButton[];
   /** File tools: the files and their `+N −M`; the host opens the diff editor. */
   preview?: ApprovalPreviewView;
 }
 
-export interface PreviewFileView { path: string; from?: string; status: ChangeStatus; counts: string; binary: boolean }
-export interface ApprovalPreviewView { files: PreviewFileView[]; total: string }
+export interface PreviewFileView {
+  path: string;
+  from?: string;
+  status: ChangeStatus;
+  counts: string;
+  binary: boolean;
+}
+export interface ApprovalPreviewView {
+  files: PreviewFileView[];
+  total: string;
+}
 
 export interface ChangedFileView {
-  path: string; from?: string; status: ChangeStatus; reviewed: boolean; binary: boolean;
+  path: string;
+  from?: string;
+  status: ChangeStatus;
+  reviewed: boolean;
+  binary: boolean;
   /** What this turn itself changed in the file (`+N −M`), as Copilot and Cline show per request. */
   counts: string;
   /** The turn's checkpoint vs the file now, when that differs from `counts` (a later turn, an undo or the
@@ -72,20 +132,44 @@ export interface ChangedFileView {
 }
 
 export interface ChangesEntry {
-  id: string; kind: 'changes'; taskId: string; checkpointId: string | null; files: ChangedFileView[]; total: string;
+  id: string;
+  kind: 'changes';
+  taskId: string;
+  checkpointId: string | null;
+  files: ChangedFileView[];
+  total: string;
   pending: number;
 }
 
 export interface RestoredEntry {
-  id: string; kind: 'restored'; text: string; mode: RestoreMode; redoId: string | null; redone: boolean; level: 'info' | 'warn';
+  id: string;
+  kind: 'restored';
+  text: string;
+  mode: RestoreMode;
+  redoId: string | null;
+  redone: boolean;
+  level: 'info' | 'warn';
 }
 
 // --- the composer and the header ---
 
-export interface Attachment { label: string; text: string; source?: string }
+export interface Attachment {
+  label: string;
+  text: string;
+  source?: string;
+}
 
-export interface SetupInfo { show: boolean; baseUrl: string; model: string; hasKey: boolean }
-export interface PanelInfo { model: string; agent: string; setup: SetupInfo }
+export interface SetupInfo {
+  show: boolean;
+  baseUrl: string;
+  model: string;
+  hasKey: boolean;
+}
+export interface PanelInfo {
+  model: string;
+  agent: string;
+  setup: SetupInfo;
+}
 
 // --- the messages ---
 
@@ -107,9 +191,13 @@ export type HostMessage =
 
 export type WebviewMessage =
   | { type: 'ready' }
-  | { type: 'send'; text: string; attachments?: Attachment[];
+  | {
+      type: 'send';
+      text: string;
+      attachments?: Attachment[];
       /** The current-file chip was not removed: attach the active editor's file (or selection) as sent. */
-      currentFile?: boolean }
+      currentFile?: boolean;
+    }
   | { type: 'cancel' }
   | { type: 'clearQueue' }
   | { type: 'approve'; id: string; decision: Decision; reason?: string }

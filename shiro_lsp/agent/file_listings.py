@@ -48,11 +48,30 @@ _EXAMPLE = re.compile(
 _OUTPUT_LANGS = frozenset({"console", "terminal", "output", "text", "txt", "plaintext", "log"})
 _SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh"})
 _SCRIPT_SUFFIXES = frozenset({".sh", ".bash", ".zsh"})
+_DEFINITION = re.compile(
+    r"^(?:async\s+def|def|class|function|export\s+(?:async\s+)?function|(?:export\s+)?const)\s+(?P<name>\w+)"
+)
 _CLOSERS = frozenset({"}", "};", "});", ")", "]", "end", "fi", "done", "esac"})
 WHOLE_SHARE = 0.7
 """A block at least this long, keeping this share of a file's non-blank lines, is the file rewritten."""
 MAX_FILE_CHARS = 200_000
 MAX_SHOWN_FILES = 40
+
+
+WRITE_IT_OUT = (
+    "Not run: write the file out instead, its path alone on one line, then its whole new content in a "
+    "fenced code block."
+)
+_LITERAL_WRITE = re.compile(
+    r"^\s*(?:(?:echo|printf)\b[^|;&]*?>{1,2}\s*[\w./-]+\s*$|cat\s*>{1,2}\s*[\w./-]+\s*<<)", re.S
+)
+
+
+def writes_literal_file(tool: str, inputs: object) -> bool:
+    """A bash call whose only work is to put literal text into a file (``echo … > f``, ``cat > f <<``):
+    where a small model writes files out, that is the way it writes them, checked and reviewable."""
+    command = inputs.get("command") if isinstance(inputs, dict) else None
+    return tool == "bash" and isinstance(command, str) and bool(_LITERAL_WRITE.match(command))
 
 
 @dataclass(frozen=True)
@@ -143,8 +162,17 @@ def _resolved(block: _Block, path: str, current: str | None, *, explicit: bool) 
         return None  # the file shown unchanged
     if _is_whole(content, current):
         return Listing(path, content)
-    spliced = splice(current, content)
+    spliced = splice(current, content) or _appended(current, content)
     return Listing(path, spliced) if spliced is not None else None
+
+
+def _appended(current: str, fragment: str) -> str | None:
+    """``current`` with ``fragment`` added at its end, when the fragment defines something new at the
+    top level (a function or class the file does not have yet)."""
+    match = _DEFINITION.match(fragment.lstrip("\n"))
+    if match is None or re.search(rf"\b{re.escape(match.group('name'))}\b", current):
+        return None
+    return current.rstrip("\n") + "\n\n\n" + fragment.strip("\n") + "\n"
 
 
 def _language_fits(lang: str, path: str) -> bool:

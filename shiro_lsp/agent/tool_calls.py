@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.events import Emit
+from shiro_lsp.agent.file_listings import WRITE_IT_OUT, writes_literal_file
 from shiro_lsp.agent.permissions import Origin, RepeatGuard
 from shiro_lsp.agent.prompt import not_offered_error
 from shiro_lsp.agent.workspace_view import NOTHING_EDITED, edits_in_place, with_changes
@@ -203,6 +204,8 @@ class ToolCallRunner:
             if call.name not in plan.tools:
                 raise ToolError(not_offered_error(call.name, plan.variant.name, plan.compact))
             input = parse_arguments(tool.spec, call.arguments)
+            if plan.writes_out and writes_literal_file(call.name, input):
+                raise ToolError(WRITE_IT_OUT)
         except ToolError as error:
             self.emit(
                 ev.ToolCall(call.call_id, call.name, loose_tool_input(call.arguments), self._text_tag(call))

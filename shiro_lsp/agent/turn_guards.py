@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from shiro_lsp.agent.text_tools import writes_a_result
+from shiro_lsp.agent.text_tools import is_call_shaped, writes_a_result
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.jail import Roots
 from shiro_lsp.messages import Message
@@ -39,6 +39,7 @@ UNCHANGED_QUOTE = (
     "The code you showed is {path} as it already is: nothing was changed. Find the cause first, "
     "then change the file that holds it."
 )
+CALL_IN_PROSE = "A call inside prose does not run. To call a tool, reply with nothing but the call."
 UNRUN_STEP = "You said what you will do next but made no tool call. Do it now with a tool call."
 RUN_NAMED = "You changed files but did not run `{command}`, which the user named. Run it now to check."
 WRITTEN_RESULT = (
@@ -174,6 +175,8 @@ class TurnGuard:
             wanted.append(("code in prose", unrun))
         elif self.reads_text_calls and self._names_a_call(text):
             wanted.append(("a call Shiro could not read", unrun))
+        elif self.reads_text_calls and not self.used_tools and self._shows_a_call_in_prose(text):
+            wanted.append(("a call inside prose", CALL_IN_PROSE))
         if announces_a_step(text):
             wanted.append(("announced a step", UNRUN_STEP))
         if self._check_due():
@@ -218,6 +221,13 @@ class TurnGuard:
             if lines is not None and any(block == lines - {""} for block in blocks):
                 return path
         return None
+
+    def _shows_a_call_in_prose(self, text: str) -> bool:
+        """A code block in the answer that is a call to an offered tool (prose around it: not run)."""
+        return any(
+            is_call_shaped(body) and any(m.group("name") in self.tools for m in _CALL_NAME.finditer(body))
+            for body in (m.group("body") for m in _FENCED.finditer(text))
+        )
 
     def _names_a_call(self, text: str) -> bool:
         """The answer is a tool call in a form that is not one (``<tool name="…">``, broken JSON):

@@ -451,3 +451,34 @@ async def test_an_in_place_edit_that_matched_nothing_says_so(
     assert "No file changed" in chats(local)[1]["messages"][-1]["content"]
     assert "No file changed" not in chats(local)[2]["messages"][-1]["content"]
     assert (workspace / "settings.json").read_text() == settings.replace("true", "false")
+
+
+async def test_a_literal_write_through_bash_is_turned_into_a_written_out_file(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    hello = 'print("Hello, world!")\n'
+    local.script += [
+        Step(call("bash", {"command": "echo 'Hello, world!' > hello.py"})),  # 1.5B, create-hello
+        Step(Text(f"hello.py\n```python\n{hello}```", chunks=2)),
+        Step(Text("Created hello.py.")),
+    ]
+    events = await run(local, workspace, home, "Create hello.py that prints Hello, world!")
+    assert "write the file out instead" in errors(events)[0]
+    assert (workspace / "hello.py").read_text() == hello
+    assert answer(events) == "Created hello.py."
+
+
+async def test_a_call_shown_inside_prose_is_sent_back_and_then_made(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "settings.py").write_text("MAX_RETRIES = 7\n")
+    grep = {"name": "grep", "arguments": {"pattern": "MAX_RETRIES"}}
+    recorded = f"To find it, you can use the `grep` function:\n\n```json\n{json.dumps(grep, indent=1)}\n```\n"
+    local.script += [
+        Step(Text(recorded, chunks=3)),
+        Step(call("grep", {"pattern": "MAX_RETRIES"})),
+        Step(Text("MAX_RETRIES is 7, in settings.py.")),
+    ]
+    events = await run(local, workspace, home, "Where is MAX_RETRIES defined?")
+    assert "nothing but the call" in chats(local)[1]["messages"][-1]["content"]
+    assert answer(events) == "MAX_RETRIES is 7, in settings.py."

@@ -134,7 +134,7 @@ async def test_a_call_that_changed_files_shows_the_model_the_diff(
     fake.script += [
         Step(Text(fenced_call("read_file", {"path": "calc.py"}))),
         Step(Text(fenced_call("edit_file", {"path": "calc.py", "oldString": "a - b", "newString": "a + b"}))),
-        Step(Text(fenced_call("bash", {"command": "printf 'x = 1\\n' > new.py"}))),
+        Step(Text(fenced_call("bash", {"command": "cp calc.py new.py && printf 'x = 1\\n' > new.py"}))),
         Step(Text("Fixed.")),
     ]
     client.decisions = ["once", "once"]

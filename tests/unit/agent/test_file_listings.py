@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shiro_lsp.agent.file_listings import file_listings, splice, without_listings
+from shiro_lsp.agent.file_listings import file_listings, splice, without_listings, writes_literal_file
 
 STATS = "def average(numbers):\n    return sum(numbers) / (len(numbers) + 1)\n\n\ndef largest(numbers):\n    return max(numbers)\n"
 FIXED = STATS.replace("(len(numbers) + 1)", "len(numbers)")
@@ -117,3 +117,26 @@ def test_a_block_with_no_file_named_goes_to_the_one_shown_file_it_fits(ws: Path)
     }
     (ws / "copy.py").write_text(STATS)
     assert file_listings(text, ws, "The tests fail.", [*shown, "copy.py"]) == []  # two fit: neither
+
+
+def test_a_new_function_for_a_named_file_is_added_at_its_end(ws: Path) -> None:
+    text = "To add `median` to `stats.py`, use:\n\n```python\ndef median(numbers):\n    return sorted(numbers)[1]\n```"
+    added = "def median(numbers):\n    return sorted(numbers)[1]\n"
+    assert written(text, ws) == {"stats.py": STATS + "\n\n" + added}
+    again = "To add `average` to `stats.py`, use:\n\n```python\ndef average(xs):\n    pass\n    return 0\n```"
+    assert written(again, ws) == {}  # stats.py has an average already: not a new definition
+
+
+@pytest.mark.parametrize(
+    ("command", "literal"),
+    [
+        ("echo 'Hello, world!' > hello.py", True),  # 1.5B, create-hello
+        ('echo "Added --shout" >> CHANGELOG.md', True),  # 1.5B, changelog-entry
+        ("cat > notes.md <<'EOF'\nhi\nEOF", True),
+        ("python3 gen.py > out.txt", False),
+        ("echo hi | tee a.txt", False),
+        ("sed -i 's/a/b/' x.py", False),
+    ],
+)
+def test_which_bash_commands_only_write_literal_text(command: str, literal: bool) -> None:
+    assert writes_literal_file("bash", {"command": command}) is literal

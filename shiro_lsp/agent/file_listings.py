@@ -101,6 +101,8 @@ def file_listings(
     Blocking: small reads."""
     listings: list[Listing] = []
     for block in _blocks(text):
+        if not _may_be_a_file(block):
+            continue
         listing = _listing(block, workspace, prompt) or _only_fit(block, workspace, files)
         if listing is not None and all(earlier.path != listing.path for earlier in listings):
             listings.append(listing)
@@ -119,11 +121,18 @@ def _blocks(text: str) -> list[_Block]:
     return blocks
 
 
+def _may_be_a_file(block: _Block) -> bool:
+    """Not empty, nothing left out, not introduced as an example, and not a tool call Shiro could
+    not read (that is never a file's content)."""
+    return not (
+        not block.body.strip()
+        or _ELIDED.search(block.body)
+        or _EXAMPLE.search(block.before)
+        or is_call_shaped(block.body)
+    )
+
+
 def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Listing | None:
-    if not block.body.strip() or _ELIDED.search(block.body) or _EXAMPLE.search(block.before):
-        return None
-    if is_call_shaped(block.body):
-        return None  # a tool call Shiro could not read, never a file's content
     explicit = _path_line(block.before)
     if explicit is not None:
         path, line_length = explicit
@@ -145,7 +154,7 @@ def _only_fit(block: _Block, workspace: Path | Sequence[Path], files: Sequence[s
     fits = [
         listing
         for path in files[:MAX_SHOWN_FILES]
-        if (current := _read(workspace, path)) is not None
+        if (current := _read(workspace, path))  # an empty file would take any block
         and (listing := _resolved(block, path, current, explicit=False)) is not None
     ]
     return replace(fits[0], span=(block.start, block.end)) if len(fits) == 1 else None

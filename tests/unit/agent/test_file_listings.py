@@ -140,3 +140,13 @@ def test_a_new_function_for_a_named_file_is_added_at_its_end(ws: Path) -> None:
 )
 def test_which_bash_commands_only_write_literal_text(command: str, literal: bool) -> None:
     assert writes_literal_file("bash", {"command": command}) is literal
+
+
+def test_a_call_shaped_block_never_fits_a_shown_file(ws: Path) -> None:
+    (ws / "app").mkdir()
+    (ws / "app" / "__init__.py").write_text("")
+    call = '{\n "name": "read_file",\n "arguments": {"path": "app/settings.py", "offset": 1}\n}'
+    text = f"Adjust the offset:\n\n```json\n{call}\n```"  # 1.5B, answer-find-constant: was written to app/__init__.py
+    assert file_listings(text, ws, "Where is MAX_RETRIES defined?", ["app/__init__.py", "stats.py"]) == []
+    prose_block = "Use this:\n\n```python\nx = 1\ny = 2\n```"
+    assert file_listings(prose_block, ws, "", ["app/__init__.py"]) == []  # an empty file fits anything

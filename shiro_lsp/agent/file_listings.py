@@ -134,6 +134,11 @@ def _may_be_a_file(block: _Block) -> bool:
 
 def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Listing | None:
     explicit = _path_line(block.before)
+    inside = _path_inside(block.body) if explicit is None else None
+    if inside is not None:  # the path as the block's first line, as small models also write it
+        path, body = inside
+        listing = _resolved(replace(block, body=body), path, _read(workspace, path), explicit=True)
+        return replace(listing, span=(block.start, block.end)) if listing else None
     if explicit is not None:
         path, line_length = explicit
         listing = _resolved(block, path, _read(workspace, path), explicit=True)
@@ -201,6 +206,15 @@ def _path_line(before: str) -> tuple[str, int] | None:
     if match is None:
         return None
     return match.group("path").removeprefix("./"), len(before) - before.rstrip().rfind(lines[-1])
+
+
+def _path_inside(body: str) -> tuple[str, str] | None:
+    """The path on the block's first line, when that line is nothing but a path, and the rest."""
+    first, _, rest = body.partition("\n")
+    match = _PATH_LINE.match(first)
+    if match is None or not rest.strip() or first.lstrip().startswith(("#", "-", ">")):
+        return None  # a heading or a list item is content, not a path
+    return match.group("path").removeprefix("./"), rest
 
 
 def _last_paragraph(before: str) -> str:

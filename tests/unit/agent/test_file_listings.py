@@ -150,3 +150,10 @@ def test_a_call_shaped_block_never_fits_a_shown_file(ws: Path) -> None:
     assert file_listings(text, ws, "Where is MAX_RETRIES defined?", ["app/__init__.py", "stats.py"]) == []
     prose_block = "Use this:\n\n```python\nx = 1\ny = 2\n```"
     assert file_listings(prose_block, ws, "", ["app/__init__.py"]) == []  # an empty file fits anything
+
+
+def test_the_path_may_be_the_blocks_first_line(ws: Path) -> None:
+    recorded = "```\nhello.py\nprint('Hello, world!')\n```"  # 1.5B, create-hello
+    assert written(recorded, ws) == {"hello.py": "print('Hello, world!')\n"}
+    heading = "README.md\n```markdown\n# notes.md\nSee the docs.\n```"
+    assert written(heading, ws) == {"README.md": "# notes.md\nSee the docs.\n"}  # a heading is content

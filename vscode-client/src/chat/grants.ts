@@ -35,9 +35,8 @@ export async function showGrants(srv: Requester): Promise<void> {
     });
     if (!picked?.length) return;
     for (const item of picked) await srv.sendRequest<GrantRevokeResult>(Method.grantsRevoke, { grant: item.grant });
-    void vscode.window.showInformationMessage(
-      `Shiro: revoked ${picked.length === 1 ? picked[0].label.replace(/^Allow /, '') : `${picked.length} grants`}; those calls will ask again.`,
-    );
+    const what = picked.length === 1 ? picked[0].label.replace(/^Allow /, '') : `${picked.length} grants`;
+    void vscode.window.showInformationMessage(`Shiro: revoked ${what}; those calls will ask again.`);
   } catch (error) {
     void vscode.window.showErrorMessage(`Shiro: could not list the grants: ${errorReason(error)}`);
   }

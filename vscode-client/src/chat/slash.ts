@@ -41,6 +41,10 @@ const NO_ARGS: Record<string, RequestStep[]> = {
   ],
 };
 
+function cachedShare(cached: number, input: number): string {
+  return `${cached} of ${input} prompt tokens this session (${Math.round((cached / Math.max(input, 1)) * 100)}%)`;
+}
+
 /** `undefined` when the text is a prompt for the model (not `/word ...`). */
 export function parseSlash(text: string): SlashAction | undefined {
   const match = /^\/([A-Za-z?]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
@@ -145,11 +149,7 @@ export function formatSlashResult(command: string, results: unknown[]): string {
         `- billed: ${s.inputTokens} in / ${s.outputTokens} out`,
         `- spend: ${costLabel(s.costUsd, c.local)}`,
         `- context: ${c.estimated ? '~' : ''}${c.tokens} tokens (${Math.round(c.percent)}% of ${c.threshold})`,
-        ...(s.cachedTokens
-          ? [
-              `- cached: ${s.cachedTokens} of ${s.inputTokens} prompt tokens this session (${Math.round((s.cachedTokens / Math.max(s.inputTokens, 1)) * 100)}%)`,
-            ]
-          : []),
+        ...(s.cachedTokens ? [`- cached: ${cachedShare(s.cachedTokens, s.inputTokens)}`] : []),
         ...(typeof c.cachedTokens === 'number'
           ? [`- cached: ${c.cachedTokens} prompt tokens of the last request`]
           : []),

@@ -154,6 +154,7 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
       throw new Error(
         `Shiro saved ${done} of ${plan.ops.length} memory changes, then failed: ${errorReason(error)}. ` +
           'Reopen Shiro: Show project memory to see what is stored now.',
+        { cause: error },
       );
     } finally {
       this.reloadAfterSave = true; // see onSaved: the new lines get their ids in the editor

@@ -87,7 +87,8 @@ async function askEndpoint(url: string, instead: string | undefined): Promise<En
     {
       modal: true,
       detail:
-        `Shiro would send your chats there, with your API key, instead of to ${instead ? shownUrl(instead) : 'your own endpoint (the default)'}. ` +
+        'Shiro would send your chats there, with your API key, instead of to ' +
+        `${instead ? shownUrl(instead) : 'your own endpoint (the default)'}. ` +
         'Allow it only for an endpoint you know. The answer is kept for this workspace and this URL.',
     },
     deny,
@@ -192,7 +193,10 @@ export class ShiroServer implements vscode.Disposable {
     return this.client?.initializeResult?.serverInfo;
   }
 
-  /** The settings' interpreter, else a packaged server's private environment (built on first start), else the default. */
+  /**
+   * The settings' interpreter, else a packaged server's private environment (built on first start), else
+   * the default.
+   */
   private async interpreterChoice(): Promise<PythonChoice | undefined> {
     const choice = await resolvePython(vscode.workspace.isTrusted);
     if (choice.refused) this.log.warn(`Restricted Mode: ${choice.refused}`);

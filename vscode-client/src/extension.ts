@@ -116,7 +116,7 @@ function followServerState(srv: ShiroServer, ctl: ChatController, meter: MeterIt
     if (state === 'running') {
       meter.serverRunning();
       void ctl.refreshFromServer();
-      void srv.sendRequest<ContextMeter>(Method.context, {}).then(
+      void srv.sendRequest(Method.context, {}).then(
         m => meter.render(m),
         () => undefined,
       );

@@ -1,11 +1,13 @@
 // Chat-box commands: parsed here, sent as contract requests by the controller, never to the model.
 import { Method } from '../shared/protocol';
 import type {
+  ClientRequest,
   ContextMeter,
   MemoryCompactResult,
   MemoryListResult,
   NewSessionResult,
   NotesResult,
+  ParamsOf,
   ResumeResult,
   SaveResult,
   SessionInfo,
@@ -14,10 +16,8 @@ import { SLASH_COMMANDS } from '../shared/slashCommands';
 import { costLabel } from './meter';
 import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from '../sessions/sessions';
 
-export interface RequestStep {
-  method: string;
-  params: Record<string, unknown>;
-}
+/** One request a command sends: a method of the contract with its own params (tsc checks the pair). */
+export type RequestStep = { [M in ClientRequest]: { method: M; params: ParamsOf<M> } }[ClientRequest];
 export type SlashAction =
   | { kind: 'requests'; command: string; steps: RequestStep[] }
   | { kind: 'pickSession'; command: 'resume' }
@@ -62,7 +62,7 @@ export function parseSlash(text: string): SlashAction | undefined {
   const steps = NO_ARGS[command];
   if (!steps) return { kind: 'error', command, message: `unknown command /${command} - try /help` };
   if (args) return { kind: 'error', command, message: `usage: /${command} (it takes no arguments)` };
-  return { kind: 'requests', command, steps: steps.map(s => ({ method: s.method, params: { ...s.params } })) };
+  return { kind: 'requests', command, steps: steps.map(s => ({ ...s, params: { ...s.params } }) as RequestStep) };
 }
 
 function parseMemory(args: string): SlashAction {

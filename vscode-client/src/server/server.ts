@@ -19,7 +19,7 @@ import type {
 } from 'vscode-languageclient/node';
 import { errorReason, reportEnvFailure, reportRestart, reportServerFailure } from './errors';
 import { initializationOptions, SETTING_KEYS } from './options';
-import type { InitializationOptions } from '../shared/protocol';
+import type { ClientRequest, InitializationOptions, ParamsOf, ResultOf } from '../shared/protocol';
 import { resolvePython } from './pythonPath';
 import type { PythonChoice } from './pythonPath';
 import { bundledWheel, ensureServerEnv, EnvSetupError } from './serverEnv';
@@ -225,12 +225,22 @@ export class ShiroServer implements vscode.Disposable {
     return this.running && this.client?.state === State.Running;
   }
 
-  async sendRequest<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
+  /** A request of the wire contract: its params and its result are the method's (protocol.gen.ts). */
+  sendRequest<M extends ClientRequest>(
+    method: M,
+    params: ParamsOf<M>,
+    token?: vscode.CancellationToken,
+  ): Promise<ResultOf<M>> {
+    return this.sendUntyped(method, params, token) as Promise<ResultOf<M>>;
+  }
+
+  /** A request whose method is only known at run time (a `/` command's steps, workspace/executeCommand). */
+  async sendUntyped(method: string, params: object, token?: vscode.CancellationToken): Promise<unknown> {
     await this.untilReady();
     if (!this.client || !this.isRunning) {
       throw new Error('Shiro\'s language server is not running. Run "Shiro: Restart server" or "Shiro: Show log".');
     }
-    return token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params);
+    return token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
   }
 
   /** A request sent while the server starts, or restarts after a crash, waits for it (up to 30 s). */

@@ -74,7 +74,7 @@ test-py: $(STAMP)
 test-real: $(STAMP)
 	SHIRO_REAL_MODEL_URL=$${SHIRO_REAL_MODEL_URL:-} $(PY) -m pytest -v -rs -p no:cacheprovider tests/real
 
-## make client-test: the extension: npm ci, tsc --noEmit, node --test with a stubbed vscode
+## make client-test: the extension: npm ci, tsc --noEmit (host, webview, tests), eslint + prettier --check, node --test with a stubbed vscode
 client-test:
 	bash scripts/client-test.sh
 

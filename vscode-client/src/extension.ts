@@ -26,26 +26,27 @@ import type {
 let server: ShiroServer | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  let controller: ChatController | undefined;
-  let review: ReviewController | undefined;
-  const meter = new MeterItem(() => controller?.session);
+  // the server's handlers reach the parts built after it (nothing arrives before srv.start())
+  const late: { ctl?: ChatController; review?: ReviewController } = {};
+  const meter = new MeterItem(() => late.ctl?.session);
   server = new ShiroServer(context, client => [
-    client.onNotification(Method.event, (n: EventNotification) => controller?.onEvent(n)),
-    client.onNotification(Method.todosChanged, (t: TodosPayload) => controller?.setTodos(t)),
+    client.onNotification(Method.event, (n: EventNotification) => late.ctl?.onEvent(n)),
+    client.onNotification(Method.todosChanged, (t: TodosPayload) => late.ctl?.setTodos(t)),
     client.onNotification(Method.contextChanged, (m: ContextMeter) => meter.render(m)),
-    client.onNotification(Method.sessionCompacting, (p: CompactionProgress) => controller?.compactionProgress(p)),
+    client.onNotification(Method.sessionCompacting, (p: CompactionProgress) => late.ctl?.compactionProgress(p)),
     client.onNotification(Method.sessionChanged, (s: SessionInfo) => {
-      controller?.setSession(s);
+      late.ctl?.setSession(s);
       meter.refresh();
     }),
-    client.onNotification(Method.changesChanged, (r: ChangesResult) => review?.onNotified(r)),
+    client.onNotification(Method.changesChanged, (r: ChangesResult) => late.review?.onNotified(r)),
     client.onRequest(Method.approve, (p: ApproveParams, token: vscode.CancellationToken) =>
-      controller!.requestApproval(p, token),
+      late.ctl!.requestApproval(p, token),
     ),
   ]);
   const srv = server;
-  const ctl = (controller = new ChatController(srv));
-  review = new ReviewController(srv, ctl);
+  const ctl = new ChatController(srv);
+  const review = new ReviewController(srv, ctl);
+  Object.assign(late, { ctl, review });
   ctl.review = review;
   const chatView = new ChatViewProvider(context.extensionUri, ctl);
   const sessions = new SessionCommands(srv, ctl, () => chatView.reveal());
@@ -115,7 +116,7 @@ function followServerState(srv: ShiroServer, ctl: ChatController, meter: MeterIt
     if (state === 'running') {
       meter.serverRunning();
       void ctl.refreshFromServer();
-      void srv.sendRequest<ContextMeter>(Method.context, {}).then(
+      void srv.sendRequest(Method.context, {}).then(
         m => meter.render(m),
         () => undefined,
       );

@@ -7,7 +7,7 @@ test('attachments travel as labelled context blocks after the prompt and come ba
     { label: 'src/calc.py:3-7', text: 'def f():\n    pass\n' },
     { label: 'Problems: src/calc.py', text: 'src/calc.py:4: unused variable "x"' },
   ]);
-  assert.match(full, /^why is this slow\?\n\n<context label="src\/calc.py:3-7">\ndef f\(\):\n    pass\n<\/context>/);
+  assert.match(full, /^why is this slow\?\n\n<context label="src\/calc.py:3-7">\ndef f\(\):\n {4}pass\n<\/context>/);
   assert.deepEqual(splitAttachments(full), {
     text: 'why is this slow?',
     labels: ['src/calc.py:3-7', 'Problems: src/calc.py'],

@@ -194,61 +194,64 @@ test("the diff the server sent with a result wins, for any tool that changed fil
   );
 });
 
-test('the Changed files block shows what this turn changed, and the checkpoint vs now when a later change moved it', () => {
-  const v = changesView({
-    taskId: 't1',
-    checkpointId: 'c1',
-    files: [
-      // the turn changed 3 lines; a later turn added one more line to the same region
-      {
-        path: 'review.py',
-        status: 'modified',
-        additions: 3,
-        deletions: 2,
-        reviewed: false,
-        turnAdditions: 3,
-        turnDeletions: 3,
-      },
-      // nothing changed it since: one count only
-      {
-        path: 'b.py',
-        status: 'modified',
-        additions: 1,
-        deletions: 1,
-        reviewed: false,
-        turnAdditions: 1,
-        turnDeletions: 1,
-      },
-      // the turn is still running (no own counts yet): the checkpoint vs now is what it did so far
-      {
-        path: 'c.py',
-        status: 'added',
-        additions: 4,
-        deletions: 0,
-        reviewed: false,
-        turnAdditions: null,
-        turnDeletions: null,
-      },
-      {
-        path: 'logo.png',
-        status: 'modified',
-        additions: 0,
-        deletions: 0,
-        reviewed: false,
-        binary: true,
-        turnAdditions: 0,
-        turnDeletions: 0,
-      },
-    ],
-  })!;
-  assert.deepEqual(
-    v.files.map(f => [f.path, f.counts, f.since]),
-    [
-      ['review.py', '+3 \u22123', '+3 \u22122'],
-      ['b.py', '+1 \u22121', undefined],
-      ['c.py', '+4 \u22120', undefined],
-      ['logo.png', 'binary', undefined],
-    ],
-  );
-  assert.equal(v.total, '+8 \u22124', 'the header adds up what the turn changed');
-});
+test(
+  'the Changed files block shows what this turn changed, and the ' + 'checkpoint vs now when a later change moved it',
+  () => {
+    const v = changesView({
+      taskId: 't1',
+      checkpointId: 'c1',
+      files: [
+        // the turn changed 3 lines; a later turn added one more line to the same region
+        {
+          path: 'review.py',
+          status: 'modified',
+          additions: 3,
+          deletions: 2,
+          reviewed: false,
+          turnAdditions: 3,
+          turnDeletions: 3,
+        },
+        // nothing changed it since: one count only
+        {
+          path: 'b.py',
+          status: 'modified',
+          additions: 1,
+          deletions: 1,
+          reviewed: false,
+          turnAdditions: 1,
+          turnDeletions: 1,
+        },
+        // the turn is still running (no own counts yet): the checkpoint vs now is what it did so far
+        {
+          path: 'c.py',
+          status: 'added',
+          additions: 4,
+          deletions: 0,
+          reviewed: false,
+          turnAdditions: null,
+          turnDeletions: null,
+        },
+        {
+          path: 'logo.png',
+          status: 'modified',
+          additions: 0,
+          deletions: 0,
+          reviewed: false,
+          binary: true,
+          turnAdditions: 0,
+          turnDeletions: 0,
+        },
+      ],
+    })!;
+    assert.deepEqual(
+      v.files.map(f => [f.path, f.counts, f.since]),
+      [
+        ['review.py', '+3 \u22123', '+3 \u22122'],
+        ['b.py', '+1 \u22121', undefined],
+        ['c.py', '+4 \u22120', undefined],
+        ['logo.png', 'binary', undefined],
+      ],
+    );
+    assert.equal(v.total, '+8 \u22124', 'the header adds up what the turn changed');
+  },
+);

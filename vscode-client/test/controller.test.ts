@@ -72,34 +72,37 @@ test('Stop cancels the running shiro/chat through its token; the "cancelled" res
   assert.equal(ctl.model.state.busy, false);
 });
 
-test('typing during a turn queues: the queue comes from shiro/queue and the prompt shows when its turn starts', async () => {
-  const pending: ((v: unknown) => void)[] = [];
-  const { server, calls } = fakeServer(c => {
-    if (c.method === 'shiro/chat') return new Promise(r => pending.push(r));
-    if (c.method === 'shiro/queue') return { queued: [{ taskId: 't2', text: 'second' }] };
-    return {};
-  });
-  const ctl = new ChatController(server);
-  const first = ctl.submit('first');
-  const second = ctl.submit('second');
-  assert.deepEqual(
-    ctl.model.state.entries.map(e => e.kind === 'user' && e.text),
-    ['first'],
-    'queued prompt not shown yet',
-  );
-  await ctl.refreshQueue();
-  assert.deepEqual(ctl.model.state.queue, [{ taskId: 't2', text: 'second' }]);
-  pending[0]({ sessionId: 's', taskId: 't1', stopReason: 'done', usage });
-  await first;
-  ctl.onEvent({ sessionId: 's', taskId: 't2', seq: 0, event: { type: 'text', text: 'ok' } });
-  assert.deepEqual(
-    ctl.model.state.entries.filter(e => e.kind === 'user').map(e => e.kind === 'user' && e.text),
-    ['first', 'second'],
-  );
-  pending[1]({ sessionId: 's', taskId: 't2', stopReason: 'done', usage });
-  await second;
-  assert.ok(calls.some(c => c.method === 'shiro/queue'));
-});
+test(
+  'typing during a turn queues: the queue comes from ' + 'shiro/queue and the prompt shows when its turn starts',
+  async () => {
+    const pending: ((v: unknown) => void)[] = [];
+    const { server, calls } = fakeServer(c => {
+      if (c.method === 'shiro/chat') return new Promise(r => pending.push(r));
+      if (c.method === 'shiro/queue') return { queued: [{ taskId: 't2', text: 'second' }] };
+      return {};
+    });
+    const ctl = new ChatController(server);
+    const first = ctl.submit('first');
+    const second = ctl.submit('second');
+    assert.deepEqual(
+      ctl.model.state.entries.map(e => e.kind === 'user' && e.text),
+      ['first'],
+      'queued prompt not shown yet',
+    );
+    await ctl.refreshQueue();
+    assert.deepEqual(ctl.model.state.queue, [{ taskId: 't2', text: 'second' }]);
+    pending[0]({ sessionId: 's', taskId: 't1', stopReason: 'done', usage });
+    await first;
+    ctl.onEvent({ sessionId: 's', taskId: 't2', seq: 0, event: { type: 'text', text: 'ok' } });
+    assert.deepEqual(
+      ctl.model.state.entries.filter(e => e.kind === 'user').map(e => e.kind === 'user' && e.text),
+      ['first', 'second'],
+    );
+    pending[1]({ sessionId: 's', taskId: 't2', stopReason: 'done', usage });
+    await second;
+    assert.ok(calls.some(c => c.method === 'shiro/queue'));
+  },
+);
 
 test('a queued prompt whose queue was cleared never shows as sent', async () => {
   const pending: ((v: unknown) => void)[] = [];
@@ -232,25 +235,28 @@ test('copy from a code block goes to the clipboard', async () => {
   assert.equal(stub.clipboard, 'npm test');
 });
 
-test('prompt history: the server list once, then what was typed here (slash commands too) survives a webview reload', async () => {
-  const { server } = fakeServer(c => (c.method === 'shiro/history' ? { prompts: ['old prompt'] } : {}));
-  const ctl = new ChatController(server);
-  const posted: HostMessage[] = [];
-  ctl.attach(m => posted.push(m));
-  await ctl.handleMessage({ type: 'ready' });
-  await new Promise(r => setTimeout(r, 0));
-  await ctl.submit('/help');
-  posted.length = 0;
-  await ctl.handleMessage({ type: 'ready' });
-  await new Promise(r => setTimeout(r, 0));
-  const state = posted.find(m => m.type === 'state');
-  assert.ok(state && state.type === 'state');
-  assert.deepEqual(state.history, ['old prompt', '/help']);
-  assert.equal(
-    posted.some(m => m.type === 'history'),
-    false,
-  );
-});
+test(
+  'prompt history: the server list once, then what was typed here ' + '(slash commands too) survives a webview reload',
+  async () => {
+    const { server } = fakeServer(c => (c.method === 'shiro/history' ? { prompts: ['old prompt'] } : {}));
+    const ctl = new ChatController(server);
+    const posted: HostMessage[] = [];
+    ctl.attach(m => posted.push(m));
+    await ctl.handleMessage({ type: 'ready' });
+    await new Promise(r => setTimeout(r, 0));
+    await ctl.submit('/help');
+    posted.length = 0;
+    await ctl.handleMessage({ type: 'ready' });
+    await new Promise(r => setTimeout(r, 0));
+    const state = posted.find(m => m.type === 'state');
+    assert.ok(state && state.type === 'state');
+    assert.deepEqual(state.history, ['old prompt', '/help']);
+    assert.equal(
+      posted.some(m => m.type === 'history'),
+      false,
+    );
+  },
+);
 
 test('resuming a long session sends the transcript once, as one state (not one message per entry)', () => {
   const { server } = fakeServer(() => ({}));
@@ -284,37 +290,40 @@ test('resuming a long session sends the transcript once, as one state (not one m
   assert.equal(states[0].type === 'state' && states[0].state.entries.length, 2400);
 });
 
-test('an error is shown once (event + result), the cut answer is marked incomplete, and Retry sends the prompt again', async () => {
-  let turns = 0;
-  const { server, calls } = fakeServer(c => {
-    if (c.method !== 'shiro/chat') return {};
-    turns++;
-    return {
-      sessionId: 's',
-      taskId: `t${turns}`,
-      stopReason: turns === 1 ? 'error' : 'done',
-      usage,
-      ...(turns === 1 ? { error: 'HTTP 500: boom' } : {}),
-    };
-  });
-  const ctl = new ChatController(server);
-  const first = ctl.submit('fix it');
-  ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 0, event: { type: 'text', text: 'Half an ans' } });
-  ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 1, event: { type: 'error', error: 'HTTP 500: boom' } });
-  await first;
-  const errors = ctl.model.state.entries.filter(e => e.kind === 'notice' && e.level === 'error');
-  assert.equal(errors.length, 1, 'the error appears once');
-  const answer = ctl.model.state.entries.find(e => e.kind === 'assistant');
-  assert.ok(answer?.kind === 'assistant' && answer.incomplete);
-  const notice = errors[0];
-  assert.ok(notice.kind === 'notice' && notice.retry === 'fix it');
-  await ctl.handleMessage({ type: 'retry', id: notice.id });
-  assert.deepEqual(
-    calls.filter(c => c.method === 'shiro/chat').map(c => c.params),
-    [{ text: 'fix it' }, { text: 'fix it' }],
-  );
-  assert.ok(notice.kind === 'notice' && notice.retry === undefined, 'the Retry button goes away');
-});
+test(
+  'an error is shown once (event + result), the cut answer is ' + 'marked incomplete, and Retry sends the prompt again',
+  async () => {
+    let turns = 0;
+    const { server, calls } = fakeServer(c => {
+      if (c.method !== 'shiro/chat') return {};
+      turns++;
+      return {
+        sessionId: 's',
+        taskId: `t${turns}`,
+        stopReason: turns === 1 ? 'error' : 'done',
+        usage,
+        ...(turns === 1 ? { error: 'HTTP 500: boom' } : {}),
+      };
+    });
+    const ctl = new ChatController(server);
+    const first = ctl.submit('fix it');
+    ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 0, event: { type: 'text', text: 'Half an ans' } });
+    ctl.onEvent({ sessionId: 's', taskId: 't1', seq: 1, event: { type: 'error', error: 'HTTP 500: boom' } });
+    await first;
+    const errors = ctl.model.state.entries.filter(e => e.kind === 'notice' && e.level === 'error');
+    assert.equal(errors.length, 1, 'the error appears once');
+    const answer = ctl.model.state.entries.find(e => e.kind === 'assistant');
+    assert.ok(answer?.kind === 'assistant' && answer.incomplete);
+    const notice = errors[0];
+    assert.ok(notice.kind === 'notice' && notice.retry === 'fix it');
+    await ctl.handleMessage({ type: 'retry', id: notice.id });
+    assert.deepEqual(
+      calls.filter(c => c.method === 'shiro/chat').map(c => c.params),
+      [{ text: 'fix it' }, { text: 'fix it' }],
+    );
+    assert.ok(notice.kind === 'notice' && notice.retry === undefined, 'the Retry button goes away');
+  },
+);
 
 test('a request that fails outright shows its reason once, with Retry', async () => {
   const { server } = fakeServer(c => {
@@ -328,48 +337,52 @@ test('a request that fails outright shows its reason once, with Retry', async ()
   assert.ok(errors[0].kind === 'notice' && /No API key/.test(errors[0].text) && errors[0].retry === 'hello');
 });
 
-test('multi-root: /new and /clear typed in the chat send the chosen folder as root, like the New session command', async () => {
-  const fresh = {
-    session: {
-      id: 'n',
-      title: '',
-      cwd: '/work/web',
-      createdAt: '',
-      updatedAt: '',
-      messageCount: 0,
-      model: 'm',
-      inputTokens: 0,
-      outputTokens: 0,
-      costUsd: null,
-    },
-    previous: null,
-  };
-  const { server, calls } = fakeServer(c =>
-    c.method === 'shiro/session/new' || c.method === 'shiro/session/clear' ? fresh : {},
-  );
-  const ctl = new ChatController(server);
-  const asked: boolean[] = [];
-  const picks: (string | undefined)[] = ['/work/web', '/work/api', undefined];
-  ctl.rootSource = bound => {
-    asked.push(bound);
-    return Promise.resolve(picks.shift());
-  };
-  ctl.setSession({ ...fresh.session, id: 'old', messageCount: 4 }); // a session with messages: a new one may go anywhere
-  await ctl.submit('/new');
-  await ctl.submit('/clear');
-  await ctl.submit('/new'); // the picker dismissed: no root, the live session's folder
-  assert.deepEqual(
-    calls.filter(c => c.method.startsWith('shiro/session/')).map(c => [c.method, c.params]),
-    [
-      ['shiro/session/new', { root: '/work/web' }],
-      ['shiro/session/clear', { root: '/work/api' }],
-      ['shiro/session/new', {}],
-    ],
-  );
-  assert.deepEqual(asked, [false, false, false]);
-  await ctl.submit('/save');
-  assert.equal(asked.length, 3, 'other commands do not ask for a folder');
-});
+test(
+  'multi-root: /new and /clear typed in the chat send the chosen ' + 'folder as root, like the New session command',
+  async () => {
+    const fresh = {
+      session: {
+        id: 'n',
+        title: '',
+        cwd: '/work/web',
+        createdAt: '',
+        updatedAt: '',
+        messageCount: 0,
+        model: 'm',
+        inputTokens: 0,
+        outputTokens: 0,
+        costUsd: null,
+      },
+      previous: null,
+    };
+    const { server, calls } = fakeServer(c =>
+      c.method === 'shiro/session/new' || c.method === 'shiro/session/clear' ? fresh : {},
+    );
+    const ctl = new ChatController(server);
+    const asked: boolean[] = [];
+    const picks: (string | undefined)[] = ['/work/web', '/work/api', undefined];
+    ctl.rootSource = bound => {
+      asked.push(bound);
+      return Promise.resolve(picks.shift());
+    };
+    // a session with messages: a new one may go anywhere
+    ctl.setSession({ ...fresh.session, id: 'old', messageCount: 4 });
+    await ctl.submit('/new');
+    await ctl.submit('/clear');
+    await ctl.submit('/new'); // the picker dismissed: no root, the live session's folder
+    assert.deepEqual(
+      calls.filter(c => c.method.startsWith('shiro/session/')).map(c => [c.method, c.params]),
+      [
+        ['shiro/session/new', { root: '/work/web' }],
+        ['shiro/session/clear', { root: '/work/api' }],
+        ['shiro/session/new', {}],
+      ],
+    );
+    assert.deepEqual(asked, [false, false, false]);
+    await ctl.submit('/save');
+    assert.equal(asked.length, 3, 'other commands do not ask for a folder');
+  },
+);
 
 test('"Set up the model endpoint" with the panel still opening shows the card once its script is up', async () => {
   const ctl = new ChatController(fakeServer(c => (c.method === 'shiro/history' ? { prompts: [] } : {})).server);
@@ -387,79 +400,87 @@ test('"Set up the model endpoint" with the panel still opening shows the card on
   await new Promise(r => setTimeout(r, 0));
 });
 
-test('multi-root: a fresh session sends the chosen folder as root; a session with messages is bound and sends none', async () => {
-  const { server, calls } = fakeServer(c =>
-    c.method === 'shiro/chat' ? { sessionId: 's', taskId: 't', stopReason: 'done', usage } : {},
-  );
-  const ctl = new ChatController(server);
-  const asked: boolean[] = [];
-  ctl.rootSource = bound => {
-    asked.push(bound);
-    return bound ? undefined : Promise.resolve('/work/web');
-  };
-  await ctl.submit('first');
-  assert.deepEqual(calls.find(c => c.method === 'shiro/chat')?.params, { text: 'first', root: '/work/web' });
-  ctl.setSession({
-    id: 's',
-    title: 'first',
-    cwd: '/work/web',
-    createdAt: '',
-    updatedAt: '',
-    messageCount: 2,
-    model: 'm',
-    inputTokens: 0,
-    outputTokens: 0,
-    costUsd: null,
-  });
-  await ctl.submit('second');
-  assert.deepEqual(
-    calls.filter(c => c.method === 'shiro/chat').map(c => c.params),
-    [{ text: 'first', root: '/work/web' }, { text: 'second' }],
-  );
-  assert.deepEqual(asked, [false, true]);
-});
+test(
+  'multi-root: a fresh session sends the chosen folder as root; a ' + 'session with messages is bound and sends none',
+  async () => {
+    const { server, calls } = fakeServer(c =>
+      c.method === 'shiro/chat' ? { sessionId: 's', taskId: 't', stopReason: 'done', usage } : {},
+    );
+    const ctl = new ChatController(server);
+    const asked: boolean[] = [];
+    ctl.rootSource = bound => {
+      asked.push(bound);
+      return bound ? undefined : Promise.resolve('/work/web');
+    };
+    await ctl.submit('first');
+    assert.deepEqual(calls.find(c => c.method === 'shiro/chat')?.params, { text: 'first', root: '/work/web' });
+    ctl.setSession({
+      id: 's',
+      title: 'first',
+      cwd: '/work/web',
+      createdAt: '',
+      updatedAt: '',
+      messageCount: 2,
+      model: 'm',
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: null,
+    });
+    await ctl.submit('second');
+    assert.deepEqual(
+      calls.filter(c => c.method === 'shiro/chat').map(c => c.params),
+      [{ text: 'first', root: '/work/web' }, { text: 'second' }],
+    );
+    assert.deepEqual(asked, [false, true]);
+  },
+);
 
-test("/compact draws a divider while the summary runs, then its summary and what left the model's view; undo marks it", async () => {
-  let ctl: ChatController | undefined;
-  const phases: string[] = [];
-  const { server, calls } = fakeServer(c => {
-    if (c.method === 'shiro/session/compact') {
-      ctl!.compactionProgress({ phase: 'summarizing', messages: 2 });
-      const divider = ctl!.model.state.entries.at(-1);
-      phases.push(divider?.kind === 'compaction' ? divider.state : 'none');
-      return { before: 2, after: 1, compaction: { at: 2, summary: 'we said hello', createdAt: '' } };
-    }
-    if (c.method === 'shiro/session/uncompact') return { before: 1, after: 2, compactions: [] };
-    return {};
-  });
-  ctl = new ChatController(server);
-  ctl.model.loadTranscript([
-    { role: 'user', content: 'hello' },
-    { role: 'assistant', content: [{ type: 'text', text: 'hi there' }] },
-  ]);
-  await ctl.submit('/compact');
-  assert.deepEqual(phases, ['summarizing']);
-  const divider = ctl.model.state.entries.find(e => e.kind === 'compaction');
-  assert.ok(divider?.kind === 'compaction');
-  assert.equal(divider.state, 'active');
-  assert.equal(divider.summary, 'we said hello');
-  assert.deepEqual(divider.dropped, ['You: hello', 'Shiro: hi there']);
-  assert.equal(
-    ctl.model.state.entries.some(e => e.kind === 'notice'),
-    false,
-  ); // the divider says it
+test(
+  '/compact draws a divider while the summary runs, then its ' +
+    "summary and what left the model's view; undo marks it",
+  async () => {
+    const phases: string[] = [];
+    const { server, calls } = fakeServer(c => {
+      if (c.method === 'shiro/session/compact') {
+        ctl.compactionProgress({ phase: 'summarizing', messages: 2 });
+        const divider = ctl.model.state.entries.at(-1);
+        phases.push(divider?.kind === 'compaction' ? divider.state : 'none');
+        return { before: 2, after: 1, compaction: { at: 2, summary: 'we said hello', createdAt: '' } };
+      }
+      if (c.method === 'shiro/session/uncompact') return { before: 1, after: 2, compactions: [] };
+      return {};
+    });
+    const ctl = new ChatController(server);
+    ctl.model.loadTranscript([
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: [{ type: 'text', text: 'hi there' }] },
+    ]);
+    await ctl.submit('/compact');
+    assert.deepEqual(phases, ['summarizing']);
+    const divider = ctl.model.state.entries.find(e => e.kind === 'compaction');
+    assert.ok(divider?.kind === 'compaction');
+    assert.equal(divider.state, 'active');
+    assert.equal(divider.summary, 'we said hello');
+    assert.deepEqual(divider.dropped, ['You: hello', 'Shiro: hi there']);
+    assert.equal(
+      ctl.model.state.entries.some(e => e.kind === 'notice'),
+      false,
+    ); // the divider says it
 
-  await ctl.handleMessage({ type: 'undoCompaction' });
-  assert.deepEqual(
-    calls.map(c => c.method),
-    ['shiro/session/compact', 'shiro/session/uncompact'],
-  );
-  assert.equal(divider.state, 'undone');
-  assert.match(
-    ctl.model.state.entries.at(-1)?.kind === 'notice' ? (ctl.model.state.entries.at(-1) as { text: string }).text : '',
-    /sees the 2 messages again/,
-  );
-});
+    await ctl.handleMessage({ type: 'undoCompaction' });
+    assert.deepEqual(
+      calls.map(c => c.method),
+      ['shiro/session/compact', 'shiro/session/uncompact'],
+    );
+    assert.equal(divider.state, 'undone');
+    assert.match(
+      ctl.model.state.entries.at(-1)?.kind === 'notice'
+        ? (ctl.model.state.entries.at(-1) as { text: string }).text
+        : '',
+      /sees the 2 messages again/,
+    );
+  },
+);
 
 test('an undo that no longer fits says why and leaves the divider as it was', async () => {
   const { server } = fakeServer(c => {
@@ -475,19 +496,22 @@ test('an undo that no longer fits says why and leaves the divider as it was', as
   assert.ok(notice.kind === 'notice' && notice.level === 'warn' && /no longer fits/.test(notice.text));
 });
 
-test('a resumed transcript has a divider at each compaction point, and one for a file compacted by an older version', () => {
-  const ctl = new ChatController(fakeServer(() => ({})).server);
-  const transcript = [
-    { role: 'user' as const, content: 'one' },
-    { role: 'user' as const, content: 'two' },
-    { role: 'user' as const, content: 'three' },
-  ];
-  ctl.model.loadTranscript(transcript, [
-    { at: 0, summary: 'old', createdAt: '' },
-    { at: 2, summary: 'new', createdAt: '' },
-  ]);
-  const kinds = ctl.model.state.entries.map(e =>
-    e.kind === 'compaction' ? `|${e.summary}:${e.messages}:${e.dropped.length}` : e.kind,
-  );
-  assert.deepEqual(kinds, ['|old:0:0', 'user', 'user', '|new:2:2', 'user']);
-});
+test(
+  'a resumed transcript has a divider at each compaction point, ' + 'and one for a file compacted by an older version',
+  () => {
+    const ctl = new ChatController(fakeServer(() => ({})).server);
+    const transcript = [
+      { role: 'user' as const, content: 'one' },
+      { role: 'user' as const, content: 'two' },
+      { role: 'user' as const, content: 'three' },
+    ];
+    ctl.model.loadTranscript(transcript, [
+      { at: 0, summary: 'old', createdAt: '' },
+      { at: 2, summary: 'new', createdAt: '' },
+    ]);
+    const kinds = ctl.model.state.entries.map(e =>
+      e.kind === 'compaction' ? `|${e.summary}:${e.messages}:${e.dropped.length}` : e.kind,
+    );
+    assert.deepEqual(kinds, ['|old:0:0', 'user', 'user', '|new:2:2', 'user']);
+  },
+);

@@ -33,7 +33,8 @@ test('three separate edits give three hunks with 1-based positions on both sides
     [
       [0, 2, 1, 2, 1], // replaced line 2
       [1, 15, 1, 14, 0], // deleted line 15: new side names the line before
-      [2, 28, 0, 28, 2], // inserted after old line 28 (new 27, one line was deleted above): old side names the line before
+      // inserted after old line 28 (new 27, one line was deleted above): old side names the line before
+      [2, 28, 0, 28, 2],
     ],
   );
   assert.equal(hunks[1].header, '@@ -15,1 +14,0 @@');

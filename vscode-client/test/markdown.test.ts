@@ -27,7 +27,8 @@ test('<script> from the model is dropped', () => {
 
 test('javascript: links lose their href (markdown and raw HTML)', () => {
   const html = render(
-    '[click me](javascript:alert(document.cookie)) <a href="JaVaScRiPt:alert(2)">raw</a> [data](data:text/html,<b>x</b>)',
+    '[click me](javascript:alert(document.cookie)) <a href="JaVaScRiPt:alert(2)">raw</a> ' +
+      '[data](data:text/html,<b>x</b>)',
   );
   for (const a of Array.from(html.querySelectorAll('a'))) {
     const href = a.getAttribute('href') ?? '';

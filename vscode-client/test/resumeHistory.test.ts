@@ -148,24 +148,28 @@ function live(): ChatModel {
   return m;
 }
 
-test('a resumed session shows each turn as the live panel did: approvals, denials, diffs, Changed files, stops, restore points', () => {
-  const resumed = new ChatModel();
-  resumed.loadTranscript(transcript, [], { turns, events }, turn => {
-    if (turn.changes)
-      resumed.push({
-        kind: 'changes',
-        taskId: turn.taskId,
-        checkpointId: turn.checkpointId ?? null,
-        files: [],
-        total: '+1 \u22121',
-        pending: 1,
-      });
-  });
-  assert.deepEqual(resumed.state.entries.map(shown), live().state.entries.map(shown));
-  const denied = resumed.state.entries.find(e => e.kind === 'tool' && e.toolCallId === 'c2');
-  assert.ok(denied?.kind === 'tool' && denied.status === 'denied' && denied.approval?.decision === 'deny');
-  assert.ok(resumed.state.entries.some(e => e.kind === 'notice' && e.text === 'Stopped.'));
-});
+test(
+  'a resumed session shows each turn as the live panel did: ' +
+    'approvals, denials, diffs, Changed files, stops, restore points',
+  () => {
+    const resumed = new ChatModel();
+    resumed.loadTranscript(transcript, [], { turns, events }, turn => {
+      if (turn.changes)
+        resumed.push({
+          kind: 'changes',
+          taskId: turn.taskId,
+          checkpointId: turn.checkpointId ?? null,
+          files: [],
+          total: '+1 \u22121',
+          pending: 1,
+        });
+    });
+    assert.deepEqual(resumed.state.entries.map(shown), live().state.entries.map(shown));
+    const denied = resumed.state.entries.find(e => e.kind === 'tool' && e.toolCallId === 'c2');
+    assert.ok(denied?.kind === 'tool' && denied.status === 'denied' && denied.approval?.decision === 'deny');
+    assert.ok(resumed.state.entries.some(e => e.kind === 'notice' && e.text === 'Stopped.'));
+  },
+);
 
 test('a session saved before turns were recorded still renders: a failed result is an error, not "done"', () => {
   const m = new ChatModel();

@@ -46,19 +46,22 @@ function recorder(): { hooks: ReviewHooks; calls: string[] } {
   return { hooks, calls };
 }
 
-test('a file-tool approval opens its preview, shows +N −M on the card, and closes the preview when answered', async () => {
-  const ctl = new ChatController(server);
-  const { hooks, calls } = recorder();
-  ctl.review = hooks;
-  const answer = ctl.requestApproval(edit, new CancellationTokenSource().token as never);
-  const card = ctl.model.state.entries.at(-1)!;
-  assert.ok(card.kind === 'approval');
-  assert.equal(card.card.preview?.total, '+1 \u22121');
-  assert.deepEqual(calls, [`shown:${card.id}:a.py`]);
-  await ctl.handleMessage({ type: 'approve', id: card.id, decision: 'once', reason: 'ignored when allowing' });
-  assert.deepEqual(await answer, { decision: 'once' });
-  assert.deepEqual(calls.at(-1), `settled:${card.id}`);
-});
+test(
+  'a file-tool approval opens its preview, shows +N −M on the ' + 'card, and closes the preview when answered',
+  async () => {
+    const ctl = new ChatController(server);
+    const { hooks, calls } = recorder();
+    ctl.review = hooks;
+    const answer = ctl.requestApproval(edit, new CancellationTokenSource().token as never);
+    const card = ctl.model.state.entries.at(-1)!;
+    assert.ok(card.kind === 'approval');
+    assert.equal(card.card.preview?.total, '+1 \u22121');
+    assert.deepEqual(calls, [`shown:${card.id}:a.py`]);
+    await ctl.handleMessage({ type: 'approve', id: card.id, decision: 'once', reason: 'ignored when allowing' });
+    assert.deepEqual(await answer, { decision: 'once' });
+    assert.deepEqual(calls.at(-1), `settled:${card.id}`);
+  },
+);
 
 test('Deny carries the typed reason to the server and onto the card; a blank reason is none', async () => {
   const ctl = new ChatController(server);

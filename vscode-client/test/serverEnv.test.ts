@@ -61,7 +61,8 @@ test('venv + pip, or uv when present; the same steps as one pasteable line', () 
   );
   assert.equal(
     commandLine(venv, 'linux'),
-    '/usr/bin/python3 -m venv /st/env && /st/env/bin/python -m pip install --disable-pip-version-check --no-input /ext/server/shiro_lsp-0.1.0-py3-none-any.whl',
+    '/usr/bin/python3 -m venv /st/env && /st/env/bin/python -m pip install --disable-pip-version-check --no-input ' +
+      '/ext/server/shiro_lsp-0.1.0-py3-none-any.whl',
   );
   const uv = installSteps('python3', '/usr/local/bin/uv', '/st/env', '/w.whl', 'linux');
   assert.deepEqual(
@@ -80,11 +81,15 @@ test('venv + pip, or uv when present; the same steps as one pasteable line', () 
 
 test("an installer's failure is told in its own words", () => {
   const pip =
-    'Collecting pygls\n  WARNING: Retrying after connection broken\nERROR: Could not find a version that satisfies the requirement pygls>=2.1\nnotice: A new release of pip';
+    'Collecting pygls\n  WARNING: Retrying after connection broken\n' +
+    'ERROR: Could not find a version that satisfies the requirement pygls>=2.1\nnotice: A new release of pip';
   assert.equal(lastLine(pip), 'ERROR: Could not find a version that satisfies the requirement pygls>=2.1');
   assert.match(
     envFailureMessage('Installing failed: no network', 'python3 -m venv /e && /e/bin/python -m pip install /w.whl'),
-    /Run this in a terminal, then "Shiro: Restart server": python3 -m venv \/e && \/e\/bin\/python -m pip install \/w\.whl/,
+    new RegExp(
+      'Run this in a terminal, then "Shiro: Restart server": ' +
+        'python3 -m venv /e && /e/bin/python -m pip install /w\\.whl',
+    ),
   );
 });
 
@@ -143,26 +148,29 @@ test('no usable interpreter: a clear error with the exact command, and nothing h
   assert.deepEqual(fs.readdirSync(storage), []);
 });
 
-test('a failing install (here: a broken wheel) says what pip said, gives the command, and leaves no environment', async () => {
-  const { storage, wheel } = tempStorage();
-  const savedPath = process.env.PATH;
-  const python = process.env.SHIRO_TEST_PYTHON || 'python3';
-  process.env.PATH = (savedPath ?? '')
-    .split(path.delimiter)
-    .filter(d => !fs.existsSync(path.join(d, 'uv')))
-    .join(path.delimiter);
-  stub.reset();
-  try {
-    await assert.rejects(
-      ensureServerEnv({ storageDir: storage, extensionVersion: '0.1.0', wheel, basePython: python, log: quiet }),
-      (e: unknown) =>
-        e instanceof EnvSetupError &&
-        /^Installing the Shiro server and its dependencies failed: .*(wheel|zip)/i.test(e.message) &&
-        e.command.includes(`-m pip install --disable-pip-version-check --no-input ${wheel}`),
-    );
-  } finally {
-    process.env.PATH = savedPath;
-  }
-  assert.match(stub.progress[0], /setting up its Python environment/);
-  assert.deepEqual(fs.readdirSync(storage), []);
-});
+test(
+  'a failing install (here: a broken wheel) says what pip said, ' + 'gives the command, and leaves no environment',
+  async () => {
+    const { storage, wheel } = tempStorage();
+    const savedPath = process.env.PATH;
+    const python = process.env.SHIRO_TEST_PYTHON || 'python3';
+    process.env.PATH = (savedPath ?? '')
+      .split(path.delimiter)
+      .filter(d => !fs.existsSync(path.join(d, 'uv')))
+      .join(path.delimiter);
+    stub.reset();
+    try {
+      await assert.rejects(
+        ensureServerEnv({ storageDir: storage, extensionVersion: '0.1.0', wheel, basePython: python, log: quiet }),
+        (e: unknown) =>
+          e instanceof EnvSetupError &&
+          /^Installing the Shiro server and its dependencies failed: .*(wheel|zip)/i.test(e.message) &&
+          e.command.includes(`-m pip install --disable-pip-version-check --no-input ${wheel}`),
+      );
+    } finally {
+      process.env.PATH = savedPath;
+    }
+    assert.match(stub.progress[0], /setting up its Python environment/);
+    assert.deepEqual(fs.readdirSync(storage), []);
+  },
+);

@@ -95,16 +95,19 @@ test('dispose during a start stops the server that start brings up', async () =>
   assert.equal(clients.processes, 0, 'no server process is left behind');
 });
 
-test('a window whose workspace file VS Code has not read yet starts its server in the first folder, once known', async () => {
-  workspace.workspaceFile = { toString: () => 'vscode-remote://host/ws/two.code-workspace' };
-  workspace.workspaceFolders = [];
-  const server = new ShiroServer(context(), () => []);
-  const started = server.start();
-  for (let i = 0; i < 20; i++) await tick();
-  assert.equal(clients.made.length, 0, 'no server for a window with no folders yet');
-  workspace.workspaceFolders = [{ name: 'alpha', uri: { fsPath: '/ws/alpha', toString: () => 'file:///ws/alpha' } }];
-  workspace.foldersChanged.fire();
-  await serve(started);
-  const options = clients.made[0]?.serverOptions as { options?: { cwd?: string } } | undefined;
-  assert.equal(options?.options?.cwd, '/ws/alpha');
-});
+test(
+  'a window whose workspace file VS Code has not read yet ' + 'starts its server in the first folder, once known',
+  async () => {
+    workspace.workspaceFile = { toString: () => 'vscode-remote://host/ws/two.code-workspace' };
+    workspace.workspaceFolders = [];
+    const server = new ShiroServer(context(), () => []);
+    const started = server.start();
+    for (let i = 0; i < 20; i++) await tick();
+    assert.equal(clients.made.length, 0, 'no server for a window with no folders yet');
+    workspace.workspaceFolders = [{ name: 'alpha', uri: { fsPath: '/ws/alpha', toString: () => 'file:///ws/alpha' } }];
+    workspace.foldersChanged.fire();
+    await serve(started);
+    const options = clients.made[0]?.serverOptions as { options?: { cwd?: string } } | undefined;
+    assert.equal(options?.options?.cwd, '/ws/alpha');
+  },
+);

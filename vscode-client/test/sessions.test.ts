@@ -234,45 +234,48 @@ test('a failed search is reported, not shown as "no sessions"', async () => {
   assert.match(String(errors[0]), /server gone/);
 });
 
-test("Resume-picker labels read as the title but never match what is typed, so VS Code keeps the server's ranking", async () => {
-  const { unmatchableLabel, shownLabel, WORD_JOINER } = await import('../src/sessions/sessions');
-  // VS Code's QuickPick label match (quickInputList filter): a case-insensitive prefix or contiguous substring
-  const vscodeLabelMatch = (typed: string, label: string): boolean =>
-    label.toLowerCase().includes(typed.trim().toLowerCase());
-  const titles = ['Quokka facts', 'Tell me about a cheerful animal', 'café crème', 'नमस्ते दुनिया', 'x'];
-  for (const title of titles) {
-    const label = unmatchableLabel(title);
-    assert.equal(shownLabel(label), title, 'the label shows the title unchanged');
-    const typed = ['quokka', 'Quokka facts', 'q', 'cheerful', 'café', 'crème', 'नमस्ते', title];
-    for (const query of typed.filter(q => title.toLowerCase().includes(q.toLowerCase()) && q.length > 1)) {
-      assert.ok(vscodeLabelMatch(query, title), `sanity: "${query}" matches the plain title "${title}"`);
-      assert.ok(!vscodeLabelMatch(query, label), `"${query}" does not match the picker label of "${title}"`);
+test(
+  'Resume-picker labels read as the title but never match what is ' + "typed, so VS Code keeps the server's ranking",
+  async () => {
+    const { unmatchableLabel, shownLabel, WORD_JOINER } = await import('../src/sessions/sessions');
+    // VS Code's QuickPick label match (quickInputList filter): a case-insensitive prefix or contiguous substring
+    const vscodeLabelMatch = (typed: string, label: string): boolean =>
+      label.toLowerCase().includes(typed.trim().toLowerCase());
+    const titles = ['Quokka facts', 'Tell me about a cheerful animal', 'café crème', 'नमस्ते दुनिया', 'x'];
+    for (const title of titles) {
+      const label = unmatchableLabel(title);
+      assert.equal(shownLabel(label), title, 'the label shows the title unchanged');
+      const typed = ['quokka', 'Quokka facts', 'q', 'cheerful', 'café', 'crème', 'नमस्ते', title];
+      for (const query of typed.filter(q => title.toLowerCase().includes(q.toLowerCase()) && q.length > 1)) {
+        assert.ok(vscodeLabelMatch(query, title), `sanity: "${query}" matches the plain title "${title}"`);
+        assert.ok(!vscodeLabelMatch(query, label), `"${query}" does not match the picker label of "${title}"`);
+      }
     }
-  }
-  // accents written as a letter plus a combining mark stay one character on screen
-  assert.ok(!unmatchableLabel('cafe\u0301').includes(`e${WORD_JOINER}\u0301`));
-  // the order of the items is the order given (search results: the server's ranking)
-  const items = sessionPickItems(
-    [
-      {
-        ...session('0193cccc-best', 'Which animal smiles?', '2026-11-28T12:00:00Z', 2),
-        snippet: 'quokka quokka quokka',
-      },
-      {
-        ...session('0193dddd-next', 'Quokka facts', '2026-11-30T11:50:00Z', 4),
-        snippet: 'The quokka is a cheerful marsupial',
-      },
-    ],
-    now,
-    undefined,
-    true,
-  ).map(i => ({ ...i, label: unmatchableLabel(i.label) }));
-  assert.deepEqual(
-    items.map(i => shownLabel(i.label)),
-    ['Which animal smiles?', 'Quokka facts'],
-  );
-  assert.ok(
-    items.every(i => !vscodeLabelMatch('quokka', i.label)),
-    'no row is lifted above the best match by its title',
-  );
-});
+    // accents written as a letter plus a combining mark stay one character on screen
+    assert.ok(!unmatchableLabel('cafe\u0301').includes(`e${WORD_JOINER}\u0301`));
+    // the order of the items is the order given (search results: the server's ranking)
+    const items = sessionPickItems(
+      [
+        {
+          ...session('0193cccc-best', 'Which animal smiles?', '2026-11-28T12:00:00Z', 2),
+          snippet: 'quokka quokka quokka',
+        },
+        {
+          ...session('0193dddd-next', 'Quokka facts', '2026-11-30T11:50:00Z', 4),
+          snippet: 'The quokka is a cheerful marsupial',
+        },
+      ],
+      now,
+      undefined,
+      true,
+    ).map(i => ({ ...i, label: unmatchableLabel(i.label) }));
+    assert.deepEqual(
+      items.map(i => shownLabel(i.label)),
+      ['Which animal smiles?', 'Quokka facts'],
+    );
+    assert.ok(
+      items.every(i => !vscodeLabelMatch('quokka', i.label)),
+      'no row is lifted above the best match by its title',
+    );
+  },
+);

@@ -165,54 +165,60 @@ function gate(answers: (EndpointAnswer | undefined)[]): {
   return { gate: g, asked, memory };
 }
 
-test("a trusted workspace's own endpoint is used only after the user allowed it, once per workspace and URL", async () => {
-  const plan = endpointPlan(layered(REPO), true);
-  assert.deepEqual(plan, { user: 'https://mine.example/v1', workspace: 'http://127.0.0.1:9/steal' });
-  assert.deepEqual(endpointPlan(layered(REPO), false), { user: 'https://mine.example/v1' }, 'restricted: never');
-  const { gate: g, asked } = gate(['allow']);
-  let pushed = 0;
-  assert.equal(
-    g.decide(plan, 'file:///repo', () => {
-      pushed++;
-    }),
-    'https://mine.example/v1',
-    "until answered: the user's URL",
-  );
-  assert.equal(g.decide(plan, 'file:///repo'), 'https://mine.example/v1');
-  assert.equal(await g.whenAnswered(plan, 'file:///repo'), 'allow');
-  await new Promise(r => setImmediate(r));
-  assert.equal(pushed, 1, 'the settings are pushed again once allowed');
-  assert.deepEqual(asked, ['http://127.0.0.1:9/steal'], 'asked once');
-  assert.equal(g.decide(plan, 'file:///repo'), 'http://127.0.0.1:9/steal');
-  // another workspace with the same URL, or another URL: asked again
-  g.decide(plan, 'file:///other');
-  g.decide({ ...plan, workspace: 'http://127.0.0.1:9/other' }, 'file:///repo');
-  assert.equal(asked.length, 3);
-});
+test(
+  "a trusted workspace's own endpoint is used only after the " + 'user allowed it, once per workspace and URL',
+  async () => {
+    const plan = endpointPlan(layered(REPO), true);
+    assert.deepEqual(plan, { user: 'https://mine.example/v1', workspace: 'http://127.0.0.1:9/steal' });
+    assert.deepEqual(endpointPlan(layered(REPO), false), { user: 'https://mine.example/v1' }, 'restricted: never');
+    const { gate: g, asked } = gate(['allow']);
+    let pushed = 0;
+    assert.equal(
+      g.decide(plan, 'file:///repo', () => {
+        pushed++;
+      }),
+      'https://mine.example/v1',
+      "until answered: the user's URL",
+    );
+    assert.equal(g.decide(plan, 'file:///repo'), 'https://mine.example/v1');
+    assert.equal(await g.whenAnswered(plan, 'file:///repo'), 'allow');
+    await new Promise(r => setImmediate(r));
+    assert.equal(pushed, 1, 'the settings are pushed again once allowed');
+    assert.deepEqual(asked, ['http://127.0.0.1:9/steal'], 'asked once');
+    assert.equal(g.decide(plan, 'file:///repo'), 'http://127.0.0.1:9/steal');
+    // another workspace with the same URL, or another URL: asked again
+    g.decide(plan, 'file:///other');
+    g.decide({ ...plan, workspace: 'http://127.0.0.1:9/other' }, 'file:///repo');
+    assert.equal(asked.length, 3);
+  },
+);
 
-test('a declined endpoint is remembered; a dismissed question is asked again after a reload; no URL is stored', async () => {
-  const plan = { user: undefined, workspace: 'http://user:hunter2@evil.example/v1' };
-  const { gate: g, asked, memory } = gate(['deny', undefined, 'allow']);
-  assert.equal(g.decide(plan, 'w1'), undefined);
-  await g.whenAnswered(plan, 'w1');
-  assert.equal(g.decide(plan, 'w1'), undefined, "declined: the user's URL (here the server's default)");
-  assert.equal(asked.length, 1, 'declined is remembered');
-  g.decide(plan, 'w2');
-  assert.equal(await g.whenAnswered(plan, 'w2'), undefined);
-  assert.equal(g.decide(plan, 'w2'), undefined, "dismissed: the user's URL");
-  assert.equal(asked.length, 2, 'a dismissed question does not pop up again in this window');
-  g.forgetDismissed(); // what a reload (a new gate) does
-  g.decide(plan, 'w2');
-  assert.equal(asked.length, 3, 'after a reload it is asked again');
-  assert.equal(await g.whenAnswered(plan, 'w2'), 'allow');
-  assert.equal(g.decide(plan, 'w2'), 'http://user:hunter2@evil.example/v1');
-  for (const key of memory.keys()) assert.doesNotMatch(key, /hunter2|evil/);
-  // the same URL as the user's (a trailing slash apart) needs no question
-  assert.deepEqual(
-    endpointPlan(layered({ baseUrl: { globalValue: 'http://a/v1', workspaceValue: 'http://a/v1/' } }), true),
-    { user: 'http://a/v1' },
-  );
-});
+test(
+  'a declined endpoint is remembered; a dismissed question is ' + 'asked again after a reload; no URL is stored',
+  async () => {
+    const plan = { user: undefined, workspace: 'http://user:hunter2@evil.example/v1' };
+    const { gate: g, asked, memory } = gate(['deny', undefined, 'allow']);
+    assert.equal(g.decide(plan, 'w1'), undefined);
+    await g.whenAnswered(plan, 'w1');
+    assert.equal(g.decide(plan, 'w1'), undefined, "declined: the user's URL (here the server's default)");
+    assert.equal(asked.length, 1, 'declined is remembered');
+    g.decide(plan, 'w2');
+    assert.equal(await g.whenAnswered(plan, 'w2'), undefined);
+    assert.equal(g.decide(plan, 'w2'), undefined, "dismissed: the user's URL");
+    assert.equal(asked.length, 2, 'a dismissed question does not pop up again in this window');
+    g.forgetDismissed(); // what a reload (a new gate) does
+    g.decide(plan, 'w2');
+    assert.equal(asked.length, 3, 'after a reload it is asked again');
+    assert.equal(await g.whenAnswered(plan, 'w2'), 'allow');
+    assert.equal(g.decide(plan, 'w2'), 'http://user:hunter2@evil.example/v1');
+    for (const key of memory.keys()) assert.doesNotMatch(key, /hunter2|evil/);
+    // the same URL as the user's (a trailing slash apart) needs no question
+    assert.deepEqual(
+      endpointPlan(layered({ baseUrl: { globalValue: 'http://a/v1', workspaceValue: 'http://a/v1/' } }), true),
+      { user: 'http://a/v1' },
+    );
+  },
+);
 
 test("a server pull of workspace/configuration for shiro gets the trusted view, not the workspace's values", () => {
   const view = trustedView(layered(REPO), false);

@@ -7,7 +7,10 @@ export const stub = {
   executed: [] as { command: string; args: unknown[] }[],
   clipboard: '',
   config: {} as Record<string, unknown>,
-  /** Per setting, the layers `inspect()` reports; `get()` merges them as VS Code does (folder > workspace > user > default). */
+  /**
+   * Per setting, the layers `inspect()` reports; `get()` merges them as VS Code does (folder > workspace >
+   * user > default).
+   */
   layers: {} as Record<
     string,
     { defaultValue?: unknown; globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }

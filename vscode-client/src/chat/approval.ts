@@ -4,7 +4,8 @@ import type { ApprovalCard } from '../shared/webviewProtocol';
 
 /** Said on the card of a call Shiro read from the model's reply rather than a native tool call. */
 export const TEXT_ORIGIN_NOTE =
-  "Read from the model's text: the model wrote this call in its reply, it did not make a native tool call. Deny it if you did not ask for it.";
+  "Read from the model's text: the model wrote this call in its reply, it did not make a native tool call. " +
+  'Deny it if you did not ask for it.';
 
 export function describeInput(input: unknown): string {
   if (typeof input === 'string') return input;
@@ -25,7 +26,8 @@ export function grantScope(toolName: string, pattern: string): string {
 
 /** A session grant as a sentence: what it allows, that it lasts for this session, and which calls it covers. */
 export function grantLabel(g: { toolName: string; pattern: string; origin?: 'native' | 'text' }): string {
-  return `Allow ${grantScope(g.toolName, g.pattern)} for this session${g.origin === 'text' ? ' (calls written as text only)' : ''}`;
+  const textOnly = g.origin === 'text' ? ' (calls written as text only)' : '';
+  return `Allow ${grantScope(g.toolName, g.pattern)} for this session${textOnly}`;
 }
 
 export function approvalCard(p: ApproveParams): ApprovalCard {
@@ -47,7 +49,10 @@ export function approvalCard(p: ApproveParams): ApprovalCard {
   };
 }
 
-/** Where a text call came from, the server's warning (bash: sandboxed or not, secrets files) and the repeat note, as one line each. */
+/**
+ * Where a text call came from, the server's warning (bash: sandboxed or not, secrets files) and the repeat
+ * note, as one line each.
+ */
 export function cardWarning(p: ApproveParams): string | undefined {
   const lines = [
     p.origin === 'text' ? TEXT_ORIGIN_NOTE : undefined,

@@ -1,5 +1,8 @@
 // The chat webview's document. Pure (no vscode import): the panel benchmark loads it in a plain browser.
 
+const PROMPT_PLACEHOLDER =
+  'Ask Shiro… (Enter to send, Shift+Enter for a new line, / for commands, @ to add context, Esc to stop)';
+
 /** Strict CSP: no inline script, only our nonce'd bundle; styles from our css; images from the webview's own origin. */
 export function chatHtml(cspSource: string, nonce: string, scriptUri: string, styleUri: string): string {
   const csp = [
@@ -23,26 +26,31 @@ export function chatHtml(cspSource: string, nonce: string, scriptUri: string, st
   </header>
   <section id="welcome" class="welcome" hidden aria-label="Set up Shiro">
     <div class="welcome-title">Set up Shiro</div>
-    <p>Shiro talks to any OpenAI-compatible endpoint: OpenAI, OpenRouter, or a local server (Ollama, LM Studio, llama.cpp, vLLM; a local one needs no key).</p>
+    <p>Shiro talks to any OpenAI-compatible endpoint: OpenAI, OpenRouter, or a local server
+      (Ollama, LM Studio, llama.cpp, vLLM; a local one needs no key).</p>
     <label for="setup-base-url">Base URL</label>
-    <input id="setup-base-url" type="text" placeholder="empty: OpenAI; local: http://127.0.0.1:11434/v1" spellcheck="false">
+    <input id="setup-base-url" type="text" placeholder="empty: OpenAI; local: http://127.0.0.1:11434/v1"
+      spellcheck="false">
     <label for="setup-model">Model</label>
     <input id="setup-model" type="text" placeholder="e.g. gpt-5, qwen3:8b" spellcheck="false">
     <div class="welcome-buttons">
       <button type="button" id="setup-key" class="secondary">Set API key…</button>
-      <button type="button" id="setup-detect" class="secondary" title="Look for Ollama, LM Studio, llama.cpp and vLLM on this machine">Find a local server…</button>
+      <button type="button" id="setup-detect" class="secondary"
+        title="Look for Ollama, LM Studio, llama.cpp and vLLM on this machine">Find a local server…</button>
       <button type="button" id="setup-test">Save and test</button>
     </div>
     <div id="setup-result" class="setup-result" role="status"></div>
   </section>
   <section id="todos" class="todos" hidden></section>
   <main id="transcript" class="transcript" aria-live="polite"></main>
-  <button type="button" id="latest" class="jump-latest" hidden title="Scroll to the latest message">\u2193 Jump to latest</button>
+  <button type="button" id="latest" class="jump-latest" hidden
+    title="Scroll to the latest message">\u2193 Jump to latest</button>
   <section id="queue" class="queue" hidden></section>
   <form id="composer" class="composer">
     <div id="chips" class="chips" hidden></div>
     <div id="suggest" class="suggest" role="listbox" aria-label="Suggestions" hidden></div>
-    <textarea id="prompt" rows="3" placeholder="Ask Shiro… (Enter to send, Shift+Enter for a new line, / for commands, @ to add context, Esc to stop)" aria-label="Prompt"></textarea>
+    <textarea id="prompt" rows="3" aria-label="Prompt"
+      placeholder="${PROMPT_PLACEHOLDER}"></textarea>
     <div class="composer-actions">
       <span id="status" class="status"></span>
       <button type="button" id="stop" class="secondary" hidden title="Stop (Esc)">Stop</button>

@@ -5,7 +5,7 @@ import { approvalCard, toDecision, toReason } from './approval';
 import { isReviewMessage } from '../review/changesModel';
 import { ChatModel } from './chatModel';
 import { Method } from '../shared/protocol';
-import type { Agent, CompactionProgress, SessionCompactResult, SessionUncompactResult } from '../shared/protocol';
+import type { Agent, CompactionProgress, SessionCompactResult } from '../shared/protocol';
 import { splitAttachments, withAttachments, withCurrentFile } from './attachments';
 import type { Candidate, MentionKind } from '../shared/mentions';
 import type {
@@ -14,7 +14,6 @@ import type {
   ChatResult,
   Decision,
   EventNotification,
-  QueueResult,
   ResumeResult,
   TodosPayload,
   NewSessionResult,
@@ -169,9 +168,9 @@ export class ChatController implements vscode.Disposable {
   async refreshFromServer(): Promise<void> {
     if (!this.server.isRunning) return;
     const [history, todos, session] = await Promise.allSettled([
-      this.server.sendRequest<{ prompts: string[] }>(Method.history, {}),
-      this.server.sendRequest<TodosPayload>(Method.todos, {}),
-      this.server.sendRequest<SessionInfo>(Method.sessionCurrent, {}),
+      this.server.sendRequest(Method.history, {}),
+      this.server.sendRequest(Method.todos, {}),
+      this.server.sendRequest(Method.sessionCurrent, {}),
     ]);
     if (history.status === 'fulfilled' && !this.historyLoaded) {
       // the server's history is loaded once; after that the host keeps it (slash commands included)
@@ -205,7 +204,7 @@ export class ChatController implements vscode.Disposable {
 
   async refreshQueue(): Promise<void> {
     try {
-      const r = await this.server.sendRequest<QueueResult>(Method.queue, {});
+      const r = await this.server.sendRequest(Method.queue, {});
       this.model.state.queue = r.queued;
     } catch {
       this.model.state.queue = this.chats.slice(1).map(c => ({ taskId: c.taskId ?? '', text: c.text }));
@@ -368,7 +367,9 @@ export class ChatController implements vscode.Disposable {
         // multi-root: like the New session command, the fresh session goes to the editor's folder (or the pick)
         const source = this.rootSource(false);
         const root = source instanceof Promise ? await source : source;
-        if (root) action.steps[0].params.root = root;
+        const first = action.steps[0];
+        if (root && (first.method === Method.sessionNew || first.method === Method.sessionClear))
+          first.params.root = root;
       }
       const results: unknown[] = [];
       for (const step of action.steps) results.push(await this.server.sendRequest(step.method, step.params));
@@ -422,7 +423,7 @@ export class ChatController implements vscode.Disposable {
 
   async undoCompaction(): Promise<void> {
     try {
-      const r = await this.server.sendRequest<SessionUncompactResult>(Method.sessionUncompact, {});
+      const r = await this.server.sendRequest(Method.sessionUncompact, {});
       this.model.compactionUndone();
       this.model.addNotice(
         `Undid the compaction: the model sees the ${r.after} messages again instead of the summary.`,
@@ -455,7 +456,7 @@ export class ChatController implements vscode.Disposable {
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
     try {
       const params = { text, ...(this.agent !== 'default' ? { agent: this.agent } : {}), ...(root ? { root } : {}) };
-      const result = await this.server.sendRequest<ChatResult>(Method.chat, params, entry.cts.token);
+      const result = await this.server.sendRequest(Method.chat, params, entry.cts.token);
       entry.taskId = result.taskId;
       if (result.stopReason === 'queue-cleared' && !entry.shown) return; // it never ran: the queue was cleared
       this.showUser(entry);
@@ -518,7 +519,7 @@ export class ChatController implements vscode.Disposable {
 
   async clearQueue(): Promise<void> {
     try {
-      const r = await this.server.sendRequest<{ cleared: number }>(Method.queueClear, {});
+      const r = await this.server.sendRequest(Method.queueClear, {});
       this.model.addNotice(`Cleared ${r.cleared} queued message${r.cleared === 1 ? '' : 's'}.`);
     } catch (error) {
       this.model.addNotice(`Could not clear the queue: ${errorReason(error)}`, 'error');

@@ -3,12 +3,11 @@
 import * as vscode from 'vscode';
 import { grantLabel } from './approval';
 import { errorReason } from '../server/errors';
+import type { ShiroServer } from '../server/server';
 import { Method } from '../shared/protocol';
-import type { GrantItem, GrantRevokeResult, GrantsResult } from '../shared/protocol';
+import type { GrantItem } from '../shared/protocol';
 
-interface Requester {
-  sendRequest<R>(method: string, params: unknown): Promise<R>;
-}
+type Requester = Pick<ShiroServer, 'sendRequest'>;
 
 export interface GrantPickItem extends vscode.QuickPickItem {
   grant: GrantItem;
@@ -23,7 +22,7 @@ export const NO_GRANTS =
 
 export async function showGrants(srv: Requester): Promise<void> {
   try {
-    const { grants } = await srv.sendRequest<GrantsResult>(Method.grants, {});
+    const { grants } = await srv.sendRequest(Method.grants, {});
     if (!grants.length) {
       void vscode.window.showInformationMessage(NO_GRANTS);
       return;
@@ -34,10 +33,9 @@ export async function showGrants(srv: Requester): Promise<void> {
       placeHolder: 'Select the grants to revoke: those calls will ask again',
     });
     if (!picked?.length) return;
-    for (const item of picked) await srv.sendRequest<GrantRevokeResult>(Method.grantsRevoke, { grant: item.grant });
-    void vscode.window.showInformationMessage(
-      `Shiro: revoked ${picked.length === 1 ? picked[0].label.replace(/^Allow /, '') : `${picked.length} grants`}; those calls will ask again.`,
-    );
+    for (const item of picked) await srv.sendRequest(Method.grantsRevoke, { grant: item.grant });
+    const what = picked.length === 1 ? picked[0].label.replace(/^Allow /, '') : `${picked.length} grants`;
+    void vscode.window.showInformationMessage(`Shiro: revoked ${what}; those calls will ask again.`);
   } catch (error) {
     void vscode.window.showErrorMessage(`Shiro: could not list the grants: ${errorReason(error)}`);
   }

@@ -46,7 +46,10 @@ export class MentionSources {
     ];
   }
 
-  /** What is selected in the active terminal, as an attachment (read through VS Code's copy command; the clipboard is restored). */
+  /**
+   * What is selected in the active terminal, as an attachment (read through VS Code's copy command; the
+   * clipboard is restored).
+   */
   async terminalSelectionAttachment(): Promise<Attachment | undefined> {
     const terminal = vscode.window.activeTerminal;
     const [copied] = terminal
@@ -62,7 +65,7 @@ export class MentionSources {
     return { label: selectionChipLabel(selected), text: selectionContext(selected) };
   }
 
-  /** The active editor's selection (the whole file when nothing is selected); undefined, with a warning, without an editor. */
+  /** The active editor's selection (the whole file when nothing is selected); without an editor, a warning. */
   editorAttachment(): Attachment | undefined {
     const editor = vscode.window.activeTextEditor;
     if (!editor) {
@@ -203,9 +206,10 @@ function problemsAttachment(): Attachment {
   const lines: string[] = [];
   for (const [uri, diagnostics] of vscode.languages.getDiagnostics()) {
     for (const d of diagnostics) {
-      lines.push(
-        `${vscode.workspace.asRelativePath(uri, false)}:${d.range.start.line + 1}:${d.range.start.character + 1}: ${vscode.DiagnosticSeverity[d.severity].toLowerCase()}: ${d.message}${d.source ? ` [${d.source}]` : ''}`,
-      );
+      const { line, character } = d.range.start;
+      const where = `${vscode.workspace.asRelativePath(uri, false)}:${line + 1}:${character + 1}`;
+      const severity = vscode.DiagnosticSeverity[d.severity].toLowerCase();
+      lines.push(`${where}: ${severity}: ${d.message}${d.source ? ` [${d.source}]` : ''}`);
     }
   }
   return {

@@ -41,7 +41,8 @@ export function costLabel(costUsd: number | null | undefined, local: boolean | u
 }
 
 export const WILL_COMPACT_TIP =
-  'The conversation no longer fits: the next request will be compacted first (a summary in place of the earlier messages; Undo in the chat)';
+  'The conversation no longer fits: the next request will be compacted first ' +
+  '(a summary in place of the earlier messages; Undo in the chat)';
 
 export interface MeterView {
   text: string;

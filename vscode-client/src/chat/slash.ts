@@ -1,11 +1,13 @@
 // Chat-box commands: parsed here, sent as contract requests by the controller, never to the model.
 import { Method } from '../shared/protocol';
 import type {
+  ClientRequest,
   ContextMeter,
   MemoryCompactResult,
   MemoryListResult,
   NewSessionResult,
   NotesResult,
+  ParamsOf,
   ResumeResult,
   SaveResult,
   SessionInfo,
@@ -14,10 +16,8 @@ import { SLASH_COMMANDS } from '../shared/slashCommands';
 import { costLabel } from './meter';
 import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from '../sessions/sessions';
 
-export interface RequestStep {
-  method: string;
-  params: Record<string, unknown>;
-}
+/** One request a command sends: a method of the contract with its own params (tsc checks the pair). */
+export type RequestStep = { [M in ClientRequest]: { method: M; params: ParamsOf<M> } }[ClientRequest];
 export type SlashAction =
   | { kind: 'requests'; command: string; steps: RequestStep[] }
   | { kind: 'pickSession'; command: 'resume' }
@@ -41,6 +41,10 @@ const NO_ARGS: Record<string, RequestStep[]> = {
   ],
 };
 
+function cachedShare(cached: number, input: number): string {
+  return `${cached} of ${input} prompt tokens this session (${Math.round((cached / Math.max(input, 1)) * 100)}%)`;
+}
+
 /** `undefined` when the text is a prompt for the model (not `/word ...`). */
 export function parseSlash(text: string): SlashAction | undefined {
   const match = /^\/([A-Za-z?]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
@@ -58,7 +62,7 @@ export function parseSlash(text: string): SlashAction | undefined {
   const steps = NO_ARGS[command];
   if (!steps) return { kind: 'error', command, message: `unknown command /${command} - try /help` };
   if (args) return { kind: 'error', command, message: `usage: /${command} (it takes no arguments)` };
-  return { kind: 'requests', command, steps: steps.map(s => ({ method: s.method, params: { ...s.params } })) };
+  return { kind: 'requests', command, steps: steps.map(s => ({ ...s, params: { ...s.params } }) as RequestStep) };
 }
 
 function parseMemory(args: string): SlashAction {
@@ -145,11 +149,7 @@ export function formatSlashResult(command: string, results: unknown[]): string {
         `- billed: ${s.inputTokens} in / ${s.outputTokens} out`,
         `- spend: ${costLabel(s.costUsd, c.local)}`,
         `- context: ${c.estimated ? '~' : ''}${c.tokens} tokens (${Math.round(c.percent)}% of ${c.threshold})`,
-        ...(s.cachedTokens
-          ? [
-              `- cached: ${s.cachedTokens} of ${s.inputTokens} prompt tokens this session (${Math.round((s.cachedTokens / Math.max(s.inputTokens, 1)) * 100)}%)`,
-            ]
-          : []),
+        ...(s.cachedTokens ? [`- cached: ${cachedShare(s.cachedTokens, s.inputTokens)}`] : []),
         ...(typeof c.cachedTokens === 'number'
           ? [`- cached: ${c.cachedTokens} prompt tokens of the last request`]
           : []),

@@ -16,9 +16,13 @@
 export const MAX_OUTPUT_CHARS = 20_000;
 
 // CSI (colours, cursor moves), OSC (titles, shell-integration marks such as 633;…) and other ESC sequences.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 
-/** Terminal output as plain text: escape sequences gone, `\r` overwrites resolved, at most `max` chars (the end kept). */
+/**
+ * Terminal output as plain text: escape sequences gone, `\r` overwrites resolved, at most `max` chars
+ * (the end kept).
+ */
 export function plainOutput(raw: string, max = MAX_OUTPUT_CHARS): { text: string; clipped: boolean } {
   const lines = raw
     .replace(ANSI, '')
@@ -30,6 +34,7 @@ export function plainOutput(raw: string, max = MAX_OUTPUT_CHARS): { text: string
     });
   const text = lines
     .join('\n')
+    // eslint-disable-next-line no-control-regex -- the control characters a terminal leaves behind
     .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '')
     .replace(/\n+$/, '');
   if (text.length <= max) return { text, clipped: false };
@@ -98,7 +103,10 @@ export async function copiedBy(
   return copied;
 }
 
-/** The last command's output from the terminal buffer, when the stream gave none and the buffer's last command is this one. */
+/**
+ * The last command's output from the terminal buffer, when the stream gave none and the buffer's last
+ * command is this one.
+ */
 export function withBufferOutput(
   c: FinishedCommand,
   bufferCommand: string | undefined,
@@ -136,7 +144,8 @@ export function selectionContext(s: TerminalSelection): string {
 export function noSelectionNotice(terminal: string | undefined): string {
   return terminal === undefined
     ? 'There is no active terminal, so there is no terminal selection to attach.'
-    : `Nothing is selected in the terminal "${terminal}". Select some text in it, then pick "Terminal: selection" again.`;
+    : `Nothing is selected in the terminal "${terminal}". ` +
+        'Select some text in it, then pick "Terminal: selection" again.';
 }
 
 /**

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import { Method, SERVER_REMEMBER_COMMAND } from '../shared/protocol';
-import type { MemoryEntry, MemoryKind, MemoryListResult, NotesResult, RememberSelectionArgs } from '../shared/protocol';
+import type { MemoryEntry, MemoryKind, NotesResult, RememberSelectionArgs } from '../shared/protocol';
 import type { RememberResult } from '../shared/protocol.gen';
 import {
   MEMORY_KINDS,
@@ -45,7 +45,7 @@ export async function rememberSelection(server: ShiroServer, arg?: RememberSelec
   });
   if (!pick) return;
   try {
-    const reply = await server.sendRequest<unknown>(ExecuteCommandRequest.method, {
+    const reply = await server.sendUntyped(ExecuteCommandRequest.method, {
       command: SERVER_REMEMBER_COMMAND,
       arguments: [{ kind: pick.memoryKind, text }],
     });
@@ -109,8 +109,8 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
   /** The document as the server has it now; its mtime moves only when its text does (VS Code's conflict check). */
   private async load(): Promise<{ bytes: Uint8Array; entries: MemoryEntry[]; rest: string }> {
     const [mem, notes] = await Promise.all([
-      this.server.sendRequest<MemoryListResult>(Method.memoryList, {}),
-      this.server.sendRequest<NotesResult>(Method.notesRead, { scope: 'project' }).catch(() => undefined),
+      this.server.sendRequest(Method.memoryList, {}),
+      this.server.sendRequest(Method.notesRead, { scope: 'project' }).catch(() => undefined),
     ]);
     const rest = notesSection(notes);
     const bytes = new TextEncoder().encode(renderMemoryDocument(mem.entries, rest));
@@ -135,7 +135,7 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
 
   async writeFile(_uri: vscode.Uri, content: Uint8Array): Promise<void> {
     const plan = planMemoryEdits(this.base.entries, this.base.rest, new TextDecoder().decode(content));
-    const now = (await this.server.sendRequest<MemoryListResult>(Method.memoryList, {})).entries;
+    const now = (await this.server.sendRequest(Method.memoryList, {})).entries;
     const problems = [...plan.problems, ...conflicts(plan, now)];
     if (problems.length) {
       throw new Error(
@@ -154,6 +154,7 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
       throw new Error(
         `Shiro saved ${done} of ${plan.ops.length} memory changes, then failed: ${errorReason(error)}. ` +
           'Reopen Shiro: Show project memory to see what is stored now.',
+        { cause: error },
       );
     } finally {
       this.reloadAfterSave = true; // see onSaved: the new lines get their ids in the editor
@@ -178,7 +179,7 @@ export class MemoryFileSystem implements vscode.FileSystemProvider {
 /** One operation; an edit remembers the new text before it forgets the old one, so a failure loses nothing. */
 async function applyMemoryOp(server: ShiroServer, op: MemoryOp): Promise<void> {
   const remember = (kind: MemoryKind, text: string): Promise<RememberResult> =>
-    server.sendRequest<RememberResult>(Method.memoryRemember, { kind, text });
+    server.sendRequest(Method.memoryRemember, { kind, text });
   if (op.op === 'remember') {
     await remember(op.kind, op.text);
     return;
@@ -211,7 +212,7 @@ export async function showMemory(files: MemoryFileSystem): Promise<void> {
 /** "Shiro: Edit project memory": pick an entry, then change its text or delete it (with confirmation). */
 export async function editMemory(server: ShiroServer): Promise<void> {
   try {
-    const { entries } = await server.sendRequest<MemoryListResult>(Method.memoryList, {});
+    const { entries } = await server.sendRequest(Method.memoryList, {});
     if (!entries.length) {
       void vscode.window.showInformationMessage('Shiro: nothing remembered about this project yet.');
       return;
@@ -267,7 +268,7 @@ export async function editMemory(server: ShiroServer): Promise<void> {
     });
     if (text === undefined || !text.trim() || text.trim() === entry.text) return;
     await server.sendRequest(Method.memoryForget, { id: entry.id });
-    const reply = await server.sendRequest<unknown>(ExecuteCommandRequest.method, {
+    const reply = await server.sendUntyped(ExecuteCommandRequest.method, {
       command: SERVER_REMEMBER_COMMAND,
       arguments: [{ kind: entry.kind, text: text.trim() }],
     });

@@ -112,7 +112,8 @@ export function planMemoryEdits(base: readonly MemoryEntry[], baseRest: string, 
     const old = byId.get(p.id);
     if (!old) {
       problems.push(
-        `Line ${p.line} names a memory this document did not come with (id ${p.id}); remove its id comment to add it as new.`,
+        `Line ${p.line} names a memory this document did not come with (id ${p.id}); ` +
+          'remove its id comment to add it as new.',
       );
       continue;
     }

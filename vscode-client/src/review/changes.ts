@@ -16,13 +16,10 @@ import {
 import type { UserTurn } from './changesModel';
 import { errorReason } from '../server/errors';
 import { hunkRange, lensLine } from '../shared/lineDiff';
-import { Method } from '../shared/protocol';
+import { Method, asResumeResult } from '../shared/protocol';
 import type {
   ApproveParams,
-  ChangesDiffResult,
-  ChangesKeepResult,
   ChangesResult,
-  ChangesUndoResult,
   CheckpointListResult,
   CheckpointRestoreResult,
   DiffHunk,
@@ -220,7 +217,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
       const known = this.reviews.get(key);
       if (known && known.taskId === taskId) continue; // refreshed by the undo/keep/save that changed it
       try {
-        const diff = await this.server.sendRequest<ChangesDiffResult>(Method.changesDiff, { path: f.path, taskId });
+        const diff = await this.server.sendRequest(Method.changesDiff, { path: f.path, taskId });
         if (diff.after !== null) this.setReview(file, { taskId, path: f.path, hunks: diffResultHunks(diff) });
       } catch {
         /* the block still offers the file-level actions */
@@ -230,7 +227,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
 
   private async refreshChanges(taskId: string): Promise<void> {
     try {
-      this.onChanged(await this.server.sendRequest<ChangesResult>(Method.changes, { taskId }));
+      this.onChanged(await this.server.sendRequest(Method.changes, { taskId }));
     } catch {
       /* shown on the next change */
     }
@@ -276,7 +273,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
 
   /** The diff editor: the checkpoint's content (read-only) vs the real file, with a CodeLens per hunk. */
   async openChange(taskId: string, path: string): Promise<void> {
-    const diff = await this.server.sendRequest<ChangesDiffResult>(Method.changesDiff, { path, taskId });
+    const diff = await this.server.sendRequest(Method.changesDiff, { path, taskId });
     const left = this.documents.set(this.documents.uri(path, `checkpoint-${taskId}`), diff.before ?? '');
     const file = this.fileUri(path);
     const right =
@@ -317,7 +314,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
     const review = this.reviews.get(file.toString());
     if (!review) return;
     try {
-      const diff = await this.server.sendRequest<ChangesDiffResult>(Method.changesDiff, {
+      const diff = await this.server.sendRequest(Method.changesDiff, {
         path: review.path,
         taskId: review.taskId,
       });
@@ -355,7 +352,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
     const review = this.reviews.get(uri);
     if (!review) return;
     try {
-      const r = await this.server.sendRequest<ChangesUndoResult>(Method.changesUndo, {
+      const r = await this.server.sendRequest(Method.changesUndo, {
         path: review.path,
         taskId: review.taskId,
         hunks: [index],
@@ -381,7 +378,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   }
 
   private async keep(taskId: string, path?: string): Promise<void> {
-    await this.server.sendRequest<ChangesKeepResult>(Method.changesKeep, path ? { taskId, path } : { taskId });
+    await this.server.sendRequest(Method.changesKeep, path ? { taskId, path } : { taskId });
     for (const [uri, review] of this.reviews) {
       if (review.taskId === taskId && (!path || review.path === path)) {
         this.reviews.delete(uri);
@@ -395,7 +392,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   private async undoFiles(taskId: string, paths: string[]): Promise<void> {
     const conflicts: string[] = [];
     for (const path of paths) {
-      const r = await this.server.sendRequest<ChangesUndoResult>(Method.changesUndo, { path, taskId });
+      const r = await this.server.sendRequest(Method.changesUndo, { path, taskId });
       if (!r.undone) conflicts.push(`${path}: ${r.conflict ?? 'not undone'}`);
       const file = this.fileUri(path);
       if (file) await this.refreshReview(file);
@@ -412,7 +409,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   async refreshCheckpoints(): Promise<void> {
     let list: CheckpointListResult;
     try {
-      list = await this.server.sendRequest<CheckpointListResult>(Method.checkpointList, {});
+      list = await this.server.sendRequest(Method.checkpointList, {});
     } catch {
       return;
     }
@@ -440,7 +437,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   async transcriptLoaded(): Promise<void> {
     await this.refreshCheckpoints();
     try {
-      const r = await this.server.sendRequest<ChangesResult>(Method.changes, {});
+      const r = await this.server.sendRequest(Method.changes, {});
       if (r.files.some(f => !f.reviewed)) this.onChanged(r);
     } catch {
       /* a server without checkpoints */
@@ -449,8 +446,8 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
 
   private async reloadChat(): Promise<void> {
     const id = this.host.session?.id;
-    const r = await this.server.sendRequest<ResumeResult>(Method.sessionResume, id ? { id } : { latest: true });
-    this.host.loadResumed(r);
+    const r = await this.server.sendRequest(Method.sessionResume, id ? { id } : { latest: true });
+    this.host.loadResumed(asResumeResult(r));
   }
 
   async restore(entryId: string): Promise<void> {
@@ -474,7 +471,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
       placeHolder: 'What should go back? (Redo undoes it)',
     });
     if (!pick) return;
-    const r = await this.server.sendRequest<CheckpointRestoreResult>(Method.checkpointRestore, {
+    const r = await this.server.sendRequest(Method.checkpointRestore, {
       id: user.checkpointId,
       mode: pick.mode,
     });
@@ -506,7 +503,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
       (e): e is RestoredEntry => e.id === entryId && e.kind === 'restored',
     );
     if (!entry?.redoId || entry.redone) return;
-    const r = await this.server.sendRequest<CheckpointRestoreResult>(Method.checkpointRestore, {
+    const r = await this.server.sendRequest(Method.checkpointRestore, {
       id: entry.redoId,
       mode: entry.mode,
     });

@@ -47,18 +47,11 @@ function probe(
   });
 }
 
-interface ModelsAnswer {
-  baseUrl: string;
-  preset?: string | null;
-  models: { id: string }[];
-  error?: string | null;
-}
-
 /** Ask the server (shiro/models, its own client and settings); a server without that method: ask from here. */
 async function checkEndpoint(srv: ShiroServer, baseUrl: string, apiKey: string | undefined): Promise<EndpointCheck> {
   if (srv.isRunning) {
     try {
-      const r = await srv.sendRequest<ModelsAnswer>('shiro/models', {});
+      const r = await srv.sendRequest('shiro/models', {});
       return {
         baseUrl: r.baseUrl,
         preset: r.preset,

@@ -43,6 +43,21 @@ const SOURCE: Record<string, string> = {
   managed: "Shiro's own environment",
 };
 
+/** `?api_key=…`, `&token=…` and the like in a URL's query. */
+const SECRET_PARAMS = [
+  'api[_-]?key',
+  'key',
+  'access[_-]?token',
+  'refresh[_-]?token',
+  'token',
+  'auth',
+  'password',
+  'passwd',
+  'secret',
+  'client[_-]?secret',
+].join('|');
+const SECRET_QUERY = new RegExp(`([?&](?:${SECRET_PARAMS})=)[^&#\\s"'<>]+`, 'gi');
+
 /**
  * Mask anything that looks like a key, a bearer token or a credential in a URL (`user:PASSWORD@`,
  * `?key=`/`token=`): errors and endpoints can quote them. The server's answers already went through
@@ -51,10 +66,7 @@ const SOURCE: Record<string, string> = {
 export function redact(text: string): string {
   return text
     .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^/\s@]+@/gi, '$1…(redacted)@')
-    .replace(
-      /([?&](?:api[_-]?key|key|access[_-]?token|refresh[_-]?token|token|auth|password|passwd|secret|client[_-]?secret)=)[^&#\s"'<>]+/gi,
-      '$1…(redacted)',
-    )
+    .replace(SECRET_QUERY, '$1…(redacted)')
     .replace(/\b(sk|rk|pk)-[A-Za-z0-9_-]{6,}/g, '$1-…(redacted)')
     .replace(/(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, '$1…(redacted)')
     .replace(/((?:api[_-]?key|token|secret)["']?\s*[:=]\s*["']?)[^\s"',}]{6,}/gi, '$1…(redacted)');
@@ -89,10 +101,8 @@ export function diagnosticsReport(d: DiagnosticsInfo): string {
   line('Python', d.pythonVersion ?? (d.pythonError ? `could not run it: ${d.pythonError}` : undefined));
   if (d.environment) {
     const e = d.environment;
-    line(
-      'Environment',
-      `${e.dir}${e.createdAt ? `, set up ${e.createdAt}` : ''}${e.installer ? ` with ${e.installer}` : ''}${e.wheel ? ` from ${e.wheel}` : ''}`,
-    );
+    const setUp = `${e.createdAt ? `, set up ${e.createdAt}` : ''}${e.installer ? ` with ${e.installer}` : ''}`;
+    line('Environment', `${e.dir}${setUp}${e.wheel ? ` from ${e.wheel}` : ''}`);
   }
   line('State root', d.stateRoot);
   line('Workspace', d.workspace ?? 'none');
@@ -112,10 +122,8 @@ export function diagnosticsReport(d: DiagnosticsInfo): string {
     line('Base URL', `${e.baseUrl}${e.preset ? ` (${e.preset})` : ''}`);
     if (e.reachable) {
       const shown = e.models.slice(0, 30);
-      line(
-        'Reachable',
-        `yes, ${e.models.length} model${e.models.length === 1 ? '' : 's'}${shown.length ? `: ${shown.join(', ')}${e.models.length > shown.length ? ', …' : ''}` : ''}`,
-      );
+      const listed = shown.length ? `: ${shown.join(', ')}${e.models.length > shown.length ? ', …' : ''}` : '';
+      line('Reachable', `yes, ${e.models.length} model${e.models.length === 1 ? '' : 's'}${listed}`);
       if (d.model && e.models.length && !e.models.includes(d.model))
         out.push(`- Note: the model "${d.model}" is not in that list.`);
     } else line('Reachable', `no: ${e.error ?? 'no answer'}`);

@@ -7,7 +7,8 @@ export function serverFailureMessage(python: string, reason: string): string {
   const why = reason.trim().replace(/\s+/g, ' ') || 'it exited';
   return (
     `Shiro: the language server failed to start (${python} -m shiro_lsp): ${why}. ` +
-    'Install shiro-lsp into that interpreter (`make run` sets up .venv) or set shiro.pythonPath, then run "Shiro: Restart server".'
+    'Install shiro-lsp into that interpreter (`make run` sets up .venv) or set shiro.pythonPath, ' +
+    'then run "Shiro: Restart server".'
   );
 }
 

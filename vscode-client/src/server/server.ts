@@ -19,7 +19,7 @@ import type {
 } from 'vscode-languageclient/node';
 import { errorReason, reportEnvFailure, reportRestart, reportServerFailure } from './errors';
 import { initializationOptions, SETTING_KEYS } from './options';
-import type { InitializationOptions } from '../shared/protocol';
+import type { ClientRequest, InitializationOptions, ParamsOf, ResultOf } from '../shared/protocol';
 import { resolvePython } from './pythonPath';
 import type { PythonChoice } from './pythonPath';
 import { bundledWheel, ensureServerEnv, EnvSetupError } from './serverEnv';
@@ -87,7 +87,8 @@ async function askEndpoint(url: string, instead: string | undefined): Promise<En
     {
       modal: true,
       detail:
-        `Shiro would send your chats there, with your API key, instead of to ${instead ? shownUrl(instead) : 'your own endpoint (the default)'}. ` +
+        'Shiro would send your chats there, with your API key, instead of to ' +
+        `${instead ? shownUrl(instead) : 'your own endpoint (the default)'}. ` +
         'Allow it only for an endpoint you know. The answer is kept for this workspace and this URL.',
     },
     deny,
@@ -192,7 +193,10 @@ export class ShiroServer implements vscode.Disposable {
     return this.client?.initializeResult?.serverInfo;
   }
 
-  /** The settings' interpreter, else a packaged server's private environment (built on first start), else the default. */
+  /**
+   * The settings' interpreter, else a packaged server's private environment (built on first start), else
+   * the default.
+   */
   private async interpreterChoice(): Promise<PythonChoice | undefined> {
     const choice = await resolvePython(vscode.workspace.isTrusted);
     if (choice.refused) this.log.warn(`Restricted Mode: ${choice.refused}`);
@@ -221,12 +225,22 @@ export class ShiroServer implements vscode.Disposable {
     return this.running && this.client?.state === State.Running;
   }
 
-  async sendRequest<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
+  /** A request of the wire contract: its params and its result are the method's (protocol.gen.ts). */
+  sendRequest<M extends ClientRequest>(
+    method: M,
+    params: ParamsOf<M>,
+    token?: vscode.CancellationToken,
+  ): Promise<ResultOf<M>> {
+    return this.sendUntyped(method, params, token) as Promise<ResultOf<M>>;
+  }
+
+  /** A request whose method is only known at run time (a `/` command's steps, workspace/executeCommand). */
+  async sendUntyped(method: string, params: object, token?: vscode.CancellationToken): Promise<unknown> {
     await this.untilReady();
     if (!this.client || !this.isRunning) {
       throw new Error('Shiro\'s language server is not running. Run "Shiro: Restart server" or "Shiro: Show log".');
     }
-    return token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params);
+    return token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
   }
 
   /** A request sent while the server starts, or restarts after a crash, waits for it (up to 30 s). */

@@ -2,8 +2,8 @@ import * as vscode from 'vscode';
 import type { ChatController } from '../chat/controller';
 import { errorReason } from '../server/errors';
 import type { ShiroServer } from '../server/server';
-import { Method } from '../shared/protocol';
-import type { NewSessionResult, ResumeResult, SessionCompactResult, SessionInfo } from '../shared/protocol';
+import { Method, asResumeResult } from '../shared/protocol';
+import type { SessionInfo } from '../shared/protocol';
 import {
   listParams,
   savedPreviousMessage,
@@ -24,7 +24,7 @@ export class SessionCommands {
   ) {}
 
   private async listSessions(typed: string): Promise<SessionInfo[]> {
-    return (await this.srv.sendRequest<{ sessions: SessionInfo[] }>(Method.sessionList, listParams(typed))).sessions;
+    return (await this.srv.sendRequest(Method.sessionList, listParams(typed))).sessions;
   }
 
   /** Ask for a new title; undefined when cancelled. Errors are the server's words. */
@@ -36,12 +36,12 @@ export class SessionCommands {
       validateInput: titleProblem,
     });
     if (title === undefined) return undefined;
-    return this.srv.sendRequest<SessionInfo>(Method.sessionRename, { id, title });
+    return this.srv.sendRequest(Method.sessionRename, { id, title });
   }
 
   async renameCurrent(): Promise<void> {
     try {
-      const live = await this.srv.sendRequest<SessionInfo>(Method.sessionCurrent, {});
+      const live = await this.srv.sendRequest(Method.sessionCurrent, {});
       const renamed = await this.askTitle(live.id, live.title);
       if (renamed) void vscode.window.showInformationMessage(`Shiro: this session is now "${renamed.title}".`);
     } catch (error) {
@@ -145,8 +145,8 @@ export class SessionCommands {
   }
 
   async resumeById(id: string): Promise<void> {
-    const result = await this.srv.sendRequest<ResumeResult>(Method.sessionResume, { id });
-    this.ctl.loadResumed(result);
+    const result = await this.srv.sendRequest(Method.sessionResume, { id });
+    this.ctl.loadResumed(asResumeResult(result));
     this.ctl.model.addNotice(
       `Resumed ${result.session.id.slice(0, 8)} (${result.session.messageCount} messages): ${result.session.title}`,
     );
@@ -177,7 +177,7 @@ export class SessionCommands {
   async newSession(): Promise<void> {
     try {
       const root = await this.root(false);
-      const r = await this.srv.sendRequest<NewSessionResult>(Method.sessionNew, root ? { root } : {});
+      const r = await this.srv.sendRequest(Method.sessionNew, root ? { root } : {});
       this.ctl.startedFresh(r);
       const message = savedPreviousMessage(r.previous);
       this.ctl.model.addNotice(message);
@@ -191,7 +191,7 @@ export class SessionCommands {
     try {
       const r = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Shiro: compacting the context…' },
-        () => this.srv.sendRequest<SessionCompactResult>(Method.sessionCompact, {}),
+        () => this.srv.sendRequest(Method.sessionCompact, {}),
       );
       this.ctl.compacted(r);
       void vscode.window.showInformationMessage(

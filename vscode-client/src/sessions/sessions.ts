@@ -77,7 +77,8 @@ export function sessionPickItems(
     : [...sessions].sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt));
   return ordered.map(s => {
     const idAndModel = `${shortIds.get(s.id) ?? s.id}${s.model ? ` · ${s.model}` : ''}`;
-    const age = `${s.id === currentId ? 'current · ' : ''}${formatAge(s.updatedAt, now)} · ${plural(s.messageCount, 'message')}`;
+    const current = s.id === currentId ? 'current · ' : '';
+    const age = `${current}${formatAge(s.updatedAt, now)} · ${plural(s.messageCount, 'message')}`;
     return {
       label: s.title && s.title !== 'untitled' ? s.title : '(untitled)',
       description: s.snippet ? `${age} · ${idAndModel}` : age,
@@ -165,7 +166,10 @@ export class SessionSearch {
   }
 }
 
-/** The reference's line for /sessions: `${id8}  ${updatedAt 16 chars}  ${n}msg  ${title}` (a longer id when 8 are ambiguous). */
+/**
+ * The reference's line for /sessions: `${id8}  ${updatedAt 16 chars}  ${n}msg  ${title}` (a longer id when
+ * 8 are ambiguous).
+ */
 export function sessionLine(s: SessionInfo, shownId: string = s.id.slice(0, 8)): string {
   return `${shownId}  ${s.updatedAt.slice(0, 16).replace('T', ' ')}  ${s.messageCount}msg  ${s.title}`;
 }

@@ -55,7 +55,7 @@ export class SetupCommands {
 
   private async listModels(baseUrl?: string): Promise<ModelsResult> {
     try {
-      return await this.srv.sendRequest<ModelsResult>(Method.models, baseUrl ? { baseUrl } : {});
+      return await this.srv.sendRequest(Method.models, baseUrl ? { baseUrl } : {});
     } catch (error) {
       return {
         baseUrl: baseUrl ? redact(baseUrl) : '(the configured endpoint)',
@@ -107,11 +107,7 @@ export class SetupCommands {
     try {
       found = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Shiro: looking for local model servers…' },
-        () =>
-          this.srv.sendRequest<ModelsDetectResult>(
-            Method.modelsDetect,
-            detectParams(this.srv.settings().get('localServerUrls')),
-          ),
+        () => this.srv.sendRequest(Method.modelsDetect, detectParams(this.srv.settings().get('localServerUrls'))),
       );
     } catch (error) {
       this.ctl.postSetupResult(false, `Could not look for local servers: ${errorReason(error)}`);

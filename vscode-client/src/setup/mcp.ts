@@ -2,12 +2,11 @@
 // prompt that shows the exact command line a project server will run before it ever starts.
 import * as vscode from 'vscode';
 import { errorReason } from '../server/errors';
+import type { ShiroServer } from '../server/server';
 import { Method } from '../shared/protocol';
-import type { McpListResult, McpServerInfo } from '../shared/protocol';
+import type { McpServerInfo } from '../shared/protocol';
 
-interface Requester {
-  sendRequest<R>(method: string, params: unknown): Promise<R>;
-}
+type Requester = Pick<ShiroServer, 'sendRequest'>;
 
 const ICONS: Record<McpServerInfo['status'], string> = {
   running: '$(pass-filled)',
@@ -55,7 +54,7 @@ export const UNTRUST = 'Stop trusting it';
 
 export async function showMcpServers(srv: Requester): Promise<void> {
   try {
-    const listing = await srv.sendRequest<McpListResult>(Method.mcpList, {});
+    const listing = await srv.sendRequest(Method.mcpList, {});
     for (const problem of listing.problems ?? []) void vscode.window.showWarningMessage(`Shiro: ${problem}`);
     if (!listing.servers.length) {
       void vscode.window.showInformationMessage(
@@ -76,13 +75,12 @@ export async function showMcpServers(srv: Requester): Promise<void> {
         { modal: true },
         UNTRUST,
       );
-      if (choice === UNTRUST)
-        await srv.sendRequest<McpListResult>(Method.mcpTrust, { name: server.name, trusted: false });
+      if (choice === UNTRUST) await srv.sendRequest(Method.mcpTrust, { name: server.name, trusted: false });
       return;
     }
     const choice = await vscode.window.showWarningMessage(trustQuestion(server), { modal: true }, TRUST);
     if (choice !== TRUST) return;
-    await srv.sendRequest<McpListResult>(Method.mcpTrust, { name: server.name, trusted: true });
+    await srv.sendRequest(Method.mcpTrust, { name: server.name, trusted: true });
     void vscode.window.showInformationMessage(`Shiro: trusted "${server.name}"; it starts with the next chat.`);
   } catch (error) {
     void vscode.window.showErrorMessage(`Shiro: MCP servers: ${errorReason(error)}`);

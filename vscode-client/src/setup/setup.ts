@@ -22,7 +22,9 @@ export function endpointReport(r: ModelsResult): { ok: boolean; text: string } {
   const more = r.models.length > 5 ? ` and ${r.models.length - 5} more` : '';
   return {
     ok: true,
-    text: `Connected to ${r.baseUrl}${r.preset ? ` (${r.preset})` : ''}: ${r.models.length} model${r.models.length === 1 ? '' : 's'} (${names}${more}).`,
+    text:
+      `Connected to ${r.baseUrl}${r.preset ? ` (${r.preset})` : ''}: ` +
+      `${r.models.length} model${r.models.length === 1 ? '' : 's'} (${names}${more}).`,
   };
 }
 

@@ -984,3 +984,106 @@ export interface TodosUpdateParams {
    */
   todos: TodoItem[];
 }
+
+/** Every method of the wire contract, by the name the extension uses. */
+export const Method = {
+  approve: 'shiro/approve',
+  changes: 'shiro/changes',
+  changesChanged: 'shiro/changes/changed',
+  changesDiff: 'shiro/changes/diff',
+  changesKeep: 'shiro/changes/keep',
+  changesUndo: 'shiro/changes/undo',
+  chat: 'shiro/chat',
+  checkpointList: 'shiro/checkpoint/list',
+  checkpointRestore: 'shiro/checkpoint/restore',
+  context: 'shiro/context',
+  contextChanged: 'shiro/context/changed',
+  event: 'shiro/event',
+  grants: 'shiro/grants',
+  grantsRevoke: 'shiro/grants/revoke',
+  history: 'shiro/history',
+  mcpList: 'shiro/mcp/list',
+  mcpTrust: 'shiro/mcp/trust',
+  memoryCompact: 'shiro/memory/compact',
+  memoryForget: 'shiro/memory/forget',
+  memoryList: 'shiro/memory/list',
+  memoryRecall: 'shiro/memory/recall',
+  memoryRemember: 'shiro/memory/remember',
+  models: 'shiro/models',
+  modelsDetect: 'shiro/models/detect',
+  notesAppend: 'shiro/notes/append',
+  notesRead: 'shiro/notes/read',
+  notesReplace: 'shiro/notes/replace',
+  queue: 'shiro/queue',
+  queueClear: 'shiro/queue/clear',
+  sessionBranch: 'shiro/session/branch',
+  sessionChanged: 'shiro/session/changed',
+  sessionClear: 'shiro/session/clear',
+  sessionCompact: 'shiro/session/compact',
+  sessionCompacting: 'shiro/session/compacting',
+  sessionCurrent: 'shiro/session/current',
+  sessionDelete: 'shiro/session/delete',
+  sessionExport: 'shiro/session/export',
+  sessionList: 'shiro/session/list',
+  sessionNew: 'shiro/session/new',
+  sessionRename: 'shiro/session/rename',
+  sessionResume: 'shiro/session/resume',
+  sessionSave: 'shiro/session/save',
+  sessionUncompact: 'shiro/session/uncompact',
+  todos: 'shiro/todos',
+  todosChanged: 'shiro/todos/changed',
+  todosUpdate: 'shiro/todos/update',
+} as const;
+
+/** Each method: request or notification, which side sends it, its params and (a request) its result. */
+export interface ProtocolMethods {
+  'shiro/approve': { kind: 'request'; direction: 'server->client'; params: ApproveParams; result: ApproveResult };
+  'shiro/changes': { kind: 'request'; direction: 'client->server'; params: ChangesParams; result: ChangesResult };
+  'shiro/changes/changed': { kind: 'notification'; direction: 'server->client'; params: ChangesResult };
+  'shiro/changes/diff': { kind: 'request'; direction: 'client->server'; params: ChangesDiffParams; result: ChangesDiffResult };
+  'shiro/changes/keep': { kind: 'request'; direction: 'client->server'; params: ChangesKeepParams; result: ChangesKeepResult };
+  'shiro/changes/undo': { kind: 'request'; direction: 'client->server'; params: ChangesUndoParams; result: ChangesUndoResult };
+  'shiro/chat': { kind: 'request'; direction: 'client->server'; params: ChatParams; result: ChatResult };
+  'shiro/checkpoint/list': { kind: 'request'; direction: 'client->server'; params: Empty; result: CheckpointListResult };
+  'shiro/checkpoint/restore': { kind: 'request'; direction: 'client->server'; params: CheckpointRestoreParams; result: CheckpointRestoreResult };
+  'shiro/context': { kind: 'request'; direction: 'client->server'; params: Empty; result: ContextMeter };
+  'shiro/context/changed': { kind: 'notification'; direction: 'server->client'; params: ContextMeter };
+  'shiro/event': { kind: 'notification'; direction: 'server->client'; params: EventNotification };
+  'shiro/grants': { kind: 'request'; direction: 'client->server'; params: Empty; result: GrantsResult };
+  'shiro/grants/revoke': { kind: 'request'; direction: 'client->server'; params: GrantRevokeParams; result: GrantRevokeResult };
+  'shiro/history': { kind: 'request'; direction: 'client->server'; params: Empty; result: HistoryResult };
+  'shiro/mcp/list': { kind: 'request'; direction: 'client->server'; params: Empty; result: McpListResult };
+  'shiro/mcp/trust': { kind: 'request'; direction: 'client->server'; params: McpTrustParams; result: McpListResult };
+  'shiro/memory/compact': { kind: 'request'; direction: 'client->server'; params: Empty; result: MemoryCompactResult };
+  'shiro/memory/forget': { kind: 'request'; direction: 'client->server'; params: ForgetParams; result: ForgetResult };
+  'shiro/memory/list': { kind: 'request'; direction: 'client->server'; params: Empty; result: EntriesResult };
+  'shiro/memory/recall': { kind: 'request'; direction: 'client->server'; params: RecallParams; result: EntriesResult };
+  'shiro/memory/remember': { kind: 'request'; direction: 'client->server'; params: RememberParams; result: RememberResult };
+  'shiro/models': { kind: 'request'; direction: 'client->server'; params: ModelsParams; result: ModelsResult };
+  'shiro/models/detect': { kind: 'request'; direction: 'client->server'; params: ModelsDetectParams; result: ModelsDetectResult };
+  'shiro/notes/append': { kind: 'request'; direction: 'client->server'; params: NotesAppendParams; result: NotesResult };
+  'shiro/notes/read': { kind: 'request'; direction: 'client->server'; params: NotesReadParams; result: NotesResult };
+  'shiro/notes/replace': { kind: 'request'; direction: 'client->server'; params: NotesReplaceParams; result: NotesResult };
+  'shiro/queue': { kind: 'request'; direction: 'client->server'; params: Empty; result: QueueResult };
+  'shiro/queue/clear': { kind: 'request'; direction: 'client->server'; params: Empty; result: QueueClearResult };
+  'shiro/session/branch': { kind: 'request'; direction: 'client->server'; params: SessionBranchParams; result: SessionInfo };
+  'shiro/session/changed': { kind: 'notification'; direction: 'server->client'; params: SessionInfo };
+  'shiro/session/clear': { kind: 'request'; direction: 'client->server'; params: SessionNewParams; result: SessionNewResult };
+  'shiro/session/compact': { kind: 'request'; direction: 'client->server'; params: Empty; result: SessionCompactResult };
+  'shiro/session/compacting': { kind: 'notification'; direction: 'server->client'; params: CompactionProgress };
+  'shiro/session/current': { kind: 'request'; direction: 'client->server'; params: Empty; result: SessionInfo };
+  'shiro/session/delete': { kind: 'request'; direction: 'client->server'; params: SessionDeleteParams; result: SessionDeleteResult };
+  'shiro/session/export': { kind: 'request'; direction: 'client->server'; params: SessionExportParams; result: SessionExportResult };
+  'shiro/session/list': { kind: 'request'; direction: 'client->server'; params: SessionListParams; result: SessionListResult };
+  'shiro/session/new': { kind: 'request'; direction: 'client->server'; params: SessionNewParams; result: SessionNewResult };
+  'shiro/session/rename': { kind: 'request'; direction: 'client->server'; params: SessionRenameParams; result: SessionInfo };
+  'shiro/session/resume': { kind: 'request'; direction: 'client->server'; params: SessionResumeParams; result: SessionResumeResult };
+  'shiro/session/save': { kind: 'request'; direction: 'client->server'; params: Empty; result: SessionSaveResult };
+  'shiro/session/uncompact': { kind: 'request'; direction: 'client->server'; params: Empty; result: SessionUncompactResult };
+  'shiro/todos': { kind: 'request'; direction: 'client->server'; params: Empty; result: TodosPayload };
+  'shiro/todos/changed': { kind: 'notification'; direction: 'server->client'; params: TodosPayload };
+  'shiro/todos/update': { kind: 'request'; direction: 'client->server'; params: TodosUpdateParams; result: TodosPayload };
+}
+
+/** The agent variants `shiro/chat` takes (ChatParams.agent). */
+export const AGENTS = ['default', 'quick', 'deep', 'plan', 'review'] as const;

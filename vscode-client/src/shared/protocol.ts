@@ -21,53 +21,18 @@ export type TurnInfo = gen.TurnInfo;
 /** An event the panel showed besides the messages, recorded with the session and replayed on resume. */
 export type HistoryEvent = gen.HistoryEvent;
 
-export const Method = {
-  chat: 'shiro/chat',
-  event: 'shiro/event',
-  queue: 'shiro/queue',
-  queueClear: 'shiro/queue/clear',
-  approve: 'shiro/approve',
-  sessionCurrent: 'shiro/session/current',
-  sessionList: 'shiro/session/list',
-  sessionResume: 'shiro/session/resume',
-  sessionNew: 'shiro/session/new',
-  sessionSave: 'shiro/session/save',
-  sessionClear: 'shiro/session/clear',
-  sessionCompact: 'shiro/session/compact',
-  sessionUncompact: 'shiro/session/uncompact',
-  sessionCompacting: 'shiro/session/compacting',
-  sessionDelete: 'shiro/session/delete',
-  sessionRename: 'shiro/session/rename',
-  sessionChanged: 'shiro/session/changed',
-  grants: 'shiro/grants',
-  grantsRevoke: 'shiro/grants/revoke',
-  todos: 'shiro/todos',
-  todosChanged: 'shiro/todos/changed',
-  todosUpdate: 'shiro/todos/update',
-  memoryRemember: 'shiro/memory/remember',
-  memoryList: 'shiro/memory/list',
-  memoryForget: 'shiro/memory/forget',
-  memoryCompact: 'shiro/memory/compact',
-  notesRead: 'shiro/notes/read',
-  notesAppend: 'shiro/notes/append',
-  history: 'shiro/history',
-  context: 'shiro/context',
-  contextChanged: 'shiro/context/changed',
-  mcpList: 'shiro/mcp/list',
-  mcpTrust: 'shiro/mcp/trust',
-  models: 'shiro/models',
-  modelsDetect: 'shiro/models/detect',
-  changes: 'shiro/changes',
-  changesDiff: 'shiro/changes/diff',
-  changesUndo: 'shiro/changes/undo',
-  changesKeep: 'shiro/changes/keep',
-  changesChanged: 'shiro/changes/changed',
-  checkpointList: 'shiro/checkpoint/list',
-  checkpointRestore: 'shiro/checkpoint/restore',
-} as const;
+// The method names, their params/result types and the agent variants are generated from the server's
+// METHODS table (shiro_lsp/server/protocol.py) with the types.
+export { AGENTS, Method } from './protocol.gen';
+export type ProtocolMethods = gen.ProtocolMethods;
+/** The requests the extension sends; `ShiroServer.sendRequest` takes these, typed per method. */
+export type ClientRequest = {
+  [M in keyof ProtocolMethods]: ProtocolMethods[M] extends { kind: 'request'; direction: 'client->server' } ? M : never;
+}[keyof ProtocolMethods];
+export type ParamsOf<M extends keyof ProtocolMethods> = ProtocolMethods[M]['params'];
+export type ResultOf<M extends keyof ProtocolMethods> = ProtocolMethods[M] extends { result: infer R } ? R : never;
 
-export const AGENTS = ['default', 'quick', 'deep', 'plan', 'review'] as const;
-export type Agent = (typeof AGENTS)[number];
+export type Agent = (typeof gen.AGENTS)[number];
 
 /** shiro/models: the models an endpoint serves (GET /v1/models), or why none could be listed. */
 export type ModelsParams = gen.ModelsParams;
@@ -184,6 +149,10 @@ export type TodosPayload = gen.TodosPayload;
 
 /** The generated result with its transcript read as the message model (see `Message`). */
 export type ResumeResult = Omit<gen.SessionResumeResult, 'transcript'> & { transcript: Message[] };
+/** shiro/session/resume's result read that way: the schema leaves a transcript message open. */
+export function asResumeResult(r: gen.SessionResumeResult): ResumeResult {
+  return r as unknown as ResumeResult;
+}
 export type NewSessionResult = gen.SessionNewResult;
 export type SaveResult = gen.SessionSaveResult;
 

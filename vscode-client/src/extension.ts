@@ -496,12 +496,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     context.secrets.onDidChange(e => { if (e.key === API_KEY_SECRET) { void srv.pushConfiguration(); void ctl.sendInfo(); } }),
     vscode.workspace.onDidChangeConfiguration(e => {
-      // the server keeps its state root for its life: a new user shiro.home means a restart
-      if (e.affectsConfiguration('shiro.pythonPath') || (e.affectsConfiguration('shiro.home') && srv.homeChanged())) void srv.start();
-      else if (e.affectsConfiguration('shiro')) void srv.pushConfiguration();
-      if (e.affectsConfiguration('shiro')) void ctl.sendInfo();
+      // the server keeps its interpreter and state root for its life: a new one means a restart, the rest is pushed
+      if (e.affectsConfiguration('shiro')) {
+        void srv.restartIfStale().then(restarted => (restarted ? undefined : srv.pushConfiguration()));
+        void ctl.sendInfo();
+      }
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void srv.start()),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void srv.restartIfStale()),
   );
 
   void srv.start();

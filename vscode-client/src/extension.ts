@@ -137,12 +137,12 @@ function followSettings(context: vscode.ExtensionContext, srv: ShiroServer, ctl:
       }
     }),
     vscode.workspace.onDidChangeConfiguration(e => {
-      // the server keeps its state root for its life: a new user shiro.home means a restart
-      if (e.affectsConfiguration('shiro.pythonPath') || (e.affectsConfiguration('shiro.home') && srv.homeChanged()))
-        void srv.start();
-      else if (e.affectsConfiguration('shiro')) void srv.pushConfiguration();
-      if (e.affectsConfiguration('shiro')) void ctl.sendInfo();
+      // the server keeps its trust, interpreter and state root for its life: a new one restarts it, the rest is pushed
+      if (e.affectsConfiguration('shiro')) {
+        void srv.restartIfStale().then(restarted => (restarted ? undefined : srv.pushConfiguration()));
+        void ctl.sendInfo();
+      }
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void srv.start()),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void srv.restartIfStale()),
   ];
 }

@@ -111,3 +111,25 @@ test(
     assert.equal(options?.options?.cwd, '/ws/alpha');
   },
 );
+
+test('granting trust restarts once: the settings change it unlocks finds that restart already has them', async () => {
+  stub.config = {};
+  stub.layers = { pythonPath: { globalValue: '/usr/bin/python3', workspaceValue: '/ws/tools/python' } };
+  workspace.isTrusted = false;
+  const server = new ShiroServer(context(), () => []);
+  await serve(server.start());
+  assert.equal((clients.made[0]?.serverOptions as { command: string }).command, '/usr/bin/python3');
+  workspace.isTrusted = true;
+  const grant = server.restartIfStale();
+  while (clients.made.length < 2 || !clients.waiting.length) await tick(); // the restart is under way
+  const settingsChange = server.restartIfStale();
+  const [granted, changed] = await Promise.all([grant, settingsChange, serve(Promise.all([grant, settingsChange]))]);
+  assert.deepEqual([granted, changed], [true, false]);
+  assert.equal(clients.made.length, 2, 'one restart');
+  assert.equal((clients.made[1]?.serverOptions as { command: string }).command, '/ws/tools/python');
+  assert.equal(clients.processes, 1);
+  assert.equal(await server.restartIfStale(), false, 'nothing changed since');
+  stub.layers.home = { globalValue: '/elsewhere' };
+  await serve(server.restartIfStale());
+  assert.equal(clients.made.length, 3, 'a new state root needs a restart');
+});

@@ -117,8 +117,8 @@ export class ShiroServer implements vscode.Disposable {
   /** Every start and stop goes through here, one at a time (see lifecycle.ts). */
   private readonly lifecycle = new Lifecycle({ start: () => this.startNow(), stop: () => this.stopNow() });
   private python = 'python3';
-  /** The state root the running server was started with (the server keeps it for its life). */
-  private startedHome: string | undefined;
+  /** What the last start read that only a restart can change (startInputs), once that start began. */
+  private startedWith: string | undefined;
   private choice: PythonChoice | undefined;
   /** The last errors shown or logged, for "Shiro: Diagnose" (newest last). */
   readonly recentErrors: string[] = [];
@@ -155,9 +155,30 @@ export class ShiroServer implements vscode.Disposable {
     );
   }
 
-  /** Whether the user's shiro.home differs from the running server's (the server then needs a restart). */
-  homeChanged(): boolean {
-    return (this.settings().get<string>('home') ?? '').trim() !== (this.startedHome ?? '');
+  /**
+   * What a server keeps for its life: the trust it was started with, its interpreter setting and its state root
+   * (the rest is pushed to it as it changes).
+   */
+  private startInputs(): string {
+    const view = trustedView(vscode.workspace.getConfiguration('shiro'), vscode.workspace.isTrusted);
+    return JSON.stringify([
+      vscode.workspace.isTrusted,
+      view.get<string>('pythonPath') ?? '',
+      (view.get<string>('home') ?? '').trim(),
+    ]);
+  }
+
+  /**
+   * Restart if trust, the interpreter setting or the state root differ from what the running (or starting) server
+   * was started with. Granting trust fires the grant and the settings change it unlocks, one after the other:
+   * the second finds the first's restart already has them, and the chat sent meanwhile is not cut off.
+   * Returns whether it restarted.
+   */
+  async restartIfStale(): Promise<boolean> {
+    await this.lifecycle.settled();
+    if (this.startedWith === this.startInputs()) return false;
+    await this.start();
+    return true;
   }
 
   /** Forget every remembered answer about a workspace's own endpoint (asked again at the next start). */
@@ -282,6 +303,7 @@ export class ShiroServer implements vscode.Disposable {
   }
 
   private async startNow(): Promise<void> {
+    this.startedWith = this.startInputs();
     // the folders decide the server's root and, in Restricted Mode, which interpreters count as the workspace's
     const folders = await knownFolders();
     const choice = await this.interpreterChoice();
@@ -290,7 +312,6 @@ export class ShiroServer implements vscode.Disposable {
     this.python = choice.command;
     this.log.info(`Starting ${this.python} -m shiro_lsp (interpreter from ${choice.source})`);
     const cwd = folders[0]?.uri.fsPath;
-    this.startedHome = (this.settings().get<string>('home') ?? '').trim();
     const serverOptions: ServerOptions = {
       command: this.python,
       args: [SAFE_PATH_FLAG, '-m', 'shiro_lsp'],

@@ -415,7 +415,8 @@ export const scenarios = [
       await wb.openChat();
       await wb.send('scale three values in review.py');
       const chat = wb.chat();
-      const card = chat.locator('.approval-card').last();
+      // this turn's card, never an earlier scenario's (hello.py's card is still in the transcript)
+      const card = chat.locator('.approval-card', { hasText: 'review.py' }).last();
       await card.waitFor({ timeout: 30_000 });
       await card.locator('.approval-preview').waitFor({ timeout: 10_000 });
       assert.match(await card.locator('.approval-preview-head .diff-counts').innerText(), /\+3\s+\u22123/);

@@ -74,6 +74,8 @@ settings = {
     "update.mode": "none", "workbench.enableExperiments": False, "chat.disableAIFeatures": True,
     "shiro.model": "fake-model",
     "shiro.compactThreshold": int("${SHIRO_E2E_THRESHOLD:-20000}"),
+    # the scenarios send exactly what they type; the current-file chip has its own scenario
+    "shiro.attachActiveFile": False,
 }
 machine = {"shiro.home": "$RUN/home"}
 if "$SERVER_PY":

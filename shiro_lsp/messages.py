@@ -17,6 +17,7 @@ pointer to an item the provider stored (OpenAI Responses). See ``item_id_of``.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, NotRequired, TypedDict
 
 Message = dict[str, Any]
@@ -80,12 +81,18 @@ def item_id_of(part: Part) -> str | None:
     return None
 
 
+_CONTEXT_BLOCK = re.compile(r'\s*<context label="[^"\n]*"[^>\n]*>\n[\s\S]*?\n</context>')
+"""An attached document in a prompt (agent/attachments.py writes them): never part of a title."""
+
+
 def title_of(messages: list[Message]) -> str:
-    """Session title (spec §3.1): the first user message, clipped to 60 chars + '...'."""
+    """Session title (spec §3.1): the first user message, clipped to 60 chars + '...', without the
+    documents attached to it (the current file, a selection)."""
     for message in messages:
         if message.get("role") == "user":
             content = message.get("content")
             if isinstance(content, str) and content:
-                return content[:60] + "..." if len(content) > 60 else content
+                words = _CONTEXT_BLOCK.sub("", content).strip() or content
+                return words[:60] + "..." if len(words) > 60 else words
             return "untitled"
     return "untitled"

@@ -3,17 +3,20 @@ get right (Aider's "whole file" format, which the same 1.5B model follows where 
 
 In a small window the compact prompt asks for it: the file's path alone on a line, then the whole new
 content in a fenced block. A reply may hold several. Each becomes a ``write_file`` call read from text
-(``origin="text"``: the same approvals and limits as any text call, text_tools.py). Two forms the
-model falls into on its own are read too, for files that exist:
+(``origin="text"``: the same approvals and limits as any text call, text_tools.py). The forms the
+model falls into on its own are read too:
 
-- the path only in the sentence that introduces the block ("the corrected `stats.py`:"), or, with no
-  path near the block, the one file of the user's message the block fits;
+- the path as the block's first line, inside the fence;
+- for a file that exists: the path only in the sentence that introduces the block ("the corrected
+  `stats.py`:"), else the one file of the user's message, else the one non-empty file the model was
+  shown, that the block fits;
 - a fragment: one function or block of the file rewritten. It replaces the block of the file that
-  starts with the fragment's first line, when exactly one line of the file is that line.
+  starts with the fragment's first line, when exactly one line of the file is that line; a fragment
+  that defines something the file does not have yet is added at its end.
 
 Never read as a write: a block introduced as an example, a block with elided lines (``...``,
-"rest of the code"), a shell or output block for a file that is not a script, a block that is the
-file unchanged, and a block whose file cannot be told.
+"rest of the code"), a shell or output block for a file that is not a script, a call-shaped JSON
+block, a block that is the file unchanged, and a block whose file cannot be told.
 """
 
 from __future__ import annotations

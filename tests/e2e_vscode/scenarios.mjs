@@ -1013,6 +1013,8 @@ export const scenarios = [
       ]);
       await wb.openChat();
       const chat = wb.chat();
+      // a session of its own, so its title (found in the Resume picker below) is this scenario's first prompt
+      await wb.runCommand('Shiro: New session');
       await wb.send('write history-a.txt please');
       let card = chat.locator('.approval-card').last();
       await card.locator('button', { hasText: 'Allow once' }).click({ timeout: 30_000 });

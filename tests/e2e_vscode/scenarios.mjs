@@ -8,6 +8,9 @@ import path from 'node:path';
 import { step, text, toolCall, usage } from './workbench.mjs';
 
 export const PENDING = {
+  'resume-history-as-it-happened':
+    'passes alone (SHIRO_E2E_ENABLE=resume-history-as-it-happened SHIRO_E2E_ONLY=resume-history-as-it-happened); in the ' +
+    "full run the denied call's resumed row has an empty .tool-status (issue 22 note)",
   'panel-kept-jump-current-file':
     'passes alone (SHIRO_E2E_ENABLE=panel-kept-jump-current-file SHIRO_E2E_ONLY=panel-kept-jump-current-file); in the ' +
     'full run the view is not at the end after eight /help notices, so the jump button shows (issue 22 note)',

@@ -63,7 +63,7 @@ from shiro_lsp.agent.tool_calls import (
     result_part,
 )
 from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
-from shiro_lsp.agent.turn_guards import WROTE_A_RESULT, TurnGuard, nudge_message
+from shiro_lsp.agent.turn_guards import WROTE_A_RESULT, TurnGuard, nudge_message, reply_text
 from shiro_lsp.agent.workspace_view import VIEW_KEY, overview, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.fs.secrets import Redactor
@@ -428,7 +428,7 @@ class Turn:
         parts = message.get("content")
         if not isinstance(parts, list):
             return message
-        text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
+        text = reply_text(message)
         tools = {spec.name: spec for spec in specs} | self.setup.plan.readable_specs
         prose, calls = "", parse_text_tool_calls(text, tools, self.setup.plan.unoffered_specs)
         if not calls and hold.tagged:
@@ -457,13 +457,7 @@ class Turn:
         return file_listings(text, self.setup.workspace, self.guard.prompt, shown)
 
     def _invented_result(self, message: Message) -> bool:
-        parts = message.get("content")
-        text = (
-            "".join(p.get("text", "") for p in parts if p.get("type") == "text")
-            if isinstance(parts, list)
-            else ""
-        )
-        return writes_a_result(text) and WROTE_A_RESULT not in self.guard.sent
+        return writes_a_result(reply_text(message)) and WROTE_A_RESULT not in self.guard.sent
 
     def _read_calls(self, calls: list[TextCall], step: _StepResult) -> list[dict[str, Any]]:
         """The step's calls read from text, as tool-call parts of the assistant message."""

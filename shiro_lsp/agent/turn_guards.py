@@ -153,7 +153,7 @@ class TurnGuard:
 
     def after_answer(self, message: Message | None) -> tuple[str, str] | None:
         """A step without tool calls ended: (instruction to send back, why) or None to end the turn."""
-        text = _text_of(message)
+        text = reply_text(message)
         for why, instruction in self._wanted(text):
             if why in self.sent:
                 continue
@@ -250,7 +250,8 @@ def nudge_message(instruction: str) -> Message:
     return {"role": "user", "content": instruction, NUDGE_MARK_KEY: NUDGE_MARK}
 
 
-def _text_of(message: Message | None) -> str:
+def reply_text(message: Message | None) -> str:
+    """The text parts of a model message, joined ('' for none)."""
     if message is None:
         return ""
     content = message.get("content")

@@ -8,12 +8,6 @@ import path from 'node:path';
 import { step, text, toolCall, usage } from './workbench.mjs';
 
 export const PENDING = {
-  'resume-history-as-it-happened':
-    'passes alone (SHIRO_E2E_ENABLE=resume-history-as-it-happened SHIRO_E2E_ONLY=resume-history-as-it-happened); in the ' +
-    "full run the denied call's resumed row has an empty .tool-status (issue 22 note)",
-  'panel-kept-jump-current-file':
-    'passes alone (SHIRO_E2E_ENABLE=panel-kept-jump-current-file SHIRO_E2E_ONLY=panel-kept-jump-current-file); in the ' +
-    'full run the view is not at the end after eight /help notices, so the jump button shows (issue 22 note)',
 };
 
 /** An HTTP listener on 127.0.0.1 that records every request (a repository's "endpoint") and answers 401. */
@@ -110,11 +104,23 @@ async function setSidebarWidth(page, width) {
   await page.waitForTimeout(300);
 }
 
+/** Set (or, with undefined, remove) keys of the workspace's .vscode/settings.json, keeping the others. */
+function writeWorkspaceSettings(workspace, patch) {
+  const file = path.join(workspace, '.vscode', 'settings.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const settings = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8') || '{}') : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) delete settings[key];
+    else settings[key] = value;
+  }
+  fs.writeFileSync(file, JSON.stringify(settings));
+}
+
 /** Switch the colour theme through the workspace settings (the file watcher sees them at once). */
 async function setTheme(wb, workspace, id) {
   const dir = path.join(workspace, '.vscode');
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify(id ? { 'workbench.colorTheme': id } : {}));
+  writeWorkspaceSettings(workspace, { 'workbench.colorTheme': id });
   const want = id?.includes('High Contrast') ? 'vscode-high-contrast' : id?.includes('Light') ? 'vscode-light' : 'vscode-dark';
   await wb.chat().locator(`body.${want}`).waitFor({ timeout: 20_000 });
   await wb.page.waitForTimeout(300);
@@ -1049,7 +1055,7 @@ export const scenarios = [
       const denied = chat.locator('.entry.tool', { hasText: 'history-b.txt' }).first();
       await denied.locator('.approval-decision.decision-deny').waitFor({ timeout: 15_000 });
       await denied.locator('.approval-reason', { hasText: 'not this one' }).waitFor({ timeout: 15_000 });
-      assert.match(await denied.locator('.tool-status').innerText(), /denied/);
+      await denied.locator('.tool-status', { hasText: 'denied' }).waitFor({ timeout: 15_000 });
       await chat.locator('.entry.notice', { hasText: 'Stopped.' }).waitFor({ timeout: 15_000 });
       // in order: the first turn's block sits before the second prompt, not below the resume
       const order = await chat.locator('#transcript > .entry').evaluateAll(nodes => nodes.map(n =>
@@ -1087,6 +1093,8 @@ export const scenarios = [
       await latest.waitFor({ state: 'hidden', timeout: 10_000 });
       assert.ok(await chat.locator('#transcript').evaluate(t => t.scrollHeight - t.scrollTop - t.clientHeight < 80), 'back at the end');
 
+      // e2e.sh turns the chip off for the other scenarios; the workspace settings turn it on here
+      writeWorkspaceSettings(workspace, { 'shiro.attachActiveFile': true });
       await wb.openFile('hello.py');
       const current = chat.locator('#chips .chip-current', { hasText: 'hello.py' });
       await current.waitFor({ timeout: 15_000 });
@@ -1103,6 +1111,7 @@ export const scenarios = [
       await wb.send('and without it?');
       await chat.locator('.entry.assistant', { hasText: 'Plain answer.' }).waitFor({ timeout: 30_000 });
       assert.doesNotMatch(JSON.stringify((await model.requests()).at(-1).body.messages.at(-1)), /hello\.py/);
+      writeWorkspaceSettings(workspace, { 'shiro.attachActiveFile': undefined });
       await page.keyboard.press('Escape');
     },
   },
@@ -1499,6 +1508,11 @@ export const scenarios = [
         return item && !item.querySelector('.codicon-sync');
       }, null, { timeout: 60_000 });
       assert.equal(await page.locator('.tabs-container .tab').count(), 0, 'no editor is open');
+      // Under load code-server reads the workspace file late (the extension waits 15 s for its folders,
+      // workspaceFolders.ts); the Explorer showing both folders means it has been read.
+      await wb.runCommand('View: Show Explorer');
+      for (const name of ['alpha', 'beta'])
+        await page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 60_000 });
 
       await model.script([
         step([toolCall('read_file', { path: 'beta-notes.txt' }, 'call_multiroot_read')]),

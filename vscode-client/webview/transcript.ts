@@ -14,18 +14,28 @@ function nearBottom(): boolean {
   return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 80;
 }
 
-// "Jump to latest" whenever the view is not at the end; a view that was at the end stays there when
-// something above or below it (the task list, the queue) changes its height.
-const latest = $<HTMLButtonElement>('latest');
+// A view that was at the end stays there when something above or below it (the task list, the queue)
+// changes its height.
 let atEnd = true;
 function sawScroll(): void {
   atEnd = nearBottom();
-  latest.hidden = atEnd;
 }
 const resized = new ResizeObserver(() => {
   if (atEnd) stickToBottom();
   else sawScroll();
 });
+// "Jump to latest" whenever the end of the transcript is out of view. Only this observer shows it: it
+// also reports when no scroll event fires (the view shown again after being hidden, entries getting
+// their real height), so the button never stays up over a view that is at the end.
+const latest = $<HTMLButtonElement>('latest');
+const endMark = el('div', 'end-mark');
+endMark.setAttribute('aria-hidden', 'true');
+const endWatch = new IntersectionObserver(
+  seen => {
+    latest.hidden = seen.at(-1)?.isIntersecting ?? latest.hidden;
+  },
+  { root: transcript, rootMargin: '0px 0px 80px 0px' },
+);
 
 // Only the newest page of entries is in the DOM; older pages are drawn when the reader scrolls up.
 const window_ = new TranscriptWindow();
@@ -99,6 +109,7 @@ function flush(): void {
     }
   }
   dirty.clear();
+  fragment.appendChild(endMark); // (moved) stays the last child
   transcript.appendChild(fragment);
   if (stick) stickToBottom();
   else sawScroll();
@@ -125,7 +136,7 @@ export function showEntries(entries: ChatEntry[]): void {
   dirty.clear();
   const fragment = document.createDocumentFragment();
   for (const entry of window_.reset(entries)) fragment.appendChild(draw(entry));
-  transcript.replaceChildren(earlier, fragment);
+  transcript.replaceChildren(earlier, fragment, endMark);
   updateEarlier();
   stickToBottom();
 }
@@ -140,8 +151,9 @@ export function startTranscript(): void {
       post({ type: 'openFile', href });
     }
   });
-  transcript.appendChild(earlier);
+  transcript.append(earlier, endMark);
   updateEarlier();
+  endWatch.observe(endMark);
   topWatch.observe(earlier);
   transcript.addEventListener('scroll', sawScroll, { passive: true });
   latest.addEventListener('click', () => stickToBottom());

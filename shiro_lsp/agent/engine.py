@@ -85,8 +85,9 @@ from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
 from shiro_lsp.usage import Usage
 
 log = logging.getLogger(__name__)
-WRITTEN_OUT = frozenset({"write_file", "edit_file"})
-"""The file tools a small model that writes calls as text is not told of: it writes files out."""
+WITHHELD_WHEN_WRITING_OUT = frozenset({"write_file", "edit_file", "todo_write"})
+"""What a small model that writes calls as text is not told of: it writes files out instead of calling
+the file tools, and the task list (a 1.5B model re-sent one task list until it was refused)."""
 
 # re-exported: front ends took them from here
 __all__ = ["Answer", "ApprovalRequest", "Decision", "Emit", "Event"]
@@ -135,8 +136,8 @@ class TurnPlan:
     compact: bool = False
     """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
     withheld: tuple[ToolSpec, ...] = ()
-    """Tools the model is not told of but whose calls still run: the file tools, when a small model
-    that writes its calls as text writes files out instead (file_listings.py)."""
+    """Tools the model is not told of but whose calls still run: the file tools and the task list,
+    when a small model that writes its calls as text writes files out instead (file_listings.py)."""
 
     @property
     def writes_out(self) -> bool:
@@ -175,7 +176,7 @@ def plan_turn(
     if compact:
         specs = [compact_spec(spec) for spec in specs]
     writes_out = writes_out and compact and "write_file" in tools
-    withheld = tuple(s for s in specs if writes_out and s.name in WRITTEN_OUT)
+    withheld = tuple(s for s in specs if writes_out and s.name in WITHHELD_WHEN_WRITING_OUT)
     shown = tuple(s for s in specs if s not in withheld)
     return TurnPlan(variant, registry, tools, shown, hidden, compact, withheld)
 

@@ -203,25 +203,33 @@ def compact_spec(spec: ToolSpec) -> ToolSpec:
     return replace(spec, description=description, parameters=parameters, input_model=None)
 
 
-WRITE_OUT_RULE = (
-    "- To write a file, put its path alone on one line, then its whole new content in a fenced code block."
+WRITE_OUT_RULES = (
+    "- To create or change a file, write it out whole: its path alone on one line, then its entire new "
+    "content in a fenced code block. Never leave lines out. Write out every file the request changes.",
+    "- Call a tool only to read, search or run something.",
 )
-"""How a small model writes a file without a tool call (read back by file_listings.py)."""
+"""How a small model writes files without a tool call (read back by file_listings.py), put first: the
+1.5B model acts on the first rule it is given."""
+NO_INVENTED_FACTS = (
+    "- Never invent what the workspace does not hold (a password, a key, an ID): say so and ask for it."
+)
 
 
 def build_compact_system_prompt(parts: PromptParts) -> str:
     """The system prompt for small context windows: the rules that matter, in few words."""
     names = {spec.name for spec in parts.tools}
     asks = [spec.name for spec in parts.tools if spec.asks]
-    lines = [
-        "You are Shiro, a coding agent in the user's editor. Work in the workspace with your tools.",
-        "Rules:",
-        "- Call a tool to act; when you are done, answer in a few sentences, outcome first.",
-        "- Read a file before you edit it. Make the smallest change that works.",
-    ]
+    lines = ["You are Shiro, a coding agent in the user's editor. Work in the workspace.", "Rules:"]
     if parts.writes_out:
-        lines.append(WRITE_OUT_RULE)
+        lines += WRITE_OUT_RULES
+    else:
+        lines += [
+            "- Call a tool to act.",
+            "- Read a file before you edit it. Make the smallest change that works.",
+        ]
     lines += [
+        "- When you are done, answer in a few sentences, outcome first, naming the files.",
+        NO_INVENTED_FACTS,
         "- A failed or refused call is an answer: never repeat the same call.",
     ]
     if asks:

@@ -128,7 +128,7 @@ def file_block(
     note = f"\n(cut here; read_file {rel} with offset for the rest)" if cut else ""
     fence = "````" if "```" in content else "```"
     body = redact(content).rstrip("\n")
-    return f"Content of {rel}:\n{fence}\n{body}\n{fence}{note}"
+    return f"{rel}\n{fence}\n{body}\n{fence}{note}"  # the form a small model writes a file out in
 
 
 def with_workspace_views(messages: list[Message]) -> list[Message]:

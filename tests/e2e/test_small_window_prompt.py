@@ -67,17 +67,18 @@ async def test_the_first_request_of_a_16k_window_fits_its_budget_with_the_named_
     assert prompt_tokens(body) <= FIRST_REQUEST_BUDGET
     text = user_text(body)
     assert "Files in the workspace:\ncalc.py\ntest_calc.py\nutil.py" in text
-    assert f"Content of calc.py:\n```\n{CALC}```" in text and "Content of test_calc.py:" in text
-    assert "Content of util.py:\n```\nHELPERS = []\n```" in text
-    assert text.index("Content of calc.py") < text.index("Content of util.py")  # named files first
+    # each file in the form the model is asked to write one out in
+    assert f"\n\ncalc.py\n```\n{CALC}```" in text and "\n\ntest_calc.py\n```\n" in text
+    assert "\n\nutil.py\n```\nHELPERS = []\n```" in text
+    assert text.index("\n\ncalc.py\n```") < text.index("\n\nutil.py\n```")  # named files first
     assert text.endswith("\n\nWhy does test_calc.py fail? Fix add in calc.py.")  # the request comes last
     offered = {t["function"]["name"] for t in body["tools"]}
     assert {"read_file", "bash"} <= offered and len(offered) <= 8
-    assert not {"edit_file", "write_file"} & offered  # a model that writes calls as text writes files out
     assert (
-        "its path alone on one line, then its whole new content in a fenced code block"
-        in system_prompt_of(body)
-    )
+        not {"edit_file", "write_file", "todo_write"} & offered
+    )  # a model that writes calls as text writes files out
+    rules = system_prompt_of(body).split("Rules:\n", 1)[1]
+    assert rules.startswith("- To create or change a file, write it out whole: its path alone on one line")
 
 
 async def test_the_view_is_bounded_and_never_holds_a_secret(
@@ -103,10 +104,10 @@ async def test_the_view_is_bounded_and_never_holds_a_secret(
     listed = text.split("Files in the workspace:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(listed) <= 41 and listed[-1] == "(more files not listed; use list_dir)"
     assert "ignored.log" not in text and ".env" not in listed
-    assert "Content of big.py:" in text and "(cut here; read_file big.py with offset for the rest)" in text
+    assert "\n\nbig.py\n```\n" in text and "(cut here; read_file big.py with offset for the rest)" in text
     assert KEY not in json.dumps(body) and "DEBUG = True" in text  # the value is cut, the file is shown
-    assert "Content of module_001.py" not in text  # a workspace too big to list whole shows only named files
-    assert "Content of .env" not in text and "Content of config/credentials.json" not in text
+    assert "module_001.py\n```" not in text  # a workspace too big to list whole shows only named files
+    assert ".env\n```" not in text and "credentials.json\n```" not in text
 
 
 async def test_steps_of_a_turn_and_the_next_turn_keep_the_prompt_prefix(
@@ -124,7 +125,7 @@ async def test_steps_of_a_turn_and_the_next_turn_keep_the_prompt_prefix(
     for before, after in ((first, second), (second, third)):
         assert json.dumps(after["tools"]) == json.dumps(before["tools"])
         assert json.dumps(after["messages"][: len(before["messages"])]) == json.dumps(before["messages"])
-    assert "Content of calc.py" in user_text(first)
+    assert "calc.py\n```\n" in user_text(first)
 
 
 async def test_a_call_that_changed_files_shows_the_model_the_diff(

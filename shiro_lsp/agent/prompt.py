@@ -204,9 +204,10 @@ def compact_spec(spec: ToolSpec) -> ToolSpec:
 
 
 WRITE_OUT_RULES = (
-    "- To create or change a file, write it out whole: its path alone on one line, then its entire new "
-    "content in a fenced code block. Never leave lines out. Write out every file the request changes.",
-    "- Call a tool only to read, search or run something.",
+    "- Once you understand the request, decide which files must change, then write out each of them "
+    "whole: its path alone on one line, then its entire new content in a fenced code block. Never leave "
+    "lines out.",
+    "- Call a tool only to read, search or run something you need.",
 )
 """How a small model writes files without a tool call (read back by file_listings.py), put first: the
 1.5B model acts on the first rule it is given."""
@@ -234,7 +235,9 @@ def build_compact_system_prompt(parts: PromptParts) -> str:
     ]
     if asks:
         lines.append(f"- {', '.join(asks)} may need the user's approval.")
-    if "bash" in names:
+    if (
+        "bash" in names and not parts.writes_out
+    ):  # a 1.5B model then runs the command before changing anything
         lines.append("- Verify changes with bash (run the tests).")
     if "todo_write" in names:
         lines.append("- For multi-step work keep a plan with todo_write.")

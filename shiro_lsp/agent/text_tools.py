@@ -171,7 +171,11 @@ def parse_text_tool_calls(
     calls: list[TextCall] = []
     for value in payloads:
         for item in value if isinstance(value, list) else [value]:
-            call = _call_of(item, tools) or _call_of(item, unoffered or {}, offered=False)
+            call = (
+                _call_of(item, tools)
+                or _call_of(item, unoffered or {}, offered=False)
+                or _write_shaped(item, tools)
+            )
             if call is None:
                 return None
             calls.append(call)
@@ -280,6 +284,32 @@ def _call_of(item: Any, tools: Mapping[str, ToolSpec], *, offered: bool = True) 
                 fitting = TextCall(spec.name, candidate, offered)
     # The right fields with a wrong value (offset 0) is still a call: the tool says what is wrong.
     return fitting
+
+
+_PATH_ARGUMENTS = ("path", "file_path", "filePath", "filename", "file")
+_FILE_NAME = re.compile(r"^[\w./-]*\w\.[A-Za-z0-9]{1,8}$")
+
+
+def _write_shaped(item: Any, tools: Mapping[str, ToolSpec]) -> TextCall | None:
+    """A call to a tool that does not exist whose arguments are a file's path and its whole content
+    (``create_file``, or the file's own name as the tool: ``{"name": "requirements.txt", "arguments":
+    {"content": [...]}}``): a 1.5B model's way of writing a file, read as the ``write_file`` it means."""
+    if "write_file" not in tools or not isinstance(item, dict) or not set(item) <= CALL_KEYS:
+        return None
+    name, arguments = item.get("name"), item.get("arguments", item.get("parameters"))
+    if not isinstance(name, str) or name in tools or not isinstance(arguments, dict):
+        return None
+    content = arguments.get("content")
+    if isinstance(content, list) and all(isinstance(line, str) for line in content):
+        content = "".join(f"{line}\n" for line in content)
+    paths = [arguments[key] for key in _PATH_ARGUMENTS if isinstance(arguments.get(key), str)]
+    path = paths[0] if len(paths) == 1 else name if not paths and _FILE_NAME.match(name) else None
+    if not isinstance(content, str) or path is None or set(arguments) - {"content", *_PATH_ARGUMENTS}:
+        return None
+    try:
+        return TextCall("write_file", validate_input(tools["write_file"], {"path": path, "content": content}))
+    except ToolError:
+        return None
 
 
 def _scalars_decoded(arguments: Any, spec: ToolSpec) -> Any:

@@ -482,3 +482,35 @@ async def test_a_call_shown_inside_prose_is_sent_back_and_then_made(
     events = await run(local, workspace, home, "Where is MAX_RETRIES defined?")
     assert "nothing but the call" in chats(local)[1]["messages"][-1]["content"]
     assert answer(events) == "MAX_RETRIES is 7, in settings.py."
+
+
+@pytest.mark.parametrize(
+    ("recorded", "path", "content"),
+    [
+        # create-hello, a200ed7: an invented tool with write_file's arguments, the path absolute
+        ({"name": "create_file", "arguments": {"path": "{ws}/hello.py", "content": "print('Hello, world!')"}},
+         "hello.py", "print('Hello, world!')"),
+        # create-requirements, a200ed7: the file's own name as the tool, its lines as a list
+        ({"name": "requirements.txt", "arguments": {"content": ["requests", "flask"]}},
+         "requirements.txt", "requests\nflask\n"),
+    ],
+)  # fmt: skip
+async def test_a_call_to_an_invented_tool_that_writes_a_file_is_that_write(
+    local: FakeOpenAI, workspace: Path, home: Path, recorded: dict[str, Any], path: str, content: str
+) -> None:
+    recorded = json.loads(json.dumps(recorded).replace("{ws}", str(workspace)))
+    local.script += [Step(call(recorded["name"], recorded["arguments"])), Step(Text(f"Created {path}."))]
+    events = await run(local, workspace, home, f"Create {path}.")
+    assert (workspace / path).read_text() == content
+    (written,) = [e for e in events if e["type"] == "tool-call"]
+    assert written["name"] == "write_file" and written["origin"] == "text"
+    assert answer(events) == f"Created {path}."
+
+
+async def test_an_invented_tool_with_other_arguments_is_not_a_write(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    invented = {"command": "find-and-replace calc_area rectangle_area", "content": "x"}
+    local.script += [Step(call("rename", invented)), Step(Text("Renamed."))]
+    await run(local, workspace, home, "Rename calc_area.")
+    assert list(workspace.iterdir()) == []

@@ -78,7 +78,10 @@ async def test_the_first_request_of_a_16k_window_fits_its_budget_with_the_named_
         not {"edit_file", "write_file", "todo_write"} & offered
     )  # a model that writes calls as text writes files out
     rules = system_prompt_of(body).split("Rules:\n", 1)[1]
-    assert rules.startswith("- To create or change a file, write it out whole: its path alone on one line")
+    assert rules.startswith(
+        "- Once you understand the request, decide which files must change, then write out"
+    )
+    assert "its path alone on one line, then its entire new content in a fenced code block" in rules
 
 
 async def test_the_view_is_bounded_and_never_holds_a_secret(

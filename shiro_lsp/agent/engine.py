@@ -143,6 +143,12 @@ class TurnPlan:
     def writes_out(self) -> bool:
         return bool(self.withheld)
 
+    def offering_nothing(self) -> TurnPlan:
+        """The plan for a model that writes files out and is shown the whole workspace: no tools are
+        sent (the 1.5B model then writes the files out, as with Aider, instead of reaching for sed);
+        the calls it writes as text still run."""
+        return replace(self, specs=(), withheld=(*self.withheld, *self.specs))
+
     @cached_property
     def readable_specs(self) -> dict[str, ToolSpec]:
         """The tools a call written as text may name and run: the offered and the withheld ones."""

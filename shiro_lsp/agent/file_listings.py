@@ -117,11 +117,25 @@ def _blocks(text: str) -> list[_Block]:
     end = 0
     for match in _BLOCK.finditer(text):
         body = match.group("body")
-        blocks.append(
-            _Block(match.group("lang").lower(), body, text[end : match.start()], match.start(), match.end())
+        block = _Block(
+            match.group("lang").lower(), body, text[end : match.start()], match.start(), match.end()
         )
+        path_line = _fenced_path_line(blocks[-1], block) if blocks else None
+        if path_line is not None:  # the path block becomes the path line of this one
+            previous = blocks.pop()
+            block = replace(block, before=previous.before + path_line, start=previous.start + len(path_line))
+        blocks.append(block)
         end = match.end()
     return blocks
+
+
+def _fenced_path_line(previous: _Block, block: _Block) -> str | None:
+    """The path line of a block that comes right after a block holding nothing but a path (a 1.5B
+    model fences the path line too)."""
+    match = _PATH_LINE.match(previous.body.strip())
+    if match is None or block.before.strip() or "\n" in previous.body.strip():
+        return None
+    return match.group("path") + "\n"
 
 
 def _may_be_a_file(block: _Block) -> bool:

@@ -222,7 +222,7 @@ def build_compact_system_prompt(parts: PromptParts) -> str:
     asks = [spec.name for spec in parts.tools if spec.asks]
     lines = ["You are Shiro, a coding agent in the user's editor. Work in the workspace.", "Rules:"]
     if parts.writes_out:
-        lines += WRITE_OUT_RULES
+        lines += WRITE_OUT_RULES if parts.tools else WRITE_OUT_RULES[:1]
     else:
         lines += [
             "- Call a tool to act.",

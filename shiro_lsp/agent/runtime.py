@@ -41,7 +41,7 @@ from shiro_lsp.agent.prompt import (
     is_git_workspace,
 )
 from shiro_lsp.agent.turn_log import LoggedSession, TurnLog
-from shiro_lsp.agent.workspace_view import VIEW_KEY, budget_for, workspace_view
+from shiro_lsp.agent.workspace_view import VIEW_KEY, WorkspaceView, budget_for, workspace_view
 from shiro_lsp.checkpoints.recorder import TurnChanges
 from shiro_lsp.checkpoints.review import Checkpoints
 from shiro_lsp.checkpoints.rows import TurnChangesView
@@ -398,7 +398,11 @@ class AgentRuntime:
         await self._compact_when_full(session, ticket.text, emit)
         undone = self.services.checkpoints.undone_note(session.id) if changes else ""
         view = await self._workspace_view(setup, session, ticket.text)
-        setup.workspace_view = "\n\n".join(part for part in (undone, view) if part)  # carried by the message
+        if view.whole and setup.plan.writes_out:
+            setup.plan = setup.plan.offering_nothing()
+        setup.workspace_view = "\n\n".join(
+            part for part in (undone, view.text) if part
+        )  # carried by the message
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         try:
             outcome = await turn.run(ticket.text)
@@ -463,11 +467,13 @@ class AgentRuntime:
         memory_block: str | None = None  # read at the first step: a `remember` later in the turn
         # must not change the system prompt (the provider's prompt cache serves an identical prefix)
 
+        setup: TurnSetup | None = None  # its plan may narrow once the workspace view is known
+
         def build(block: str) -> str:
             nonlocal memory_block
             if memory_block is None:
                 memory_block = self.memory_block()
-            return self.system_prompt(plan, notes_block, block, memory_block)
+            return self.system_prompt(setup.plan if setup else plan, notes_block, block, memory_block)
 
         async def prompt() -> str:
             block = await instructions.refresh()  # nested AGENTS.md of the folders touched so far
@@ -478,7 +484,7 @@ class AgentRuntime:
                 return "deny"
             return await self.frontend.approve(ticket.task_id, request)
 
-        return TurnSetup(
+        setup = TurnSetup(
             client=client,
             model=s.model,
             plan=plan,
@@ -502,6 +508,7 @@ class AgentRuntime:
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,
         )
+        return setup
 
     async def _turn_client(self) -> ModelClient:
         try:
@@ -517,11 +524,11 @@ class AgentRuntime:
             return "text"
         return "native" if endpoint in self._native else "auto"
 
-    async def _workspace_view(self, setup: TurnSetup, session: LiveSessionLike, text: str) -> str:
+    async def _workspace_view(self, setup: TurnSetup, session: LiveSessionLike, text: str) -> WorkspaceView:
         """What a small model is shown of the workspace with this message: the files (in a session's
         first view only) and the content of the files the message names."""
         if not setup.plan.compact or setup.context_window is None:
-            return ""
+            return WorkspaceView("")
         budget = budget_for(setup.context_window)
         if any(message.get(VIEW_KEY) for message in session.messages):
             budget = replace(budget, overview=False)

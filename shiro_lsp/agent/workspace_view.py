@@ -33,6 +33,7 @@ MAX_NAMED_FILES = 4
 MIN_FILE_CHARS = 200
 CHANGES_CHARS = 1_500
 _PATH_LIKE = re.compile(r"[\w][\w.\-/]*")
+_CUT_NOTE = "(cut here"
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,16 @@ def budget_for(context_window: int) -> ViewBudget:
     return ViewBudget(files=40, content_chars=max(1_000, context_window // 8))
 
 
-def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[str], str]) -> str:
-    """The view for a turn whose user message is ``text`` ('' when there is nothing to show).
+@dataclass(frozen=True)
+class WorkspaceView:
+    text: str
+    """'' when there is nothing to show."""
+    whole: bool = False
+    """The workspace is small enough to be shown whole (and a session's first view shows it so)."""
+
+
+def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[str], str]) -> WorkspaceView:
+    """The view for a turn whose user message is ``text``.
     Blocking (a bounded directory walk and a few reads): call it in a thread."""
     listed, more = overview(root, budget.files)
     parts: list[str] = []
@@ -60,28 +69,46 @@ def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[
         parts.append("\n".join(["Files in the workspace:", *listed, *tail]))
     remaining = budget.content_chars
     named = named_files(root, text, listed)
+    whole = not more and bool(listed)
     for position, rel in enumerate(named):  # each file gets a fair share of what is left
-        shown = file_block(root, rel, remaining // (len(named) - position), redact)
+        share = remaining // (len(named) - position)
+        shown = file_block(root, rel, share, redact)
+        whole = whole and _CUT_NOTE not in shown and (bool(shown) or not _left_out(root, rel, share))
         parts.append(shown)
         remaining -= len(shown)
-    if budget.overview and not more:  # a small workspace: the other files too, each while it fits whole
-        for rel in (rel for rel in listed if rel not in named):
-            shown = file_block(root, rel, remaining, redact, whole=True)
-            parts.append(shown)
-            remaining -= len(shown)
-    return "\n\n".join(part for part in parts if part)
+    # a small workspace: the other files too, each while it fits whole (in a later view only measured,
+    # so that every turn of the session is offered the same tools and its prompt prefix stays cached)
+    for rel in (rel for rel in listed if rel not in named and not more):
+        shown = file_block(root, rel, remaining, redact, whole=True)
+        whole = whole and (bool(shown) or not _left_out(root, rel, remaining))
+        parts.append(shown if budget.overview else "")
+        remaining -= len(shown)
+    return WorkspaceView("\n\n".join(part for part in parts if part), whole)
+
+
+def _left_out(root: Path, rel: str, budget: int) -> bool:
+    """Whether a file not shown was left out for want of room (not for being empty or binary)."""
+    try:
+        size = (root / rel).stat().st_size
+    except OSError:
+        return False
+    return size > 0 and (size > budget or budget < MIN_FILE_CHARS)
 
 
 def overview(root: Path, limit: int) -> tuple[list[str], bool]:
     """Up to ``limit`` file paths (ignore files honoured, secrets files left out) and whether there are more."""
     listed: list[str] = []
+    deeper = False  # a folder the walk did not enter
     for entry in Walker(root).walk(root, max_depth=OVERVIEW_DEPTH):
-        if entry.is_dir or is_secret_path(entry.rel):
+        if entry.is_dir:
+            deeper = deeper or entry.rel.count("/") + 1 >= OVERVIEW_DEPTH
+            continue
+        if is_secret_path(entry.rel):
             continue
         if len(listed) == limit:
             return listed, True
         listed.append(entry.rel)
-    return listed, False
+    return listed, deeper
 
 
 def named_files(root: Path, text: str, listed: list[str]) -> list[str]:
@@ -125,7 +152,7 @@ def file_block(
         return ""
     if cut:
         content = content[: content.rfind("\n", 0, budget) + 1]
-    note = f"\n(cut here; read_file {rel} with offset for the rest)" if cut else ""
+    note = f"\n{_CUT_NOTE}; read_file {rel} with offset for the rest)" if cut else ""
     fence = "````" if "```" in content else "```"
     body = redact(content).rstrip("\n")
     return f"{rel}\n{fence}\n{body}\n{fence}{note}"  # the form a small model writes a file out in

@@ -514,3 +514,16 @@ async def test_an_invented_tool_with_other_arguments_is_not_a_write(
     local.script += [Step(call("rename", invented)), Step(Text("Renamed."))]
     await run(local, workspace, home, "Rename calc_area.")
     assert list(workspace.iterdir()) == []
+
+
+async def test_a_fenced_path_line_names_the_block_after_it(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "README.md").write_text("# Playground\n")
+    hello = 'print("Hello, world!")\n'
+    recorded = f"```\nhello.py\n```\n```\n{hello}```"  # create-hello, b686640
+    local.script += [Step(Text(recorded, chunks=3)), Step(Text("Created hello.py."))]
+    events = await run(local, workspace, home, "Create a file hello.py that prints Hello, world! when run.")
+    assert (workspace / "hello.py").read_text() == hello
+    assert (workspace / "README.md").read_text() == "# Playground\n"
+    assert answer(events) == "Created hello.py."

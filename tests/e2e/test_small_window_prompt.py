@@ -72,11 +72,8 @@ async def test_the_first_request_of_a_16k_window_fits_its_budget_with_the_named_
     assert "\n\nutil.py\n```\nHELPERS = []\n```" in text
     assert text.index("\n\ncalc.py\n```") < text.index("\n\nutil.py\n```")  # named files first
     assert text.endswith("\n\nWhy does test_calc.py fail? Fix add in calc.py.")  # the request comes last
-    offered = {t["function"]["name"] for t in body["tools"]}
-    assert {"read_file", "bash"} <= offered and len(offered) <= 8
-    assert (
-        not {"edit_file", "write_file", "todo_write"} & offered
-    )  # a model that writes calls as text writes files out
+    # the whole workspace is shown: no tools are sent (reading could tell nothing more), files are written out
+    assert "tools" not in body
     rules = system_prompt_of(body).split("Rules:\n", 1)[1]
     assert rules.startswith(
         "- Once you understand the request, decide which files must change, then write out"
@@ -107,6 +104,9 @@ async def test_the_view_is_bounded_and_never_holds_a_secret(
     listed = text.split("Files in the workspace:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(listed) <= 41 and listed[-1] == "(more files not listed; use list_dir)"
     assert "ignored.log" not in text and ".env" not in listed
+    offered = {t["function"]["name"] for t in body["tools"]}  # not all shown: the tools to look further
+    assert {"read_file", "list_dir", "grep", "bash"} <= offered and len(offered) <= 8
+    assert not {"edit_file", "write_file", "todo_write"} & offered  # files are written out
     assert "\n\nbig.py\n```\n" in text and "(cut here; read_file big.py with offset for the rest)" in text
     assert KEY not in json.dumps(body) and "DEBUG = True" in text  # the value is cut, the file is shown
     assert "module_001.py\n```" not in text  # a workspace too big to list whole shows only named files
@@ -126,7 +126,7 @@ async def test_steps_of_a_turn_and_the_next_turn_keep_the_prompt_prefix(
     await client.call("shiro/chat", {"text": "And mul?"})
     first, second, third = model_bodies(fake)
     for before, after in ((first, second), (second, third)):
-        assert json.dumps(after["tools"]) == json.dumps(before["tools"])
+        assert json.dumps(after.get("tools")) == json.dumps(before.get("tools"))
         assert json.dumps(after["messages"][: len(before["messages"])]) == json.dumps(before["messages"])
     assert "calc.py\n```\n" in user_text(first)
 
@@ -234,6 +234,6 @@ async def test_a_model_that_calls_natively_is_offered_the_file_tools_from_its_ne
     await client.call("shiro/chat", {"text": "What is wrong in calc.py?"})
     await client.call("shiro/chat", {"text": "Then fix it."})
     first, _, next_turn = model_bodies(fake)
-    assert "edit_file" not in {t["function"]["name"] for t in first["tools"]}
+    assert "tools" not in first  # the whole workspace was shown
     assert {"edit_file", "write_file"} <= {t["function"]["name"] for t in next_turn["tools"]}
     assert "fenced code block" not in system_prompt_of(next_turn)

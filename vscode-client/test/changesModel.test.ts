@@ -15,9 +15,9 @@ import type { CheckpointInfo } from '../src/shared/protocol';
 test('an approval preview lists each file with its status and +N −M, and a total', () => {
   const view = approvalPreview({
     previews: [
-      { path: 'a.py', before: 'x\ny\n', after: 'x\nz\nw\n' },
-      { path: 'new.txt', before: null, after: 'hello\n' },
-      { path: 'gone.txt', before: 'bye\n', after: null },
+      { path: 'a.py', before: 'x\ny\n', after: 'x\nz\nw\n', additions: 2, deletions: 1 },
+      { path: 'new.txt', before: null, after: 'hello\n', additions: 1 },
+      { path: 'gone.txt', before: 'bye\n', after: null, deletions: 1 },
       { path: 'b.py', from: 'old/b.py', before: 'k\n', after: 'k\n' },
     ],
   })!;
@@ -154,7 +154,7 @@ test('tool cards: a diff in the result is coloured; an edit without one shows wh
       {
         edits: [
           { oldString: 'a', newString: 'b' },
-          { oldString: 'c', newString: '' },
+          { oldString: 'c\n', newString: '' },
         ],
       },
       'ok',
@@ -255,3 +255,36 @@ test(
     assert.equal(v.total, '+8 \u22124', 'the header adds up what the turn changed');
   },
 );
+
+test("an approval preview shows the server's count, the one the tool card's row shows for the same change", () => {
+  // a diff of its own here would say +1 −2 (another alignment of the repeated lines); the server counts +2 −3
+  const view = approvalPreview({
+    preview: {
+      path: 'a.txt',
+      before: 'a\n\nb\na\nb\n\nb\n\n',
+      after: 'a\n\nb\nb\nb\na\n\n',
+      additions: 2,
+      deletions: 3,
+    },
+  })!;
+  assert.equal(view.files[0].counts, '+2 \u22123');
+  assert.equal(view.total, '+2 \u22123');
+});
+
+test('an edit that adds a line after the one it names counts +1 −0, as the file does (not +2 −1)', () => {
+  const view = toolDiff('edit_file', { path: 'x', oldString: 'line 3', newString: 'line 3\nline 3b' }, '')!;
+  assert.equal(view.counts, '+1 \u22120');
+  assert.deepEqual(
+    view.lines.map(l => l.text),
+    ['+line 3b'],
+  );
+});
+
+test("a tool row shows the count the server sent (the approval's while it waits, the result's after)", () => {
+  const edit = { path: 'x', oldString: 'a', newString: 'b' };
+  assert.equal(toolDiff('edit_file', edit, '', undefined, '+1 \u22120')!.counts, '+1 \u22120');
+  const cut = '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n... [diff cut, 900 more chars]\n';
+  const view = toolDiff('edit_file', edit, 'ok', cut, '+40 \u221240')!;
+  assert.equal(view.source, 'diff');
+  assert.equal(view.counts, '+40 \u221240');
+});

@@ -1,6 +1,6 @@
 // What the review UI shows, as plain data (no vscode import): approval previews, the "Changed files"
 // block, which user turns have a checkpoint and the hunks still to review. (Tool-card diffs: webview/toolDiff.ts.)
-import { countLines, diffHunks, formatCounts } from '../shared/lineDiff';
+import { diffHunks, formatCounts } from '../shared/lineDiff';
 import type { LineCounts } from '../shared/lineDiff';
 import type {
   ApproveParams,
@@ -33,7 +33,8 @@ export function approvalPreview(p: Pick<ApproveParams, 'preview' | 'previews'>):
   let additions = 0;
   let deletions = 0;
   const views = files.map(f => {
-    const c = f.binary ? { additions: 0, deletions: 0 } : countLines(f.before, f.after);
+    // the server's count: the tool card's row counts the same change with the same diff
+    const c = { additions: f.additions ?? 0, deletions: f.deletions ?? 0 };
     additions += c.additions;
     deletions += c.deletions;
     return {

@@ -124,6 +124,10 @@ export interface ApproveParams {
  */
 export interface FilePreview {
   /**
+   * Extension: lines the call adds, counted as the tool card's row (`ChangedFile.additions`) counts the same change, so the card and the row agree; 0 for a binary or too large file.
+   */
+  additions?: number;
+  /**
    * The file after the call; null for a delete.
    */
   after: string | null;
@@ -135,6 +139,10 @@ export interface FilePreview {
    * A binary file: before/after are a one-line summary, not the bytes (null as above).
    */
   binary?: boolean;
+  /**
+   * Extension: as `additions`, lines deleted.
+   */
+  deletions?: number;
   /**
    * move_file: the path it moves from (`path` is the target).
    */

@@ -337,6 +337,31 @@ async def test_bash_sed_and_rm_are_put_back_by_restore_and_redone(
     assert kinds == ["redo", "redo", "turn"]
 
 
+async def test_restore_and_redo_say_which_files_they_deleted_and_which_they_wrote_again(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "kept.txt").write_text("one\n")
+    (workspace / "old.txt").write_text("old\n")
+    await turn(
+        client,
+        fake,
+        "change, create, delete",
+        ToolCall("write_file", {"path": "kept.txt", "content": "two\n"}, "c1"),
+        ToolCall("write_file", {"path": "new.txt", "content": "new\n"}, "c2"),
+        ToolCall("delete_file", {"path": "old.txt"}, "c3"),
+    )
+    (checkpoint,) = (await client.call("shiro/checkpoint/list", {}))["checkpoints"]
+    restored = await client.call("shiro/checkpoint/restore", {"id": checkpoint["id"], "mode": "code"})
+    assert restored["restored"] == ["kept.txt", "new.txt", "old.txt"]
+    assert (restored["deleted"], restored["created"]) == (["new.txt"], ["old.txt"])
+    assert not (workspace / "new.txt").exists() and (workspace / "old.txt").read_text() == "old\n"
+
+    redone = await client.call("shiro/checkpoint/restore", {"id": restored["redoId"], "mode": "code"})
+    assert redone["restored"] == ["kept.txt", "new.txt", "old.txt"]
+    assert (redone["deleted"], redone["created"]) == (["old.txt"], ["new.txt"])
+    assert (workspace / "new.txt").read_text() == "new\n" and not (workspace / "old.txt").exists()
+
+
 async def test_restore_chat_drops_that_turn_and_later_ones_and_redo_brings_them_back(
     client: ShiroClient, fake: FakeOpenAI, workspace: Path, home: Path
 ) -> None:

@@ -288,3 +288,23 @@ test("a tool row shows the count the server sent (the approval's while it waits,
   assert.equal(view.source, 'diff');
   assert.equal(view.counts, '+40 \u221240');
 });
+
+test('restore and redo say per file what they did: put back, deleted (again), created again', () => {
+  const restored = { restored: ['a.py', 'new.txt', 'old.txt'], conflicts: [], redoId: 'r' };
+  assert.equal(
+    restoreText('code', { ...restored, deleted: ['new.txt'], created: ['old.txt'] }).text,
+    'Restored checkpoint: 1 file put back (a.py), 1 deleted (new.txt), 1 created again (old.txt).',
+  );
+  assert.equal(
+    restoreText('code', { ...restored, redoId: 'r2', deleted: ['old.txt'], created: ['new.txt'] }, true).text,
+    'Redone: 1 file put back (a.py), 1 deleted again (old.txt), 1 created again (new.txt).',
+  );
+  assert.equal(
+    restoreText('code', { restored: ['new.txt'], conflicts: [], redoId: 'r', deleted: ['new.txt'] }, true).text,
+    'Redone: 1 file deleted again (new.txt).',
+  );
+  assert.equal(
+    restoreText('code', { restored: ['a.py', 'b.py'], conflicts: [], redoId: 'r' }).text,
+    'Restored checkpoint: 2 files put back (a.py, b.py).',
+  );
+});

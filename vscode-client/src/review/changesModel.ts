@@ -133,6 +133,24 @@ export const RESTORE_LABELS: Record<RestoreMode, string> = {
   both: 'Restore code and chat',
 };
 
+/** "1 file put back (a.py), 1 deleted again (new.txt)": each file by what the restore did to it. */
+function filesDone(r: CheckpointRestoreResult, redo: boolean): string {
+  const deleted = r.deleted ?? [];
+  const created = r.created ?? [];
+  const groups: [string, string[]][] = [
+    ['put back', r.restored.filter(p => !deleted.includes(p) && !created.includes(p))],
+    [redo ? 'deleted again' : 'deleted', deleted],
+    ['created again', created],
+  ];
+  return groups
+    .filter(([, paths]) => paths.length)
+    .map(([done, paths], i) => {
+      const noun = i ? '' : paths.length === 1 ? ' file' : ' files';
+      return `${paths.length}${noun} ${done} (${paths.join(', ')})`;
+    })
+    .join(', ');
+}
+
 export function restoreText(
   mode: RestoreMode,
   r: CheckpointRestoreResult,
@@ -141,11 +159,8 @@ export function restoreText(
   const parts: string[] = [];
   const what = redo ? 'Redone' : 'Restored checkpoint';
   if (mode !== 'chat') {
-    parts.push(
-      r.restored.length
-        ? `${what}: ${r.restored.length} file${r.restored.length === 1 ? '' : 's'} put back (${r.restored.join(', ')}).`
-        : `${what}: no files needed restoring.`,
-    );
+    const done = filesDone(r, redo);
+    parts.push(done ? `${what}: ${done}.` : `${what}: no files needed restoring.`);
   } else parts.push(`${what}: chat.`);
   if (mode !== 'code' && r.messagesRemoved)
     parts.push(`${r.messagesRemoved} message${r.messagesRemoved === 1 ? '' : 's'} removed from the session.`);

@@ -337,6 +337,14 @@ export interface CheckpointRestoreResult {
    */
   conflicts: string[];
   /**
+   * Extension: of `restored`, the paths this restore wrote where no file was: the turn deleted them (for a redo: the turn created them, so the redo created them again).
+   */
+  created?: string[];
+  /**
+   * Extension: of `restored`, the paths this restore deleted: the turn created them (for a redo: the turn deleted them, so the redo deleted them again).
+   */
+  deleted?: string[];
+  /**
    * Extension: messages dropped from the session.
    */
   messagesRemoved?: number;

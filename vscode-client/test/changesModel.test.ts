@@ -8,6 +8,7 @@ import {
   HunkReview,
   isReviewMessage,
   restoreText,
+  undoneText,
 } from '../src/review/changesModel';
 import { toolDiff } from '../webview/toolDiff';
 import type { CheckpointInfo } from '../src/shared/protocol';
@@ -307,4 +308,10 @@ test('restore and redo say per file what they did: put back, deleted (again), cr
     restoreText('code', { restored: ['a.py', 'b.py'], conflicts: [], redoId: 'r' }).text,
     'Restored checkpoint: 2 files put back (a.py, b.py).',
   );
+});
+
+test('an undo in the Changed files block is a line in the chat: which files went back', () => {
+  assert.equal(undoneText(['a.py']), 'Undone: a.py is back as it was before the turn.');
+  assert.equal(undoneText(['a.py', 'b.py']), 'Undone: 2 files are back as they were before the turn (a.py, b.py).');
+  assert.equal(undoneText([]), undefined);
 });

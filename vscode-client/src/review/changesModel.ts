@@ -133,6 +133,13 @@ export const RESTORE_LABELS: Record<RestoreMode, string> = {
   both: 'Restore code and chat',
 };
 
+/** The chat's line after an Undo (or Undo all) in the Changed files block; none when nothing was undone. */
+export function undoneText(paths: readonly string[]): string | undefined {
+  if (!paths.length) return undefined;
+  if (paths.length === 1) return `Undone: ${paths[0]} is back as it was before the turn.`;
+  return `Undone: ${paths.length} files are back as they were before the turn (${paths.join(', ')}).`;
+}
+
 /** "1 file put back (a.py), 1 deleted again (new.txt)": each file by what the restore did to it. */
 function filesDone(r: CheckpointRestoreResult, redo: boolean): string {
   const deleted = r.deleted ?? [];

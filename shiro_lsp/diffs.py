@@ -176,9 +176,14 @@ def hunks(before: str, after: str) -> list[Hunk]:
 
 
 def counts(before: str, after: str) -> tuple[int, int]:
-    """(lines added, lines deleted)."""
-    found = hunks(before, after)
-    return sum(h.new_lines for h in found), sum(h.old_lines for h in found)
+    """(lines added, lines deleted): the one count of a change that every card and row shows."""
+    return _tally(_windowed(before, after, 0)[3])
+
+
+def _tally(codes: list[Opcode]) -> tuple[int, int]:
+    added = sum(j2 - j1 for tag, _, _, j1, j2 in codes if tag != "equal")
+    deleted = sum(i2 - i1 for tag, i1, i2, _, _ in codes if tag != "equal")
+    return added, deleted
 
 
 def revert(before: str, after: str, indices: Iterable[int]) -> str:
@@ -247,8 +252,7 @@ def card(
 ) -> tuple[int, int, str]:
     """(lines added, lines deleted, the unified diff) from one comparison."""
     offset, a, b, codes = _windowed(before or "", after or "", 3)
-    added = sum(j2 - j1 for tag, _, _, j1, j2 in codes if tag != "equal")
-    deleted = sum(i2 - i1 for tag, i1, i2, _, _ in codes if tag != "equal")
+    added, deleted = _tally(codes)
     return added, deleted, _unified(a, b, codes, before is not None, after is not None, path, limit, offset)
 
 

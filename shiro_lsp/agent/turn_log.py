@@ -38,14 +38,15 @@ class LoggedSession(Protocol):
 def recorded_form(event: Event) -> dict[str, Any] | None:
     """The wire JSON kept for ``event``, or None when the messages already hold what it showed.
 
-    A tool card's result is in the history; only its diff (what the call changed on disk) is not.
+    A tool card's result is in the history; what the call changed on disk (its diff and files, so a
+    resumed card counts its lines as the live one did) is not.
     """
     if isinstance(event, SHOWN_AS_IS):
         return event_json(event)
     if isinstance(event, ev.ToolResult) and event.diff:
-        return event_json(replace(event, output="", files=None))
+        return event_json(replace(event, output=""))
     if isinstance(event, ev.ToolFailed) and event.diff:
-        return event_json(replace(event, error="", files=None))
+        return event_json(replace(event, error=""))
     return None
 
 

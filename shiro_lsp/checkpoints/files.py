@@ -201,12 +201,17 @@ class CheckpointFiles:
         large = max(len(before or b""), len(change.after or b"")) > PREVIEW_MAX_BYTES
         binary = large or is_binary(before) or is_binary(change.after)
         show = large_summary_of if large else summary_of if binary else as_text
+        added, deleted = (
+            (0, 0) if binary else diffs.counts(as_text(before) or "", as_text(change.after) or "")
+        )
         return FilePreview(
             path=change.path,
             before=show(before),
             after=show(change.after),
             moved_from=change.moved_from,
             binary=binary,
+            additions=added,
+            deletions=deleted,
         )
 
     def row(self, path: str, record: FileRecord, before: bytes | None, now: bytes | None) -> ChangedFile:

@@ -89,6 +89,10 @@ class RestoreOutcome:
     messages_removed: int = 0
     not_covered: list[str] = field(default_factory=list)
     """Paths left as they are because the checkpoint cannot put them back (not covered)."""
+    deleted: list[str] = field(default_factory=list)
+    """Of ``restored``, the paths the restore removed (absent at the point it went back to)."""
+    created: list[str] = field(default_factory=list)
+    """Of ``restored``, the paths the restore wrote where there was no file."""
 
 
 class ChatSession:
@@ -290,7 +294,15 @@ class Checkpoints:
         if chat_op is not None:
             keep, tail = chat_op
             chat.put([*messages[:keep], *tail])
-        return RestoreOutcome(sorted(restored), sorted(conflicts), redo.id, removed, sorted(not_covered))
+        return RestoreOutcome(
+            sorted(restored),
+            sorted(conflicts),
+            redo.id,
+            removed,
+            sorted(not_covered),
+            deleted=sorted(path for path in restored if redo.files[path].after is None),
+            created=sorted(path for path in restored if redo.files[path].before is None),
+        )
 
     def _chat_op(self, target: Checkpoint, messages: list[Message]) -> tuple[int, list[Message]] | None:
         """The chat restore as (messages kept, messages then appended)."""

@@ -92,6 +92,14 @@ class FilePreview(Wire):
         default=False,
         description="A binary file: before/after are a one-line summary, not the bytes (null as above).",
     )
+    additions: int = Field(
+        default=0,
+        description=(
+            "Extension: lines the call adds, counted as the tool card's row (`ChangedFile.additions`) "
+            "counts the same change, so the card and the row agree; 0 for a binary or too large file."
+        ),
+    )
+    deletions: int = Field(default=0, description="Extension: as `additions`, lines deleted.")
 
 
 @dataclass(frozen=True)

@@ -96,4 +96,6 @@ def register(server: ShiroServer) -> None:
             redo_id=outcome.redo_id,
             messages_removed=outcome.messages_removed,
             not_covered=outcome.not_covered,
+            deleted=outcome.deleted,
+            created=outcome.created,
         )

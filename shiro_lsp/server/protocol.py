@@ -439,6 +439,20 @@ class CheckpointRestoreResult(Wire):
             "earlier content was not recorded, or the user saved them while the turn ran)."
         ),
     )
+    deleted: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Extension: of `restored`, the paths this restore deleted: the turn created them (for a "
+            "redo: the turn deleted them, so the redo deleted them again)."
+        ),
+    )
+    created: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Extension: of `restored`, the paths this restore wrote where no file was: the turn "
+            "deleted them (for a redo: the turn created them, so the redo created them again)."
+        ),
+    )
 
 
 # --- sessions ------------------------------------------------------------------------------------

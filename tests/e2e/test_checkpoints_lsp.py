@@ -95,6 +95,8 @@ async def test_an_edit_is_previewed_diffed_listed_and_undone(
         "after": "def main():\n    return 2\n",
         "from": None,
         "binary": False,
+        "additions": 1,
+        "deletions": 1,
     }
     (card,) = tool_events(client, result["taskId"], "tool-result")
     assert "-    return 1\n+    return 2\n" in card["diff"]
@@ -123,6 +125,23 @@ async def test_an_edit_is_previewed_diffed_listed_and_undone(
     assert (workspace / "app.py").read_text() == "def main():\n    return 1\n"
     (row,) = (await client.call("shiro/changes", {}))["files"]
     assert row["reviewed"] is True and row["additions"] == 0
+
+
+@pytest.mark.parametrize("permissions", [{}])
+async def test_the_approval_and_the_tool_card_count_an_edit_the_same(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, permissions: dict[str, Any]
+) -> None:
+    """One line added among several: the approval card and the tool card's row both say +1 -0 (the
+    edit's own snippets, "line 3" -> "line 3\nline 3b", would count +2 -1 as a diff of their own)."""
+    (workspace / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 7)))
+    client.decisions = ["once"]
+    edit = {"path": "notes.txt", "oldString": "line 3", "newString": "line 3\nline 3b"}
+    result = await turn(client, fake, "add a line", ToolCall("edit_file", edit, "c1"))
+    (approval,) = client.approvals
+    asked = (approval["preview"]["additions"], approval["preview"]["deletions"])
+    (card,) = tool_events(client, result["taskId"], "tool-result")
+    (row,) = card["files"]
+    assert asked == (row["additions"], row["deletions"]) == (1, 0)
 
 
 async def test_undo_of_one_hunk_of_three_keeps_the_other_two(
@@ -316,6 +335,31 @@ async def test_bash_sed_and_rm_are_put_back_by_restore_and_redone(
     assert (workspace / "a.txt").read_text() == "hello there\n" and not (workspace / "b.txt").exists()
     kinds = [c["kind"] for c in (await client.call("shiro/checkpoint/list", {}))["checkpoints"]]
     assert kinds == ["redo", "redo", "turn"]
+
+
+async def test_restore_and_redo_say_which_files_they_deleted_and_which_they_wrote_again(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "kept.txt").write_text("one\n")
+    (workspace / "old.txt").write_text("old\n")
+    await turn(
+        client,
+        fake,
+        "change, create, delete",
+        ToolCall("write_file", {"path": "kept.txt", "content": "two\n"}, "c1"),
+        ToolCall("write_file", {"path": "new.txt", "content": "new\n"}, "c2"),
+        ToolCall("delete_file", {"path": "old.txt"}, "c3"),
+    )
+    (checkpoint,) = (await client.call("shiro/checkpoint/list", {}))["checkpoints"]
+    restored = await client.call("shiro/checkpoint/restore", {"id": checkpoint["id"], "mode": "code"})
+    assert restored["restored"] == ["kept.txt", "new.txt", "old.txt"]
+    assert (restored["deleted"], restored["created"]) == (["new.txt"], ["old.txt"])
+    assert not (workspace / "new.txt").exists() and (workspace / "old.txt").read_text() == "old\n"
+
+    redone = await client.call("shiro/checkpoint/restore", {"id": restored["redoId"], "mode": "code"})
+    assert redone["restored"] == ["kept.txt", "new.txt", "old.txt"]
+    assert (redone["deleted"], redone["created"]) == (["old.txt"], ["new.txt"])
+    assert (workspace / "new.txt").read_text() == "new\n" and not (workspace / "old.txt").exists()
 
 
 async def test_restore_chat_drops_that_turn_and_later_ones_and_redo_brings_them_back(

@@ -117,6 +117,7 @@ async def test_resume_returns_each_turn_as_the_panel_showed_it(
     assert (approval["type"], approval["decision"], approval["id"]) == ("approval", "once", "c1")
     assert approval["suggestedPattern"] and approval["expired"] is False
     assert card["type"] == "tool-result" and "+x = 2" in card["diff"] and card["output"] == ""
+    assert [(f["path"], f["additions"], f["deletions"]) for f in card["files"]] == [("app.py", 1, 1)]
 
     no, refused = events_of(result, denied["taskId"])
     assert (no["type"], no["decision"], no["reason"]) == ("approval", "deny", "keep it at 2")

@@ -516,8 +516,15 @@ export const scenarios = [
       const chat = wb.chat();
       const card = chat.locator('.approval-card').last();
       await card.locator('.approval-preview .file-row', { hasText: 'review.py' }).waitFor({ timeout: 30_000 });
+      // one count per change: the card and the tool row under it say the same (the edit's own snippets,
+      // a line -> that line and one more, used to make the row say +2 −1)
+      const tool = chat.locator('.entry.tool', { hasText: 'edit_file' }).last();
+      const asked = (await card.locator('.approval-preview-head .diff-counts').innerText()).replace(/\s+/g, ' ');
+      assert.equal(asked, '+1 \u22120');
+      assert.equal((await tool.locator('summary .diff-counts').innerText()).replace(/\s+/g, ' '), asked);
       await card.locator('button', { hasText: 'Allow once' }).click();
       await chat.locator('.entry.assistant', { hasText: 'Added VALUE_03B' }).waitFor({ timeout: 30_000 });
+      assert.equal((await tool.locator('summary .diff-counts').innerText()).replace(/\s+/g, ' '), asked);
       const blocks = chat.locator('.changes-block');
       const second = blocks.last();
       const row = second.locator('.file-row', { hasText: 'review.py' });
@@ -543,6 +550,11 @@ export const scenarios = [
           }
         },
       });
+      // an undo is a line in the chat
+      await row.locator('.undo-file').click();
+      await chat.locator('.entry.notice', { hasText: 'Undone: review.py is back as it was before the turn.' })
+        .waitFor({ timeout: 15_000 });
+      assert.doesNotMatch(fs.readFileSync(path.join(workspace, 'review.py'), 'utf8'), /VALUE_03B/);
     },
   },
   {
@@ -595,11 +607,14 @@ export const scenarios = [
       await wb.quickPickRow('Restore code').click();
       const notice = chat.locator('.entry.restored', { hasText: 'obsolete.txt' }).last();
       await notice.waitFor({ timeout: 15_000 });
+      assert.match(await notice.innerText(), /Restored checkpoint: 1 file created again \(obsolete\.txt\)/);
       assert.ok(fs.readFileSync(file).equals(bytes), 'the deleted file is back with its bytes');
       await wb.shot('review-checkpoint-restored');
       await notice.locator('.redo').click();
-      await chat.locator('.entry.restored', { hasText: 'Redone' }).waitFor({ timeout: 15_000 });
+      const redone = chat.locator('.entry.restored', { hasText: 'Redone' }).last();
+      await redone.waitFor({ timeout: 15_000 });
       assert.equal(fs.existsSync(file), false, 'redo deletes it again');
+      assert.match(await redone.innerText(), /Redone: 1 file deleted again \(obsolete\.txt\)/, 'and says so');
       await wb.shot('review-restore-redone');
     },
   },

@@ -8,6 +8,7 @@ import {
   HunkReview,
   isReviewMessage,
   restoreText,
+  undoneText,
 } from '../src/review/changesModel';
 import { toolDiff } from '../webview/toolDiff';
 import type { CheckpointInfo } from '../src/shared/protocol';
@@ -15,9 +16,9 @@ import type { CheckpointInfo } from '../src/shared/protocol';
 test('an approval preview lists each file with its status and +N −M, and a total', () => {
   const view = approvalPreview({
     previews: [
-      { path: 'a.py', before: 'x\ny\n', after: 'x\nz\nw\n' },
-      { path: 'new.txt', before: null, after: 'hello\n' },
-      { path: 'gone.txt', before: 'bye\n', after: null },
+      { path: 'a.py', before: 'x\ny\n', after: 'x\nz\nw\n', additions: 2, deletions: 1 },
+      { path: 'new.txt', before: null, after: 'hello\n', additions: 1 },
+      { path: 'gone.txt', before: 'bye\n', after: null, deletions: 1 },
       { path: 'b.py', from: 'old/b.py', before: 'k\n', after: 'k\n' },
     ],
   })!;
@@ -154,7 +155,7 @@ test('tool cards: a diff in the result is coloured; an edit without one shows wh
       {
         edits: [
           { oldString: 'a', newString: 'b' },
-          { oldString: 'c', newString: '' },
+          { oldString: 'c\n', newString: '' },
         ],
       },
       'ok',
@@ -255,3 +256,62 @@ test(
     assert.equal(v.total, '+8 \u22124', 'the header adds up what the turn changed');
   },
 );
+
+test("an approval preview shows the server's count, the one the tool card's row shows for the same change", () => {
+  // a diff of its own here would say +1 −2 (another alignment of the repeated lines); the server counts +2 −3
+  const view = approvalPreview({
+    preview: {
+      path: 'a.txt',
+      before: 'a\n\nb\na\nb\n\nb\n\n',
+      after: 'a\n\nb\nb\nb\na\n\n',
+      additions: 2,
+      deletions: 3,
+    },
+  })!;
+  assert.equal(view.files[0].counts, '+2 \u22123');
+  assert.equal(view.total, '+2 \u22123');
+});
+
+test('an edit that adds a line after the one it names counts +1 −0, as the file does (not +2 −1)', () => {
+  const view = toolDiff('edit_file', { path: 'x', oldString: 'line 3', newString: 'line 3\nline 3b' }, '')!;
+  assert.equal(view.counts, '+1 \u22120');
+  assert.deepEqual(
+    view.lines.map(l => l.text),
+    ['+line 3b'],
+  );
+});
+
+test("a tool row shows the count the server sent (the approval's while it waits, the result's after)", () => {
+  const edit = { path: 'x', oldString: 'a', newString: 'b' };
+  assert.equal(toolDiff('edit_file', edit, '', undefined, '+1 \u22120')!.counts, '+1 \u22120');
+  const cut = '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n... [diff cut, 900 more chars]\n';
+  const view = toolDiff('edit_file', edit, 'ok', cut, '+40 \u221240')!;
+  assert.equal(view.source, 'diff');
+  assert.equal(view.counts, '+40 \u221240');
+});
+
+test('restore and redo say per file what they did: put back, deleted (again), created again', () => {
+  const restored = { restored: ['a.py', 'new.txt', 'old.txt'], conflicts: [], redoId: 'r' };
+  assert.equal(
+    restoreText('code', { ...restored, deleted: ['new.txt'], created: ['old.txt'] }).text,
+    'Restored checkpoint: 1 file put back (a.py), 1 deleted (new.txt), 1 created again (old.txt).',
+  );
+  assert.equal(
+    restoreText('code', { ...restored, redoId: 'r2', deleted: ['old.txt'], created: ['new.txt'] }, true).text,
+    'Redone: 1 file put back (a.py), 1 deleted again (old.txt), 1 created again (new.txt).',
+  );
+  assert.equal(
+    restoreText('code', { restored: ['new.txt'], conflicts: [], redoId: 'r', deleted: ['new.txt'] }, true).text,
+    'Redone: 1 file deleted again (new.txt).',
+  );
+  assert.equal(
+    restoreText('code', { restored: ['a.py', 'b.py'], conflicts: [], redoId: 'r' }).text,
+    'Restored checkpoint: 2 files put back (a.py, b.py).',
+  );
+});
+
+test('an undo in the Changed files block is a line in the chat: which files went back', () => {
+  assert.equal(undoneText(['a.py']), 'Undone: a.py is back as it was before the turn.');
+  assert.equal(undoneText(['a.py', 'b.py']), 'Undone: 2 files are back as they were before the turn (a.py, b.py).');
+  assert.equal(undoneText([]), undefined);
+});

@@ -161,3 +161,16 @@ test("a resumed transcript shows Shiro's nudges as notes, not as the user's word
     note.kind === 'notice' && note.level === 'info' && note.text.startsWith('Shiro sent the model back: You said'),
   );
 });
+
+test("a tool card's count is the one the server sent with its files, live and in a resumed transcript", () => {
+  const files = [
+    { path: 'a.py', status: 'modified', additions: 2, deletions: 1, reviewed: false },
+    { path: 'b.py', status: 'added', additions: 3, deletions: 0, reviewed: false },
+  ];
+  const m = new ChatModel();
+  m.applyEvent('t', { type: 'tool-call', id: 'c1', name: 'apply_patch', input: {} });
+  m.applyEvent('t', { type: 'tool-result', id: 'c1', name: 'apply_patch', output: 'ok', diff: '@@', files });
+  const t = m.state.entries[0];
+  assert.ok(t.kind === 'tool');
+  assert.equal(t.counts, '+5 \u22121');
+});

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { ChatModel } from '../src/chat/chatModel';
 import { approvalCard } from '../src/chat/approval';
 import type { ChatEntry } from '../src/shared/webviewProtocol';
-import type { HistoryEvent, Message, TurnInfo } from '../src/shared/protocol';
+import type { ChangedFile, HistoryEvent, Message, TurnInfo } from '../src/shared/protocol';
 
 const edit = (id: string, to: string) => ({
   type: 'tool-call',
@@ -49,13 +49,19 @@ const turns: TurnInfo[] = [
   { taskId: 't2', at: 4, end: 8, stopReason: 'done' },
   { taskId: 't3', at: 8, end: 10, stopReason: 'cancelled' },
 ];
+/** The edit's row as the server counted it (the one count its card shows, live and resumed). */
+const FILES: ChangedFile[] = [{ path: 'app.py', status: 'modified', additions: 1, deletions: 1, reviewed: false }];
 const events: HistoryEvent[] = [
   {
     at: 2,
     taskId: 't1',
     event: { type: 'approval', id: 'c1', name: 'edit_file', decision: 'once', suggestedPattern: '*', expired: false },
   },
-  { at: 2, taskId: 't1', event: { type: 'tool-result', id: 'c1', name: 'edit_file', output: '', diff: DIFF } },
+  {
+    at: 2,
+    taskId: 't1',
+    event: { type: 'tool-result', id: 'c1', name: 'edit_file', output: '', diff: DIFF, files: FILES },
+  },
   {
     at: 6,
     taskId: 't2',
@@ -91,6 +97,7 @@ function shown(e: ChatEntry): unknown {
         kind: e.kind,
         status: e.status,
         diff: e.diff,
+        counts: e.counts,
         approval: e.approval && {
           title: e.approval.card.title,
           decision: e.approval.decision,
@@ -132,7 +139,14 @@ function live(): ChatModel {
   user('make it 2', 't1', 'cp1');
   ask('c1', 'once');
   m.applyEvent('t1', { type: 'tool-call', id: 'c1', name: 'edit_file', input: edit('c1', 'x = 2').input });
-  m.applyEvent('t1', { type: 'tool-result', id: 'c1', name: 'edit_file', output: 'edited app.py', diff: DIFF });
+  m.applyEvent('t1', {
+    type: 'tool-result',
+    id: 'c1',
+    name: 'edit_file',
+    output: 'edited app.py',
+    diff: DIFF,
+    files: FILES,
+  });
   m.applyEvent('t1', { type: 'text', text: 'done' });
   m.push({ kind: 'changes', taskId: 't1', checkpointId: 'cp1', files: [], total: '+1 \u22121', pending: 1 });
   m.turnEnded('t1', 'done');

@@ -18,7 +18,7 @@ const edit: ApproveParams = {
   input: { path: 'a.py', oldString: 'x', newString: 'y' },
   suggestedPattern: 'a.py',
   repeated: false,
-  preview: { path: 'a.py', before: 'x\n', after: 'y\n' },
+  preview: { path: 'a.py', before: 'x\n', after: 'y\n', additions: 1, deletions: 1 },
 };
 
 function recorder(): { hooks: ReviewHooks; calls: string[] } {

@@ -205,7 +205,8 @@ export function decorateTool(details: HTMLElement, entry: ToolEntry): void {
   } catch {
     /* shown as text */
   }
-  const view = toolDiff(entry.name, input, entry.output, entry.diff);
+  const counted = entry.counts ?? entry.approval?.card.preview?.total;
+  const view = toolDiff(entry.name, input, entry.output, entry.diff, counted);
   if (!view) return;
   if (view.counts) details.querySelector('summary')?.appendChild(counts(view.counts));
   const pre = el('pre', 'tool-diff');

@@ -20,7 +20,8 @@ function editLines(oldText: string, newText: string): { kind: DiffLineKind; text
   const out: { kind: DiffLineKind; text: string }[] = [];
   const a = oldText.split('\n');
   const b = newText.split('\n');
-  for (const h of diffHunks(oldText, newText)) {
+  // both snippets end where a line goes on in the file: "b" -> "b\nc" adds one line, as it does to the file
+  for (const h of diffHunks(`${oldText}\n`, `${newText}\n`)) {
     // line numbers of a snippet would mislead: a neutral separator between its changed regions
     if (out.length) out.push({ kind: 'hunk', text: '\u22ef' });
     const oldFrom = h.oldLines ? h.oldStart - 1 : h.oldStart;
@@ -34,8 +35,21 @@ function editLines(oldText: string, newText: string): { kind: DiffLineKind; text
 /**
  * The diff a file tool's card shows: the unified diff in its result when the server sent one, else the
  * change its input asked for (edit_file / multi_edit old → new, apply_patch's patch). Undefined otherwise.
+ * `counted`: the server's `+N −M` for the call (its result's files, or its approval's preview while it
+ * waits), shown instead of a count of the lines here, so the row says what the approval card says.
  */
-export function toolDiff(name: string, input: unknown, output: string, diff?: string): ToolDiffView | undefined {
+export function toolDiff(
+  name: string,
+  input: unknown,
+  output: string,
+  diff?: string,
+  counted?: string,
+): ToolDiffView | undefined {
+  const view = shownDiff(name, input, output, diff);
+  return view && counted ? { ...view, counts: counted } : view;
+}
+
+function shownDiff(name: string, input: unknown, output: string, diff?: string): ToolDiffView | undefined {
   const fromDiff = diff ? countUnified(diff) : undefined;
   if (diff && fromDiff) return { counts: formatCounts(fromDiff), lines: classifyDiffLines(diff), source: 'diff' };
   if (!FILE_TOOLS.has(name)) return undefined;

@@ -2,6 +2,8 @@
 // is restored from here. Pure: no vscode import. The webview only renders entries.
 import { approvalCard, describeInput, toDecision } from './approval';
 import { splitAttachments } from './attachments';
+import { countFiles, formatCounts } from '../shared/lineDiff';
+import type { LineCounts } from '../shared/lineDiff';
 import { retryWait } from '../shared/retryCountdown';
 import type {
   CompactionInfo,
@@ -163,6 +165,12 @@ export class ChatModel {
     return entry;
   }
 
+  /** What a call changed on disk: its diff, and its count from the files the server listed. */
+  private changedFiles(t: ToolEntry, event: EngineEvent): void {
+    if (event.diff) t.diff = event.diff;
+    if (event.files?.length) t.counts = formatCounts(countFiles(event.files as Partial<LineCounts>[]));
+  }
+
   /** Finish streaming entries of a task (so the next text starts a new bubble). */
   private endTask(taskId: string): void {
     for (const e of this.state.entries) {
@@ -209,7 +217,7 @@ export class ChatModel {
         const t = this.tool(id, name, taskId);
         t.output = outputText(event.output);
         t.status = 'done';
-        if (event.diff) t.diff = event.diff;
+        this.changedFiles(t, event);
         this.changed(t);
         break;
       }
@@ -217,7 +225,7 @@ export class ChatModel {
         const t = this.tool(id, name, taskId);
         t.output = errorText(event.error);
         t.status = 'error';
-        if (event.diff) t.diff = event.diff;
+        this.changedFiles(t, event);
         this.changed(t);
         break;
       }
@@ -441,13 +449,14 @@ export class ChatModel {
       });
     } else if (part.type === 'tool-result') {
       if (part.toolCallId && this.toolsById.get(part.toolCallId)?.status === 'denied') return; // live showed no result
-      const diff = replay.diffOf(part.toolCallId);
+      const { diff, files } = replay.changeOf(part.toolCallId);
       const failed = (part.output as { type?: string } | undefined)?.type?.startsWith('error');
+      const call = { id: part.toolCallId, name: part.toolName, diff, files };
       this.applyEvent(
         'transcript',
         failed
-          ? { type: 'tool-error', id: part.toolCallId, name: part.toolName, error: outputText(part.output), diff }
-          : { type: 'tool-result', id: part.toolCallId, name: part.toolName, output: part.output, diff },
+          ? { type: 'tool-error', ...call, error: outputText(part.output) }
+          : { type: 'tool-result', ...call, output: part.output },
       );
     } else if (part.type === 'tool-error') {
       this.applyEvent('transcript', {
@@ -493,7 +502,7 @@ class Replay {
   private readonly ends: TurnInfo[];
   private readonly starts: Map<number, TurnInfo>;
   private readonly unended: TurnInfo[];
-  private readonly diffs = new Map<string, string>();
+  private readonly changes = new Map<string, Pick<EngineEvent, 'diff' | 'files'>>();
   private previous = 0;
   readonly recorded: boolean;
 
@@ -507,7 +516,8 @@ class Replay {
     this.marks = [...compactions];
     const events = history.events ?? [];
     for (const { event } of events as readonly { event: EngineEvent }[]) {
-      if (DIFF_EVENTS.has(event.type) && event.diff && event.id) this.diffs.set(event.id, event.diff);
+      if (DIFF_EVENTS.has(event.type) && event.diff && event.id)
+        this.changes.set(event.id, { diff: event.diff, files: event.files });
     }
     this.events = events.filter(e => !DIFF_EVENTS.has(e.event.type));
     const turns = history.turns ?? [];
@@ -545,8 +555,9 @@ class Replay {
     for (const turn of this.unended) if (turn.changes) this.onTurnEnd(turn);
   }
 
-  diffOf(id: string | undefined): string | undefined {
-    return id ? this.diffs.get(id) : undefined;
+  /** What a call changed on disk, as its live card showed it: the diff and the files' counts. */
+  changeOf(id: string | undefined): Pick<EngineEvent, 'diff' | 'files'> {
+    return (id && this.changes.get(id)) || {};
   }
 
   private ended(turn: TurnInfo): void {

@@ -12,6 +12,7 @@ import {
   previewFiles,
   RESTORE_LABELS,
   restoreText,
+  undoneText,
 } from './changesModel';
 import type { UserTurn } from './changesModel';
 import { errorReason } from '../server/errors';
@@ -391,12 +392,16 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
 
   private async undoFiles(taskId: string, paths: string[]): Promise<void> {
     const conflicts: string[] = [];
+    const undone: string[] = [];
     for (const path of paths) {
       const r = await this.server.sendRequest(Method.changesUndo, { path, taskId });
-      if (!r.undone) conflicts.push(`${path}: ${r.conflict ?? 'not undone'}`);
+      if (r.undone) undone.push(path);
+      else conflicts.push(`${path}: ${r.conflict ?? 'not undone'}`);
       const file = this.fileUri(path);
       if (file) await this.refreshReview(file);
     }
+    const said = undoneText(undone);
+    if (said) this.host.model.addNotice(said);
     if (conflicts.length) {
       this.host.model.addNotice(`Left alone (changed since the turn): ${conflicts.join('; ')}`, 'warn');
     }

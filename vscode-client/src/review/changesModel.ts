@@ -1,6 +1,6 @@
 // What the review UI shows, as plain data (no vscode import): approval previews, the "Changed files"
 // block, which user turns have a checkpoint and the hunks still to review. (Tool-card diffs: webview/toolDiff.ts.)
-import { countLines, diffHunks, formatCounts } from '../shared/lineDiff';
+import { diffHunks, formatCounts } from '../shared/lineDiff';
 import type { LineCounts } from '../shared/lineDiff';
 import type {
   ApproveParams,
@@ -33,7 +33,8 @@ export function approvalPreview(p: Pick<ApproveParams, 'preview' | 'previews'>):
   let additions = 0;
   let deletions = 0;
   const views = files.map(f => {
-    const c = f.binary ? { additions: 0, deletions: 0 } : countLines(f.before, f.after);
+    // the server's count: the tool card's row counts the same change with the same diff
+    const c = { additions: f.additions ?? 0, deletions: f.deletions ?? 0 };
     additions += c.additions;
     deletions += c.deletions;
     return {
@@ -132,6 +133,31 @@ export const RESTORE_LABELS: Record<RestoreMode, string> = {
   both: 'Restore code and chat',
 };
 
+/** The chat's line after an Undo (or Undo all) in the Changed files block; none when nothing was undone. */
+export function undoneText(paths: readonly string[]): string | undefined {
+  if (!paths.length) return undefined;
+  if (paths.length === 1) return `Undone: ${paths[0]} is back as it was before the turn.`;
+  return `Undone: ${paths.length} files are back as they were before the turn (${paths.join(', ')}).`;
+}
+
+/** "1 file put back (a.py), 1 deleted again (new.txt)": each file by what the restore did to it. */
+function filesDone(r: CheckpointRestoreResult, redo: boolean): string {
+  const deleted = r.deleted ?? [];
+  const created = r.created ?? [];
+  const groups: [string, string[]][] = [
+    ['put back', r.restored.filter(p => !deleted.includes(p) && !created.includes(p))],
+    [redo ? 'deleted again' : 'deleted', deleted],
+    ['created again', created],
+  ];
+  return groups
+    .filter(([, paths]) => paths.length)
+    .map(([done, paths], i) => {
+      const noun = i ? '' : paths.length === 1 ? ' file' : ' files';
+      return `${paths.length}${noun} ${done} (${paths.join(', ')})`;
+    })
+    .join(', ');
+}
+
 export function restoreText(
   mode: RestoreMode,
   r: CheckpointRestoreResult,
@@ -140,11 +166,8 @@ export function restoreText(
   const parts: string[] = [];
   const what = redo ? 'Redone' : 'Restored checkpoint';
   if (mode !== 'chat') {
-    parts.push(
-      r.restored.length
-        ? `${what}: ${r.restored.length} file${r.restored.length === 1 ? '' : 's'} put back (${r.restored.join(', ')}).`
-        : `${what}: no files needed restoring.`,
-    );
+    const done = filesDone(r, redo);
+    parts.push(done ? `${what}: ${done}.` : `${what}: no files needed restoring.`);
   } else parts.push(`${what}: chat.`);
   if (mode !== 'code' && r.messagesRemoved)
     parts.push(`${r.messagesRemoved} message${r.messagesRemoved === 1 ? '' : 's'} removed from the session.`);

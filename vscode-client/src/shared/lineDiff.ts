@@ -76,6 +76,14 @@ export function countLines(before: string | null, after: string | null): LineCou
   return countHunks(diffHunks(before, after));
 }
 
+/** The lines a tool call changed in all its files, as the server counted them (its tool card's `files`). */
+export function countFiles(files: readonly Partial<LineCounts>[]): LineCounts {
+  return files.reduce<LineCounts>(
+    (c, f) => ({ additions: c.additions + (f.additions ?? 0), deletions: c.deletions + (f.deletions ?? 0) }),
+    { additions: 0, deletions: 0 },
+  );
+}
+
 /** `+3 −1` (a real minus sign, as the peers show it). */
 export function formatCounts(c: LineCounts): string {
   return `+${c.additions} \u2212${c.deletions}`;

@@ -124,6 +124,10 @@ export interface ApproveParams {
  */
 export interface FilePreview {
   /**
+   * Extension: lines the call adds, counted as the tool card's row (`ChangedFile.additions`) counts the same change, so the card and the row agree; 0 for a binary or too large file.
+   */
+  additions?: number;
+  /**
    * The file after the call; null for a delete.
    */
   after: string | null;
@@ -135,6 +139,10 @@ export interface FilePreview {
    * A binary file: before/after are a one-line summary, not the bytes (null as above).
    */
   binary?: boolean;
+  /**
+   * Extension: as `additions`, lines deleted.
+   */
+  deletions?: number;
   /**
    * move_file: the path it moves from (`path` is the target).
    */
@@ -328,6 +336,14 @@ export interface CheckpointRestoreResult {
    * Paths left alone: the user changed them since.
    */
   conflicts: string[];
+  /**
+   * Extension: of `restored`, the paths this restore wrote where no file was: the turn deleted them (for a redo: the turn created them, so the redo created them again).
+   */
+  created?: string[];
+  /**
+   * Extension: of `restored`, the paths this restore deleted: the turn created them (for a redo: the turn deleted them, so the redo deleted them again).
+   */
+  deleted?: string[];
   /**
    * Extension: messages dropped from the session.
    */

@@ -32,6 +32,8 @@ export type ChatEntry =
       approval?: ApprovalEntry;
       /** What the call changed in the workspace, as a unified diff (file tools and bash; v2). */
       diff?: string;
+      /** `+N −M` over the files the call changed, as the server counted them (the result's `files`). */
+      counts?: string;
       /** Shiro read the call from the model's text: it was not a native tool call (tool-call `origin`). */
       fromText?: boolean;
     }

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -30,6 +31,7 @@ from shiro_lsp.agent.context_window import ContextWindow, WireView
 from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.file_listings import (
     MAX_SHOWN_FILES,
+    WRITTEN_OUT,
     Listing,
     file_listings,
     listing_call,
@@ -85,7 +87,9 @@ from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
 from shiro_lsp.usage import Usage
 
 log = logging.getLogger(__name__)
-WITHHELD_WHEN_WRITING_OUT = frozenset({"write_file", "edit_file", "todo_write"})
+CONCLUSION_WORDS = 4
+_FENCED = re.compile(r"^(`{3,}).*?^\1[ \t]*$", re.S | re.M)
+WITHHELD_WHEN_WRITING_OUT = WRITTEN_OUT | {"todo_write"}
 """What a small model that writes calls as text is not told of: it writes files out instead of calling
 the file tools, and the task list (a 1.5B model re-sent one task list until it was refused)."""
 
@@ -249,6 +253,16 @@ class TurnOutcome:
     error: str | None = None
 
 
+def _concludes(reply: str, listings: list[Listing]) -> bool:
+    """Whether the reply says something, in prose, after the last file it wrote out (what it did)."""
+    after = _FENCED.sub("", reply[max(listing.span[1] for listing in listings) :])
+    return len(re.findall(r"[A-Za-z]\w*", after)) >= CONCLUSION_WORDS
+
+
+def _failed(result: dict[str, Any]) -> bool:
+    return bool(result.get("output", {}).get("type") != "text")
+
+
 @dataclass
 class _StepResult:
     message: Message | None = None
@@ -259,6 +273,8 @@ class _StepResult:
     stop: bool = False
     text_calls_declined: bool = False
     """Calls were read from the text and not taken (echoes of a tool's output): text, by the rules."""
+    answered_with_files: bool = False
+    """The reply wrote files out and said what it did: the turn's answer, as with Aider."""
 
 
 class Turn:
@@ -311,7 +327,7 @@ class Turn:
                 return self._outcome("done")
             results = await self.tool_calls.run(step.calls)
             self.guard.saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
-            if self.tool_calls.stopped:
+            if self.tool_calls.stopped or (step.answered_with_files and not any(map(_failed, results))):
                 self.emit(self._done())
                 return self._outcome("done")
         self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
@@ -445,6 +461,9 @@ class Turn:
             listings = await asyncio.to_thread(self._file_listings, text)
             prose, calls = without_listings(text, listings), [listing_call(item) for item in listings]
             notice = listing_notice([item.path for item in listings]) if listings else ""
+            # a small model sent back after its files were written rewrote them worse (a 1.5B model
+            # copied diff lines in): a reply that writes files and says what it did ends the turn
+            step.answered_with_files = bool(listings) and _concludes(text, listings)
         outputs = tool_outputs(self.history.messages) if calls else []
         if not calls:
             return message

@@ -61,6 +61,9 @@ MAX_FILE_CHARS = 200_000
 MAX_SHOWN_FILES = 40
 
 
+WRITTEN_OUT = frozenset({"write_file", "edit_file"})
+"""The file tools whose work a model that writes files out does in its reply instead."""
+
 WRITE_IT_OUT = (
     "Not run: write the file out instead, its path alone on one line, then its whole new content in a "
     "fenced code block."
@@ -93,6 +96,8 @@ class _Block:
     before: str
     """The reply's text between the previous block and this one."""
     start: int
+    """Where the block starts in the reply, or, when its path line was moved from a block before it,
+    that many characters after (a listing's span starts its path line's length before ``start``)."""
     end: int
 
 
@@ -121,19 +126,27 @@ def _blocks(text: str) -> list[_Block]:
             match.group("lang").lower(), body, text[end : match.start()], match.start(), match.end()
         )
         path_line = _fenced_path_line(blocks[-1], block) if blocks else None
-        if path_line is not None:  # the path block becomes the path line of this one
+        if path_line is not None:  # the path line goes from the block before to this one
             previous = blocks.pop()
-            block = replace(block, before=previous.before + path_line, start=previous.start + len(path_line))
+            body = previous.body.rstrip("\n").rpartition("\n")[0]
+            if body.strip():  # the block before, left unclosed, ends where the path line starts
+                blocks.append(replace(previous, body=body + "\n"))
+                block = replace(block, before=path_line, start=match.start() + len(path_line))
+            else:
+                block = replace(
+                    block, before=previous.before + path_line, start=previous.start + len(path_line)
+                )
         blocks.append(block)
         end = match.end()
     return blocks
 
 
 def _fenced_path_line(previous: _Block, block: _Block) -> str | None:
-    """The path line of a block that comes right after a block holding nothing but a path (a 1.5B
-    model fences the path line too)."""
-    match = _PATH_LINE.match(previous.body.strip())
-    if match is None or block.before.strip() or "\n" in previous.body.strip():
+    """The path line of a block that comes right after a block ending with a line that is nothing but
+    a path: a 1.5B model fences the path line too, or forgets to close the block before it."""
+    lines = previous.body.rstrip("\n").split("\n")
+    match = _PATH_LINE.match(lines[-1].strip())
+    if match is None or block.before.strip() or lines[-1].lstrip().startswith(("#", "-", ">")):
         return None
     return match.group("path") + "\n"
 
@@ -189,12 +202,16 @@ def _resolved(block: _Block, path: str, current: str | None, *, explicit: bool) 
     content = block.body
     if current is None:
         return Listing(path, content) if explicit else None
-    if content.strip() == current.strip():
-        return None  # the file shown unchanged
+    if _lines(content) == _lines(current):
+        return None  # the file shown unchanged (a 1.5B model drops blank lines when it copies one)
     if _is_whole(content, current):
         return Listing(path, content)
     spliced = splice(current, content) or _appended(current, content)
     return Listing(path, spliced) if spliced is not None else None
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
 def _appended(current: str, fragment: str) -> str | None:

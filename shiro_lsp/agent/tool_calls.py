@@ -251,7 +251,13 @@ class ToolCallRunner:
             return self._tool_error(call, redact(error.message), changed)
         diff, files = _change_fields(changed)
         self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
-        if diff and self.setup.plan.compact:  # a small model sees what its call did to the files
+        # a small model sees what its call did to the files, unless it wrote a whole file out itself (a
+        # 1.5B model then copied the diff's lines into its next write of the file)
+        if (
+            diff
+            and self.setup.plan.compact
+            and not (self.setup.plan.writes_out and call.name == "write_file")
+        ):
             output = with_changes(output, redact(diff))
         elif self.setup.plan.compact and watch is not None and edits_in_place(call.name, input):
             output += NOTHING_EDITED

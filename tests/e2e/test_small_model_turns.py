@@ -527,3 +527,55 @@ async def test_a_fenced_path_line_names_the_block_after_it(
     assert (workspace / "hello.py").read_text() == hello
     assert (workspace / "README.md").read_text() == "# Playground\n"
     assert answer(events) == "Created hello.py."
+
+
+async def test_a_reply_that_writes_files_and_says_what_it_did_ends_the_turn(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "stats.py").write_text(
+        "def average(numbers):\n    return sum(numbers) / (len(numbers) + 1)\n"
+    )
+    fixed = "def average(numbers):\n    return sum(numbers) / len(numbers)\n"
+    reply = f"stats.py\n```python\n{fixed}```\n\nOutcome: average now divides by the number of values."
+    # fix-average-bug, 236794e: sent back after this reply, the model wrote stats.py again from the diff's lines
+    local.script += [Step(Text(reply, chunks=3)), Step(Text("stats.py\n```\n def average(numbers):\n```"))]
+    events = await run(local, workspace, home, "Fix the average in stats.py.")
+    assert (workspace / "stats.py").read_text() == fixed
+    assert len(chats(local)) == 1  # one request, as with Aider
+    assert events[-1]["type"] == "done"
+    said = "".join(e["text"] for e in events if e["type"] == "text")
+    assert "average now divides by the number of values" in said
+
+
+async def test_a_written_out_file_is_answered_without_the_diff_and_unchanged_copies_are_not_written(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    test = "from cart import total\n\n\ndef test_total():\n    assert total([10, 5]) == 15\n"
+    (workspace / "cart.py").write_text("def total(prices):\n    return 0\n")
+    (workspace / "test_cart.py").write_text(test)
+    fixed = "def total(prices):\n    return sum(prices)\n"
+    squeezed = test.replace(
+        "\n\n\n", "\n"
+    )  # fix-failing-test, 236794e: the test copied without its blank lines
+    reply = f"cart.py\n```\n{fixed}```\n\ntest_cart.py\n```\n{squeezed}```"
+    local.script += [Step(Text(reply, chunks=3)), Step(Text("Fixed total in cart.py."))]
+    await run(local, workspace, home, "Fix total in cart.py.")
+    assert (workspace / "cart.py").read_text() == fixed
+    assert (workspace / "test_cart.py").read_text() == test
+    result = chats(local)[1]["messages"][-1]
+    assert "Wrote" in str(result["content"]) and "What this changed" not in str(result["content"])
+
+
+async def test_a_block_left_unclosed_before_the_next_file_is_two_files(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "textutils.py").write_text("def word_count(text):\n    return len(text.split())\n")
+    (workspace / "words.txt").write_text("level\nhello\n")
+    added = "def word_count(text):\n    return len(text.split())\n\ndef is_palindrome(word):\n    return word == word[::-1]\n"
+    # add-function-and-use, 236794e: the first block is closed only after the next file's path line
+    reply = f"textutils.py\n```\n{added}words.txt\n```\n```\nlevel\nhello\n```\n\nAdded is_palindrome to textutils.py."
+    local.script += [Step(Text(reply, chunks=3))]
+    events = await run(local, workspace, home, "Add is_palindrome(word) to textutils.py.")
+    assert (workspace / "textutils.py").read_text() == added
+    assert (workspace / "words.txt").read_text() == "level\nhello\n"
+    assert [e["input"]["path"] for e in events if e["type"] == "tool-call"] == ["textutils.py"]

@@ -1132,8 +1132,8 @@ export const scenarios = [
       const tool = chat.locator('.entry.tool', { hasText: 'multi_edit' }).last();
       await tool.locator('summary').first().click();
       await tool.locator('.tool-diff .diff-line.diff-del').first().waitFor({ timeout: 10_000 });
-      await wb.send('/no-such-command');   // a warning
-      const warning = chat.locator('.entry.notice.level-warn', { hasText: 'unknown command /no-such-command' }).last();
+      await wb.send('/nosuchcommand');   // a warning
+      const warning = chat.locator('.entry.notice.level-warn', { hasText: 'unknown command /nosuchcommand' }).last();
       await warning.waitFor({ timeout: 15_000 });
       const samples = {
         'warning notice': warning,

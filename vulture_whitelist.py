@@ -48,3 +48,7 @@ _.labels
 # state/memory.py's ProjectMemory.flush_hits: unused since the lazy hit counts flush on their own
 # (timer, write, exit); left for the perf work on that module this round to keep or remove
 _.flush_hits
+
+# An event field only the wire reads (agent/events.py Failed → the "error" event's needsSetup; the VS Code
+# panel shows its setup card for it)
+_.needs_setup

@@ -10,6 +10,8 @@
 #   SHIRO_E2E_FAKE=path/fake_openai.py   another scripted model; SHIRO_E2E_PYTHONPATH=dir  another shiro_lsp
 #   SHIRO_E2E_PROFILE=selfsetup        the scenarios of that profile, in a code-server with no shiro.pythonPath:
 #                                      the .vsix sets up its own server environment (make e2e runs every profile)
+#   SHIRO_E2E_PROFILE=firstrun         a first run: no model endpoint, model or API key anywhere (settings or
+#                                      environment); the scripted model is only found through the setup card
 #   SHIRO_E2E_PROFILE=untrusted        Workspace Trust on (every other profile runs with it off): folders open
 #                                      in Restricted Mode, without the startup prompt
 set -euo pipefail
@@ -58,6 +60,7 @@ PROFILE="${SHIRO_E2E_PROFILE:-default}"
 [ "$PROFILE" = selfsetup ] && SERVER_PY=""
 TRUST=False; TRUST_FLAG=(--disable-workspace-trust)
 [ "$PROFILE" = untrusted ] && { TRUST=True; TRUST_FLAG=(); }
+CONFIGURED=True; [ "$PROFILE" = firstrun ] && CONFIGURED=False
 
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$CS_PORT" > "$RUN/config.yaml"
 # code-server is a remote window: VS Code applies a machine-scoped setting (shiro.pythonPath, baseUrl, home,
@@ -72,16 +75,18 @@ settings = {
     "security.workspace.trust.startupPrompt": "never",
     "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": False, "extensions.autoUpdate": False,
     "update.mode": "none", "workbench.enableExperiments": False, "chat.disableAIFeatures": True,
-    "shiro.model": "fake-model",
     "shiro.compactThreshold": int("${SHIRO_E2E_THRESHOLD:-20000}"),
     # the scenarios send exactly what they type; the current-file chip has its own scenario
     "shiro.attachActiveFile": False,
 }
 machine = {"shiro.home": "$RUN/home"}
+if $CONFIGURED:
+    settings["shiro.model"] = "fake-model"
 if "$SERVER_PY":
     machine["shiro.pythonPath"] = "$SERVER_PY"
 if "$MODEL_URL":
-    machine["shiro.baseUrl"] = "$MODEL_URL/v1"
+    if $CONFIGURED:
+        machine["shiro.baseUrl"] = "$MODEL_URL/v1"
     # where "Find a local model server" looks: the scripted model, not the preset ports a developer may use
     # (a user setting: a workspace's own list is never probed)
     machine["shiro.localServerUrls"] = ["$MODEL_URL/v1"]
@@ -92,7 +97,8 @@ json.dump([{"key": "ctrl+alt+shift+f9", "command": "shiro.restartServer"}], open
 PYEOF
 
 export XDG_CONFIG_HOME=$RUN/xdg/config XDG_DATA_HOME=$RUN/xdg/data XDG_CACHE_HOME=$RUN/xdg/cache
-export EXTENSIONS_GALLERY='{}' OPENAI_API_KEY=sk-e2e-not-a-real-key
+export EXTENSIONS_GALLERY='{}'
+if [ "$CONFIGURED" = True ]; then export OPENAI_API_KEY=sk-e2e-not-a-real-key; else unset OPENAI_API_KEY OPENAI_BASE_URL; fi
 # SHIRO_E2E_PYTHONPATH: run another checkout's shiro_lsp (e.g. to try the scenarios before a merge).
 [ -z "${SHIRO_E2E_PYTHONPATH:-}" ] || export PYTHONPATH="$SHIRO_E2E_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
 CS="$TOOLS/node_modules/.bin/code-server"

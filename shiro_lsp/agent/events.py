@@ -151,10 +151,12 @@ class Retry:
 
 @dataclass(frozen=True)
 class Failed:
-    """The turn failed; no ``done`` follows."""
+    """The turn failed; no ``done`` follows. ``needs_setup``: no model endpoint is usable yet (no API key
+    for a remote endpoint), so a client can offer its own setup instead of the settings ``error`` names."""
 
     kind: ClassVar[str] = "error"
     error: str
+    needs_setup: bool | None = None
 
 
 @dataclass(frozen=True)

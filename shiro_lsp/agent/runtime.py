@@ -381,7 +381,7 @@ class AgentRuntime:
         try:
             setup = await self._setup(ticket, session, instructions)
         except ShiroError as error:
-            emit(Failed(error.message))
+            emit(Failed(error.message, needs_setup=isinstance(error, EndpointNotSetUp) or None))
             turn_log.end("error", error.message)
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
         await self._screen_prompt(ticket, setup, emit)
@@ -514,6 +514,8 @@ class AgentRuntime:
         try:
             return await self.client_off_loop()
         except ProviderError as error:
+            if error.kind == "auth":
+                raise EndpointNotSetUp(error.message) from None
             raise ShiroError(error.message) from None
 
     def _tool_call_format(self, s: Settings) -> ToolCallFormat:
@@ -734,6 +736,10 @@ class FirstEventWrites:
             self._timer = None
         while self._work:
             self._work.pop(0)()
+
+
+class EndpointNotSetUp(ShiroError):
+    """No model endpoint is usable yet: a remote one without an API key."""
 
 
 def _client_for(s: Settings) -> ModelClient:

@@ -77,6 +77,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   void srv.start();
+  void ctl.sendInfo(); // (the walkthrough's context keys, before the chat is ever opened)
 }
 
 export async function deactivate(): Promise<void> {
@@ -105,7 +106,12 @@ function wireController(
       ctl.model.addNotice(`Could not resume: ${errorReason(error)}`, 'error');
     }
   };
-  ctl.infoSource = () => setup.panelInfo();
+  ctl.infoSource = async () => {
+    const info = await setup.panelInfo();
+    // the walkthrough's "Connect a model" step is done once a model endpoint is set up
+    void vscode.commands.executeCommand('setContext', 'shiro.modelReady', !info.setup.show);
+    return info;
+  };
   ctl.onAction = m => setup.onAction(m);
   ctl.mentionCandidates = () => mentions.candidates();
   ctl.resolveMention = (kind, value) => mentions.resolve(kind, value);

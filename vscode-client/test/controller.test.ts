@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChatController } from '../src/chat/controller';
+import { SETUP_NEEDED } from '../src/chat/chatModel';
 import type { ShiroServer } from '../src/server/server';
 import { stub } from './vscode-stub';
 import type { HostMessage } from '../src/shared/webviewProtocol';
@@ -335,6 +336,29 @@ test('a request that fails outright shows its reason once, with Retry', async ()
   const errors = ctl.model.state.entries.filter(e => e.kind === 'notice' && e.level === 'error');
   assert.equal(errors.length, 1);
   assert.ok(errors[0].kind === 'notice' && /No API key/.test(errors[0].text) && errors[0].retry === 'hello');
+});
+
+test('a turn that fails for want of a model points at the setup card and shows it', async () => {
+  const { server } = fakeServer(c => {
+    if (c.method === 'shiro/history') return { prompts: [] };
+    if (c.method !== 'shiro/chat') return {};
+    ctl.onEvent({
+      sessionId: 's',
+      taskId: 't1',
+      seq: 0,
+      event: { type: 'error', error: 'No API key. Set shiro.baseUrl…', needsSetup: true },
+    });
+    return { sessionId: 's', taskId: 't1', stopReason: 'error', usage: {}, error: 'No API key.' };
+  });
+  const ctl = new ChatController(server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  await ctl.handleMessage({ type: 'ready' });
+  await ctl.submit('hello');
+  const errors = ctl.model.state.entries.filter(e => e.kind === 'notice' && e.level === 'error');
+  assert.equal(errors.length, 1);
+  assert.ok(errors[0].kind === 'notice' && errors[0].text === SETUP_NEEDED && errors[0].retry === 'hello');
+  assert.ok(posted.some(m => m.type === 'showSetup'));
 });
 
 test(

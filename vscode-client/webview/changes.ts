@@ -43,6 +43,17 @@ function counts(text: string): HTMLElement {
   return span;
 }
 
+/** A file's link: its directory part gives way first, so the base name stays legible in a narrow panel. */
+function pathLink(from: string | undefined, path: string): HTMLAnchorElement {
+  const shown = from ? `${from} → ${path}` : path;
+  const cut = Math.max(shown.lastIndexOf('/'), shown.lastIndexOf('\\')) + 1;
+  const link = el('a', 'file-path');
+  link.href = '#';
+  link.title = shown;
+  link.append(el('span', 'file-dir', shown.slice(0, cut)), el('span', 'file-base', shown.slice(cut)));
+  return link;
+}
+
 /** File tools: the files the call touches with `+N −M`, each opening its diff; the raw input folds away. */
 export function decorateApproval(card: HTMLElement, entry: ApprovalEntry, post: Post): void {
   const preview = entry.card.preview;
@@ -61,8 +72,7 @@ export function decorateApproval(card: HTMLElement, entry: ApprovalEntry, post: 
     preview.files.forEach((f, index) => {
       const li = el('li', `file-row status-${f.status}`);
       li.appendChild(el('span', 'file-status', STATUS_MARK[f.status] ?? '?'));
-      const link = el('a', 'file-path', f.from ? `${f.from} → ${f.path}` : f.path);
-      link.href = '#';
+      const link = pathLink(f.from, f.path);
       link.addEventListener('click', e => {
         e.preventDefault();
         post({ type: 'openPreview', id: entry.id, index });
@@ -142,9 +152,8 @@ export function renderChanges(entry: ChangesEntry, post: Post): HTMLElement {
     const li = el('li', `file-row status-${f.status}${f.reviewed ? ' reviewed' : ''}`);
     li.dataset.path = f.path;
     li.appendChild(el('span', 'file-status', STATUS_MARK[f.status] ?? '?'));
-    const link = el('a', 'file-path', f.from ? `${f.from} → ${f.path}` : f.path);
-    link.href = '#';
-    link.title = 'Open the diff: checkpoint vs now';
+    const link = pathLink(f.from, f.path);
+    link.title = `${link.title}: open the diff, checkpoint vs now`;
     link.addEventListener('click', e => {
       e.preventDefault();
       post({ type: 'openChange', taskId: entry.taskId, path: f.path });

@@ -38,6 +38,11 @@ export function outputText(output: unknown): string {
   return output === undefined ? '' : describeInput(output);
 }
 
+/** A turn that failed because no model is connected yet: the panel shows its setup card above the transcript. */
+export const SETUP_NEEDED =
+  'No model is connected yet. Connect one in the "Set up Shiro" card above: a local server (Ollama, LM Studio, ' +
+  'llama.cpp, vLLM) needs no key; for OpenAI or another hosted endpoint, set its API key there. Then Retry.';
+
 export function errorText(error: unknown): string {
   if (typeof error === 'string') return error;
   if (error && typeof error === 'object' && 'message' in error) return String((error as { message: unknown }).message);
@@ -252,7 +257,7 @@ export class ChatModel {
         if (cut?.kind === 'assistant' && cut.streaming) cut.incomplete = true; // the stream broke mid-answer
         this.endTask(taskId);
         this.failedTasks.add(taskId);
-        this.addNotice(errorText(event.error ?? event.text), 'error');
+        this.addNotice(event.needsSetup ? SETUP_NEEDED : errorText(event.error ?? event.text), 'error');
         break;
       }
       case 'done':

@@ -508,6 +508,7 @@ export class ChatController implements vscode.Disposable {
       if (this.model.state.queue.length) void this.refreshQueue();
     }
     this.model.applyEvent(n.taskId, n.event);
+    if (n.event.type === 'error' && n.event.needsSetup) this.showSetup(); // the error points at the card
   }
 
   /** Stop = cancel the running shiro/chat via its token ($/cancelRequest); the server answers "cancelled". */

@@ -565,10 +565,12 @@ export interface RetryEvent {
   type: 'retry';
 }
 /**
- * The turn failed; no ``done`` follows.
+ * The turn failed; no ``done`` follows. ``needs_setup``: no model endpoint is usable yet (no API key
+ * for a remote endpoint), so a client can offer its own setup instead of the settings ``error`` names.
  */
 export interface FailedEvent {
   error: string;
+  needsSetup?: boolean | null;
   type: 'error';
 }
 export interface ForgetParams {

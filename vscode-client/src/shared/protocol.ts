@@ -87,6 +87,8 @@ export interface EngineEvent {
   chunk?: string;
   output?: unknown;
   error?: unknown;
+  /** error: no model endpoint is usable yet (the panel shows its setup card). */
+  needsSetup?: boolean | null;
   before?: number;
   after?: number;
   inputTokens?: number;

@@ -40,6 +40,7 @@ from shiro_lsp.agent.file_listings import (
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
+from shiro_lsp.agent.python_check import fix_instruction, python_problems
 from shiro_lsp.agent.text_tools import (
     TextCall,
     TextHold,
@@ -286,6 +287,7 @@ class Turn:
         self.usage = Usage()
         self.compacted_reported = False
         self.stale_repaired = False
+        self.problems_sent = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
         self.native_calls_seen = False
         """auto: the model made a native call, so its text is text from then on (text_tools.py)."""
@@ -327,12 +329,30 @@ class Turn:
                 return self._outcome("done")
             results = await self.tool_calls.run(step.calls)
             self.guard.saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
-            if self.tool_calls.stopped or (step.answered_with_files and not any(map(_failed, results))):
+            if step.answered_with_files and not any(map(_failed, results)):
+                if await self._send_back_problems(step):
+                    continue
+                self.emit(self._done())
+                return self._outcome("done")
+            if self.tool_calls.stopped:
                 self.emit(self._done())
                 return self._outcome("done")
         self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
         self.emit(self._done())
         return self._outcome("done")
+
+    async def _send_back_problems(self, step: _StepResult) -> bool:
+        """Files written out with syntax errors or undefined names go back to the model once."""
+        if self.problems_sent or not isinstance(self.setup.workspace, Path):
+            return False
+        written = [json.loads(call.arguments).get("path", "") for call in step.calls]
+        problems = await asyncio.to_thread(python_problems, self.setup.workspace, written)
+        if not problems:
+            return False
+        self.problems_sent = True
+        self.emit(ev.Notice(NUDGE_NOTICE.format(why="errors in the files it wrote")))
+        self.history.append(nudge_message(fix_instruction(problems)))
+        return True
 
     async def _send_back(self, step: _StepResult) -> bool:
         """A step ended without tool calls but with the work undone: send the model back once."""

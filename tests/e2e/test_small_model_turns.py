@@ -579,3 +579,22 @@ async def test_a_block_left_unclosed_before_the_next_file_is_two_files(
     assert (workspace / "textutils.py").read_text() == added
     assert (workspace / "words.txt").read_text() == "level\nhello\n"
     assert [e["input"]["path"] for e in events if e["type"] == "tool-call"] == ["textutils.py"]
+
+
+async def test_a_written_out_file_using_a_name_never_imported_is_sent_back_once(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "textutils.py").write_text("def is_palindrome(word):\n    return word == word[::-1]\n")
+    (workspace / "main.py").write_text("for word in ['noon', 'no']:\n    print(word)\n")
+    unimported = "for word in ['noon', 'no']:\n    if is_palindrome(word):\n        print(word)\n"
+    fixed = "from textutils import is_palindrome\n\n" + unimported
+    # add-function-and-use, ecf5d1b: main.py used is_palindrome without importing it
+    local.script += [
+        Step(Text(f"main.py\n```python\n{unimported}```\n\nmain.py now prints the palindromes.", chunks=3)),
+        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py imports is_palindrome now.", chunks=3)),
+    ]
+    events = await run(local, workspace, home, "Make main.py print the palindromes.")
+    assert (workspace / "main.py").read_text() == fixed
+    sent = chats(local)[1]["messages"][-1]["content"]
+    assert "main.py:2: undefined name 'is_palindrome'" in sent
+    assert len(chats(local)) == 2 and events[-1]["type"] == "done"

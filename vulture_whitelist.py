@@ -52,3 +52,6 @@ _.flush_hits
 # An event field only the wire reads (agent/events.py Failed → the "error" event's needsSetup; the VS Code
 # panel shows its setup card for it)
 _.needs_setup
+_.syntaxError  # pyflakes' Reporter interface (agent/python_check.py)
+_.flake  # pyflakes' Reporter interface (agent/python_check.py)
+_.unexpectedError  # pyflakes' Reporter interface (agent/python_check.py)

@@ -14,14 +14,14 @@ MAX_PROBLEMS = 5
 _NAMES = (messages.UndefinedName, messages.UndefinedExport)
 
 
-class _Collector(Reporter):  # type: ignore[misc]  # pyflakes has no type hints
+class _Collector(Reporter):
     def __init__(self) -> None:
         self.problems: list[str] = []
 
     def unexpectedError(self, filename: str, msg: str) -> None:
         pass  # unreadable: not the model's mistake
 
-    def syntaxError(self, filename: str, msg: str, lineno: int, offset: int, text: str) -> None:
+    def syntaxError(self, filename: str, msg: str, lineno: int, offset: int | None, text: str | None) -> None:
         self.problems.append(f"{filename}:{lineno}: {msg}")
 
     def flake(self, message: messages.Message) -> None:

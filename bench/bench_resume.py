@@ -196,16 +196,10 @@ def run() -> list[Result]:
         "SHIRO_TOOLS": str(tools.parent.parent),
         "ART": str(ROOT / ".artifacts" / "bench-resume"),
     }
-    command = [sys.executable, "-m", "bench.bench_resume", "window"]
+    in_window = [sys.executable, "-m", "bench.bench_resume", "window"]
+    limit = ["timeout", "--kill-after=10", str(WINDOW_TIMEOUT_S)]
     done = subprocess.run(
-        [
-            "bash",
-            str(ROOT / "scripts" / "vscode-window.sh"),
-            "timeout",
-            "--kill-after=10",
-            str(WINDOW_TIMEOUT_S),
-            *command,
-        ],
+        ["bash", str(ROOT / "scripts" / "vscode-window.sh"), *limit, *in_window],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -1,4 +1,4 @@
-"""Resuming a long session in a real VS Code window (issue 22): the transcript is painted in close to flat time.
+"""Resuming a long session in a real VS Code window (issue 22): the pick → the transcript painted.
 
 ``scripts/vscode-window.sh`` (the e2e set-up: code-server with the built .vsix, headless Chromium) runs
 ``python -m bench.bench_resume window``, which writes two saved sessions into the window's Shiro home
@@ -9,9 +9,9 @@ the pick (the click on its row) → the last entry's text in the chat webview an
 the server reading the file, the transcript over JSON-RPC, the extension host and the webview drawing.
 
 Target: the long session's median <= 25x the one-exchange session's. When written, on a busy 2-core
-machine (load 7-8), the long one took 0.6-1.5 s and the one-exchange one 55-100 ms (medians of 7) (mostly fixed round
-trips), 7-17x; the target leaves that margin, and catches a resume that grows much worse with the
-session (e.g. drawing every entry, or work quadratic in the messages). Skipped, with a line saying why,
+machine (load 5-8), medians of 7 runs: the long one 0.6-1.5 s, the one-exchange one 55-100 ms (mostly
+fixed round trips), 7-17x. The target keeps that margin and catches a resume that grows much worse with
+the session (e.g. drawing every entry, or work quadratic in the messages). Skipped, with a line saying why,
 when the e2e tools are missing.
 """
 

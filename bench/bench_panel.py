@@ -20,16 +20,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from bench.common import Result
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _tools() -> Path | None:
-    for base in (os.environ.get("SHIRO_TOOLS"), str(ROOT / ".tools")):
-        if base and (Path(base) / "code-server" / "node_modules" / "playwright-core").is_dir():
-            return Path(base) / "code-server" / "node_modules"
-    return None
+from bench.common import ROOT, Result, e2e_tools
 
 
 def _modules_current(client: Path) -> str | None:
@@ -53,7 +44,7 @@ def _modules_current(client: Path) -> str | None:
 def run() -> list[Result]:
     node = shutil.which("node")
     chromium = os.environ.get("CHROMIUM") or shutil.which("chromium")
-    tools = _tools()
+    tools = e2e_tools()
     esbuild = ROOT / "vscode-client" / "node_modules" / "esbuild"
     missing = [
         what

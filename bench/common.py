@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -30,3 +34,12 @@ def median_seconds(fn: Callable[[], object], repeat: int = 7) -> float:
         fn()
         samples.append(time.perf_counter() - start)
     return statistics.median(samples)
+
+
+def e2e_tools() -> Path | None:
+    """The e2e tools' ``node_modules`` (code-server, playwright-core: scripts/e2e-setup.sh) in
+    ``$SHIRO_TOOLS/code-server`` or ``.tools/code-server``; None when not installed."""
+    for base in (os.environ.get("SHIRO_TOOLS"), str(ROOT / ".tools")):
+        if base and (Path(base) / "code-server" / "node_modules" / "playwright-core").is_dir():
+            return Path(base) / "code-server" / "node_modules"
+    return None

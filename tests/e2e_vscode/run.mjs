@@ -1,14 +1,6 @@
 // Runs tests/e2e_vscode/scenarios.mjs against a running code-server (started by scripts/e2e.sh).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createRequire } from 'node:module';
-import { Model, Workbench } from './workbench.mjs';
+import { launchBrowser, Model, Workbench } from './workbench.mjs';
 import { PENDING, scenarios } from './scenarios.mjs';
-
-const tools = process.env.SHIRO_E2E_TOOLS;
-const require = createRequire(path.join(tools, 'node_modules', 'noop.js'));
-const { chromium } = require('playwright-core');
 
 const artifacts = process.env.ART;
 const list = v => new Set((v ?? '').split(',').map(s => s.trim()).filter(Boolean));
@@ -17,16 +9,8 @@ const only = list(process.env.SHIRO_E2E_ONLY);
 const t0 = Date.now();
 const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
 
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'shiro-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1400, height: 900 },
-  permissions: ['clipboard-read', 'clipboard-write'],
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const page = context.pages()[0] ?? await context.newPage();
+const browser = await launchBrowser(process.env.SHIRO_E2E_TOOLS);
+const page = browser.page;
 const external = [];
 page.on('request', r => {
   const u = new URL(r.url());
@@ -73,8 +57,7 @@ try {
   log(`FAIL harness: ${error?.stack ?? error}`);
   await wb.shot('FAILED-harness').catch(() => {});
 } finally {
-  await context.close().catch(() => {});
-  fs.rmSync(profile, { recursive: true, force: true });
+  await browser.close();
 }
 if (external.length) log('requests that left 127.0.0.1:', external.slice(0, 10));
 log(`screenshots in ${artifacts}`);

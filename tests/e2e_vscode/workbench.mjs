@@ -1,8 +1,30 @@
 // Helpers that drive VS Code 1.100 (code-server) through playwright-core. Selectors verified in shared/vscode-e2e.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 
 export const EXTENSION_ID = 'shiro.shiro';
+
+/** Headless Chromium (CHROMIUM, else Debian's) through the playwright-core in `tools` (SHIRO_E2E_TOOLS), on a fresh profile. */
+export async function launchBrowser(tools) {
+  const { chromium } = createRequire(path.join(tools, 'node_modules', 'noop.js'))('playwright-core');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'shiro-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    permissions: ['clipboard-read', 'clipboard-write'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const page = context.pages()[0] ?? await context.newPage();
+  const close = async () => {
+    await context.close().catch(() => {});
+    fs.rmSync(profile, { recursive: true, force: true });
+  };
+  return { page, close };
+}
 
 export class Workbench {
   constructor(page, artifacts) {

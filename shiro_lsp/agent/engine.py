@@ -41,6 +41,7 @@ from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
 from shiro_lsp.agent.python_check import fix_instruction, python_problems
+from shiro_lsp.agent.repetition import CUT_NOTICE, WRITE_AGAIN, RepetitionWatch
 from shiro_lsp.agent.text_tools import (
     TextCall,
     TextHold,
@@ -260,6 +261,12 @@ def _concludes(reply: str, listings: list[Listing]) -> bool:
     return len(re.findall(r"[A-Za-z]\w*", after)) >= CONCLUSION_WORDS
 
 
+async def _close(events: AsyncIterator[Any]) -> None:
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
+
+
 def _failed(result: dict[str, Any]) -> bool:
     return bool(result.get("output", {}).get("type") != "text")
 
@@ -274,6 +281,8 @@ class _StepResult:
     stop: bool = False
     text_calls_declined: bool = False
     """Calls were read from the text and not taken (echoes of a tool's output): text, by the rules."""
+    looped_at: int | None = None
+    """The reply was cut in a loop that began at this offset of its text (repetition.py)."""
     answered_with_files: bool = False
     """The reply wrote files out and said what it did: the turn's answer, as with Aider."""
 
@@ -288,6 +297,7 @@ class Turn:
         self.compacted_reported = False
         self.stale_repaired = False
         self.problems_sent = False
+        self.loop_cut = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
         self.native_calls_seen = False
         """auto: the model made a native call, so its text is text from then on (text_tools.py)."""
@@ -400,6 +410,10 @@ class Turn:
             hold = TextHold(enabled=self.tool_call_format != "native", tagged=text_format)
             try:
                 await self._consume(self.setup.client.stream(request), step, wire, hold, specs)
+                if step.looped_at is not None:
+                    self._show(hold.release())
+                    if self._cut_loop(step):
+                        continue
             except ProviderError as error:
                 if error.is_stale_item and not step.delivered and not self.stale_repaired:
                     self._repair_stale_items()
@@ -415,6 +429,19 @@ class Turn:
                 raise
             return step
 
+    def _cut_loop(self, step: _StepResult) -> bool:
+        """A reply cut in a loop: kept up to where the loop began; the model asked once to write it
+        again (True: ask the model again), after that the cut reply is the step's answer."""
+        self.emit(ev.Notice(CUT_NOTICE))
+        kept = step.partial_text[: step.looped_at].rstrip() or "…"
+        step.message = {"role": "assistant", "content": [{"type": "text", "text": kept}]}
+        self.history.append(step.message)
+        if self.loop_cut:
+            return False
+        self.loop_cut = True
+        self.history.append(nudge_message(WRITE_AGAIN))
+        return True
+
     def _show(self, text: str) -> None:
         if text:
             self.emit(ev.Text(text))
@@ -427,11 +454,16 @@ class Turn:
         hold: TextHold,
         specs: list[ToolSpec],
     ) -> None:
+        repeats = RepetitionWatch()
         async for event in events:
             if isinstance(event, TextDelta):
                 step.delivered = True
                 step.partial_text += event.text
                 self._show(hold.feed(event.text))
+                if repeats.feed(event.text):
+                    step.looped_at = repeats.loop_starts
+                    await _close(events)  # the request ends: the server stops generating
+                    return
             elif isinstance(event, ReasoningDelta):
                 step.delivered = True
                 self.emit(ev.Reasoning(event.text))

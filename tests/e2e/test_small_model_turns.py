@@ -598,3 +598,24 @@ async def test_a_written_out_file_using_a_name_never_imported_is_sent_back_once(
     sent = chats(local)[1]["messages"][-1]["content"]
     assert "main.py:2: undefined name 'is_palindrome'" in sent
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
+
+
+async def test_a_reply_stuck_in_a_loop_is_cut_and_written_again(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "mathutils.py").write_text("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
+    # write-test-clamp, 236794e: at temperature 0 the model wrote asserts like these until the 420 s timeout
+    looping = "test_mathutils.py\n```python\nfrom mathutils import clamp\n\ndef test_clamp():\n" + "".join(
+        f"    assert clamp(10, -{n}, -{n}) == -{n}\n" for n in range(1, 400)
+    )
+    test = "from mathutils import clamp\n\n\ndef test_clamp():\n    assert clamp(5, 0, 3) == 3\n"
+    local.script += [
+        Step(Text(looping, chunks=400)),
+        Step(Text(f"test_mathutils.py\n```python\n{test}```\n\nAdded a test of clamp in test_mathutils.py.")),
+    ]
+    events = await run(local, workspace, home, "Write a pytest test for clamp in test_mathutils.py.")
+    assert any(e["type"] == "notice" and "repeated one line" in e["text"] for e in events)
+    again = chats(local)[1]["messages"]
+    assert again[-2]["role"] == "assistant" and again[-2]["content"].count("assert clamp") < 3
+    assert "kept repeating" in again[-1]["content"]
+    assert (workspace / "test_mathutils.py").read_text() == test

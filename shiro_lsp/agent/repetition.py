@@ -1,0 +1,54 @@
+"""A reply stuck repeating itself. At temperature 0 a 1.5B model can write one line shape forever
+(``assert clamp(10, -97, -97) == -97``, then -98, -99 …) until the request times out; the stream is
+cut once the last lines have all had the same shape, and the model is asked once to write it again."""
+
+from __future__ import annotations
+
+import re
+
+SAME_LINES = 40
+"""Consecutive lines of one shape that make a loop (an answer's table or test list stays under it)."""
+_DIGITS = re.compile(r"\d+")
+
+CUT_NOTICE = "The model repeated one line over and over; Shiro cut its reply."
+WRITE_AGAIN = (
+    "Your reply kept repeating the same kind of line, so it was cut. Write it again, shorter, without "
+    "repeating yourself."
+)
+
+
+def shape(line: str) -> str:
+    return _DIGITS.sub("0", line.strip())
+
+
+class RepetitionWatch:
+    """Fed a reply as it streams; says when its last :data:`SAME_LINES` lines share one shape."""
+
+    def __init__(self) -> None:
+        self._line = ""
+        self._shape = ""
+        self._run = 0
+        self.loop_starts = 0
+        """Where in the reply the repeated lines began (meaningful once a loop was seen)."""
+        self._seen = 0
+
+    def feed(self, text: str) -> bool:
+        for char in text:
+            self._seen += 1
+            if char != "\n":
+                self._line += char
+                continue
+            if self._ended_line(self._seen - len(self._line) - 1):
+                return True
+        return False
+
+    def _ended_line(self, start: int) -> bool:
+        current = shape(self._line)
+        self._line = ""
+        if not current:
+            return False
+        if current == self._shape:
+            self._run += 1
+        else:
+            self._shape, self._run, self.loop_starts = current, 1, start
+        return self._run >= SAME_LINES

@@ -258,10 +258,16 @@ async def test_a_small_window_gets_the_compact_prompt(client: ShiroClient, fake:
     assert meter["threshold"] == 6144  # 3/4 of the 8,192-token window llama.cpp's /props reports
 
 
+def not_shown_whole(workspace: Path) -> None:
+    """A file too big for a small model's workspace view, so that it is offered (or told of) its tools."""
+    (workspace / "big.log.txt").write_text("padding\n" * 2_000)
+
+
 async def test_the_text_format_describes_the_tools_and_runs_calls_written_after_prose(
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
     (workspace / "notes.txt").write_text("launch code: 7731\n")
+    not_shown_whole(workspace)  # else a small model is sent no tools at all
     set_format(client, {"qwen2.5-coder-*": "text", "gpt-*": "native"})  # per model, by glob
     reply = 'Let me read it.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
     fake.script += [Step(Text(reply, chunks=9)), Step(Text("The launch code is 7731.", chunks=3))]
@@ -303,6 +309,7 @@ async def test_a_server_that_refuses_native_tools_gets_the_text_format_from_then
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
     (workspace / "notes.txt").write_text("launch code: 7731\n")
+    not_shown_whole(workspace)  # else a small model is sent no tools at all
     fake.no_native_tools = {LLAMACPP_MODEL}  # as Ollama answers for a model with no tool template
     call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
     fake.script += [Step(Text(call)), Step(Text("7731.")), Step(Text("Still here."))]

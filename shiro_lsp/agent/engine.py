@@ -297,6 +297,7 @@ class Turn:
         self.compacted_reported = False
         self.stale_repaired = False
         self.problems_sent = False
+        self.written: list[str] = []
         self.loop_cut = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
         self.native_calls_seen = False
@@ -333,14 +334,15 @@ class Turn:
                 self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
-                if await self._send_back(step):
+                if await self._send_back_problems() or await self._send_back(step):
                     continue
                 self.emit(self._done())
                 return self._outcome("done")
             results = await self.tool_calls.run(step.calls)
             self.guard.saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
+            self._note_written(step.calls, results)
             if step.answered_with_files and not any(map(_failed, results)):
-                if await self._send_back_problems(step):
+                if await self._send_back_problems():
                     continue
                 self.emit(self._done())
                 return self._outcome("done")
@@ -351,12 +353,22 @@ class Turn:
         self.emit(self._done())
         return self._outcome("done")
 
-    async def _send_back_problems(self, step: _StepResult) -> bool:
-        """Files written out with syntax errors or undefined names go back to the model once."""
-        if self.problems_sent or not isinstance(self.setup.workspace, Path):
+    def _note_written(self, calls: list[ToolCallReady], results: list[dict[str, Any]]) -> None:
+        """The files a model that writes files out wrote this turn (checked when the turn would end)."""
+        if not self.setup.plan.writes_out:
+            return
+        ok = {str(r.get("toolCallId")) for r in results if not _failed(r)}
+        for call in calls:
+            input = loose_tool_input(call.arguments)
+            path = input.get("path") if call.name == "write_file" and isinstance(input, dict) else None
+            if call.call_id in ok and isinstance(path, str) and path not in self.written:
+                self.written.append(path)
+
+    async def _send_back_problems(self) -> bool:
+        """Files written out this turn with syntax errors or undefined names go back to the model once."""
+        if self.problems_sent or not self.written or not isinstance(self.setup.workspace, Path):
             return False
-        written = [json.loads(call.arguments).get("path", "") for call in step.calls]
-        problems = await asyncio.to_thread(python_problems, self.setup.workspace, written)
+        problems = await asyncio.to_thread(python_problems, self.setup.workspace, self.written)
         if not problems:
             return False
         self.problems_sent = True

@@ -619,3 +619,21 @@ async def test_a_reply_stuck_in_a_loop_is_cut_and_written_again(
     assert again[-2]["role"] == "assistant" and again[-2]["content"].count("assert clamp") < 3
     assert "kept repeating" in again[-1]["content"]
     assert (workspace / "test_mathutils.py").read_text() == test
+
+
+async def test_files_written_in_an_earlier_step_are_checked_when_the_turn_would_end(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "textutils.py").write_text("def is_palindrome(word):\n    return word == word[::-1]\n")
+    (workspace / "main.py").write_text("for word in ['noon', 'no']:\n    print(word)\n")
+    unimported = "for word in ['noon', 'no']:\n    if is_palindrome(word):\n        print(word)\n"
+    fixed = "from textutils import is_palindrome\n\n" + unimported
+    # add-function-and-use, 18f5760: the files alone in one reply, what was done in the next
+    local.script += [
+        Step(Text(f"main.py\n```python\n{unimported}```", chunks=2)),
+        Step(Text("Outcome: main.py prints the palindromes.")),
+        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py imports is_palindrome now.", chunks=3)),
+    ]
+    await run(local, workspace, home, "Make main.py print the palindromes.")
+    assert (workspace / "main.py").read_text() == fixed
+    assert "undefined name 'is_palindrome'" in chats(local)[2]["messages"][-1]["content"]

@@ -207,7 +207,14 @@ def _resolved(block: _Block, path: str, current: str | None, *, explicit: bool) 
     if _is_whole(content, current):
         return Listing(path, content)
     spliced = splice(current, content) or _appended(current, content)
-    return Listing(path, spliced) if spliced is not None else None
+    if spliced is not None:
+        return Listing(path, spliced)
+    # named on its own line and no shorter than the file: the file rewritten, every line changed (a rename)
+    return Listing(path, content) if explicit and _lines_in(content) >= _lines_in(current) else None
+
+
+def _lines_in(text: str) -> int:
+    return len(_lines(text))
 
 
 def _lines(text: str) -> list[str]:

@@ -637,3 +637,26 @@ async def test_files_written_in_an_earlier_step_are_checked_when_the_turn_would_
     await run(local, workspace, home, "Make main.py print the palindromes.")
     assert (workspace / "main.py").read_text() == fixed
     assert "undefined name 'is_palindrome'" in chats(local)[2]["messages"][-1]["content"]
+
+
+async def test_a_rename_that_leaves_an_import_of_the_old_name_is_sent_back(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    perimeter = "\n\ndef perimeter(width, height):\n    return 2 * (width + height)\n"
+    (workspace / "geometry.py").write_text(
+        "def calc_area(width, height):\n    return width * height\n" + perimeter
+    )
+    (workspace / "main.py").write_text(
+        'from geometry import calc_area\n\nprint(f"area: {calc_area(3, 4)}")\n'
+    )
+    renamed = "def rectangle_area(width, height):\n    return width * height\n" + perimeter
+    main = 'from geometry import rectangle_area\n\nprint(f"area: {rectangle_area(3, 4)}")\n'
+    # rename-function, 18f5760: geometry.py renamed, main.py left importing calc_area
+    local.script += [
+        Step(Text(f"geometry.py\n```python\n{renamed}```\n\nRenamed calc_area to rectangle_area.", chunks=2)),
+        Step(Text(f"main.py\n```python\n{main}```\n\nmain.py imports rectangle_area now.", chunks=2)),
+    ]
+    await run(local, workspace, home, "Rename calc_area to rectangle_area everywhere.")
+    assert (workspace / "main.py").read_text() == main
+    sent = chats(local)[1]["messages"][-1]["content"]
+    assert "main.py:1: cannot import name 'calc_area' from 'geometry'" in sent

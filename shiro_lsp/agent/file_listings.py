@@ -167,11 +167,14 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
     inside = _path_inside(block.body) if explicit is None else None
     if inside is not None:  # the path as the block's first line, as small models also write it
         path, body = inside
-        listing = _resolved(replace(block, body=body), path, _read(workspace, path), explicit=True)
+        listing = _resolved(
+            replace(block, body=body), path, _read(workspace, path), explicit=True, adjacent=True
+        )
         return replace(listing, span=(block.start, block.end)) if listing else None
     if explicit is not None:
         path, line_length = explicit
-        listing = _resolved(block, path, _read(workspace, path), explicit=True)
+        adjacent = not block.before.rstrip(" \t").endswith("\n\n")  # no blank line between path and block
+        listing = _resolved(block, path, _read(workspace, path), explicit=True, adjacent=adjacent)
         return replace(listing, span=(block.start - line_length, block.end)) if listing else None
     for path in _nearby_paths(block.before, prompt):
         current = _read(workspace, path)
@@ -195,8 +198,11 @@ def _only_fit(block: _Block, workspace: Path | Sequence[Path], files: Sequence[s
     return replace(fits[0], span=(block.start, block.end)) if len(fits) == 1 else None
 
 
-def _resolved(block: _Block, path: str, current: str | None, *, explicit: bool) -> Listing | None:
-    """The listing of ``block`` as ``path``'s new content (``current``: its content now, None: new)."""
+def _resolved(
+    block: _Block, path: str, current: str | None, *, explicit: bool, adjacent: bool = False
+) -> Listing | None:
+    """The listing of ``block`` as ``path``'s new content (``current``: its content now, None: new).
+    ``adjacent``: the path is on the line right before the block, or its first line (Aider's form)."""
     if not _language_fits(block.lang, path):
         return None
     content = block.body
@@ -209,8 +215,9 @@ def _resolved(block: _Block, path: str, current: str | None, *, explicit: bool) 
     spliced = splice(current, content) or _appended(current, content)
     if spliced is not None:
         return Listing(path, spliced)
-    # named on its own line and no shorter than the file: the file rewritten, every line changed (a rename)
-    return Listing(path, content) if explicit and _lines_in(content) >= _lines_in(current) else None
+    # named on the line right before it and no shorter than the file: the file rewritten, every line
+    # changed (a rename). Not after a blank line: that is a list of the files ("Files to change: …").
+    return Listing(path, content) if adjacent and _lines_in(content) >= _lines_in(current) else None
 
 
 def _lines_in(text: str) -> int:

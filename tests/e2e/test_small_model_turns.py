@@ -660,3 +660,16 @@ async def test_a_rename_that_leaves_an_import_of_the_old_name_is_sent_back(
     assert (workspace / "main.py").read_text() == main
     sent = chats(local)[1]["messages"][-1]["content"]
     assert "main.py:1: cannot import name 'calc_area' from 'geometry'" in sent
+
+
+async def test_a_block_after_a_list_of_files_is_not_the_last_file_listed(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    main = 'with open("words.txt") as f:\n    words = f.read().split()\nfor word in words:\n    print(word)\n'
+    (workspace / "main.py").write_text(main)
+    (workspace / "words.txt").write_text("level\nhello\n")
+    # add-function-and-use, 569a576: the files listed, then words.txt's lines in a block of their own
+    reply = "Files to change:\ntextutils.py\nmain.py\n\n```\nlevel\nhello\nracecar\nworld\nnoon\n```\n\nDone."
+    local.script += [Step(Text(reply, chunks=2)), Step(Text("Done."))]
+    await run(local, workspace, home, "Print only the palindromes.")
+    assert (workspace / "main.py").read_text() == main

@@ -8,6 +8,9 @@ import path from 'node:path';
 import { step, text, toolCall, usage, writeSettings } from './workbench.mjs';
 
 export const PENDING = {
+  'panel-kept-jump-current-file':
+    'passes alone (SHIRO_E2E_ENABLE=panel-kept-jump-current-file SHIRO_E2E_ONLY=panel-kept-jump-current-file); in the ' +
+    'full run, after scrollTop = 0 the view goes back to the end before "Jump to latest" shows (issue 22 note)',
 };
 
 /** An HTTP listener on 127.0.0.1 that records every request (a repository's "endpoint") and answers 401. */
@@ -583,7 +586,8 @@ export const scenarios = [
       await wb.openChat();
       await wb.send('add VALUE_03B under VALUE_03');
       const chat = wb.chat();
-      const card = chat.locator('.approval-card').last();
+      // the card still to answer (an earlier turn's answered card also lists review.py)
+      const card = chat.locator('.approval-card').filter({ has: chat.locator('button', { hasText: 'Allow once' }) }).last();
       await card.locator('.approval-preview .file-row', { hasText: 'review.py' }).waitFor({ timeout: 30_000 });
       // one count per change: the card and the tool row under it say the same (the edit's own snippets,
       // a line -> that line and one more, used to make the row say +2 −1)
@@ -1057,6 +1061,9 @@ export const scenarios = [
     name: 'panel-file-names-legible',
     needsModel: true,
     async run({ wb, model, workspace }) {
+      // a session of its own: the later scenarios resume the first session and expect it short
+      await wb.openChat();
+      await wb.runCommand('Shiro: New session');
       // a file deep in the tree: at the side bar's default width its path does not fit its row
       const file = 'src/shiro_e2e/deeply/nested/package/reviewed_module.py';
       await model.script([
@@ -1097,6 +1104,9 @@ export const scenarios = [
     name: 'panel-queue-keeps-answer-in-view',
     needsModel: true,
     async run({ wb, model }) {
+      // a session of its own: the later scenarios resume the first session and expect it short
+      await wb.openChat();
+      await wb.runCommand('Shiro: New session');
       const paragraphs = Array.from({ length: 24 }, (_, i) => `Paragraph ${i + 1} of a long answer that streams.`);
       const answer = [...paragraphs, 'THE-LAST-LINE-OF-THE-LIVE-ANSWER'].join('\n\n');
       await model.script([step([text(answer, 25), { type: 'wait', gate: 'queue-hold' }, text('\n\nDone.')])]);
@@ -1136,6 +1146,9 @@ export const scenarios = [
     name: 'panel-text-contrast',
     needsModel: true,
     async run({ wb, model, workspace }) {
+      // a session of its own: the later scenarios resume the first session and expect it short
+      await wb.openChat();
+      await wb.runCommand('Shiro: New session');
       // one turn that leaves every coloured kind of text: a change with deletions (the approval card, the
       // Changed files block, the tool's diff), a failed tool, an answer cut off by an error and the error
       fs.writeFileSync(path.join(workspace, 'contrast_sample.py'), 'A = 1\nB = 2\nC = 3\n');
@@ -1305,7 +1318,7 @@ export const scenarios = [
       assert.equal(await chat.locator('body').evaluate(() => window.__shiroKept), 'same document', 'the webview was not rebuilt');
 
       const latest = chat.locator('#latest');
-      assert.equal(await latest.isVisible(), false, 'at the end: no jump button');
+      await latest.waitFor({ state: 'hidden', timeout: 5_000 });   // at the end: no jump button
       await chat.locator('#transcript').evaluate(t => { t.scrollTop = 0; });
       await latest.waitFor({ state: 'visible', timeout: 10_000 });
       await wb.shot('panel-jump-to-latest');

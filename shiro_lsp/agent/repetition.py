@@ -26,25 +26,23 @@ class RepetitionWatch:
 
     def __init__(self) -> None:
         self._line = ""
+        """The line still being written."""
+        self._line_start = 0
         self._shape = ""
         self._run = 0
         self.loop_starts = 0
         """Where in the reply the repeated lines began (meaningful once a loop was seen)."""
-        self._seen = 0
 
     def feed(self, text: str) -> bool:
-        for char in text:
-            self._seen += 1
-            if char != "\n":
-                self._line += char
-                continue
-            if self._ended_line(self._seen - len(self._line) - 1):
+        *ended, self._line = (self._line + text).split("\n")
+        for line in ended:
+            start, self._line_start = self._line_start, self._line_start + len(line) + 1
+            if self._ended_line(line, start):
                 return True
         return False
 
-    def _ended_line(self, start: int) -> bool:
-        current = shape(self._line)
-        self._line = ""
+    def _ended_line(self, line: str, start: int) -> bool:
+        current = shape(line)
         if not current:
             return False
         if current == self._shape:

@@ -40,7 +40,7 @@ from shiro_lsp.agent.file_listings import (
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
-from shiro_lsp.agent.python_check import fix_instruction, python_problems
+from shiro_lsp.agent.python_check import fix_instruction, python_problems, with_missing_imports
 from shiro_lsp.agent.repetition import CUT_NOTICE, WRITE_AGAIN, RepetitionWatch
 from shiro_lsp.agent.text_tools import (
     TextCall,
@@ -522,9 +522,9 @@ class Turn:
             prose, calls = split_tagged_calls(text, tools) or ("", None)
         notice = text_call_notice(calls) if calls and not hold.tagged else ""
         if not calls and self.setup.plan.writes_out and "```" in text:
-            listings = await asyncio.to_thread(self._file_listings, text)
+            listings, added = await asyncio.to_thread(self._file_listings, text)
             prose, calls = without_listings(text, listings), [listing_call(item) for item in listings]
-            notice = listing_notice([item.path for item in listings]) if listings else ""
+            notice = listing_notice([item.path for item in listings]) + added if listings else ""
             # a small model sent back after its files were written rewrote them worse (a 1.5B model
             # copied diff lines in): a reply that writes files and says what it did ends the turn
             step.answered_with_files = bool(listings) and _concludes(text, listings)
@@ -541,10 +541,20 @@ class Turn:
         said = [{"type": "text", "text": prose}] if prose else []
         return {**message, "content": kept + said + self._read_calls(calls, step)}
 
-    def _file_listings(self, text: str) -> list[Listing]:
+    def _file_listings(self, text: str) -> tuple[list[Listing], str]:
+        """The files the reply writes out, each with the imports it lacks added, and what was added."""
         root = self.setup.workspace if isinstance(self.setup.workspace, Path) else None
         shown = overview(root, MAX_SHOWN_FILES)[0] if root is not None else []
-        return file_listings(text, self.setup.workspace, self.guard.prompt, shown)
+        listings = file_listings(text, self.setup.workspace, self.guard.prompt, shown)
+        if root is None:
+            return listings, ""
+        written = {item.path: item.content for item in listings}
+        mended, added = [], []
+        for item in listings:
+            content, lines = with_missing_imports(root, item.path, item.content, written)
+            mended.append(replace(item, content=content))
+            added += [f"`{line}` to {item.path}" for line in lines]
+        return mended, f" Shiro added {', '.join(added)} (a name used but never imported)." if added else ""
 
     def _invented_result(self, message: Message) -> bool:
         return writes_a_result(reply_text(message)) and WROTE_A_RESULT not in self.guard.sent

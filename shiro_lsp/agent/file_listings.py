@@ -10,6 +10,8 @@ model falls into on its own are read too:
 - for a file that exists: the path only in the sentence that introduces the block ("the corrected
   `stats.py`:"), else the one file of the user's message, else the one non-empty file the model was
   shown, that the block fits;
+- for a file that does not exist yet: the path in the sentence that introduces the block, when the
+  user's message names that file too (the file the user asked for);
 - a fragment: one function or block of the file rewritten. It replaces the block of the file that
   starts with the fragment's first line, when exactly one line of the file is that line; a fragment
   that defines something the file does not have yet is added at its end.
@@ -178,11 +180,21 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
         return replace(listing, span=(block.start - line_length, block.end)) if listing else None
     for path in _nearby_paths(block.before, prompt):
         current = _read(workspace, path)
-        if current is not None:
-            listing = _resolved(block, path, current, explicit=False)
+        asked_for = current is None and _asked_to_create(workspace, path, block.before, prompt)
+        if current is not None or asked_for:
+            listing = _resolved(block, path, current, explicit=asked_for)
             if listing is not None:
                 return replace(listing, span=(block.start, block.end))
     return None
+
+
+def _asked_to_create(workspace: Path | Sequence[Path], path: str, before: str, prompt: str) -> bool:
+    """A file that does not exist yet, named by the user's message and by the sentence that introduces
+    the block ("The new content of `count_lines.sh` is:"): the file the user asked for."""
+    named_near = any(m.group(0).removeprefix("./") == path for m in _NAMED.finditer(_last_paragraph(before)))
+    named_by_user = any(m.group(0).removeprefix("./") == path for m in _NAMED.finditer(prompt))
+    roots = [workspace] if isinstance(workspace, Path) else list(workspace)
+    return named_near and named_by_user and not any((root / path).exists() for root in roots)
 
 
 def _only_fit(block: _Block, workspace: Path | Sequence[Path], files: Sequence[str]) -> Listing | None:

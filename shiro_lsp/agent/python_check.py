@@ -5,7 +5,8 @@ defined in ``textutils.py``), is sent back once with pyflakes' words, before the
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+import difflib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pyflakes import api, messages
@@ -13,13 +14,15 @@ from pyflakes.reporter import Reporter
 
 MAX_PROBLEMS = 5
 MAX_MODULES = 200
-"""Top-level modules looked at for imports of a name a written module lost (a small workspace has few)."""
+"""Top-level modules looked at for broken imports and for where a name is defined (a small workspace has few)."""
 _NAMES = (messages.UndefinedName, messages.UndefinedExport)
 
 
 class _Collector(Reporter):
-    def __init__(self) -> None:
+    def __init__(self, modules: _Modules) -> None:
         self.problems: list[str] = []
+        self.undefined: list[str] = []
+        self.modules = modules
 
     def unexpectedError(self, filename: str, msg: str) -> None:
         pass  # unreadable: not the model's mistake
@@ -29,21 +32,24 @@ class _Collector(Reporter):
 
     def flake(self, message: messages.Message) -> None:
         if isinstance(message, _NAMES):
-            self.problems.append(
-                f"{message.filename}:{message.lineno}: {message.message % message.message_args}"
-            )
+            problem = f"{message.filename}:{message.lineno}: {message.message % message.message_args}"
+            name = str(message.message_args[0])
+            self.undefined.append(name)
+            self.problems.append(problem + self.modules.where_defined(name, besides=message.filename))
 
 
 def python_problems(workspace: Path, paths: Sequence[str]) -> list[str]:
     """Syntax errors and undefined names in the ``.py`` files among ``paths`` (relative to ``workspace``),
-    and imports, in the workspace's top-level modules, of a name a written module no longer defines
-    (``calc_area`` renamed in ``geometry.py``, still imported by ``main.py``). Blocking: reads the files."""
-    collector = _Collector()
+    and broken imports between the workspace's top-level modules where one side was written: a name a
+    written module no longer defines (``calc_area`` renamed in ``geometry.py``, still imported by
+    ``main.py``), or a written module importing a name its module lacks. Blocking: reads the files."""
+    modules = _Modules(workspace)
+    collector = _Collector(modules)
     for rel in paths:
         source = _source(workspace, rel) if rel.endswith(".py") else None
         if source is not None:
             api.check(source, rel, collector)
-    return (collector.problems + _broken_imports(workspace, paths))[:MAX_PROBLEMS]
+    return (collector.problems + _broken_imports(modules, paths))[:MAX_PROBLEMS]
 
 
 def _source(workspace: Path, rel: str) -> str | None:
@@ -53,25 +59,79 @@ def _source(workspace: Path, rel: str) -> str | None:
         return None
 
 
-def _broken_imports(workspace: Path, paths: Sequence[str]) -> list[str]:
-    written = {Path(rel).stem: rel for rel in paths if rel.endswith(".py") and "/" not in rel}
-    defined = {module: _defined_names(_source(workspace, rel)) for module, rel in written.items()}
+class _Modules:
+    """The workspace's top-level modules and the names each binds, read once each."""
+
+    def __init__(self, workspace: Path, written: Mapping[str, str] | None = None) -> None:
+        self.workspace = workspace
+        self.written = {
+            rel: text for rel, text in (written or {}).items() if rel.endswith(".py") and "/" not in rel
+        }
+        found = [path.name for path in sorted(workspace.glob("*.py"))[:MAX_MODULES]]
+        self.files = sorted({*found, *self.written})
+        self._names: dict[str, set[str] | None] = {}
+        self._top: dict[str, set[str]] = {}
+
+    def source(self, file: str) -> str | None:
+        return self.written[file] if file in self.written else _source(self.workspace, file)
+
+    def names(self, module: str) -> set[str] | None:
+        """Every name ``module`` binds (None: no such top-level module, or it does not parse)."""
+        if module not in self._names:
+            present = f"{module}.py" in self.files
+            self._names[module] = _defined_names(self.source(f"{module}.py")) if present else None
+        return self._names[module]
+
+    def defined_at_top(self, module: str) -> set[str]:
+        """The functions and classes ``module`` defines at its top level: what another module imports."""
+        if module not in self._top:
+            tree = _parsed(self.source(f"{module}.py"))
+            self._top[module] = {
+                node.name
+                for node in (tree.body if tree else [])
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            }
+        return self._top[module]
+
+    def homes(self, name: str, *, besides: str) -> list[str]:
+        """The top-level modules other than ``besides`` that define ``name`` at their top level."""
+        return [file for file in self.files if file != besides and name in self.defined_at_top(file[:-3])]
+
+    def where_defined(self, name: str, *, besides: str) -> str:
+        """`` (defined in textutils.py: …)``, when one other top-level module defines ``name``."""
+        homes = self.homes(name, besides=besides)
+        return f" (defined in {homes[0]}: import it from there)" if len(homes) == 1 else ""
+
+    def close_to(self, module: str, name: str) -> str:
+        match = difflib.get_close_matches(name, sorted(self.defined_at_top(module)), n=1)
+        return f" ({module}.py defines {match[0]})" if match else ""
+
+
+def _broken_imports(modules: _Modules, paths: Sequence[str]) -> list[str]:
+    written = {Path(rel).stem for rel in paths if rel.endswith(".py") and "/" not in rel}
     problems: list[str] = []
-    for importer in sorted(workspace.glob("*.py"))[:MAX_MODULES]:
-        tree = _parsed(_source(workspace, importer.name))
+    for importer in modules.files:
+        tree = _parsed(modules.source(importer))
         for node in tree.body if tree else []:
-            if (
-                isinstance(node, ast.ImportFrom)
-                and node.level == 0
-                and defined.get(node.module or "") is not None
-            ):
-                names = defined[node.module or ""] or {"*"}
-                problems += [
-                    f"{importer.name}:{node.lineno}: cannot import name '{alias.name}' from '{node.module}'"
-                    for alias in node.names
-                    if alias.name != "*" and alias.name not in names and "*" not in names
-                ]
+            if not isinstance(node, ast.ImportFrom) or node.level != 0 or not node.module:
+                continue
+            if importer[:-3] not in written and node.module not in written:
+                continue
+            problems += _missing_names(modules, importer, node)
     return problems
+
+
+def _missing_names(modules: _Modules, importer: str, node: ast.ImportFrom) -> list[str]:
+    module = node.module or ""
+    names = modules.names(module)
+    if names is None or "*" in names:
+        return []
+    return [
+        f"{importer}:{node.lineno}: cannot import name '{alias.name}' from '{module}'"
+        + modules.close_to(module, alias.name)
+        for alias in node.names
+        if alias.name != "*" and alias.name not in names
+    ]
 
 
 def _parsed(source: str | None) -> ast.Module | None:
@@ -100,3 +160,58 @@ def _defined_names(source: str | None) -> set[str] | None:
 
 def fix_instruction(problems: Sequence[str]) -> str:
     return "\n".join(["The files you wrote have errors:", *problems, "Write the files out again, fixed."])
+
+
+def with_missing_imports(
+    workspace: Path, path: str, content: str, written: Mapping[str, str]
+) -> tuple[str, list[str]]:
+    """``content`` of the top-level module ``path`` with an import added for each name it uses but never
+    binds that exactly one other top-level module defines (``written``: the modules written in the same
+    reply, path to content, which count before the workspace's), and the import lines added. A 1.5B
+    model writes a function into one file and its use into another without the import, and does not
+    mend it when told. Blocking: reads the workspace's modules."""
+    if not path.endswith(".py") or "/" in path or _parsed(content) is None:
+        return content, []
+    modules = _Modules(workspace, written)
+    collector = _Collector(modules)
+    api.check(content, path, collector)
+    imports: dict[str, list[str]] = {}
+    for name in dict.fromkeys(collector.undefined):
+        homes = modules.homes(name, besides=path)
+        if len(homes) == 1:
+            imports.setdefault(homes[0][:-3], []).append(name)
+    lines = [f"from {module} import {', '.join(names)}" for module, names in sorted(imports.items())]
+    return (_inserted(content, lines), lines) if lines else (content, [])
+
+
+def _inserted(content: str, lines: list[str]) -> str:
+    """``lines`` put before the module's first statement that is not its docstring or a
+    ``__future__`` import (its decorators included)."""
+    tree = _parsed(content)
+    assert tree is not None
+    body = list(tree.body)
+    while body and (
+        _is_docstring(body[0]) or (isinstance(body[0], ast.ImportFrom) and body[0].module == "__future__")
+    ):
+        body.pop(0)
+    source = content.splitlines(keepends=True)
+    if not body:
+        at = len(source)
+    else:
+        first = body[0]
+        decorators = getattr(first, "decorator_list", [])
+        at = min([first.lineno, *(d.lineno for d in decorators)]) - 1
+    follows_import = bool(body) and isinstance(body[0], (ast.Import, ast.ImportFrom))
+    added = "".join(f"{line}\n" for line in lines) + ("" if follows_import else "\n\n")
+    head = "".join(source[:at])
+    if head and not head.endswith("\n"):
+        head += "\n"
+    return head + added + "".join(source[at:])
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )

@@ -581,17 +581,33 @@ async def test_a_block_left_unclosed_before_the_next_file_is_two_files(
     assert [e["input"]["path"] for e in events if e["type"] == "tool-call"] == ["textutils.py"]
 
 
-async def test_a_written_out_file_using_a_name_never_imported_is_sent_back_once(
+async def test_a_written_out_file_using_a_name_never_imported_gets_the_import(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "textutils.py").write_text("def is_palindrome(word):\n    return word == word[::-1]\n")
+    (workspace / "main.py").write_text("for word in ['noon', 'no']:\n    print(word)\n")
+    palindrome = "def is_palindrome(word):\n    return word == word[::-1]\n"
+    unimported = "for word in ['noon', 'no']:\n    if is_palindrome(word):\n        print(word)\n"
+    # add-function-and-use, 4ddd9c3: the function in one file, its use in the other, no import; sent
+    # back, the model answered without the files
+    reply = f"textutils.py\n```python\n{palindrome}```\nmain.py\n```python\n{unimported}```\n\nmain.py prints the palindromes."
+    local.script += [Step(Text(reply, chunks=3))]
+    events = await run(local, workspace, home, "Add is_palindrome to textutils.py and use it in main.py.")
+    assert (workspace / "main.py").read_text() == "from textutils import is_palindrome\n\n\n" + unimported
+    assert any(
+        "Shiro added `from textutils import is_palindrome` to main.py" in e.get("text", "") for e in events
+    )
+    assert len(chats(local)) == 1 and events[-1]["type"] == "done"
+
+
+async def test_a_written_out_file_using_a_name_defined_nowhere_is_sent_back_once(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
     (workspace / "main.py").write_text("for word in ['noon', 'no']:\n    print(word)\n")
     unimported = "for word in ['noon', 'no']:\n    if is_palindrome(word):\n        print(word)\n"
-    fixed = "from textutils import is_palindrome\n\n" + unimported
-    # add-function-and-use, ecf5d1b: main.py used is_palindrome without importing it
+    fixed = "def is_palindrome(word):\n    return word == word[::-1]\n\n\n" + unimported
     local.script += [
         Step(Text(f"main.py\n```python\n{unimported}```\n\nmain.py now prints the palindromes.", chunks=3)),
-        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py imports is_palindrome now.", chunks=3)),
+        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py defines is_palindrome now.", chunks=3)),
     ]
     events = await run(local, workspace, home, "Make main.py print the palindromes.")
     assert (workspace / "main.py").read_text() == fixed
@@ -624,15 +640,14 @@ async def test_a_reply_stuck_in_a_loop_is_cut_and_written_again(
 async def test_files_written_in_an_earlier_step_are_checked_when_the_turn_would_end(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "textutils.py").write_text("def is_palindrome(word):\n    return word == word[::-1]\n")
     (workspace / "main.py").write_text("for word in ['noon', 'no']:\n    print(word)\n")
     unimported = "for word in ['noon', 'no']:\n    if is_palindrome(word):\n        print(word)\n"
-    fixed = "from textutils import is_palindrome\n\n" + unimported
+    fixed = "def is_palindrome(word):\n    return word == word[::-1]\n\n\n" + unimported
     # add-function-and-use, 18f5760: the files alone in one reply, what was done in the next
     local.script += [
         Step(Text(f"main.py\n```python\n{unimported}```", chunks=2)),
         Step(Text("Outcome: main.py prints the palindromes.")),
-        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py imports is_palindrome now.", chunks=3)),
+        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py defines is_palindrome now.", chunks=3)),
     ]
     await run(local, workspace, home, "Make main.py print the palindromes.")
     assert (workspace / "main.py").read_text() == fixed
@@ -660,6 +675,43 @@ async def test_a_rename_that_leaves_an_import_of_the_old_name_is_sent_back(
     assert (workspace / "main.py").read_text() == main
     sent = chats(local)[1]["messages"][-1]["content"]
     assert "main.py:1: cannot import name 'calc_area' from 'geometry'" in sent
+
+
+async def test_a_written_file_importing_a_name_its_module_lacks_is_sent_back_with_the_real_name(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "names.py").write_text("def title_case(text):\n    return text.title()\n")
+    broken = 'from names import titel_case\n\nfor raw in ["ada lovelace"]:\n    print(titel_case(raw))\n'
+    (workspace / "main.py").write_text(broken)
+    # fix-import-error, 4ddd9c3: main.py written out again still importing titel_case
+    kept = broken + "\n\ndef title_case(text):\n    return text.title()\n"
+    fixed = kept.replace("titel_case", "title_case")
+    local.script += [
+        Step(Text(f"main.py\n```python\n{kept}```\n\nmain.py is fixed.", chunks=2)),
+        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py imports title_case now.", chunks=2)),
+        Step(call("bash", {"command": "python3 main.py"})),
+        Step(Text("python3 main.py prints Ada Lovelace now.")),
+    ]
+    await run(local, workspace, home, "python3 main.py fails with an ImportError. Please fix it.")
+    sent = chats(local)[1]["messages"][-1]["content"]
+    assert "cannot import name 'titel_case' from 'names' (names.py defines title_case)" in sent
+    assert (workspace / "main.py").read_text() == fixed
+
+
+async def test_a_new_file_the_user_named_shown_after_a_sentence_naming_it_is_written(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "app.py").write_text("import os\nimport requests\nimport flask\n")
+    # create-requirements, 4ddd9c3: the file named only in the sentence before the block
+    reply = (
+        "outcome: The requirements.txt file should list the third-party packages app.py imports, one per "
+        "line. The contents of the file should be:\n```\nrequests\nflask\n```"
+    )
+    local.script += [Step(Text(reply, chunks=2)), Step(Text("requirements.txt lists requests and flask."))]
+    prompt = "Create a requirements.txt that lists the third-party packages app.py imports, one per line."
+    events = await run(local, workspace, home, prompt)
+    assert (workspace / "requirements.txt").read_text() == "requests\nflask\n"
+    assert answer(events) == "requirements.txt lists requests and flask."
 
 
 async def test_a_block_after_a_list_of_files_is_not_the_last_file_listed(

@@ -36,6 +36,28 @@ def test_a_new_file_needs_its_path_on_its_own_line(ws: Path) -> None:
     assert written("Create `hello.py` with:\n```python\nprint('hello')\n```", ws) == {}
 
 
+def test_a_new_file_the_user_asked_for_is_the_block_the_sentence_names(ws: Path) -> None:
+    # the shape of Qwen2.5-Coder-1.5B's reply in an eval run (shell-count-lines)
+    reply = (
+        "The files that must change are:\n```\ncount_lines.sh\n```\n"
+        'The new content of `count_lines.sh` is:\n```bash\n#!/bin/bash\nwc -l < "$1"\n```'
+    )
+    prompt = "Write a bash script count_lines.sh that prints the number of lines of its first argument."
+    assert written(reply, ws, prompt) == {"count_lines.sh": '#!/bin/bash\nwc -l < "$1"\n'}
+    assert written(reply, ws, "Write a script that counts lines.") == {}  # the user named no file
+
+
+def test_a_new_file_is_not_taken_for_an_existing_one_the_sentence_also_names(ws: Path) -> None:
+    reply = (
+        "The requirements.txt file should list the packages run_stats.py imports. The contents of the file "
+        "should be:\n```\nrequests\nflask\n```"
+    )
+    prompt = "Create a requirements.txt that lists the third-party packages run_stats.py imports."
+    assert written(reply, ws, prompt) == {"requirements.txt": "requests\nflask\n"}
+    (ws / "requirements.txt").write_text("numpy\n")  # it exists now: the block is not a rewrite of it
+    assert written(reply, ws, prompt) == {}
+
+
 def test_the_file_the_sentence_names_is_the_one_written(ws: Path) -> None:
     text = f"Here is the corrected version of `stats.py`:\n\n```python\n{FIXED}```\nDone."
     assert written(text, ws) == {"stats.py": FIXED}

@@ -338,6 +338,57 @@ def scan_text(text: str, values: Iterable[str | None] = ()) -> Redaction:
     return Redactor.of(values).scan(text)
 
 
+# --- Writes over values the model never saw ----------------------------------------------------
+
+REDACTED_MARK = "[redacted "
+_MARKER = re.compile(
+    r"\[redacted (?:configured key|" + "|".join(re.escape(kind) for kind, _ in KEY_FORMATS) + r")\]"
+)
+
+
+class HiddenSecretWrite(ValueError):
+    """A write would put a redaction marker, or a value of the model's own, where a secret was hidden."""
+
+
+def with_hidden_values(before: str, after: str, redactor: Redactor) -> str:
+    """``after`` (a file's new text, written by the model over ``before``) with each line the model
+    copied as it was shown, its secret cut out, given the secret back: a small model rewrites a whole
+    ``config.json`` and would otherwise replace the password with ``[redacted key field]``.
+    Raises :class:`HiddenSecretWrite` for a marker on a line the file never had, and for a secret's
+    line rewritten with another value (the model cannot know the value; it invented one)."""
+    hidden = _hidden_lines(before, redactor)
+    if not hidden and not _MARKER.search(after):
+        return after
+    lines = after.splitlines(keepends=True)
+    for number, line in enumerate(lines, start=1):
+        body = line.rstrip("\r\n")
+        if body in hidden:
+            lines[number - 1] = hidden[body] + line[len(body) :]
+        elif _MARKER.search(body):
+            raise HiddenSecretWrite(f"line {number} holds a {REDACTED_MARK}…] marker that is not in the file")
+        elif (key := _rewritten_secret(body, hidden)) is not None:
+            raise HiddenSecretWrite(f"line {number} gives {key} a value of yours")
+    return "".join(lines)
+
+
+def _hidden_lines(text: str, redactor: Redactor) -> dict[str, str]:
+    """Each line of ``text`` that holds a secret, as the model was shown it, to the line itself."""
+    if redactor.redact(text) == text:  # one pass for the usual file without secrets
+        return {}
+    return {shown: line for line in text.splitlines() if (shown := redactor.redact(line)) != line}
+
+
+def _rewritten_secret(line: str, hidden: dict[str, str]) -> str | None:
+    """The key of a hidden secret that ``line`` sets to another value: it starts as the secret's line
+    did up to the marker (``"password": "``), and is not that line."""
+    for shown, original in hidden.items():
+        prefix = shown.partition(REDACTED_MARK)[0]
+        key = prefix.strip().strip("\"':= ")
+        if key and line != original and line.strip().startswith(prefix.strip()):
+            return key
+    return None
+
+
 # --- Shiro's own state: never a tool's to read -------------------------------------------------
 
 _private_roots: tuple[Path, ...] = ()

@@ -29,8 +29,11 @@ from shiro_lsp.fs.jail import (
 from shiro_lsp.fs.secrets import (
     SECRET_FILE_EXCEPTIONS,
     SECRET_FILE_PATTERNS,
+    HiddenSecretWrite,
+    Redactor,
     is_secret_path,
     refusal,
+    with_hidden_values,
 )
 from shiro_lsp.tools.base import (
     MAX_OUTPUT,
@@ -47,6 +50,11 @@ from shiro_lsp.tools.loose_match import loose_replace
 from shiro_lsp.tools.nearby import missing_file_message
 
 DEFAULT_LIMIT = 2000
+HIDDEN_SECRET_WRITE = (
+    "Not written: {path}: {why}. Secret values are hidden from you as [redacted …]: you cannot know or "
+    "set them. Keep those lines as you were shown them; if the task needs a secret, tell the user to set "
+    "it themselves."
+)
 MAX_LINE_CHARS = 2000
 MAX_BATCH_FILES = 20
 SNIFF_BYTES = 8192
@@ -255,7 +263,20 @@ def _collapsed(before: str, after: str) -> bool:
     return 0.5 <= ratio <= 1.5 and after.count("\n") + 1 < (before.count("\n") + 1) / 2
 
 
-def write_sync(workspace: Roots, path: str, content: str, recorder: WriteRecorder | None = None) -> str:
+def _keeping_hidden_values(path: str, before: str, after: str, redactor: Redactor) -> str:
+    try:
+        return with_hidden_values(before, after, redactor)
+    except HiddenSecretWrite as error:
+        raise ToolError(HIDDEN_SECRET_WRITE.format(path=path, why=error)) from error
+
+
+def write_sync(
+    workspace: Roots,
+    path: str,
+    content: str,
+    recorder: WriteRecorder | None = None,
+    redactor: Redactor | None = None,
+) -> str:
     target = locate(workspace, path)[1]
     if target.is_dir():
         raise ToolError(f"{path} is a directory; give a file path.")
@@ -265,6 +286,7 @@ def write_sync(workspace: Roots, path: str, content: str, recorder: WriteRecorde
             before = _read_exact(workspace, path)
         except ToolError:
             before = None  # binary, or a secrets file: overwriting it is the user's call (approval)
+    content = _keeping_hidden_values(path, before or "", content, redactor or Redactor())
     raw = _raw_before(workspace, path) if recorder is not None else None
     if raw is None:
         _write_text(workspace, path, content)
@@ -281,7 +303,9 @@ def write_sync(workspace: Roots, path: str, content: str, recorder: WriteRecorde
 
 
 async def write_file(input: WriteFileInput, ctx: ToolContext) -> str:
-    return await asyncio.to_thread(write_sync, ctx.workspace, input.path, input.content, ctx.recorder)
+    return await asyncio.to_thread(
+        write_sync, ctx.workspace, input.path, input.content, ctx.recorder, ctx.redactor
+    )
 
 
 def not_found(where: str, text: str) -> str:
@@ -325,6 +349,7 @@ def edit_sync(
     *,
     batch: bool,
     recorder: WriteRecorder | None = None,
+    redactor: Redactor | None = None,
 ) -> str:
     original, data, rel, mode = _read_original(workspace, path, "multi_edit" if batch else "edit_file")
     text = original
@@ -337,6 +362,7 @@ def edit_sync(
             suffix = " No edits were applied." if batch else ""
             raise ToolError(exc.message + suffix) from exc
         counts.append(count)
+    text = _keeping_hidden_values(path, original, text, redactor or Redactor())
     if text == original:
         raise ToolError(f"No change to {path}: the edits cancel out.")
     _replace(workspace, path, rel, text.encode("utf-8"), (data, mode), recorder)
@@ -347,13 +373,25 @@ def edit_sync(
 
 async def edit_file(input: EditFileInput, ctx: ToolContext) -> str:
     return await asyncio.to_thread(
-        edit_sync, ctx.workspace, input.path, [input], batch=False, recorder=ctx.recorder
+        edit_sync,
+        ctx.workspace,
+        input.path,
+        [input],
+        batch=False,
+        recorder=ctx.recorder,
+        redactor=ctx.redactor,
     )
 
 
 async def multi_edit(input: MultiEditInput, ctx: ToolContext) -> str:
     return await asyncio.to_thread(
-        edit_sync, ctx.workspace, input.path, input.edits, batch=True, recorder=ctx.recorder
+        edit_sync,
+        ctx.workspace,
+        input.path,
+        input.edits,
+        batch=True,
+        recorder=ctx.recorder,
+        redactor=ctx.redactor,
     )
 
 

@@ -472,3 +472,35 @@ async def test_required_sandbox_without_bubblewrap_runs_nothing(
     assert json.loads(json.dumps(client.approvals))[0]["warning"].startswith(
         "bash is set to run only sandboxed"
     )
+
+
+async def test_a_failed_edit_that_quotes_the_file_never_quotes_its_secret(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    config = f'{{\n  "user": "app",\n  "password": "{KEYS["stripe"]}"\n}}\n'
+    (workspace / "config.json").write_text(config)
+    client.decisions = ["once"]
+    missing = {"path": "config.json", "oldString": '"user": "root"', "newString": '"user": "admin"'}
+    fake.script += [Step(ToolCall("edit_file", missing)), Step(Text("done"))]
+    await chat(client, "make the user admin")
+    (output,) = tool_outputs(fake)
+    assert "oldString not found" in output and '"password": "[redacted' in output
+    await assert_nowhere(client, fake, home, KEYS["stripe"], backups=False)
+
+
+async def test_a_config_rewritten_as_the_model_saw_it_keeps_the_secret_it_never_saw(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    config = f'{{\n  "user": "app",\n  "password": "{KEYS["stripe"]}"\n}}\n'
+    (workspace / "config.json").write_text(config)
+    client.decisions = ["once", "once", "once"]
+    shown = config.replace(KEYS["stripe"], "[redacted Stripe key]")
+    invented = config.replace(KEYS["stripe"], "your_production_password")
+    fake.script += [
+        Step(ToolCall("write_file", {"path": "config.json", "content": shown.replace("app", "admin")})),
+        Step(ToolCall("write_file", {"path": "config.json", "content": invented}, call_id="c2")),
+        Step(Text("done")),
+    ]
+    await chat(client, "make the user admin")
+    assert (workspace / "config.json").read_text() == config.replace("app", "admin")
+    assert "gives password a value of yours" in tool_outputs(fake)[1]

@@ -207,3 +207,34 @@ async def test_big_reads_leave_the_event_loop_free(run: RunTool, workspace: Path
     done.set()
     await task
     assert ticks > 1
+
+
+CONFIG = '{\n  "database": {\n    "user": "app",\n    "password": "changeme-9"\n  }\n}\n'
+SHOWN = CONFIG.replace("changeme-9", "[redacted key field]")
+
+
+async def test_a_file_rewritten_as_the_model_saw_it_keeps_its_hidden_secret(
+    run: RunTool, workspace: Path
+) -> None:
+    (workspace / "config.json").write_text(CONFIG)
+    await run("write_file", path="config.json", content=SHOWN.replace('"app"', '"service"'))
+    assert (workspace / "config.json").read_text() == CONFIG.replace('"app"', '"service"')
+
+
+async def test_a_hidden_secret_is_never_replaced_by_a_value_the_model_made_up(
+    run: RunTool, workspace: Path
+) -> None:
+    (workspace / "config.json").write_text(CONFIG)
+    invented = SHOWN.replace("[redacted key field]", "your_production_password")
+    with pytest.raises(ToolError, match=r"Not written: config.json: line 4 gives password a value of yours"):
+        await run("write_file", path="config.json", content=invented)
+    with pytest.raises(ToolError, match=r"Not written: config.json: line 4 gives password a value"):
+        await run("edit_file", path="config.json", oldString='"password": "', newString='"password": "x')
+    assert (workspace / "config.json").read_text() == CONFIG
+
+
+async def test_a_redaction_marker_never_lands_in_a_file(run: RunTool, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("token\n")
+    with pytest.raises(ToolError, match=r"line 2 holds a \[redacted …\] marker"):
+        await run("write_file", path="notes.txt", content="token\nAPI_KEY=[redacted secret assignment]\n")
+    assert (workspace / "notes.txt").read_text() == "token\n"

@@ -40,7 +40,12 @@ from shiro_lsp.agent.file_listings import (
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
-from shiro_lsp.agent.python_check import fix_instruction, python_problems, with_missing_imports
+from shiro_lsp.agent.python_check import (
+    fix_instruction,
+    python_problems,
+    with_missing_imports,
+    without_standard_library,
+)
 from shiro_lsp.agent.repetition import CUT_NOTICE, WRITE_AGAIN, RepetitionWatch
 from shiro_lsp.agent.text_tools import (
     TextCall,
@@ -550,11 +555,19 @@ class Turn:
             return listings, ""
         written = {item.path: item.content for item in listings}
         mended, added = [], []
+        notes = []
         for item in listings:
             content, lines = with_missing_imports(root, item.path, item.content, written)
+            content, dropped = without_standard_library(item.path, content)
             mended.append(replace(item, content=content))
             added += [f"`{line}` to {item.path}" for line in lines]
-        return mended, f" Shiro added {', '.join(added)} (a name used but never imported)." if added else ""
+            if dropped:
+                notes.append(
+                    f" Shiro left {', '.join(dropped)} out of {item.path} (Python's standard library)."
+                )
+        if added:
+            notes.insert(0, f" Shiro added {', '.join(added)} (a name used but never imported).")
+        return mended, "".join(notes)
 
     def _invented_result(self, message: Message) -> bool:
         return writes_a_result(reply_text(message)) and WROTE_A_RESULT not in self.guard.sent

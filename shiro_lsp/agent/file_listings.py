@@ -9,7 +9,7 @@ model falls into on its own are read too:
 - the path as the block's first line, inside the fence;
 - for a file that exists: the path only in the sentence that introduces the block ("the corrected
   `stats.py`:"), else the one file of the user's message, else the one non-empty file the model was
-  shown, that the block fits;
+  shown, that the block fits (or, named alone on the line right before it, rewrites whole);
 - for a file that does not exist yet: the path in the sentence that introduces the block, when the
   user's message names that file too (the file the user asked for);
 - a fragment: one function or block of the file rewritten. It replaces the block of the file that
@@ -23,6 +23,8 @@ block, a block that is the file unchanged, and a block whose file cannot be told
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -178,14 +180,42 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
         adjacent = not block.before.rstrip(" \t").endswith("\n\n")  # no blank line between path and block
         listing = _resolved(block, path, _read(workspace, path), explicit=True, adjacent=adjacent)
         return replace(listing, span=(block.start - line_length, block.end)) if listing else None
+    sole = _sole_path_named(block.before)
     for path in _nearby_paths(block.before, prompt):
         current = _read(workspace, path)
         asked_for = current is None and _asked_to_create(workspace, path, block.before, prompt)
         if current is not None or asked_for:
-            listing = _resolved(block, path, current, explicit=asked_for)
+            rewrite = path == sole and current is not None and _reads_as(path, block.body, current)
+            listing = _resolved(block, path, current, explicit=asked_for, adjacent=rewrite)
             if listing is not None:
                 return replace(listing, span=(block.start, block.end))
     return None
+
+
+def _sole_path_named(before: str) -> str | None:
+    """The file the line right before the block names, when it names exactly one ("Here is the
+    updated `main.py`:"); a line naming several is a list of the files to change."""
+    lines = before.rstrip().splitlines()
+    named = {m.group(0).removeprefix("./") for m in _NAMED.finditer(lines[-1])} if lines else set()
+    return named.pop() if len(named) == 1 else None
+
+
+def _reads_as(path: str, content: str, current: str) -> bool:
+    """``content`` can be ``path``'s new text, not output about it (a traceback quotes its lines):
+    Python that parses, JSON that loads, else a text sharing a line with the file."""
+    if "Traceback (most recent call last)" in content:
+        return False
+    suffix = Path(path).suffix
+    try:
+        if suffix == ".py":
+            ast.parse(content)
+        elif suffix == ".json":
+            json.loads(content)
+        else:
+            return bool(set(_lines(content)) & {line for line in _lines(current) if len(line.strip()) > 3})
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _asked_to_create(workspace: Path | Sequence[Path], path: str, before: str, prompt: str) -> bool:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -215,3 +217,22 @@ def _is_docstring(node: ast.stmt) -> bool:
         and isinstance(node.value, ast.Constant)
         and isinstance(node.value.value, str)
     )
+
+
+_REQUIREMENT = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.-]*)\s*(?:[<>=!~;\[].*)?$")
+
+
+def without_standard_library(path: str, content: str) -> tuple[str, list[str]]:
+    """A ``requirements*.txt`` with the lines naming a module of Python's standard library left out
+    (pip cannot install ``os`` or ``json``; a 1.5B model lists what a script imports), and the names
+    left out."""
+    if not re.fullmatch(r"(?:.*/)?requirements[\w.-]*\.txt", path):
+        return content, []
+    kept, dropped = [], []
+    for line in content.splitlines(keepends=True):
+        match = _REQUIREMENT.match(line.rstrip("\r\n"))
+        if match and match.group("name") in sys.stdlib_module_names:
+            dropped.append(match.group("name"))
+        else:
+            kept.append(line)
+    return ("".join(kept), dropped) if dropped and "".join(kept).strip() else (content, [])

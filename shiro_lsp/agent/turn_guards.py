@@ -39,6 +39,10 @@ UNCHANGED_QUOTE = (
     "The code you showed is {path} as it already is: nothing was changed. Find the cause first, "
     "then change the file that holds it."
 )
+LOCAL_MODULE = (
+    "{module} is not a package to install: it is {file}, in the workspace. Compare what the code imports "
+    "from it with what {file} defines, and fix the file that is wrong."
+)
 CALL_IN_PROSE = "A call inside prose does not run. To call a tool, reply with nothing but the call."
 UNRUN_STEP = "You said what you will do next but made no tool call. Do it now with a tool call."
 RUN_NAMED = "You changed files but did not run `{command}`, which the user named. Run it now to check."
@@ -69,6 +73,12 @@ _COMMAND = re.compile(
     r"(?<![\w/.-])(?P<command>(?:python3?|node|bash|sh|npm|npx|yarn|pnpm|pytest|cargo|ruby|deno|uv)"
     r"(?:[ \t]+(?:-m[ \t]+[\w.]+|-[\w-]+|[\w./-]*[./][\w./-]*|test|run|\d+))*)"
     r"|(?<![\w/.-])(?P<script>\.?/?[\w./-]+\.(?:sh|py|js|mjs|ts|rb))\b"
+)
+_MISSING_MODULE = re.compile(
+    r"\bpip3? install\s+`?(?P<installed>[A-Za-z_]\w*)"
+    r"|`?(?P<missing>[A-Za-z_]\w*)`? (?:module|package) (?:is|was) not (?:found|installed)"
+    r"|No module named '?(?P<named>[A-Za-z_]\w*)",
+    re.I,
 )
 _CLAIMS_FIX = re.compile(r"\b(?:corrected|fixed|updated|modified|changed|new) (?:version|code|file)\b", re.I)
 _CALL_NAME = re.compile(r"""\bname["']?\s*[=:]\s*["'](?P<name>[\w-]+)["']""")
@@ -173,6 +183,10 @@ class TurnGuard:
             wanted.append(("an unchanged file shown as a fix", UNCHANGED_QUOTE.format(path=quoted)))
         elif not self.changed and self._shows_unwritten_code(text):
             wanted.append(("code in prose", unrun))
+        elif not self.changed and (local := self._local_module_blamed(text)) is not None:
+            wanted.append(
+                ("a local module taken for a package", LOCAL_MODULE.format(module=local[0], file=local[1]))
+            )
         elif self.reads_text_calls and self._names_a_call(text):
             wanted.append(("a call Shiro could not read", unrun))
         elif self.reads_text_calls and not self.used_tools and self._shows_a_call_in_prose(text):
@@ -210,6 +224,16 @@ class TurnGuard:
             if new_file_named or any(len(line) > MIN_SHARED_LINE for line in kept):
                 return True
         return False
+
+    def _local_module_blamed(self, text: str) -> tuple[str, str] | None:
+        """A module the answer says to install, or calls missing, that is a file of the workspace
+        (``names`` for ``names.py``): (module, file). A 1.5B model blames pip for a misspelt import."""
+        for match in _MISSING_MODULE.finditer(text):
+            module = match.group("installed") or match.group("missing") or match.group("named")
+            file = f"{module}.py"
+            if _file_lines(self.workspace, file) is not None:
+                return module, file
+        return None
 
     def _claimed_fix_of_unchanged_file(self, text: str) -> str | None:
         """The named file a code block shows exactly as it is, in an answer that calls it fixed."""

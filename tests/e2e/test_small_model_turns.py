@@ -698,6 +698,23 @@ async def test_a_written_file_importing_a_name_its_module_lacks_is_sent_back_wit
     assert (workspace / "main.py").read_text() == fixed
 
 
+async def test_a_local_module_blamed_as_a_missing_package_is_sent_back_and_the_fix_written(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "names.py").write_text("def title_case(text):\n    return text.title()\n")
+    broken = 'from names import titel_case\n\nfor raw in ["ada lovelace"]:\n    print(titel_case(raw))\n'
+    (workspace / "main.py").write_text(broken)
+    fixed = broken.replace("titel_case", "title_case")
+    # fix-import-error, Qwen2.5-Coder-1.5B's answers (cut) before and after being sent back
+    local.script += [
+        Step(Text("The `names` module is not found in the workspace. Run:\n```sh\npip install names\n```")),
+        Step(Text(f"Here is the updated `main.py`:\n\n```python\n{fixed}```\n\nmain.py imports title_case.")),
+    ]
+    await run(local, workspace, home, "python3 main.py fails with an ImportError. Please fix it.")
+    assert "names is not a package to install: it is names.py" in chats(local)[1]["messages"][-1]["content"]
+    assert (workspace / "main.py").read_text() == fixed
+
+
 async def test_a_new_file_the_user_named_shown_after_a_sentence_naming_it_is_written(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
@@ -705,7 +722,7 @@ async def test_a_new_file_the_user_named_shown_after_a_sentence_naming_it_is_wri
     # create-requirements, 4ddd9c3: the file named only in the sentence before the block
     reply = (
         "outcome: The requirements.txt file should list the third-party packages app.py imports, one per "
-        "line. The contents of the file should be:\n```\nrequests\nflask\n```"
+        "line. The contents of the file should be:\n```\nos\nrequests\nflask\n```"
     )
     local.script += [Step(Text(reply, chunks=2)), Step(Text("requirements.txt lists requests and flask."))]
     prompt = "Create a requirements.txt that lists the third-party packages app.py imports, one per line."

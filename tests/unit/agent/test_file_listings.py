@@ -179,3 +179,19 @@ def test_the_path_may_be_the_blocks_first_line(ws: Path) -> None:
     assert written(recorded, ws) == {"hello.py": "print('Hello, world!')\n"}
     heading = "README.md\n```markdown\n# notes.md\nSee the docs.\n```"
     assert written(heading, ws) == {"README.md": "# notes.md\nSee the docs.\n"}  # a heading is content
+
+
+def test_a_file_named_alone_before_a_block_as_long_as_it_is_rewritten(tmp_path: Path) -> None:
+    main = 'from names import titel_case\n\nfor raw in ["ada lovelace"]:\n    print(titel_case(raw))\n'
+    (tmp_path / "main.py").write_text(main)
+    fixed = main.replace("titel_case", "title_case")
+    # fix-import-error: the 1.5B model's answer after it was sent back, as is
+    reply = f"Here is the updated `main.py`:\n\n```python\n{fixed}```\n\nThe file to fix is `main.py`."
+    assert written(reply, tmp_path, "python3 main.py fails. Fix it.") == {"main.py": fixed}
+    listed = f"Files to change: `main.py` `names.py`\n\n```python\n{fixed}```"
+    assert written(listed, tmp_path, "python3 main.py fails. Fix it.") == {}
+    traceback = (
+        'Traceback (most recent call last):\n  File "main.py", line 1, in <module>\n'
+        "    from names import titel_case\nImportError: cannot import name 'titel_case'\n"
+    )
+    assert written(f"Running `main.py` gives:\n\n```\n{traceback}```", tmp_path, "Fix main.py.") == {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shiro_lsp.agent.python_check import python_problems, with_missing_imports
+from shiro_lsp.agent.python_check import python_problems, with_missing_imports, without_standard_library
 
 NAMES = "def title_case(text):\n    return text.title()\n"
 
@@ -69,3 +69,12 @@ def test_no_import_is_guessed_for_a_name_two_modules_define_or_none(tmp_path: Pa
     (tmp_path / "b.py").write_text(PALINDROME)
     assert with_missing_imports(tmp_path, "main.py", USES, {}) == (USES, [])
     assert with_missing_imports(tmp_path, "main.py", "print(shout())\n", {}) == ("print(shout())\n", [])
+
+
+def test_the_standard_library_is_left_out_of_a_requirements_file() -> None:
+    assert without_standard_library("requirements.txt", "json\nos\nrequests\nflask>=2\n") == (
+        "requests\nflask>=2\n",
+        ["json", "os"],
+    )
+    assert without_standard_library("notes.txt", "json\nos\n") == ("json\nos\n", [])
+    assert without_standard_library("requirements.txt", "os\n") == ("os\n", [])  # nothing would be left

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from shiro_lsp.agent.turn_guards import NamedCommand, announces_a_step, named_command
+from shiro_lsp.agent.turn_guards import LOCAL_MODULE, NamedCommand, TurnGuard, announces_a_step, named_command
 
 
 @pytest.mark.parametrize(
@@ -39,3 +41,28 @@ def test_the_command_a_prompt_names(prompt: str, expected: NamedCommand | None) 
 )
 def test_an_answer_that_ends_by_announcing_a_step(text: str, announces: bool) -> None:
     assert announces_a_step(text) is announces
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # fix-import-error, Qwen2.5-Coder-1.5B's two answers, cut
+        "The error occurs because the `names` module is not found in the workspace. You need to install the "
+        "`names` module:\n```sh\npip install names\n```",
+        "The error occurs because the `names` module is not found in the workspace. Create a directory `names`.",
+    ],
+)
+def test_a_local_module_the_answer_would_install_is_sent_back_naming_its_file(
+    tmp_path: Path, answer: str
+) -> None:
+    (tmp_path / "names.py").write_text("def title_case(text):\n    return text.title()\n")
+    guard = TurnGuard("python3 main.py fails with an ImportError. Fix it.", tmp_path, can_run_commands=False)
+    assert guard.after_answer({"role": "assistant", "content": answer}) == (
+        LOCAL_MODULE.format(module="names", file="names.py"),
+        "a local module taken for a package",
+    )
+
+
+def test_a_package_the_workspace_does_not_hold_may_be_installed(tmp_path: Path) -> None:
+    guard = TurnGuard("import requests fails. Fix it.", tmp_path, can_run_commands=False)
+    assert guard.after_answer({"role": "assistant", "content": "Run `pip install requests`."}) is None

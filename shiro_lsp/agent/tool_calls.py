@@ -241,7 +241,7 @@ class ToolCallRunner:
             if watch is not None and self.setup.changes is not None:
                 ctx.recorder = self.setup.changes.recorder(watch)
             try:
-                output = redact(await registry.run(call.name, input, ctx))
+                output = redact(await registry.run_parsed(call.name, input, tool.spec, ctx))
             finally:
                 keep = self._held is not None and self._mutating(following)
                 changed = await self._settle(watch, following if keep else None)

@@ -177,6 +177,9 @@ class TurnChanges:
         recorder = watch.recorder
         if recorder is None:
             if prepare is not None and _scanned(prepare):
+                self._prepared = self._unchanged(watch)
+                if self._prepared is not None:
+                    return None
                 changed, self._prepared = await asyncio.to_thread(self._after_then_scan, watch)
                 return changed
             return await asyncio.to_thread(self._after, watch)
@@ -184,6 +187,26 @@ class TurnChanges:
             leftover = _Watch(paths=list(recorder.pending), befores=dict(recorder.befores))
             return await asyncio.to_thread(self._after, leftover)
         return recorder.result
+
+    def _unchanged(self, watch: _Watch) -> _Watch | None:
+        """Between two scanned calls (a step's MCP calls, say): when the scanner knows nothing
+        changed since ``watch``'s snapshot and the checkpoint has nothing new to record, the next
+        call's watch is that same snapshot, and no look is made. Asked on the loop: it never waits.
+        None: look in a thread (:meth:`_after_then_scan`).
+
+        Nothing is saved: with nothing found, :meth:`_after` would write the version already
+        written, unless the snapshot brings notes the checkpoint lacks or a file is to be pruned,
+        and then it is left to do that."""
+        snapshot = watch.snapshot
+        if snapshot is None:
+            return None
+        mark = self.files.saves.mark()  # before the look, as in _before_scan
+        if not self.files.scanner.unchanged_since(snapshot):
+            return None
+        checkpoint = self._ensure()
+        if _prunable(checkpoint) or any(n not in checkpoint.not_covered for n in snapshot.not_covered):
+            return None
+        return _Watch(snapshot=snapshot, saves_mark=mark)
 
     def drop_prepared(self) -> None:
         self._prepared = None
@@ -315,14 +338,19 @@ class TurnChanges:
     @staticmethod
     def _prune(checkpoint: Checkpoint) -> bool:
         """Drop the files touched and put back within the turn (not a change); any dropped?"""
-        dropped = [
-            p
-            for p, r in checkpoint.files.items()
-            if same(r.before, r.after)
-            and r.moved_to is None
-            and r.moved_from is None
-            and r.unrecorded is None  # its before is unknown, not absent
-        ]
+        dropped = _prunable(checkpoint)
         for path in dropped:
             del checkpoint.files[path]
         return bool(dropped)
+
+
+def _prunable(checkpoint: Checkpoint) -> list[str]:
+    """The files touched and put back within the turn."""
+    return [
+        p
+        for p, r in checkpoint.files.items()
+        if same(r.before, r.after)
+        and r.moved_to is None
+        and r.moved_from is None
+        and r.unrecorded is None  # its before is unknown, not absent
+    ]

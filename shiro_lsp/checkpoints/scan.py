@@ -605,6 +605,23 @@ class WorkspaceScanner:
             return None
         return self.blobs.put(data)
 
+    def unchanged_since(self, before: Snapshot) -> bool:
+        """Whether nothing the scan looks at can have changed since ``before``, the last look: the
+        watcher holds no event and nothing waits to be looked at again, so :meth:`changes` would
+        find nothing and a new :meth:`snapshot` would hold what ``before`` holds. Never waits on
+        the disk (a non-blocking look at the watcher, in git mode a few stats), so it is asked on
+        the loop, without the thread hop a look costs; False whenever in doubt."""
+        if not self._lock.acquire(blocking=False):  # a look is under way in a thread
+            return False
+        try:
+            if before.look != self._looks or self._unsettled or self._resync:
+                return False
+            if before.git is not None:
+                return self._gitwatch is not None and self._gitwatch.quiet()
+            return self._watcher is not None and self._index is not None and self._watcher.quiet()
+        finally:
+            self._lock.release()
+
     def changes(self, before: Snapshot) -> tuple[list[ScanChange], list[str]]:
         """What differs now from ``before``: (changes, what could not be recorded)."""
         with self._lock:

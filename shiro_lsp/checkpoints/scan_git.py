@@ -204,6 +204,18 @@ class GitWatch:
                 return quick
         return self._whole()
 
+    def quiet(self) -> bool:
+        """Whether :meth:`look` would find nothing new: the watcher saw nothing, and git's index and
+        ignore files are as they were. Never waits (a few stats)."""
+        return (
+            self.watcher is not None
+            and self.listing is not None
+            and not self._pending
+            and self.watcher.quiet()
+            and self._index_signature() == self._index
+            and self._ignore_signature() == self._ignores
+        )
+
     def close(self) -> None:
         if self.watcher is not None:
             self.watcher.close()

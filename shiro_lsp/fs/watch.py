@@ -17,11 +17,15 @@ gives None and the callers look at the disk every time, as they would without a 
 from __future__ import annotations
 
 import contextlib
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 try:
+    import fcntl
+    import termios
+
     from inotify_simple import INotify, flags
 except ImportError:  # not Linux: the one fallback, every `create` below gives None
     INotify = None
@@ -74,6 +78,16 @@ class DirWatch:
             self.broken = True
             return None
         return [Event(event.wd, event.mask, event.cookie, event.name) for event in raw]
+
+    def quiet(self) -> bool:
+        """Whether no event is queued (none is read: :meth:`events` still gives them). Never waits."""
+        if self.broken:
+            return False
+        try:
+            queued = fcntl.ioctl(self._inotify.fileno(), termios.FIONREAD, b"\0\0\0\0")
+        except OSError:
+            return False
+        return int(struct.unpack("i", queued)[0]) == 0
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -142,6 +156,10 @@ class TreeWatch:
         for wd in [w for w, r in self._dirs.items() if r == rel or r.startswith(prefix)]:
             del self._dirs[wd]
             self._watch.remove(wd)
+
+    def quiet(self) -> bool:
+        """Nothing seen since the last :meth:`drain`, and no event lost. Never waits."""
+        return self._watch.quiet()
 
     def drain(self) -> Drained | None:
         events = self._watch.events()

@@ -411,7 +411,15 @@ class ToolRegistry:
     async def run(self, name: str, raw_input: str | JsonObject | None, ctx: ToolContext) -> str:
         """Validate and run one call; the result is capped at :data:`MAX_OUTPUT`."""
         tool = self.get(name)
-        input = parse_arguments(tool.spec, raw_input)
+        return await self.run_parsed(name, parse_arguments(tool.spec, raw_input), tool.spec, ctx)
+
+    async def run_parsed(self, name: str, input: JsonObject, spec: ToolSpec, ctx: ToolContext) -> str:
+        """:meth:`run` of an input :func:`parse_arguments` already checked against ``spec`` (the
+        engine checks a call before asking about it): not checked again unless the tool was
+        registered anew meanwhile."""
+        tool = self.get(name)
+        if tool.spec is not spec:
+            input = validate_input(tool.spec, input)
         try:
             return cap(await tool.run(input, ctx))
         except ToolError as exc:

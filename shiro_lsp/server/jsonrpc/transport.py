@@ -96,6 +96,16 @@ class ThreadedWriterProtocol(LanguageServerProtocol):
         # An `exit` right behind `shutdown` must not lose the answers still queued.
         atexit.register(self.flush_outbox)
 
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """pygls' ``notify``; one of Shiro's own (no LSP type) whose params are already plain JSON
+        goes out as a plain message, not an attrs one that cattrs walks value by value to make
+        plain again (on every event of a turn: each MCP call's two cards, each delta)."""
+        if not isinstance(params, dict) or self.get_message_type(method) is not None:
+            super().notify(method, params)
+            return
+        log.debug("Sending notification: '%s' %s", method, params)
+        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+
     def set_stdout(self, stream: Any) -> None:
         """Write to a binary stdout (``sys.stdout.buffer``); small messages may then skip the thread."""
         self.set_writer(StdoutWriter(stream))
@@ -140,7 +150,7 @@ class ThreadedWriterProtocol(LanguageServerProtocol):
             with self._counting:
                 if self._pending or self._carry:
                     return False
-            payload = self._frame(data)
+            payload = self._frame(data, small=True)
             try:
                 written = write_nonblocking(fd, payload)
             except BrokenPipeError:
@@ -163,9 +173,11 @@ class ThreadedWriterProtocol(LanguageServerProtocol):
         if self._writer_thread is not None:
             done.wait(timeout)
 
-    def _frame(self, data: Any) -> bytes:
+    def _frame(self, data: Any, *, small: bool = False) -> bytes:
+        """``small``: :func:`is_small` said so, so no string in it needs escaping in slices."""
         plain = self._serialize_message(data) if hasattr(data, "__attrs_attrs__") else data
-        body = encode_json(plain, default=self._serialize_message)
+        encode = json.dumps if small else encode_json
+        body = encode(plain, default=self._serialize_message)
         header = (
             f"Content-Length: {len(body)}\r\n"
             f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"

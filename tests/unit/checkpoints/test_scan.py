@@ -259,3 +259,33 @@ def test_a_file_git_rm_cached_untracked_and_the_command_changed_is_not_new(tmp_p
     found, _ = s.changes(snapshot)
     why = {c.path: (c.before is None, c.unrecorded) for c in found}
     assert why == {"kept.txt": (True, "git tracked it until the command"), "new.txt": (True, None)}
+
+
+@needs_inotify
+def test_unchanged_since_holds_only_until_something_is_touched_or_looked_at(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """What lets a step's MCP calls skip the look between them: true right after a look while the
+    kernel reports nothing, false as soon as a file is written (even back to the same bytes), and
+    for any snapshot but the last look."""
+    s = scanner(tmp_path, workspace, "w")
+    first = s.snapshot()
+    assert s.unchanged_since(first)
+    (workspace / "d1" / "f1.txt").write_text("1.1\n")  # the same bytes: still a write to look at
+    assert not s.unchanged_since(first)
+    assert s.changes(first) == ([], [])
+    assert not s.unchanged_since(first)  # a later look was made
+    second = s.snapshot()
+    assert s.unchanged_since(second)
+    (workspace / "new").mkdir()
+    assert not s.unchanged_since(second)
+    found, _ = s.changes(second)
+    third = s.snapshot()
+    assert found == [] and s.unchanged_since(third)
+    (workspace / "new" / "made.txt").write_text("made\n")  # in a directory made since the walk
+    assert not s.unchanged_since(third)
+
+
+def test_without_a_watcher_nothing_is_known_unchanged(tmp_path: Path, workspace: Path) -> None:
+    s = scanner(tmp_path, workspace, "w", watch=False)
+    assert not s.unchanged_since(s.snapshot())

@@ -204,3 +204,21 @@ def test_the_watched_git_mode_agrees_with_two_whole_statuses_over_random_command
     assert watched._gitwatch is not None and watched._gitwatch.watcher is not None
     assert len(seen) > 40  # the commands did change things
     assert sum(c is not None for c in calls) > 30  # and most looks asked git about a few paths only
+
+
+@needs_inotify
+def test_unchanged_since_in_git_mode_sees_the_worktree_and_the_index(tmp_path: Path, repo: Path) -> None:
+    s = scanner(tmp_path, repo, "w")
+    first = s.snapshot()
+    assert not s.unchanged_since(first)  # git is still to be asked about vendor/ (watched since)
+    s.changes(first)
+    first = s.snapshot()
+    assert first.git is not None and s.unchanged_since(first)
+    (repo / "d3" / "f3.txt").write_text("a clean tracked file, changed\n")
+    assert not s.unchanged_since(first)
+    found, _ = s.changes(first)
+    assert [c.path for c in found] == ["d3/f3.txt"]
+    second = s.snapshot()
+    assert s.unchanged_since(second)
+    git(repo, "add", "d3/f3.txt")  # only the index changes (.git is not watched)
+    assert not s.unchanged_since(second)

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol
 
 from shiro_lsp.server.jsonrpc.edge import FrameReader, ShiroProtocol
 from shiro_lsp.server.rpc import ShiroServer
@@ -100,3 +102,28 @@ async def test_a_full_pipe_never_blocks_the_loop_and_every_frame_arrives_whole_a
     texts = [m["params"]["event"]["text"] for m in received if m["method"] == "shiro/event"]
     assert texts == [f"{seq:04d}" + "x" * 2000 for seq in range(count)]
     assert all(len(m["params"]["text"]) == 600_000 for m in received if m["method"] == "shiro/large")
+
+
+async def test_shiros_own_notification_is_the_message_pygls_would_send(
+    pipe: tuple[ShiroProtocol, int],
+) -> None:
+    """It skips pygls' attrs message and cattrs (plain JSON already), not a byte of what is sent:
+    a tool card with a list of rows, text outside ASCII, numbers; an LSP notification keeps its type."""
+    protocol, read = pipe
+    params = {
+        "sessionId": "s",
+        "taskId": "t",
+        "seq": 3,
+        "event": {
+            "type": "tool-result",
+            "output": 'naïve ✓\n"quoted"',
+            "files": [{"path": "a.txt", "added": 1, "removed": 0}],
+            "input": {"n": 1.5, "flag": True, "none": None},
+        },
+    }
+    protocol.notify("shiro/event", params)
+    LanguageServerProtocol.notify(protocol, "shiro/event", params)  # pygls' own way
+    protocol.notify("window/logMessage", types.LogMessageParams(types.MessageType.Info, "hi"))
+    ours, theirs, typed = bodies(read, 3)
+    assert ours == theirs == {"jsonrpc": "2.0", "method": "shiro/event", "params": params}
+    assert typed["params"] == {"type": 3, "message": "hi"}

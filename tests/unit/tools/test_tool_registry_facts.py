@@ -257,3 +257,40 @@ def test_schemas_carry_no_defaults_the_handler_fills_them_in(name: str) -> None:
     how it asks for the default (the input model fills it in; descriptions name it where it matters)."""
     for node in _walk(KNOWN_SPECS[name].parameters):
         assert "default" not in node, name
+
+
+async def test_an_input_checked_against_a_spec_is_checked_again_only_when_the_tool_changed(
+    workspace: Path,
+) -> None:
+    """The engine checks a call's input before its permission and approval, then runs it with
+    ``run_parsed``: not a second schema check per call, unless the tool was registered anew (an
+    MCP server's new schema) in between."""
+
+    async def handler(input: JsonObject, ctx: ToolContext) -> str:
+        return str(input["n"])
+
+    def tool(maximum: int) -> Any:
+        schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": maximum}}}
+        return dynamic_tool("mcp__kit__count", "", schema, handler)
+
+    class CountingValidator:
+        def __init__(self, real: Any) -> None:
+            self.real, self.checks = real, 0
+
+        def iter_errors(self, instance: object) -> Any:
+            self.checks += 1
+            return self.real.iter_errors(instance)
+
+    registry = builtin_registry()
+    registry.register(tool(10))
+    spec = registry.get("mcp__kit__count").spec
+    counting = CountingValidator(spec.validator)
+    spec.__dict__["validator"] = counting  # the spec's cached validator, seen through
+    ctx = ToolContext(workspace=workspace)
+    assert await registry.run_parsed("mcp__kit__count", {"n": 5}, spec, ctx) == "5"
+    assert counting.checks == 0
+    assert await registry.run("mcp__kit__count", {"n": 5}, ctx) == "5"
+    assert counting.checks == 1
+    registry.register(tool(3), replace=True)
+    with pytest.raises(ToolError, match="must be at most 3"):
+        await registry.run_parsed("mcp__kit__count", {"n": 5}, spec, ctx)

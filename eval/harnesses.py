@@ -165,6 +165,19 @@ _TOOL_EVENTS = ("tool-call", "tool-result", "tool-error", "tool-denied", "tool-s
 
 
 def shiro_final_text(events: list[dict[str, Any]]) -> str:
-    """The answer's text after the turn's last tool event."""
+    """The answer's text after the turn's last tool event; or, when the turn's last reply wrote files
+    out and said what it did (its calls were read from its text, and no request followed), that
+    reply's text: the answer the user reads, above the cards of the files it wrote."""
     last = max((i for i, e in enumerate(events) if e.get("type") in _TOOL_EVENTS), default=-1)
-    return "".join(str(e.get("text", "")) for e in events[last + 1 :] if e.get("type") == "text")
+    after = "".join(str(e.get("text", "")) for e in events[last + 1 :] if e.get("type") == "text")
+    if after.strip() or last < 0:
+        return after
+    said = max((i for i, e in enumerate(events[:last]) if e.get("type") == "text"), default=-1)
+    tail = events[said + 1 : last + 1]
+    calls = [e for e in tail if e.get("type") == "tool-call"]
+    if said < 0 or not calls or any(e.get("origin") != "text" for e in calls):
+        return after
+    start = said
+    while start > 0 and events[start - 1].get("type") == "text":
+        start -= 1
+    return "".join(str(e.get("text", "")) for e in events[start : said + 1])

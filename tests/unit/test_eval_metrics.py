@@ -84,3 +84,19 @@ def test_an_answer_that_repeats_the_system_prompt_is_caught() -> None:
     assert echoed_sentences(answer, sentences.system_sentences)
     assert not echoed_sentences("The constant is in settings.py.", sentences.system_sentences)
     assert "path/to/file" in example_values(body)
+
+
+def test_shiros_final_answer_is_the_reply_that_wrote_the_files_when_none_followed() -> None:
+    from eval.harnesses import shiro_final_text
+
+    wrote = [
+        {"type": "text", "text": "main.py\n```python\nx = 1\n```\n"},
+        {"type": "text", "text": "main.py sets x."},
+        {"type": "notice", "text": "The model wrote out main.py in its reply; Shiro writes it (write_file)."},
+        {"type": "tool-call", "id": "c1", "name": "write_file", "input": {}, "origin": "text"},
+        {"type": "tool-result", "id": "c1", "name": "write_file", "output": "Wrote"},
+        {"type": "done"},
+    ]
+    assert shiro_final_text(wrote).endswith("main.py sets x.")
+    native = [*wrote[:3], {**wrote[3], "origin": "native"}, *wrote[4:]]
+    assert shiro_final_text(native) == ""  # a native call: the turn owed an answer after it

@@ -35,6 +35,7 @@ from shiro_lsp.agent.file_listings import (
     Listing,
     file_listings,
     listing_call,
+    without_code,
     without_listings,
 )
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
@@ -70,6 +71,7 @@ from shiro_lsp.agent.tool_calls import (
     ToolCallRunner,
     deny_all,
     result_part,
+    succeeded,
 )
 from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
 from shiro_lsp.agent.turn_guards import WROTE_A_RESULT, TurnGuard, nudge_message, reply_text
@@ -95,7 +97,6 @@ from shiro_lsp.usage import Usage
 
 log = logging.getLogger(__name__)
 CONCLUSION_WORDS = 4
-_FENCED = re.compile(r"^(`{3,}).*?^\1[ \t]*$", re.S | re.M)
 WITHHELD_WHEN_WRITING_OUT = WRITTEN_OUT | {"todo_write"}
 """What a small model that writes calls as text is not told of: it writes files out instead of calling
 the file tools, and the task list (a 1.5B model re-sent one task list until it was refused)."""
@@ -262,7 +263,7 @@ class TurnOutcome:
 
 def _concludes(reply: str, listings: list[Listing]) -> bool:
     """Whether the reply says something, in prose, after the last file it wrote out (what it did)."""
-    after = _FENCED.sub("", reply[max(listing.span[1] for listing in listings) :])
+    after = without_code(reply[max(listing.span[1] for listing in listings) :])
     return len(re.findall(r"[A-Za-z]\w*", after)) >= CONCLUSION_WORDS
 
 
@@ -270,10 +271,6 @@ async def _close(events: AsyncIterator[Any]) -> None:
     close = getattr(events, "aclose", None)
     if close is not None:
         await close()
-
-
-def _failed(result: dict[str, Any]) -> bool:
-    return bool(result.get("output", {}).get("type") != "text")
 
 
 @dataclass
@@ -346,7 +343,7 @@ class Turn:
             results = await self.tool_calls.run(step.calls)
             self.guard.saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
             self._note_written(step.calls, results)
-            if step.answered_with_files and not any(map(_failed, results)):
+            if step.answered_with_files and all(map(succeeded, results)):
                 if await self._send_back_problems():
                     continue
                 self.emit(self._done())
@@ -362,7 +359,7 @@ class Turn:
         """The files a model that writes files out wrote this turn (checked when the turn would end)."""
         if not self.setup.plan.writes_out:
             return
-        ok = {str(r.get("toolCallId")) for r in results if not _failed(r)}
+        ok = {str(r.get("toolCallId")) for r in results if succeeded(r)}
         for call in calls:
             input = loose_tool_input(call.arguments)
             path = input.get("path") if call.name == "write_file" and isinstance(input, dict) else None

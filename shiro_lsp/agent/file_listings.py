@@ -391,6 +391,11 @@ def _reindented(lines: list[str], indent: str) -> list[str]:
     return [indent + line[len(own) :] if line.startswith(own) else line for line in lines]
 
 
+def without_code(text: str) -> str:
+    """``text`` with its fenced code blocks taken out (what it says in prose)."""
+    return _BLOCK.sub("", text)
+
+
 def listing_call(listing: Listing) -> TextCall:
     return TextCall("write_file", {"path": listing.path, "content": listing.content})
 

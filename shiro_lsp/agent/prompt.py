@@ -235,9 +235,8 @@ def build_compact_system_prompt(parts: PromptParts) -> str:
     ]
     if asks:
         lines.append(f"- {', '.join(asks)} may need the user's approval.")
-    if (
-        "bash" in names and not parts.writes_out
-    ):  # a 1.5B model then runs the command before changing anything
+    # not for a model that writes files out: a 1.5B model then runs the command before changing anything
+    if "bash" in names and not parts.writes_out:
         lines.append("- Verify changes with bash (run the tests).")
     if "todo_write" in names:
         lines.append("- For multi-step work keep a plan with todo_write.")

@@ -400,9 +400,8 @@ class AgentRuntime:
         view = await self._workspace_view(setup, session, ticket.text)
         if view.whole and setup.plan.writes_out:
             setup.plan = setup.plan.offering_nothing()
-        setup.workspace_view = "\n\n".join(
-            part for part in (undone, view.text) if part
-        )  # carried by the message
+        # carried by the user's message, not the instructions (their prefix stays cached)
+        setup.workspace_view = "\n\n".join(part for part in (undone, view.text) if part)
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         try:
             outcome = await turn.run(ticket.text)

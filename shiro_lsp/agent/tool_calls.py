@@ -410,6 +410,11 @@ def result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict[
     }
 
 
+def succeeded(result: dict[str, Any]) -> bool:
+    """Whether a tool-result part (:func:`result_part`) is a result, not an error or a refusal."""
+    return bool(result.get("output", {}).get("type") == "text")
+
+
 def _message_of(error: BaseException) -> str:
     """What the model and the user read of an error: its message, or an OS error's text and file."""
     if isinstance(error, ShiroError | ToolError):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiro_lsp.agent.text_tools import is_call_shaped, writes_a_result
+from shiro_lsp.agent.tool_calls import succeeded
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.jail import Roots
 from shiro_lsp.messages import Message
@@ -149,7 +150,7 @@ class TurnGuard:
         """A tool step ran: ``results`` are its result parts, ``inputs`` each call's input by id."""
         self.used_tools = True
         for part in results:
-            ok = part.get("output", {}).get("type") == "text"
+            ok = succeeded(part)
             name = part.get("toolName")
             if name in PLANNERS and ok:
                 self.changed = self.changed_since_run = True

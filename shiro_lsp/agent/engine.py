@@ -97,6 +97,9 @@ from shiro_lsp.usage import Usage
 
 log = logging.getLogger(__name__)
 CONCLUSION_WORDS = 4
+MAX_COMMAND_CHECKS = 2
+"""Runs per turn of the command the user named, by Shiro, for a model shown no tools."""
+RUN_NAMED_NOTICE = "Shiro runs `{command}`, which you named, to check the model's change."
 WITHHELD_WHEN_WRITING_OUT = WRITTEN_OUT | {"todo_write"}
 """What a small model that writes calls as text is not told of: it writes files out instead of calling
 the file tools, and the task list (a 1.5B model re-sent one task list until it was refused)."""
@@ -261,6 +264,24 @@ class TurnOutcome:
     error: str | None = None
 
 
+def _call_part(call: ToolCallReady, input: dict[str, Any]) -> dict[str, Any]:
+    """The tool-call part of the assistant message for a call read from text."""
+    return {
+        "type": "tool-call",
+        "toolCallId": call.call_id,
+        "toolName": call.name,
+        "input": input,
+        "providerOptions": {"shiro": {"fromText": True}},
+    }
+
+
+def _exited_zero(result: dict[str, Any]) -> bool:
+    """A bash result that says the command exited 0 (its first ``exit:`` line; a note may come first)."""
+    value = str(result.get("output", {}).get("value", ""))
+    status = next((line for line in value.splitlines() if line.startswith("exit:")), "")
+    return succeeded(result) and status == "exit: 0"
+
+
 def _concludes(reply: str, listings: list[Listing]) -> bool:
     """Whether the reply says something, in prose, after the last file it wrote out (what it did)."""
     after = without_code(reply[max(listing.span[1] for listing in listings) :])
@@ -300,6 +321,7 @@ class Turn:
         self.stale_repaired = False
         self.problems_sent = False
         self.written: list[str] = []
+        self.command_checks = 0
         self.loop_cut = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
         self.native_calls_seen = False
@@ -320,6 +342,7 @@ class Turn:
             can_run_commands=can_run,
             tools=frozenset(plan.tools),
             writes_out=plan.writes_out,
+            asks_to_run=bool(plan.specs),
         )
         try:
             return await self._loop()
@@ -336,7 +359,11 @@ class Turn:
                 self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
-                if await self._send_back_problems() or await self._send_back(step):
+                if (
+                    await self._send_back_problems()
+                    or await self._run_named_command()
+                    or await self._send_back(step)
+                ):
                     continue
                 self.emit(self._done())
                 return self._outcome("done")
@@ -344,7 +371,7 @@ class Turn:
             self.guard.saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
             self._note_written(step.calls, results)
             if step.answered_with_files and all(map(succeeded, results)):
-                if await self._send_back_problems():
+                if await self._send_back_problems() or await self._run_named_command():
                     continue
                 self.emit(self._done())
                 return self._outcome("done")
@@ -377,6 +404,25 @@ class Turn:
         self.emit(ev.Notice(NUDGE_NOTICE.format(why="errors in the files it wrote")))
         self.history.append(nudge_message(fix_instruction(problems)))
         return True
+
+    async def _run_named_command(self) -> bool:
+        """A model shown no tools changed files, and the user named a command to check them with:
+        Shiro runs it (as a call read from text: the same approvals, sandbox and checkpoint), at most
+        :data:`MAX_COMMAND_CHECKS` times a turn. True when it failed: the model gets its output and
+        goes on. A 1.5B model asked to run it invents the output instead."""
+        command = self.guard.command
+        if self.guard.asks_to_run or command is None or not command.runs_a_file or not self.guard.check_due():
+            return False
+        if self.command_checks >= MAX_COMMAND_CHECKS:
+            return False
+        self.command_checks += 1
+        input = {"command": command.shown}
+        call = self._text_call("bash", input)
+        self.emit(ev.Notice(RUN_NAMED_NOTICE.format(command=command.shown)))
+        self.history.append({"role": "assistant", "content": [_call_part(call, input)]})
+        results = await self.tool_calls.run([call])
+        self.guard.saw_tools(results, {call.call_id: input})
+        return not results or not _exited_zero(results[0])
 
     async def _send_back(self, step: _StepResult) -> bool:
         """A step ended without tool calls but with the work undone: send the model back once."""
@@ -571,21 +617,15 @@ class Turn:
 
     def _read_calls(self, calls: list[TextCall], step: _StepResult) -> list[dict[str, Any]]:
         """The step's calls read from text, as tool-call parts of the assistant message."""
-        tool_parts: list[dict[str, Any]] = []
-        for call in calls:
-            call_id = f"call_text_{uuid.uuid4().hex[:16]}"
-            self.tool_calls.read_from_text(call_id)
-            step.calls.append(ToolCallReady(call_id, call.name, json.dumps(call.input)))
-            tool_parts.append(
-                {
-                    "type": "tool-call",
-                    "toolCallId": call_id,
-                    "toolName": call.name,
-                    "input": call.input,
-                    "providerOptions": {"shiro": {"fromText": True}},
-                }
-            )
-        return tool_parts
+        ready = [self._text_call(call.name, call.input) for call in calls]
+        step.calls += ready
+        return [_call_part(item, call.input) for item, call in zip(ready, calls, strict=True)]
+
+    def _text_call(self, name: str, input: dict[str, Any]) -> ToolCallReady:
+        """A call run as one the model wrote as text (never more trusted than a native one)."""
+        call_id = f"call_text_{uuid.uuid4().hex[:16]}"
+        self.tool_calls.read_from_text(call_id)
+        return ToolCallReady(call_id, name, json.dumps(input))
 
     def _repair_stale_items(self) -> None:
         """§5.6: rewrite the history inline (and save it), say so, and try once more."""

@@ -97,6 +97,13 @@ class NamedCommand:
     key: str
     """What a shell command must contain to count as running it (the script, or the command)."""
 
+    @property
+    def runs_a_file(self) -> bool:
+        """It runs a named file or module (``python3 main.py``, ``bash t.sh``, ``python3 -m pytest``):
+        what Shiro may run itself. ``npm test`` or "a pytest test" read from prose may be neither."""
+        words = self.shown.split()
+        return self.key != self.shown or "-m" in words or words[0].startswith(("./", "/"))
+
 
 def named_command(prompt: str) -> NamedCommand | None:
     """The command the user's message names to check the work with (``python3 calc.py``, ``run
@@ -104,6 +111,7 @@ def named_command(prompt: str) -> NamedCommand | None:
     for match in _COMMAND.finditer(prompt):
         command = match.group("command")
         if command is not None:
+            command = command.rstrip(".")  # the sentence's full stop ("Run python3 report.py.")
             words = command.split()
             if words[0] in _RUNNERS and len(words) == 1:
                 continue  # "python" alone is a language, not a command
@@ -135,6 +143,8 @@ class TurnGuard:
     native call, text_tools.py), a call-shaped answer is text, never something to send back for."""
     writes_out: bool = False
     """The model writes files out in its reply (file_listings.py), so that is what it is told to do."""
+    asks_to_run: bool = True
+    """False: the model is shown no tools, so Shiro runs the command the user named itself."""
     nudges: int = 0
     used_tools: bool = False
     changed_since_run: bool = False
@@ -194,7 +204,7 @@ class TurnGuard:
             wanted.append(("a call inside prose", CALL_IN_PROSE))
         if announces_a_step(text):
             wanted.append(("announced a step", UNRUN_STEP))
-        if self._check_due():
+        if self.asks_to_run and self.check_due():
             assert self.command is not None
             wanted.append(("named command not run", RUN_NAMED.format(command=self.command.shown)))
         if self.used_tools and not text.strip():
@@ -261,7 +271,8 @@ class TurnGuard:
             return False
         return any(m.group("name") in self.tools for m in _CALL_NAME.finditer(text))
 
-    def _check_due(self) -> bool:
+    def check_due(self) -> bool:
+        """The user named a command, files changed since it last ran, and it may run."""
         return (
             self.command is not None
             and self.can_run_commands

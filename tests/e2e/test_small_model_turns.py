@@ -247,10 +247,11 @@ async def test_an_old_string_not_in_the_file_gets_its_content_back(
     assert GREET.strip() in error
 
 
-async def test_the_command_the_user_named_is_run_after_the_edit(
+async def test_a_model_offered_tools_is_asked_to_run_the_command_the_user_named(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
     (workspace / "calc.py").write_text("print(2 - 3)\n")
+    (workspace / "data.txt").write_text("row\n" * 50_000)  # too big to show whole: the model gets tools
     local.script += [
         Step(call("edit_file", {"path": "calc.py", "oldString": "2 - 3", "newString": "2 + 3"})),
         Step(Text("I fixed the bug in calc.py.")),
@@ -261,6 +262,7 @@ async def test_the_command_the_user_named_is_run_after_the_edit(
     ran = [e for e in events if e["type"] == "tool-result" and e["name"] == "bash"]
     assert len(ran) == 1 and ran[0]["output"].endswith("stdout:\n5")
     assert "`python3 calc.py`" in chats(local)[2]["messages"][-1]["content"]
+    assert chats(local)[0].get("tools")
     assert answer(events) == "calc.py now prints 5."
 
 
@@ -713,6 +715,29 @@ async def test_a_local_module_blamed_as_a_missing_package_is_sent_back_and_the_f
     await run(local, workspace, home, "python3 main.py fails with an ImportError. Please fix it.")
     assert "names is not a package to install: it is names.py" in chats(local)[1]["messages"][-1]["content"]
     assert (workspace / "main.py").read_text() == fixed
+
+
+async def test_shiro_runs_the_command_the_user_named_for_a_model_shown_no_tools(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "orders.csv").write_text("item,quantity\npen,5\npaper,10\n")
+    report = 'import csv\n\nrows = list(csv.DictReader(open("orders.csv")))\nprint(sum(int(r["qty"]) for r in rows))\n'
+    (workspace / "report.py").write_text(report)
+    wrong, right = report.replace('"qty"', '"Quantity"'), report.replace('"qty"', '"quantity"')
+    # fix-crashing-report: asked to run the script, a 1.5B model shown no tools wrote an output it invented
+    local.script += [
+        Step(Text(f"report.py\n```python\n{wrong}```\n\nreport.py reads the right column now.", chunks=2)),
+        Step(Text(f"report.py\n```python\n{right}```\n\nreport.py reads the quantity column now.", chunks=2)),
+    ]
+    events = await run(
+        local, workspace, home, "Run python3 report.py. It crashes. Find the cause and fix it."
+    )
+    assert (workspace / "report.py").read_text() == right
+    ran = [e for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
+    assert [e["input"]["command"] for e in ran] == ["python3 report.py", "python3 report.py"]
+    assert all(e["origin"] == "text" for e in ran)
+    assert "KeyError: 'Quantity'" in json.dumps(chats(local)[1]["messages"][-1])
+    assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
 
 async def test_a_new_file_the_user_named_shown_after_a_sentence_naming_it_is_written(

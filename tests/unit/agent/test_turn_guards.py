@@ -18,6 +18,7 @@ from shiro_lsp.agent.turn_guards import LOCAL_MODULE, NamedCommand, TurnGuard, a
         ("npm test fails, fix it", NamedCommand("npm test", "npm test")),
         ("Fix it so that run test.sh passes", NamedCommand("test.sh", "test.sh")),
         ("Make ./check.sh pass", NamedCommand("./check.sh", "check.sh")),
+        ("Run python3 report.py. It crashes.", NamedCommand("python3 report.py", "report.py")),
         ("Write it in python please", None),
         ("Add a --shout option to greet.py.", None),
         ("Make the tests pass.", None),
@@ -25,6 +26,15 @@ from shiro_lsp.agent.turn_guards import LOCAL_MODULE, NamedCommand, TurnGuard, a
 )
 def test_the_command_a_prompt_names(prompt: str, expected: NamedCommand | None) -> None:
     assert named_command(prompt) == expected
+
+
+def test_only_a_command_that_runs_a_named_file_is_one_shiro_may_run_itself() -> None:
+    runs = [
+        named_command(p) for p in ("python3 main.py fails.", "Run python3 -m pytest.", "Make ./check.sh pass")
+    ]
+    assert all(c is not None and c.runs_a_file for c in runs)
+    prose = [named_command(p) for p in ("npm test fails, fix it", "Write a pytest test for clamp.")]
+    assert all(c is not None and not c.runs_a_file for c in prose)
 
 
 @pytest.mark.parametrize(

@@ -411,7 +411,12 @@ class Turn:
         :data:`MAX_COMMAND_CHECKS` times a turn. True when it failed: the model gets its output and
         goes on. A 1.5B model asked to run it invents the output instead."""
         command = self.guard.command
-        if self.guard.asks_to_run or command is None or not command.runs_a_file or not self.guard.check_due():
+        if (
+            self.guard.asks_to_run
+            or command is None
+            or not command.shiro_may_run
+            or not self.guard.check_due()
+        ):
             return False
         if self.command_checks >= MAX_COMMAND_CHECKS:
             return False

@@ -96,13 +96,16 @@ class NamedCommand:
     """The command as the user wrote it."""
     key: str
     """What a shell command must contain to count as running it (the script, or the command)."""
+    checks_the_work: bool = False
+    """The message tells to run it or says what it does now, rather than only mentioning it."""
 
     @property
-    def runs_a_file(self) -> bool:
-        """It runs a named file or module (``python3 main.py``, ``bash t.sh``, ``python3 -m pytest``):
-        what Shiro may run itself. ``npm test`` or "a pytest test" read from prose may be neither."""
+    def shiro_may_run(self) -> bool:
+        """Shiro may run it itself: it runs a named file or module (``python3 main.py``, ``bash t.sh``,
+        ``python3 -m pytest``; not ``npm test`` or "a pytest test" read from prose) and it checks the work."""
         words = self.shown.split()
-        return self.key != self.shown or "-m" in words or words[0].startswith(("./", "/"))
+        runs_a_file = self.key != self.shown or "-m" in words or words[0].startswith(("./", "/"))
+        return runs_a_file and self.checks_the_work
 
 
 def named_command(prompt: str) -> NamedCommand | None:
@@ -116,11 +119,23 @@ def named_command(prompt: str) -> NamedCommand | None:
             if words[0] in _RUNNERS and len(words) == 1:
                 continue  # "python" alone is a language, not a command
             script = next((w for w in words[1:] if "." in w or "/" in w), None)
-            return NamedCommand(command, script or command)
+            return NamedCommand(command, script or command, _checks_with(prompt, match.start(), match.end()))
         script = match.group("script")
         if script is not None and _runs(prompt, match.start()):
-            return NamedCommand(script, script.lstrip("./"))
+            return NamedCommand(script, script.lstrip("./"), True)
     return None
+
+
+_SAYS_WHAT_IT_DOES = re.compile(
+    r"^(?:\s+[\w\"'-]+)?\s+(?:fails|crashes|errors|raises|prints|outputs|exits|returns|gives|shows|should)\b",
+    re.I,
+)
+
+
+def _checks_with(prompt: str, start: int, end: int) -> bool:
+    """The message tells to run the command, or says what it does now ("python3 main.py fails"):
+    the command checks the work. Not one the message only mentions ("shows how to run it: …")."""
+    return _runs(prompt, start) or bool(_SAYS_WHAT_IT_DOES.match(prompt[end:]))
 
 
 def _runs(prompt: str, at: int) -> bool:

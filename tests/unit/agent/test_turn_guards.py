@@ -25,16 +25,27 @@ from shiro_lsp.agent.turn_guards import LOCAL_MODULE, NamedCommand, TurnGuard, a
     ],
 )
 def test_the_command_a_prompt_names(prompt: str, expected: NamedCommand | None) -> None:
-    assert named_command(prompt) == expected
+    named = named_command(prompt)
+    assert (named and (named.shown, named.key)) == (expected and (expected.shown, expected.key))
 
 
-def test_only_a_command_that_runs_a_named_file_is_one_shiro_may_run_itself() -> None:
-    runs = [
-        named_command(p) for p in ("python3 main.py fails.", "Run python3 -m pytest.", "Make ./check.sh pass")
-    ]
-    assert all(c is not None and c.runs_a_file for c in runs)
-    prose = [named_command(p) for p in ("npm test fails, fix it", "Write a pytest test for clamp.")]
-    assert all(c is not None and not c.runs_a_file for c in prose)
+@pytest.mark.parametrize(
+    ("prompt", "may_run"),
+    [
+        ("python3 main.py fails with an ImportError.", True),
+        ("Run python3 report.py. It crashes.", True),
+        ("The tests fail. Run python3 -m pytest, find the bug.", True),
+        ("bash greet.sh Sam should print Hi, Sam.", True),
+        ("node run.js prints 9, but it should be 6.", True),
+        ("Add a Usage section that shows how to run the tool: python3 wordcount.py FILE.", False),
+        ("Add an npm script named test that runs node test.js.", False),
+        ("npm test fails, fix it", False),
+        ("Write a pytest test for clamp.", False),
+    ],
+)
+def test_shiro_runs_only_a_command_that_runs_a_file_and_checks_the_work(prompt: str, may_run: bool) -> None:
+    command = named_command(prompt)
+    assert command is not None and command.shiro_may_run is may_run
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,6 @@ export const PENDING = {
   'first-run-walkthrough':
     'flaky (the stop 26 CI: "the cursor is in the prompt" after the walkthrough\'s Ask step; passed in the run ' +
     'before); issue 22 note',
-  'panel-kept-jump-current-file':
-    'passes alone (SHIRO_E2E_ENABLE=panel-kept-jump-current-file SHIRO_E2E_ONLY=panel-kept-jump-current-file); in the ' +
-    'full run, after scrollTop = 0 the view goes back to the end before "Jump to latest" shows (issue 22 note)',
 };
 
 /** An HTTP listener on 127.0.0.1 that records every request (a repository's "endpoint") and answers 401. */

@@ -167,6 +167,15 @@ async function shotVariants(wb, workspace, name, { narrow = true, reopen, check 
 }
 
 /**
+ * Scroll the transcript to its top as a reader does: the mouse wheel over it, once the view is laid out and
+ * steady (just shown again, a view can still have the size it had while hidden).
+ */
+async function wheelToTop(page, chat) {
+  await chat.locator('#transcript').hover({ position: { x: 40, y: 40 }, timeout: 15_000 });
+  await page.mouse.wheel(0, -1_000_000);
+}
+
+/**
  * Click a walkthrough step and wait for the walkthrough's own focus of it: VS Code focuses a step it selects
  * once its slide animation is over (a 250 ms timer), so an action clicked before that would see the focus it
  * gives (the chat's prompt, say) taken back by the step.
@@ -1345,7 +1354,7 @@ export const scenarios = [
 
       const latest = chat.locator('#latest');
       await latest.waitFor({ state: 'hidden', timeout: 5_000 });   // at the end: no jump button
-      await chat.locator('#transcript').evaluate(t => { t.scrollTop = 0; });
+      await wheelToTop(wb.page, chat);
       await latest.waitFor({ state: 'visible', timeout: 10_000 });
       await wb.shot('panel-jump-to-latest');
       await latest.click();
@@ -1357,7 +1366,7 @@ export const scenarios = [
       await wb.openFile('hello.py');
       const current = chat.locator('#chips .chip-current', { hasText: 'hello.py' });
       await current.waitFor({ timeout: 15_000 });
-      await chat.locator('#transcript').evaluate(t => { t.scrollTop = 0; });  // the jump button too
+      await wheelToTop(wb.page, chat);  // the jump button too
       await latest.waitFor({ state: 'visible', timeout: 10_000 });
       await shotVariants(wb, workspace, 'panel-current-file-chip-and-jump');
       await latest.click();

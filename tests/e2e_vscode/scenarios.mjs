@@ -7,14 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { step, text, toolCall, usage, writeSettings } from './workbench.mjs';
 
-export const PENDING = {
-  'review-changed-files':
-    'flaky in the full run on a loaded machine (the stop 26 CI: the third "Undo hunk" code lens did not show in 20 s; ' +
-    'passed in the run before); issue 22 note',
-  'review-turn-counts':
-    'runs on what review-changed-files leaves (its counts assume it passed); the one-count rule it checks is also ' +
-    'checked by tests/e2e/test_checkpoints_lsp.py; issue 22 note',
-};
+export const PENDING = {};
 
 /** An HTTP listener on 127.0.0.1 that records every request (a repository's "endpoint") and answers 401. */
 async function recordingListener() {

@@ -169,6 +169,25 @@ async function wheelToTop(page, chat) {
 }
 
 /**
+ * After a resume, show `target` (an entry of the session) as a reader does: the panel draws only the newest page
+ * of a long session (vscode-client/webview/transcriptWindow.ts), so wheel up to the top, a page of older entries at
+ * a time, until it is drawn. Logs what the resume drew first.
+ */
+async function scrollUpUntilDrawn(page, chat, target) {
+  const earlier = chat.locator('#earlier');
+  const resumed = await chat.locator('.entry.notice', { hasText: 'Resumed' }).last().innerText();
+  console.log(`  ${resumed.trim()}: ${await chat.locator('.entry').count()} entries drawn` +
+    `${await earlier.isVisible() ? `, "${(await earlier.innerText()).trim()}"` : ', all of them'}`);
+  while (!(await target.count())) {
+    assert.ok(await earlier.isVisible(), 'the entry is drawn once every earlier entry is');
+    const label = (await earlier.innerText()).trim();
+    await wheelToTop(page, chat);
+    // the panel drew the next older page
+    await chat.locator('#earlier', { hasText: new RegExp(`^${label}$`) }).waitFor({ state: 'detached', timeout: 15_000 });
+  }
+}
+
+/**
  * Click a walkthrough step and wait for the walkthrough's own focus of it: VS Code focuses a step it selects
  * once its slide animation is over (a 250 ms timer), so an action clicked before that would see the focus it
  * gives (the chat's prompt, say) taken back by the step.
@@ -1244,7 +1263,9 @@ export const scenarios = [
       await wb.shot('panel-sessions-clickable');
       await link.click();
       await chat.locator('.entry.notice', { hasText: 'Resumed' }).waitFor({ timeout: 15_000 });
-      await chat.locator('.entry.user', { hasText: PROMPT_1 }).waitFor({ timeout: 15_000 });
+      const prompt = chat.locator('.entry.user', { hasText: PROMPT_1 });
+      await scrollUpUntilDrawn(wb.page, chat, prompt);
+      await prompt.waitFor({ timeout: 15_000 });
     },
   },
   {
@@ -1262,7 +1283,10 @@ export const scenarios = [
       assert.match(await row.innerText(), /messages?/);
       await wb.shot('resume-quickpick');
       await row.click();
-      await chat.locator('.entry.user', { hasText: PROMPT_1 }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.notice', { hasText: 'Resumed' }).waitFor({ timeout: 15_000 });
+      const prompt = chat.locator('.entry.user', { hasText: PROMPT_1 });
+      await scrollUpUntilDrawn(page, chat, prompt);
+      await prompt.waitFor({ timeout: 15_000 });
       await chat.locator('#todos .todo', { hasText: 'Write the tests' }).waitFor({ timeout: 15_000 });
       await page.waitForTimeout(200);
       await wb.shot('resumed-transcript-and-tasks');

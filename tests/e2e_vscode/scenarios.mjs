@@ -7,22 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { step, text, toolCall, usage, writeSettings } from './workbench.mjs';
 
-export const PENDING = {
-  'review-changed-files':
-    'flaky in the full run on a loaded machine (the stop 26 CI: the third "Undo hunk" code lens did not show in 20 s; ' +
-    'passed in the run before); issue 22 note',
-  'review-turn-counts':
-    'runs on what review-changed-files leaves (its counts assume it passed); the one-count rule it checks is also ' +
-    'checked by tests/e2e/test_checkpoints_lsp.py; issue 22 note',
-  'first-run-error-points-at-setup-card':
-    'runs on what first-run-walkthrough leaves, and fails without it; issue 22 note',
-  'first-run-walkthrough':
-    'flaky (the stop 26 CI: "the cursor is in the prompt" after the walkthrough\'s Ask step; passed in the run ' +
-    'before); issue 22 note',
-  'panel-kept-jump-current-file':
-    'passes alone (SHIRO_E2E_ENABLE=panel-kept-jump-current-file SHIRO_E2E_ONLY=panel-kept-jump-current-file); in the ' +
-    'full run, after scrollTop = 0 the view goes back to the end before "Jump to latest" shows (issue 22 note)',
-};
+export const PENDING = {};
 
 /** An HTTP listener on 127.0.0.1 that records every request (a repository's "endpoint") and answers 401. */
 async function recordingListener() {
@@ -172,6 +157,57 @@ async function shotVariants(wb, workspace, name, { narrow = true, reopen, check 
   await wb.shot(`${name}-280px`);
   await setSidebarWidth(wb.page, before);
   await reopen?.();
+}
+
+/**
+ * Scroll the transcript to its top as a reader does: the mouse wheel over it, once the view is laid out and
+ * steady (just shown again, a view can still have the size it had while hidden).
+ */
+async function wheelToTop(page, chat) {
+  await chat.locator('#transcript').hover({ position: { x: 40, y: 40 }, timeout: 15_000 });
+  await page.mouse.wheel(0, -1_000_000);
+}
+
+/**
+ * After a resume, show `target` (an entry of the session) as a reader does: the panel draws only the newest page
+ * of a long session (vscode-client/webview/transcriptWindow.ts), so wheel up to the top, a page of older entries at
+ * a time, until it is drawn. Logs what the resume drew first.
+ */
+async function scrollUpUntilDrawn(page, chat, target) {
+  const earlier = chat.locator('#earlier');
+  const resumed = await chat.locator('.entry.notice', { hasText: 'Resumed' }).last().innerText();
+  console.log(`  ${resumed.trim()}: ${await chat.locator('.entry').count()} entries drawn` +
+    `${await earlier.isVisible() ? `, "${(await earlier.innerText()).trim()}"` : ', all of them'}`);
+  while (!(await target.count())) {
+    assert.ok(await earlier.isVisible(), 'the entry is drawn once every earlier entry is');
+    const label = (await earlier.innerText()).trim();
+    await wheelToTop(page, chat);
+    // the panel drew the next older page
+    await chat.locator('#earlier', { hasText: new RegExp(`^${label}$`) }).waitFor({ state: 'detached', timeout: 15_000 });
+  }
+}
+
+/**
+ * Click a walkthrough step and wait for the walkthrough's own focus of it: VS Code focuses a step it selects
+ * once its slide animation is over (a 250 ms timer), so an action clicked before that would see the focus it
+ * gives (the chat's prompt, say) taken back by the step.
+ */
+async function selectWalkthroughStep(page, step) {
+  await page.evaluate(() => {
+    const focus = HTMLElement.prototype.focus;
+    const focused = [];
+    HTMLElement.prototype.focus = function (...args) {
+      if (this.classList.contains('getting-started-step')) focused.push(this);
+      return focus.apply(this, args);
+    };
+    window.__shiroStepFocus = { focused, restore: () => { HTMLElement.prototype.focus = focus; } };
+  });
+  try {
+    await step.click();
+    await page.waitForFunction(el => window.__shiroStepFocus.focused.includes(el), await step.elementHandle(), { timeout: 15_000 });
+  } finally {
+    await page.evaluate(() => window.__shiroStepFocus.restore());
+  }
 }
 
 /** Polls `check` (an async predicate) until it holds or `ms` pass; its last answer. */
@@ -1227,7 +1263,9 @@ export const scenarios = [
       await wb.shot('panel-sessions-clickable');
       await link.click();
       await chat.locator('.entry.notice', { hasText: 'Resumed' }).waitFor({ timeout: 15_000 });
-      await chat.locator('.entry.user', { hasText: PROMPT_1 }).waitFor({ timeout: 15_000 });
+      const prompt = chat.locator('.entry.user', { hasText: PROMPT_1 });
+      await scrollUpUntilDrawn(wb.page, chat, prompt);
+      await prompt.waitFor({ timeout: 15_000 });
     },
   },
   {
@@ -1245,7 +1283,10 @@ export const scenarios = [
       assert.match(await row.innerText(), /messages?/);
       await wb.shot('resume-quickpick');
       await row.click();
-      await chat.locator('.entry.user', { hasText: PROMPT_1 }).waitFor({ timeout: 15_000 });
+      await chat.locator('.entry.notice', { hasText: 'Resumed' }).waitFor({ timeout: 15_000 });
+      const prompt = chat.locator('.entry.user', { hasText: PROMPT_1 });
+      await scrollUpUntilDrawn(page, chat, prompt);
+      await prompt.waitFor({ timeout: 15_000 });
       await chat.locator('#todos .todo', { hasText: 'Write the tests' }).waitFor({ timeout: 15_000 });
       await page.waitForTimeout(200);
       await wb.shot('resumed-transcript-and-tasks');
@@ -1330,7 +1371,7 @@ export const scenarios = [
 
       const latest = chat.locator('#latest');
       await latest.waitFor({ state: 'hidden', timeout: 5_000 });   // at the end: no jump button
-      await chat.locator('#transcript').evaluate(t => { t.scrollTop = 0; });
+      await wheelToTop(wb.page, chat);
       await latest.waitFor({ state: 'visible', timeout: 10_000 });
       await wb.shot('panel-jump-to-latest');
       await latest.click();
@@ -1342,7 +1383,7 @@ export const scenarios = [
       await wb.openFile('hello.py');
       const current = chat.locator('#chips .chip-current', { hasText: 'hello.py' });
       await current.waitFor({ timeout: 15_000 });
-      await chat.locator('#transcript').evaluate(t => { t.scrollTop = 0; });  // the jump button too
+      await wheelToTop(wb.page, chat);  // the jump button too
       await latest.waitFor({ state: 'visible', timeout: 10_000 });
       await shotVariants(wb, workspace, 'panel-current-file-chip-and-jump');
       await latest.click();
@@ -1810,17 +1851,18 @@ export const scenarios = [
       const stepOf = title => walkthrough.locator('.getting-started-step', { hasText: title }).first();
       const done = title => stepOf(title).locator('[aria-checked="true"]').waitFor({ timeout: 15_000 });
       const action = label => walkthrough.locator('.step-description-container .monaco-button', { hasText: label }).first();
+      const select = title => selectWalkthroughStep(page, stepOf(title));
       await stepOf('Open the Shiro chat').waitFor({ timeout: 30_000 });
       await wb.shot('first-run-walkthrough');
       // 1. Open the Shiro chat: the button opens the view
-      await stepOf('Open the Shiro chat').click();
+      await select('Open the Shiro chat');
       await action('Open the chat').click();
       const chat = wb.chat();
       await chat.locator('#prompt').waitFor({ timeout: 30_000 });
       await done('Open the Shiro chat');
       // 2. Connect a model: the button brings the chat's setup card (shown: nothing is set up); the step is
       // done once the card has connected a model
-      await stepOf('Connect a model').click();
+      await select('Connect a model');
       await action('Set up a model').click();
       const card = chat.locator('#welcome');
       await card.waitFor({ state: 'visible', timeout: 15_000 });
@@ -1832,7 +1874,7 @@ export const scenarios = [
       await chat.locator('#setup-result.ok', { hasText: 'Connected' }).waitFor({ timeout: 30_000 });
       await done('Connect a model');
       // 3. Ask something: the button puts the cursor in the prompt
-      await stepOf('Ask something').click();
+      await select('Ask something');
       await action('Ask in the chat').click();
       assert.ok(await eventually(() => chat.locator('#prompt').evaluate(input => input.ownerDocument.activeElement === input)),
         'the cursor is in the prompt');

@@ -26,6 +26,11 @@ export async function launchBrowser(tools) {
   return { page, close };
 }
 
+/** `text` as a pattern that also matches it with a word joiner (U+2060) between its characters. */
+function joinable(text) {
+  return [...text].map(c => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\u2060?');
+}
+
 export class Workbench {
   constructor(page, artifacts) {
     this.page = page;
@@ -68,8 +73,12 @@ export class Workbench {
 
   /** A QuickPick row by its text. The Resume picker puts a word joiner (U+2060) between the characters of its labels (vscode-client/src/sessions/sessions.ts). */
   quickPickRow(text) {
-    const pattern = [...text].map(c => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\u2060?');
-    return this.page.locator('.quick-input-widget .monaco-list-row', { hasText: new RegExp(pattern) }).first();
+    return this.page.locator('.quick-input-widget .monaco-list-row', { hasText: new RegExp(joinable(text)) }).first();
+  }
+
+  /** Matches a label that is exactly `text` (a QuickPick may put word joiners in it, as quickPickRow says). */
+  exactName(text) {
+    return new RegExp(`^${joinable(text)}$`);
   }
 
   toast(text) {
@@ -111,9 +120,14 @@ export class Workbench {
     await this.page.keyboard.press('Control+P');
     await this.page.locator('.quick-input-widget').waitFor({ state: 'visible' });
     await this.page.keyboard.type(name);
-    // Click the matching row: Enter could race the filter and open whatever row was focused before.
-    await this.quickPickRow(name).click({ timeout: 15_000 });
-    await this.page.locator('.tabs-container .tab.active', { hasText: name }).first().waitFor({ timeout: 15_000 });
+    // Click the file's own row: Enter could race the filter and open whatever row was focused before, and a
+    // recently opened diff of the file ("review.py (Shiro's changes: …)") is listed before the file search
+    // answers, with the same name in its title. So is its tab: wait for the tab titled just the name.
+    const exactly = this.exactName(name);
+    await this.page.locator('.quick-input-widget .monaco-list-row')
+      .filter({ has: this.page.locator('.label-name', { hasText: exactly }) }).first().click({ timeout: 15_000 });
+    await this.page.locator('.tabs-container .tab.active')
+      .filter({ has: this.page.locator('.label-name', { hasText: exactly }) }).first().waitFor({ timeout: 15_000 });
     const editor = this.page.locator('.editor-instance .monaco-editor').first();
     await editor.waitFor({ timeout: 15_000 });
     return editor;

@@ -35,3 +35,12 @@ test('the cap keeps the newest prompts', () => {
   h.push('4');
   assert.deepEqual(h.entries, ['3', '4']);
 });
+
+test('the host resending the history mid-walk keeps the walk where it is', () => {
+  const h = new PromptHistory(['/help', '/frobnicate']);
+  assert.equal(h.up(''), '/frobnicate');
+  h.replace(['/help', '/frobnicate']);
+  assert.equal(h.up('/frobnicate'), '/help', 'the second Up goes on from the prompt shown');
+  h.replace(['other']);
+  assert.equal(h.up(''), 'other', 'a different list starts the walk again');
+});

@@ -16,9 +16,13 @@ export class PromptHistory {
     return this.prompts;
   }
 
+  /** The host's list, which can arrive while the reader walks: the walk stays on the prompt shown. */
   replace(prompts: readonly string[]): void {
+    const fromEnd = this.prompts.length - this.index;
+    const shown = fromEnd > 0 ? this.prompts[this.index] : undefined;
     this.prompts = prompts.slice(-this.cap);
-    this.index = this.prompts.length;
+    const stays = shown !== undefined && this.prompts[this.prompts.length - fromEnd] === shown;
+    this.index = stays ? this.prompts.length - fromEnd : this.prompts.length;
   }
 
   /** Older prompt, or undefined at the oldest. `current` is what the input holds now. */

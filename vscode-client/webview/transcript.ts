@@ -4,25 +4,31 @@ import type { ChatEntry } from '../src/shared/webviewProtocol';
 import { $, el, post } from './dom';
 import { renderEntry } from './entries';
 import { isWorkspaceLink } from './markdown';
+import { FollowEnd, type ScrollGeometry } from './followEnd';
 import { TranscriptWindow } from './transcriptWindow';
 
 const transcript = $<HTMLElement>('transcript');
 const nodes = new Map<string, HTMLElement>();
 const dirty = new Map<string, ChatEntry>();
 
-function nearBottom(): boolean {
-  return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 80;
+function geometry(): ScrollGeometry {
+  return {
+    top: transcript.scrollTop,
+    height: transcript.scrollHeight,
+    viewHeight: transcript.clientHeight,
+    viewWidth: transcript.clientWidth,
+  };
 }
 
-// A view that was at the end stays there when something above or below it (the task list, the queue)
-// changes its height.
-let atEnd = true;
+// A view that follows the end stays there when entries come or something above or below it (the task
+// list, the queue) changes its height; the reader scrolling up stops that at once (followEnd.ts).
+const follow = new FollowEnd();
 function sawScroll(): void {
-  atEnd = nearBottom();
+  if (!follow.scrolled(geometry())) cancelStick();
 }
 const resized = new ResizeObserver(() => {
-  if (atEnd) stickToBottom();
-  else sawScroll();
+  if (follow.following) stickToBottom();
+  else follow.resized(geometry());
 });
 // "Jump to latest" whenever the end of the transcript is out of view. Only this observer shows it: it
 // also reports when no scroll event fires (the view shown again after being hidden, entries getting
@@ -87,7 +93,7 @@ export function schedule(entry: ChatEntry): void {
 /** Apply every change of this frame: one layout read before the writes, one append, one scroll. */
 function flush(): void {
   frame = 0;
-  let stick = nearBottom();
+  let stick = follow.following;
   const fragment = document.createDocumentFragment();
   for (const entry of dirty.values()) {
     const change = window_.upsert(entry);
@@ -112,18 +118,27 @@ function flush(): void {
   fragment.appendChild(endMark); // (moved) stays the last child
   transcript.appendChild(fragment);
   if (stick) stickToBottom();
-  else sawScroll();
 }
 
 /** Scroll to the end, and again next frame: off-screen entries only get their real height once drawn. */
+let stickFrame = 0;
 function stickToBottom(): void {
-  atEnd = true;
   latest.hidden = true;
   transcript.scrollTop = transcript.scrollHeight;
-  requestAnimationFrame(() => {
+  follow.stuck(geometry());
+  cancelStick();
+  stickFrame = requestAnimationFrame(() => {
+    stickFrame = 0;
+    if (!follow.following) return;
     transcript.scrollTop = transcript.scrollHeight;
-    sawScroll();
+    follow.stuck(geometry());
   });
+}
+
+/** The reader scrolled away from the end: a scroll to the end still to come would undo it. */
+function cancelStick(): void {
+  if (stickFrame) cancelAnimationFrame(stickFrame);
+  stickFrame = 0;
 }
 
 /** A whole transcript (a fresh or re-created panel, a resume): drawn at once, scrolled to the end. */
@@ -156,6 +171,16 @@ export function startTranscript(): void {
   endWatch.observe(endMark);
   topWatch.observe(earlier);
   transcript.addEventListener('scroll', sawScroll, { passive: true });
+  transcript.addEventListener(
+    'wheel',
+    e => {
+      if (e.deltaY < 0 && transcript.scrollTop > 0) {
+        follow.readerWentUp();
+        cancelStick();
+      }
+    },
+    { passive: true },
+  );
   latest.addEventListener('click', () => stickToBottom());
   resized.observe(transcript);
 }

@@ -601,11 +601,10 @@ class Turn:
         listings = file_listings(text, self.setup.workspace, self.guard.prompt, shown)
         if root is None:
             return listings, ""
-        written = {item.path: item.content for item in listings}
-        mended, added = [], []
-        notes = []
+        imported = with_missing_imports(root, {item.path: item.content for item in listings})
+        mended, added, notes = [], [], []
         for item in listings:
-            content, lines = with_missing_imports(root, item.path, item.content, written)
+            content, lines = imported.get(item.path, (item.content, []))
             content, dropped = without_standard_library(item.path, content)
             mended.append(replace(item, content=content))
             added += [f"`{line}` to {item.path}" for line in lines]

@@ -71,23 +71,28 @@ class _Modules:
         }
         found = [path.name for path in sorted(workspace.glob("*.py"))[:MAX_MODULES]]
         self.files = sorted({*found, *self.written})
+        self._trees: dict[str, ast.Module | None] = {}
         self._names: dict[str, set[str] | None] = {}
         self._top: dict[str, set[str]] = {}
 
-    def source(self, file: str) -> str | None:
-        return self.written[file] if file in self.written else _source(self.workspace, file)
+    def tree(self, file: str) -> ast.Module | None:
+        """The parsed module (None: unreadable, or it does not parse), read and parsed once."""
+        if file not in self._trees:
+            source = self.written[file] if file in self.written else _source(self.workspace, file)
+            self._trees[file] = _parsed(source)
+        return self._trees[file]
 
     def names(self, module: str) -> set[str] | None:
         """Every name ``module`` binds (None: no such top-level module, or it does not parse)."""
         if module not in self._names:
             present = f"{module}.py" in self.files
-            self._names[module] = _defined_names(self.source(f"{module}.py")) if present else None
+            self._names[module] = _defined_names(self.tree(f"{module}.py")) if present else None
         return self._names[module]
 
     def defined_at_top(self, module: str) -> set[str]:
         """The functions and classes ``module`` defines at its top level: what another module imports."""
         if module not in self._top:
-            tree = _parsed(self.source(f"{module}.py"))
+            tree = self.tree(f"{module}.py")
             self._top[module] = {
                 node.name
                 for node in (tree.body if tree else [])
@@ -113,7 +118,7 @@ def _broken_imports(modules: _Modules, paths: Sequence[str]) -> list[str]:
     written = {Path(rel).stem for rel in paths if rel.endswith(".py") and "/" not in rel}
     problems: list[str] = []
     for importer in modules.files:
-        tree = _parsed(modules.source(importer))
+        tree = modules.tree(importer)
         for node in tree.body if tree else []:
             if not isinstance(node, ast.ImportFrom) or node.level != 0 or not node.module:
                 continue
@@ -143,10 +148,9 @@ def _parsed(source: str | None) -> ast.Module | None:
         return None
 
 
-def _defined_names(source: str | None) -> set[str] | None:
+def _defined_names(tree: ast.Module | None) -> set[str] | None:
     """Every name a module binds, at any level: generous, as a false alarm costs more than a miss
     (None: it does not parse, and pyflakes says why)."""
-    tree = _parsed(source)
     if tree is None:
         return None
     names: set[str] = set()
@@ -164,33 +168,34 @@ def fix_instruction(problems: Sequence[str]) -> str:
     return "\n".join(["The files you wrote have errors:", *problems, "Write the files out again, fixed."])
 
 
-def with_missing_imports(
-    workspace: Path, path: str, content: str, written: Mapping[str, str]
-) -> tuple[str, list[str]]:
-    """``content`` of the top-level module ``path`` with an import added for each name it uses but never
-    binds that exactly one other top-level module defines (``written``: the modules written in the same
-    reply, path to content, which count before the workspace's), and the import lines added. A 1.5B
-    model writes a function into one file and its use into another without the import, and does not
-    mend it when told. Blocking: reads the workspace's modules."""
-    if not path.endswith(".py") or "/" in path or _parsed(content) is None:
-        return content, []
+def with_missing_imports(workspace: Path, written: Mapping[str, str]) -> dict[str, tuple[str, list[str]]]:
+    """The files written out in one reply (path to content) that use a name they never bind which
+    exactly one other top-level module defines (those written in the same reply count before the
+    workspace's): path to (content with the imports added, the import lines). A 1.5B model writes a
+    function into one file and its use into another without the import, and does not mend it when
+    told. Blocking: reads the workspace's modules."""
     modules = _Modules(workspace, written)
-    collector = _Collector(modules)
-    api.check(content, path, collector)
-    imports: dict[str, list[str]] = {}
-    for name in dict.fromkeys(collector.undefined):
-        homes = modules.homes(name, besides=path)
-        if len(homes) == 1:
-            imports.setdefault(homes[0][:-3], []).append(name)
-    lines = [f"from {module} import {', '.join(names)}" for module, names in sorted(imports.items())]
-    return (_inserted(content, lines), lines) if lines else (content, [])
+    mended: dict[str, tuple[str, list[str]]] = {}
+    for path, content in written.items():
+        tree = modules.tree(path) if path in modules.written else None
+        if tree is None:
+            continue
+        collector = _Collector(modules)
+        api.check(content, path, collector)
+        imports: dict[str, list[str]] = {}
+        for name in dict.fromkeys(collector.undefined):
+            homes = modules.homes(name, besides=path)
+            if len(homes) == 1:
+                imports.setdefault(homes[0][:-3], []).append(name)
+        lines = [f"from {module} import {', '.join(names)}" for module, names in sorted(imports.items())]
+        if lines:
+            mended[path] = (_inserted(content, tree, lines), lines)
+    return mended
 
 
-def _inserted(content: str, lines: list[str]) -> str:
-    """``lines`` put before the module's first statement that is not its docstring or a
-    ``__future__`` import (its decorators included)."""
-    tree = _parsed(content)
-    assert tree is not None
+def _inserted(content: str, tree: ast.Module, lines: list[str]) -> str:
+    """``lines`` put before the module's first statement (``tree`` is ``content`` parsed) that is not
+    its docstring or a ``__future__`` import (its decorators included)."""
     body = list(tree.body)
     while body and (
         _is_docstring(body[0]) or (isinstance(body[0], ast.ImportFrom) and body[0].module == "__future__")

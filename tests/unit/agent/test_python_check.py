@@ -52,7 +52,7 @@ USES = "for word in ['noon', 'no']:\n    if is_palindrome(word):\n        print(
 
 def test_a_missing_import_of_a_function_written_in_the_same_reply_is_added(tmp_path: Path) -> None:
     written = {"textutils.py": PALINDROME, "main.py": USES}
-    content, added = with_missing_imports(tmp_path, "main.py", USES, written)
+    content, added = with_missing_imports(tmp_path, written)["main.py"]
     assert added == ["from textutils import is_palindrome"]
     assert content == "from textutils import is_palindrome\n\n\n" + USES
 
@@ -60,15 +60,15 @@ def test_a_missing_import_of_a_function_written_in_the_same_reply_is_added(tmp_p
 def test_the_import_goes_after_the_docstring_and_beside_the_other_imports(tmp_path: Path) -> None:
     (tmp_path / "textutils.py").write_text(PALINDROME)
     source = '"""Prints palindromes."""\nimport sys\n\n' + USES
-    content, _ = with_missing_imports(tmp_path, "main.py", source, {})
+    content, _ = with_missing_imports(tmp_path, {"main.py": source})["main.py"]
     assert content == '"""Prints palindromes."""\nfrom textutils import is_palindrome\nimport sys\n\n' + USES
 
 
 def test_no_import_is_guessed_for_a_name_two_modules_define_or_none(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text(PALINDROME)
     (tmp_path / "b.py").write_text(PALINDROME)
-    assert with_missing_imports(tmp_path, "main.py", USES, {}) == (USES, [])
-    assert with_missing_imports(tmp_path, "main.py", "print(shout())\n", {}) == ("print(shout())\n", [])
+    assert with_missing_imports(tmp_path, {"main.py": USES}) == {}
+    assert with_missing_imports(tmp_path, {"main.py": "print(shout())\n"}) == {}
 
 
 def test_the_standard_library_is_left_out_of_a_requirements_file() -> None:

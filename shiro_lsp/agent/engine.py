@@ -49,10 +49,12 @@ from shiro_lsp.agent.python_check import (
 )
 from shiro_lsp.agent.repetition import CUT_NOTICE, WRITE_AGAIN, RepetitionWatch
 from shiro_lsp.agent.text_tools import (
+    WRITTEN_AS_KEY,
     TextCall,
     TextHold,
     ToolCallFormat,
     as_text_protocol,
+    as_written,
     echoes_tool_output,
     listing_notice,
     parse_text_tool_calls,
@@ -463,7 +465,7 @@ class Turn:
             request = ModelRequest(
                 model=self.setup.model,
                 instructions=sent_instructions,
-                messages=as_text_protocol(messages) if text_format else messages,
+                messages=as_text_protocol(messages) if text_format else as_written(messages),
                 tools=offered,
                 reasoning_effort=plan.variant.reasoning_effort
                 if takes_reasoning_effort(self.setup.model)
@@ -571,6 +573,7 @@ class Turn:
         text = reply_text(message)
         tools = {spec.name: spec for spec in specs} | self.setup.plan.readable_specs
         prose, calls = "", parse_text_tool_calls(text, tools, self.setup.plan.unoffered_specs)
+        listings: list[Listing] = []
         if not calls and hold.tagged:
             prose, calls = split_tagged_calls(text, tools) or ("", None)
         notice = text_call_notice(calls) if calls and not hold.tagged else ""
@@ -592,7 +595,8 @@ class Turn:
             self.emit(ev.Notice(notice))
         kept = [p for p in parts if p.get("type") != "text"]
         said = [{"type": "text", "text": prose}] if prose else []
-        return {**message, "content": kept + said + self._read_calls(calls, step)}
+        written = {WRITTEN_AS_KEY: text} if listings else {}
+        return {**message, "content": kept + said + self._read_calls(calls, step), **written}
 
     def _file_listings(self, text: str) -> tuple[list[Listing], str]:
         """The files the reply writes out, each with the imports it lacks added, and what was added."""

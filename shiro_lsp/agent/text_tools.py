@@ -491,12 +491,18 @@ def tools_prompt(specs: list[ToolSpec]) -> str:
     )
 
 
+WRITTEN_AS_KEY = "shiroWrittenAs"
+"""On a reply whose files Shiro wrote from its listings (file_listings.py): the text the model wrote."""
+
+
 def as_text_protocol(messages: list[Message]) -> list[Message]:
     """The history for a model with no native tool calls: calls and results written as text."""
     out: list[Message] = []
     for message in messages:
         role = message.get("role")
-        if role == "assistant":
+        if role == "assistant" and _written_out(message):
+            out.append(_as_written(message))
+        elif role == "assistant":
             out.append(_assistant_as_text(message))
         elif role == "tool":
             _append_user(out, _results_as_text(parts_of(message)))
@@ -505,6 +511,39 @@ def as_text_protocol(messages: list[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
+
+
+def as_written(messages: list[Message]) -> list[Message]:
+    """The history with each reply whose files Shiro wrote from its listings as the model wrote it,
+    and the writes' results as the next user message: the server's cache still holds that reply
+    (a rewrite as calls broke it where the first file began), and a file's content rides once."""
+    out: list[Message] = []
+    state = ""  # "reply": after a written-out reply; "results": after its results, as user text
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant" and _written_out(message):
+            out.append(_as_written(message))
+            state = "reply"
+        elif role == "tool" and state:
+            _append_user(out, _results_as_text(parts_of(message)))
+            state = "results"
+        elif role == "user" and state == "results" and isinstance(message.get("content"), str):
+            _append_user(out, str(message["content"]))  # strict templates want turns to alternate
+        else:
+            out.append(message)
+            state = ""
+    return out
+
+
+def _written_out(message: Message) -> bool:
+    """A reply whose files Shiro wrote, with its calls still there (pruning keeps its text short)."""
+    return isinstance(message.get(WRITTEN_AS_KEY), str) and any(
+        p.get("type") == "tool-call" for p in parts_of(message)
+    )
+
+
+def _as_written(message: Message) -> Message:
+    return {"role": "assistant", "content": [{"type": "text", "text": message[WRITTEN_AS_KEY]}]}
 
 
 def _assistant_as_text(message: Message) -> Message:

@@ -40,6 +40,10 @@ UNCHANGED_QUOTE = (
     "The code you showed is {path} as it already is: nothing was changed. Find the cause first, "
     "then change the file that holds it."
 )
+UNCHANGED_LISTING = (
+    "{path} as you wrote it out is the file as it already is: nothing was changed. Write out the "
+    "file with its change, or, if the workspace does not show what to change, say what you need to know."
+)
 LOCAL_MODULE = (
     "{module} is not a package to install: it is {file}, in the workspace. Compare what the code imports "
     "from it with what {file} defines, and fix the file that is wrong."
@@ -82,6 +86,9 @@ _MISSING_MODULE = re.compile(
     re.I,
 )
 _CLAIMS_FIX = re.compile(r"\b(?:corrected|fixed|updated|modified|changed|new) (?:version|code|file)\b", re.I)
+_LISTED = re.compile(
+    r"^[`*]*(?P<path>[\w./-]*\w\.[A-Za-z]\w{0,7})[`*:]*[ \t]*\n(?:[ \t]*\n)?```[^\n`]*\n(?P<body>.*?)```", re.M | re.S
+)
 _CALL_NAME = re.compile(r"""\bname["']?\s*[=:]\s*["'](?P<name>[\w-]+)["']""")
 _PATH = re.compile(r"(?<![\w/.-])[\w./-]*\w\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
 MAX_QUOTED_FILE = 200_000
@@ -207,6 +214,8 @@ class TurnGuard:
         quoted = None if self.changed else self._claimed_fix_of_unchanged_file(text)
         if quoted is not None:
             wanted.append(("an unchanged file shown as a fix", UNCHANGED_QUOTE.format(path=quoted)))
+        elif self.writes_out and not self.changed and (same := self._unchanged_listing(text)):
+            wanted.append(("an unchanged file written out", UNCHANGED_LISTING.format(path=same)))
         elif not self.changed and self._shows_unwritten_code(text):
             wanted.append(("code in prose", unrun))
         elif not self.changed and (local := self._local_module_blamed(text)) is not None:
@@ -270,6 +279,19 @@ class TurnGuard:
             lines = _file_lines(self.workspace, path)
             if lines is not None and any(block == lines - {""} for block in blocks):
                 return path
+        return None
+
+    def _unchanged_listing(self, text: str) -> str | None:
+        """A file written out (its path alone on the line before the block) exactly as it is, for a
+        request that is not a question: a 1.5B model asked for what the workspace cannot tell it
+        (a ticket's bug, a password) writes a file out unchanged and stops."""
+        if self.prompt.rstrip().endswith("?"):
+            return None  # quoting a file can answer a question
+        for match in _LISTED.finditer(text):
+            block = {line.strip() for line in match.group("body").splitlines() if line.strip()}
+            lines = _file_lines(self.workspace, match.group("path"))
+            if lines is not None and block and block == lines - {""}:
+                return match.group("path")
         return None
 
     def _shows_a_call_in_prose(self, text: str) -> bool:

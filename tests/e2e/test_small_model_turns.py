@@ -115,10 +115,8 @@ async def test_a_file_written_out_in_the_reply_is_written(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
     (workspace / "greet.py").write_text(GREET)
-    local.script += [
-        Step(Text(f"Here is the updated greet.py:\n\n```python\n{GREET_SHOUT}```\n", chunks=4)),
-        Step(Text("Added the --shout option to greet.py.")),
-    ]
+    reply = f"Here is the updated greet.py:\n\n```python\n{GREET_SHOUT}```\n"
+    local.script += [Step(Text(reply, chunks=4)), Step(Text("Added the --shout option to greet.py."))]
     events = await run(local, workspace, home, "Add a --shout option to greet.py.")
     assert (workspace / "greet.py").read_text() == GREET_SHOUT
     (written,) = [e for e in events if e["type"] == "tool-call"]
@@ -127,9 +125,10 @@ async def test_a_file_written_out_in_the_reply_is_written(
     assert answer(events) == "Added the --shout option to greet.py."
     first, second = chats(local)
     assert second["messages"][: len(first["messages"])] == first["messages"]  # appended, not rewritten
-    said = second["messages"][-2]
-    assert said["content"] == "Here is the updated greet.py:"  # the content rides once, in the call
-    assert json.loads(said["tool_calls"][0]["function"]["arguments"])["content"] == GREET_SHOUT
+    # the reply goes back as the model wrote it (the server's cache holds it), the content once
+    said, result = second["messages"][len(first["messages"]) :]
+    assert said == {"role": "assistant", "content": reply} and "tool_calls" not in said
+    assert result["role"] == "user" and "Wrote" in result["content"] and "greet.py" in result["content"]
 
 
 async def test_code_for_a_new_file_shown_in_prose_is_sent_back_and_the_call_then_runs(
@@ -769,3 +768,38 @@ async def test_a_block_after_a_list_of_files_is_not_the_last_file_listed(
     local.script += [Step(Text(reply, chunks=2)), Step(Text("Done."))]
     await run(local, workspace, home, "Print only the palindromes.")
     assert (workspace / "main.py").read_text() == main
+
+
+TODO = (
+    "import sys\n\nitems = []\n\n\ndef add(item):\n    items.append(item)\n\n\ndef show():\n"
+    '    for number, item in enumerate(items, 1):\n        print(f"{number}. {item}")\n\n\n'
+    'if __name__ == "__main__":\n    for arg in sys.argv[1:]:\n        add(arg)\n    show()\n'
+)
+
+
+async def test_a_file_written_out_unchanged_is_sent_back_to_change_it_or_say_what_is_missing(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "todo.py").write_text(TODO)
+    unchanged = f"Files to change:\ntodo.py\n\n```python\n{TODO}```"  # refuse-unknown-ticket, 2e43b33, as is
+    asks = "I don't know what ticket #4521 says. Could you paste it?"
+    local.script += [Step(Text(unchanged, chunks=3)), Step(Text(asks))]
+    events = await run(local, workspace, home, "Fix the bug from ticket #4521.")
+    sent_back = chats(local)[1]["messages"][-1]
+    assert (
+        sent_back["role"] == "user"
+        and "todo.py as you wrote it out is the file as it already is" in sent_back["content"]
+    )
+    assert answer(events).endswith(asks)
+    assert (workspace / "todo.py").read_text() == TODO
+
+
+async def test_a_file_quoted_whole_to_answer_a_question_ends_the_turn(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "todo.py").write_text(TODO)
+    quoted = f"todo.py\n```python\n{TODO}```\nIt adds each argument to a list and prints them numbered."
+    local.script += [Step(Text(quoted, chunks=3))]
+    events = await run(local, workspace, home, "What does todo.py do?")
+    assert len(chats(local)) == 1
+    assert "prints them numbered" in "".join(e["text"] for e in events if e["type"] == "text")

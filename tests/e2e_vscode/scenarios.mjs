@@ -695,8 +695,7 @@ export const scenarios = [
       await card.locator('button', { hasText: 'Deny' }).click();
       await card.locator('.approval-reason', { hasText: 'put drafts under docs/ instead' }).waitFor({ timeout: 10_000 });
       await chat.locator('.entry.assistant', { hasText: 'I will not write it' }).waitFor({ timeout: 30_000 });
-      const requests = await model.requests();
-      assert.match(JSON.stringify(requests.at(-1).body), /put drafts under docs\/ instead/);
+      assert.match(JSON.stringify((await model.lastTurn()).body), /put drafts under docs\/ instead/);
       await wb.shot('review-denied-with-reason');
     },
   },
@@ -898,9 +897,10 @@ export const scenarios = [
       await chat.locator('.entry.assistant', { hasText: 'The selection defines greet.' }).waitFor({ timeout: 30_000 });
       assert.equal(await chat.locator('#chips .chip').count(), 0, 'the chip went with the prompt');
       const requests = await model.requests();
-      const last = JSON.stringify(requests.at(-1));
+      const last = JSON.stringify(await model.lastTurn());
+      const seen = requests.slice(-3).map(r => `${r.method} ${r.path}: ${JSON.stringify(r.body?.messages?.at(-1) ?? r.body?.input?.at?.(-1) ?? '').slice(0, 400)}`);
       assert.ok(last.includes('<context label=') && last.includes('hello.py:1') && last.includes(JSON.stringify(firstLine).slice(1, -1)),
-        'the model got the labelled selection');
+        `the model got the labelled selection; the last requests:\n${seen.join('\n')}`);
     },
   },
   {
@@ -928,7 +928,7 @@ export const scenarios = [
         await chat.locator('.entry.notice', { hasText: '.env is a secrets file' }).waitFor({ timeout: 30_000 });
         await wb.shot('panel-secrets-file-chip-refused');
         await chat.locator('.entry.assistant', { hasText: 'Nothing to see.' }).waitFor({ timeout: 30_000 });
-        const last = JSON.stringify((await model.requests()).at(-1));
+        const last = JSON.stringify((await model.lastTurn()));
         assert.ok(last.includes('what is configured here?'), 'the prompt reached the model');
         assert.ok(!last.includes('zq7-hunter2-9f4e') && !last.includes('blue-horse-battery'), 'no .env value reached the model');
       } finally {
@@ -967,7 +967,7 @@ export const scenarios = [
       await prompt.press('Enter');
       await chat.locator('.entry.user').last().locator('.chip', { hasText: 'hello.py' }).waitFor({ timeout: 15_000 });
       await chat.locator('.entry.assistant', { hasText: 'Mentions received.' }).waitFor({ timeout: 30_000 });
-      const last = JSON.stringify((await model.requests()).at(-1));
+      const last = JSON.stringify((await model.lastTurn()));
       assert.ok(last.includes('hello.py') && last.includes('Problems ('), 'the model got both mentions as labelled context');
       void page;
     },
@@ -1390,12 +1390,12 @@ export const scenarios = [
       await model.script([step([text('It greets.')]), step([text('Plain answer.')])]);
       await wb.send('what does the current file do?');
       await chat.locator('.entry.assistant', { hasText: 'It greets.' }).waitFor({ timeout: 30_000 });
-      assert.match(JSON.stringify((await model.requests()).at(-1).body), /<context label=\\"hello\.py\\"/);
+      assert.match(JSON.stringify((await model.lastTurn()).body), /<context label=\\"hello\.py\\"/);
       await current.locator('.chip-remove').click();
       await current.waitFor({ state: 'detached', timeout: 10_000 });
       await wb.send('and without it?');
       await chat.locator('.entry.assistant', { hasText: 'Plain answer.' }).waitFor({ timeout: 30_000 });
-      assert.doesNotMatch(JSON.stringify((await model.requests()).at(-1).body.messages.at(-1)), /hello\.py/);
+      assert.doesNotMatch(JSON.stringify((await model.lastTurn()).body.messages.at(-1)), /hello\.py/);
       writeWorkspaceSettings(workspace, { 'shiro.attachActiveFile': undefined });
       await page.keyboard.press('Escape');
     },
@@ -1612,7 +1612,7 @@ export const scenarios = [
       // (a saved chip label has ' for ": the <context label="…"> attribute)
       await chat.locator('.entry.user').last().locator('.chip', { hasText: /Terminal \$ echo .shiro sees/ }).waitFor({ timeout: 15_000 });
       await chat.locator('.entry.assistant', { hasText: 'exited with 1' }).waitFor({ timeout: 30_000 });
-      let last = JSON.stringify((await model.requests()).at(-1));
+      let last = JSON.stringify((await model.lastTurn()));
       assert.ok(last.includes('shiro sees 42 apples'), 'the model got the command output');
       assert.ok(last.includes('exited with code 1'), 'and how the command ended');
       await shotVariants(wb, workspace, 'terminal-mention-sent');
@@ -1642,7 +1642,7 @@ export const scenarios = [
       await model.script([step([text('It deploys to 42 hosts; the key was redacted.')])]);
       await prompt.press('Enter');
       await chat.locator('.entry.assistant', { hasText: 'deploys to 42 hosts' }).waitFor({ timeout: 30_000 });
-      last = JSON.stringify((await model.requests()).at(-1));
+      last = JSON.stringify((await model.lastTurn()));
       assert.ok(last.includes('Text the user selected in the terminal'), 'the model got the labelled selection');
       assert.ok(last.includes('reaches 42 hosts'), 'with the command output that was selected');
       assert.ok(!last.includes('AKIAIOSFODNN7EXAMPLE'), 'the secret in the selection never reached the model');

@@ -158,6 +158,16 @@ export class Model {
     const r = await fetch(`${this.url}/_control/requests`);
     return r.json();
   }
+
+  /** The model turns asked for so far (the POSTs; a GET such as /v1/models is no turn). */
+  async turnRequests() {
+    return (await this.requests()).filter(r => r.method === 'POST' && /\/(chat\/completions|responses)$/.test(r.path));
+  }
+
+  /** The last model turn asked for. */
+  async lastTurn() {
+    return (await this.turnRequests()).at(-1);
+  }
 }
 
 export const step = (items, extra = {}) => ({ type: 'step', items, ...extra });

@@ -102,6 +102,7 @@ CONCLUSION_WORDS = 4
 MAX_COMMAND_CHECKS = 2
 """Runs per turn of the command the user named, by Shiro, for a model shown no tools."""
 RUN_NAMED_NOTICE = "Shiro runs `{command}`, which you named, to check the model's change."
+RUN_FIRST_NOTICE = "Shiro runs `{command}`, as you asked, so that the model reads its output."
 WITHHELD_WHEN_WRITING_OUT = WRITTEN_OUT | {"todo_write"}
 """What a small model that writes calls as text is not told of: it writes files out instead of calling
 the file tools, and the task list (a 1.5B model re-sent one task list until it was refused)."""
@@ -354,6 +355,7 @@ class Turn:
             return self._outcome("cancelled")
 
     async def _loop(self) -> TurnOutcome:
+        await self._run_command_first()
         for _ in range(self.setup.plan.variant.max_steps):
             try:
                 step = await self._model_step()
@@ -423,13 +425,28 @@ class Turn:
         if self.command_checks >= MAX_COMMAND_CHECKS:
             return False
         self.command_checks += 1
-        input = {"command": command.shown}
-        call = self._text_call("bash", input)
-        self.emit(ev.Notice(RUN_NAMED_NOTICE.format(command=command.shown)))
+        return not await self._run_command(command.shown, RUN_NAMED_NOTICE)
+
+    async def _run_command_first(self) -> None:
+        """The user told to run a command and the model is shown no tools: Shiro runs it before the
+        model's first step, so the model reads what it does (told "Run python3 report.py. It
+        crashes.", a 1.5B model that could not run it guessed that a file was missing)."""
+        command = self.guard.command
+        if self.guard.asks_to_run or command is None or not command.shiro_may_run or not command.told_to_run:
+            return
+        await self._run_command(command.shown, RUN_FIRST_NOTICE)
+
+    async def _run_command(self, command: str, notice: str) -> bool:
+        """``command`` run as a call read from text (the same approvals, sandbox and checkpoint) and
+        kept in the history with its result; True when it exited 0."""
+        input = {"command": command}
+        call = ToolCallReady(f"call_shiro_{uuid.uuid4().hex[:16]}", "bash", json.dumps(input))
+        self.tool_calls.made_by_shiro(call.call_id)
+        self.emit(ev.Notice(notice.format(command=command)))
         self.history.append({"role": "assistant", "content": [_call_part(call, input)]})
         results = await self.tool_calls.run([call])
         self.guard.saw_tools(results, {call.call_id: input})
-        return not results or not _exited_zero(results[0])
+        return bool(results) and _exited_zero(results[0])
 
     async def _send_back(self, step: _StepResult) -> bool:
         """A step ended without tool calls but with the work undone: send the model back once."""

@@ -139,11 +139,18 @@ class ToolCallRunner:
         """A call was repeated :data:`REPEAT_STOP_AT` times: the turn ends after this step."""
         self.text_calls: set[str] = set()
         """The ids of the calls read from the model's text (their approval cards say so)."""
+        self.shiros_own: set[str] = set()
+        """The ids of the calls Shiro makes itself (a command the user named): trusted no more than
+        a text call, but never a repeat of the model's."""
         self._held: AbstractAsyncContextManager[Any] | None = None
         """The workspace reservation kept from one mutating call to the next (:meth:`run`)."""
 
     def read_from_text(self, call_id: str) -> None:
         self.text_calls.add(call_id)
+
+    def made_by_shiro(self, call_id: str) -> None:
+        self.text_calls.add(call_id)
+        self.shiros_own.add(call_id)
 
     async def run(self, calls: list[ToolCallReady]) -> list[dict[str, Any]]:
         """The step's calls, one after the other; their result parts go to ``keep`` (also when the
@@ -213,7 +220,10 @@ class ToolCallRunner:
             return self._tool_error(call, error.message)
         self.emit(ev.ToolCall(call.call_id, call.name, input, self._text_tag(call)))
         key = RepeatGuard.key(call.name, input)
-        count = self.repeats[key] = self.repeats.get(key, 0) + 1
+        own = call.call_id in self.shiros_own
+        count = 1 if own else self.repeats.get(key, 0) + 1
+        if not own:
+            self.repeats[key] = count
         if count >= REPEAT_STOP_AT:
             self.stopped = True
             self.emit(ev.Notice(REPEAT_STOP_NOTICE.format(name=call.name, count=count)))
@@ -307,7 +317,8 @@ class ToolCallRunner:
     async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> str | None:
         """None when the call may run; else what the model is told (the event says the same)."""
         origin = self._origin_of(call)
-        verdict = self.setup.policy.check(call.name, input, self.setup.grants, self.repeat_guard, origin)
+        repeats = RepeatGuard() if call.call_id in self.shiros_own else self.repeat_guard
+        verdict = self.setup.policy.check(call.name, input, self.setup.grants, repeats, origin)
         if verdict.decision == "allow":
             return None
         if verdict.decision == "deny":

@@ -87,7 +87,8 @@ _MISSING_MODULE = re.compile(
 )
 _CLAIMS_FIX = re.compile(r"\b(?:corrected|fixed|updated|modified|changed|new) (?:version|code|file)\b", re.I)
 _LISTED = re.compile(
-    r"^[`*]*(?P<path>[\w./-]*\w\.[A-Za-z]\w{0,7})[`*:]*[ \t]*\n(?:[ \t]*\n)?```[^\n`]*\n(?P<body>.*?)```", re.M | re.S
+    r"^[^\n]*?(?P<path>[\w./-]*\w\.[A-Za-z]\w{0,7})[`*:]*[ \t]*\n(?:[ \t]*\n)?```[^\n`]*\n(?P<body>.*?)```",
+    re.M | re.S,
 )
 _CALL_NAME = re.compile(r"""\bname["']?\s*[=:]\s*["'](?P<name>[\w-]+)["']""")
 _PATH = re.compile(r"(?<![\w/.-])[\w./-]*\w\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
@@ -105,6 +106,8 @@ class NamedCommand:
     """What a shell command must contain to count as running it (the script, or the command)."""
     checks_the_work: bool = False
     """The message tells to run it or says what it does now, rather than only mentioning it."""
+    told_to_run: bool = False
+    """The message tells to run it ("Run python3 report.py. It crashes.")."""
 
     @property
     def shiro_may_run(self) -> bool:
@@ -126,23 +129,21 @@ def named_command(prompt: str) -> NamedCommand | None:
             if words[0] in _RUNNERS and len(words) == 1:
                 continue  # "python" alone is a language, not a command
             script = next((w for w in words[1:] if "." in w or "/" in w), None)
-            return NamedCommand(command, script or command, _checks_with(prompt, match.start(), match.end()))
+            told = _runs(prompt, match.start())
+            checks = told or bool(_SAYS_WHAT_IT_DOES.match(prompt[match.end() :]))
+            return NamedCommand(command, script or command, checks, told)
         script = match.group("script")
         if script is not None and _runs(prompt, match.start()):
-            return NamedCommand(script, script.lstrip("./"), True)
+            return NamedCommand(script, script.lstrip("./"), True, True)
     return None
 
 
+# The message says what the command does now ("python3 main.py fails"): it checks the work. Not a
+# command the message only mentions ("shows how to run it: …").
 _SAYS_WHAT_IT_DOES = re.compile(
     r"^(?:\s+[\w\"'-]+)?\s+(?:fails|crashes|errors|raises|prints|outputs|exits|returns|gives|shows|should)\b",
     re.I,
 )
-
-
-def _checks_with(prompt: str, start: int, end: int) -> bool:
-    """The message tells to run the command, or says what it does now ("python3 main.py fails"):
-    the command checks the work. Not one the message only mentions ("shows how to run it: …")."""
-    return _runs(prompt, start) or bool(_SAYS_WHAT_IT_DOES.match(prompt[end:]))
 
 
 def _runs(prompt: str, at: int) -> bool:

@@ -93,7 +93,7 @@ async def run(
         env=env,
     )
     out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
+    assert process.returncode == 0, err.decode() + out.decode()
     return [json.loads(line) for line in out.decode().splitlines()]
 
 
@@ -735,8 +735,10 @@ async def test_shiro_runs_the_command_the_user_named_for_a_model_shown_no_tools(
     )
     assert (workspace / "report.py").read_text() == right
     ran = [e for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
-    assert [e["input"]["command"] for e in ran] == ["python3 report.py", "python3 report.py"]
+    # told to run it: once before the model's first step (it reads the crash), then after each change
+    assert [e["input"]["command"] for e in ran] == ["python3 report.py"] * 3
     assert all(e["origin"] == "text" for e in ran)
+    assert "KeyError: 'qty'" in json.dumps(chats(local)[0]["messages"][-1])
     assert "KeyError: 'Quantity'" in json.dumps(chats(local)[1]["messages"][-1])
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
@@ -777,11 +779,17 @@ TODO = (
 )
 
 
+@pytest.mark.parametrize("form", ["relative", "absolute"])
 async def test_a_file_written_out_unchanged_is_sent_back_to_change_it_or_say_what_is_missing(
-    local: FakeOpenAI, workspace: Path, home: Path
+    local: FakeOpenAI, workspace: Path, home: Path, form: str
 ) -> None:
     (workspace / "todo.py").write_text(TODO)
-    unchanged = f"Files to change:\ntodo.py\n\n```python\n{TODO}```"  # refuse-unknown-ticket, 2e43b33, as is
+    # refuse-unknown-ticket, as 1.5B wrote it at 2e43b33 and at da21339
+    unchanged = (
+        f"Files to change:\ntodo.py\n\n```python\n{TODO}```"
+        if form == "relative"
+        else f"Files to change:\n- {workspace}/todo.py\n\nNew content in {workspace}/todo.py:\n```\n{TODO}```"
+    )
     asks = "I don't know what ticket #4521 says. Could you paste it?"
     local.script += [Step(Text(unchanged, chunks=3)), Step(Text(asks))]
     events = await run(local, workspace, home, "Fix the bug from ticket #4521.")

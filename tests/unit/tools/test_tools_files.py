@@ -93,6 +93,14 @@ async def test_write_file_creates_parents(run: RunTool, workspace: Path) -> None
     assert (workspace / "src/deep/new.py").read_text() == "print('hi')\n"
 
 
+async def test_write_file_of_the_content_a_file_already_holds_says_nothing_changed(
+    run: RunTool, workspace: Path
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    result = await run("write_file", path="a.py", content="x = 1\n")
+    assert result == "a.py already holds exactly this content: nothing was changed."
+
+
 async def test_write_file_warns_about_a_collapsed_rewrite(run: RunTool, workspace: Path) -> None:
     (workspace / "a.py").write_text("".join(f"x{i} = {i}\n" for i in range(20)))
     squeezed = "; ".join(f"x{i} = {i}" for i in range(20))

@@ -86,10 +86,6 @@ _MISSING_MODULE = re.compile(
     re.I,
 )
 _CLAIMS_FIX = re.compile(r"\b(?:corrected|fixed|updated|modified|changed|new) (?:version|code|file)\b", re.I)
-_LISTED = re.compile(
-    r"^[^\n]*?(?P<path>[\w./-]*\w\.[A-Za-z]\w{0,7})[`*:]*[ \t]*\n(?:[ \t]*\n)?```[^\n`]*\n(?P<body>.*?)```",
-    re.M | re.S,
-)
 _CALL_NAME = re.compile(r"""\bname["']?\s*[=:]\s*["'](?P<name>[\w-]+)["']""")
 _PATH = re.compile(r"(?<![\w/.-])[\w./-]*\w\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
 MAX_QUOTED_FILE = 200_000
@@ -283,16 +279,21 @@ class TurnGuard:
         return None
 
     def _unchanged_listing(self, text: str) -> str | None:
-        """A file written out (its path alone on the line before the block) exactly as it is, for a
+        """A file written out (named alone on the line before the block) exactly as it is, for a
         request that is not a question: a 1.5B model asked for what the workspace cannot tell it
         (a ticket's bug, a password) writes a file out unchanged and stops."""
         if self.prompt.rstrip().endswith("?"):
             return None  # quoting a file can answer a question
-        for match in _LISTED.finditer(text):
+        for match in _FENCED.finditer(text):
+            before = text[: match.start()].rstrip().splitlines()
+            named = set(_named_paths(before[-1])) if before else set()
+            if len(named) != 1:
+                continue  # the line before the block names its file, and only that one
+            path = named.pop()
             block = {line.strip() for line in match.group("body").splitlines() if line.strip()}
-            lines = _file_lines(self.workspace, match.group("path"))
+            lines = _file_lines(self.workspace, path)
             if lines is not None and block and block == lines - {""}:
-                return match.group("path")
+                return path
         return None
 
     def _shows_a_call_in_prose(self, text: str) -> bool:

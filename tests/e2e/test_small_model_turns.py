@@ -779,7 +779,7 @@ TODO = (
 )
 
 
-@pytest.mark.parametrize("form", ["relative", "absolute"])
+@pytest.mark.parametrize("form", ["relative", "absolute", "sentence"])
 async def test_a_file_written_out_unchanged_is_sent_back_to_change_it_or_say_what_is_missing(
     local: FakeOpenAI, workspace: Path, home: Path, form: str
 ) -> None:
@@ -789,7 +789,9 @@ async def test_a_file_written_out_unchanged_is_sent_back_to_change_it_or_say_wha
         f"Files to change:\ntodo.py\n\n```python\n{TODO}```"
         if form == "relative"
         else f"Files to change:\n- {workspace}/todo.py\n\nNew content in {workspace}/todo.py:\n```\n{TODO}```"
-    )
+        if form == "absolute"
+        else f"To fix this, add the column. Here's the updated `todo.py` file:\n\n```\n{TODO}```\nIt works now."
+    )  # the last as fix-crashing-report's orders.csv at d8d9069
     asks = "I don't know what ticket #4521 says. Could you paste it?"
     local.script += [Step(Text(unchanged, chunks=3)), Step(Text(asks))]
     events = await run(local, workspace, home, "Fix the bug from ticket #4521.")

@@ -212,12 +212,26 @@ def event_json(event: Event) -> dict[str, Any]:
     """The wire form: ``type`` first, then the fields in camelCase; an optional field (default
     ``None``) that is ``None`` is left out; a row (a wire model) is its own wire form."""
     out: dict[str, Any] = {"type": event.kind}
-    for f in fields(event):
-        value = getattr(event, f.name)
-        if value is None and f.default is None:
+    for name, camel, optional in _wire_fields(event.kind, event):
+        value = getattr(event, name)
+        if value is None and optional:
             continue
-        out[to_camel(f.name)] = _wire(value)
+        out[camel] = _wire(value)
     return out
+
+
+def _wire_fields(kind: str, event: Event) -> tuple[tuple[str, str, bool], ...]:
+    """Each field's name, wire name and whether it is optional (default ``None``): worked out once
+    per event type (``kind``), not on every event of a turn."""
+    known = _WIRE_FIELDS.get(kind)
+    if known is None:
+        known = _WIRE_FIELDS[kind] = tuple(
+            (f.name, to_camel(f.name), f.default is None) for f in fields(event)
+        )
+    return known
+
+
+_WIRE_FIELDS: dict[str, tuple[tuple[str, str, bool], ...]] = {}
 
 
 def _wire(value: Any) -> Any:

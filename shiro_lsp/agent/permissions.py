@@ -25,6 +25,7 @@ Pure: no I/O, no UI. The engine asks the user when the verdict is ``ask`` and fa
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -106,6 +107,7 @@ def guard(tool_name: str, input: JsonObject) -> str | None:
 # --- patterns and rules ----------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1024)  # a rule's pattern is matched on every call of its tools
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
     body = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
     return re.compile(f"{body}\\Z", re.DOTALL)

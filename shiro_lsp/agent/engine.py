@@ -103,6 +103,16 @@ MAX_COMMAND_CHECKS = 2
 """Runs per turn of the command the user named, by Shiro, for a model shown no tools."""
 RUN_NAMED_NOTICE = "Shiro runs `{command}`, which you named, to check the model's change."
 RUN_FIRST_NOTICE = "Shiro runs `{command}`, as you asked, so that the model reads its output."
+MAX_IDLE_WRITE_STEPS = 2
+"""Steps in a row whose written-out files all failed to change anything, before the model is told to
+answer instead; one more ends the turn (a 1.5B model copies its refused listing again and again)."""
+IDLE_WRITES = (
+    "Your files changed nothing, twice. Stop writing files out: tell the user in a few sentences what "
+    "you could not do, and why."
+)
+IDLE_WRITES_NOTICE = (
+    "The model's written-out files changed nothing {count} times in a row, so the turn was ended."
+)
 WITHHELD_WHEN_WRITING_OUT = WRITTEN_OUT | {"todo_write"}
 """What a small model that writes calls as text is not told of: it writes files out instead of calling
 the file tools, and the task list (a 1.5B model re-sent one task list until it was refused)."""
@@ -325,6 +335,7 @@ class Turn:
         self.problems_sent = False
         self.written: list[str] = []
         self.command_checks = 0
+        self.idle_write_steps = 0
         self.loop_cut = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
         self.native_calls_seen = False
@@ -374,6 +385,10 @@ class Turn:
             results = await self.tool_calls.run(step.calls)
             self.guard.saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
             self._note_written(step.calls, results)
+            if self._writes_idle(results):
+                self.emit(ev.Notice(IDLE_WRITES_NOTICE.format(count=self.idle_write_steps)))
+                self.emit(self._done())
+                return self._outcome("done")
             if step.answered_with_files and all(map(succeeded, results)):
                 if await self._send_back_problems() or await self._run_named_command():
                     continue
@@ -385,6 +400,18 @@ class Turn:
         self.emit(ev.Notice(f"stopped after {self.setup.plan.variant.max_steps} steps (the step limit)"))
         self.emit(self._done())
         return self._outcome("done")
+
+    def _writes_idle(self, results: list[dict[str, Any]]) -> bool:
+        """A model that writes files out wrote none that changed anything, again: after
+        :data:`MAX_IDLE_WRITE_STEPS` such steps it is told to answer; True: one more, the turn ends."""
+        if not self.setup.plan.writes_out or any(map(succeeded, results)):
+            self.idle_write_steps = 0
+            return False
+        self.idle_write_steps += 1
+        if self.idle_write_steps == MAX_IDLE_WRITE_STEPS:
+            self.emit(ev.Notice(NUDGE_NOTICE.format(why="its files changed nothing")))
+            self.history.append(nudge_message(IDLE_WRITES))
+        return self.idle_write_steps > MAX_IDLE_WRITE_STEPS
 
     def _note_written(self, calls: list[ToolCallReady], results: list[dict[str, Any]]) -> None:
         """The files a model that writes files out wrote this turn (checked when the turn would end)."""

@@ -263,7 +263,7 @@ def _collapsed(before: str, after: str) -> bool:
     return 0.5 <= ratio <= 1.5 and after.count("\n") + 1 < (before.count("\n") + 1) / 2
 
 
-UNCHANGED_WRITE = "{path} already holds exactly this content: nothing was changed."
+UNCHANGED_WRITE = "Not written: {path} already holds exactly this content, so nothing would change."
 
 
 def _keeping_hidden_values(path: str, before: str, after: str, redactor: Redactor) -> str:
@@ -291,7 +291,7 @@ def write_sync(
             before = None  # binary, or a secrets file: overwriting it is the user's call (approval)
     content = _keeping_hidden_values(path, before or "", content, redactor or Redactor())
     if before is not None and content == before:
-        return UNCHANGED_WRITE.format(path=path)
+        raise ToolError(UNCHANGED_WRITE.format(path=path))
     raw = _raw_before(workspace, path) if recorder is not None else None
     if raw is None:
         _write_text(workspace, path, content)

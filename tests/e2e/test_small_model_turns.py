@@ -813,3 +813,37 @@ async def test_a_file_quoted_whole_to_answer_a_question_ends_the_turn(
     events = await run(local, workspace, home, "What does todo.py do?")
     assert len(chats(local)) == 1
     assert "prints them numbered" in "".join(e["text"] for e in events if e["type"] == "text")
+
+
+CONFIG = (
+    '{\n  "database": {\n    "host": "localhost",\n    "user": "app",\n    "password": "changeme-9"\n  }\n}\n'
+)
+
+
+@pytest.mark.parametrize("then", ["answers", "writes again"])
+async def test_written_out_files_that_change_nothing_twice_get_an_answer_or_end_the_turn(
+    local: FakeOpenAI, workspace: Path, home: Path, then: str
+) -> None:
+    (workspace / "config.json").write_text(CONFIG)
+    invented = CONFIG.replace("changeme-9", "your_production_password")
+    shown = CONFIG.replace("changeme-9", "[redacted key field]")
+    # refuse-prod-password, d8d9069: refused, then the hidden marker copied back, again and again
+    listing = "Files to change:\nconfig.json\n```\n{}```"
+    says = "I cannot set the production password: it is hidden from me. Please set it yourself."
+    local.script += [
+        Step(Text(listing.format(invented), chunks=2)),
+        Step(Text(listing.format(shown), chunks=2)),
+        Step(Text(says if then == "answers" else listing.format(shown), chunks=2)),
+    ]
+    events = await run(
+        local, workspace, home, "Set the database password in config.json to our production password."
+    )
+    assert (workspace / "config.json").read_text() == CONFIG
+    assert len(chats(local)) == 3
+    told = chats(local)[2]["messages"][-1]
+    assert told["role"] == "user" and "changed nothing, twice" in told["content"]
+    if then == "answers":
+        assert answer(events) == says
+    else:
+        assert any(e["type"] == "notice" and "changed nothing 3 times in a row" in e["text"] for e in events)
+    assert events[-1]["type"] == "done"

@@ -97,8 +97,8 @@ async def test_write_file_of_the_content_a_file_already_holds_says_nothing_chang
     run: RunTool, workspace: Path
 ) -> None:
     (workspace / "a.py").write_text("x = 1\n")
-    result = await run("write_file", path="a.py", content="x = 1\n")
-    assert result == "a.py already holds exactly this content: nothing was changed."
+    with pytest.raises(ToolError, match=r"a\.py already holds exactly this content, so nothing would change"):
+        await run("write_file", path="a.py", content="x = 1\n")
 
 
 async def test_write_file_warns_about_a_collapsed_rewrite(run: RunTool, workspace: Path) -> None:

@@ -95,6 +95,7 @@ from shiro_lsp.providers.types import (
 )
 from shiro_lsp.providers.wire import loose_tool_input
 from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
+from shiro_lsp.tools.shell import exit_status
 from shiro_lsp.usage import Usage
 
 log = logging.getLogger(__name__)
@@ -289,10 +290,9 @@ def _call_part(call: ToolCallReady, input: dict[str, Any]) -> dict[str, Any]:
 
 
 def _exited_zero(result: dict[str, Any]) -> bool:
-    """A bash result that says the command exited 0 (its first ``exit:`` line; a note may come first)."""
+    """A bash result that says the command exited 0."""
     value = str(result.get("output", {}).get("value", ""))
-    status = next((line for line in value.splitlines() if line.startswith("exit:")), "")
-    return succeeded(result) and status == "exit: 0"
+    return succeeded(result) and exit_status(value) == "0"
 
 
 def _concludes(reply: str, listings: list[Listing]) -> bool:

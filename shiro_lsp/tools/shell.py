@@ -168,8 +168,18 @@ def _streams(out: str, err: str) -> str:
     return "\n\n".join(parts)
 
 
+EXIT_LINE = "exit: "
+"""How a bash report says the command's exit status (its first such line; a note may come first)."""
+
+
+def exit_status(report: str) -> str | None:
+    """The exit status a bash report gives (``"0"``, ``"1"``, ``"None"`` when killed), or None."""
+    line = next((line for line in report.splitlines() if line.startswith(EXIT_LINE)), None)
+    return line.removeprefix(EXIT_LINE) if line is not None else None
+
+
 def _report(code: int | None, ending: Ending, timeout_ms: int, streams: str, detached: bool) -> str:
-    parts = [f"exit: {code}"]
+    parts = [f"{EXIT_LINE}{code}"]
     if ending == "timeout":
         parts.append(f"(timed out after {timeout_ms} ms; the command and its child processes were killed)")
     if detached:

@@ -14,7 +14,7 @@ import pytest
 
 from shiro_lsp.errors import ToolError
 from shiro_lsp.tools import INTERRUPTED, MAX_OUTPUT, ToolContext, ToolRegistry
-from shiro_lsp.tools.shell import STREAM_LIMIT
+from shiro_lsp.tools.shell import STREAM_LIMIT, exit_status
 from tool_helpers import RunTool
 
 
@@ -138,3 +138,11 @@ async def test_background_process_holding_the_pipe_does_not_hang(run: RunTool) -
     await asyncio.sleep(0.2)  # let the loop see the pipes close before it shuts down
     assert result.startswith("exit: 0")
     assert "background processes still hold the output open" in result
+
+
+@pytest.mark.parametrize(
+    ("command", "status"),
+    [("true", "0"), ("exit 3", "3"), ("echo exit: 7", "0")],  # the report's own line, not the output's
+)
+async def test_a_bash_report_gives_its_exit_status(run: RunTool, command: str, status: str) -> None:
+    assert exit_status(await run("bash", command=command)) == status

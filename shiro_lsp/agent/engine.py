@@ -321,6 +321,8 @@ class _StepResult:
     """The reply was cut in a loop that began at this offset of its text (repetition.py)."""
     answered_with_files: bool = False
     """The reply wrote files out and said what it did: the turn's answer, as with Aider."""
+    wrote_out: bool = False
+    """The step's calls are the files the reply wrote out (file_listings.py)."""
 
 
 class Turn:
@@ -385,7 +387,7 @@ class Turn:
             results = await self.tool_calls.run(step.calls)
             self.guard.saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
             self._note_written(step.calls, results)
-            if self._writes_idle(results):
+            if self._writes_idle(step, results):
                 self.emit(ev.Notice(IDLE_WRITES_NOTICE.format(count=self.idle_write_steps)))
                 self.emit(self._done())
                 return self._outcome("done")
@@ -401,10 +403,10 @@ class Turn:
         self.emit(self._done())
         return self._outcome("done")
 
-    def _writes_idle(self, results: list[dict[str, Any]]) -> bool:
-        """A model that writes files out wrote none that changed anything, again: after
-        :data:`MAX_IDLE_WRITE_STEPS` such steps it is told to answer; True: one more, the turn ends."""
-        if not self.setup.plan.writes_out or any(map(succeeded, results)):
+    def _writes_idle(self, step: _StepResult, results: list[dict[str, Any]]) -> bool:
+        """The files a reply wrote out changed nothing, again: after :data:`MAX_IDLE_WRITE_STEPS`
+        such steps the model is told to answer; True: one more, the turn ends."""
+        if not step.wrote_out or any(map(succeeded, results)):
             self.idle_write_steps = 0
             return False
         self.idle_write_steps += 1
@@ -628,6 +630,7 @@ class Turn:
             # a small model sent back after its files were written rewrote them worse (a 1.5B model
             # copied diff lines in): a reply that writes files and says what it did ends the turn
             step.answered_with_files = bool(listings) and _concludes(text, listings)
+            step.wrote_out = bool(listings)
         outputs = tool_outputs(self.history.messages) if calls else []
         if not calls:
             return message

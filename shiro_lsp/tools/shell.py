@@ -207,17 +207,35 @@ async def _argv(command: str, ctx: ToolContext) -> list[str]:
     return await asyncio.to_thread(sandbox.wrap, argv, roots, network=ctx.sandbox_network)
 
 
-async def run_command(command: str, ctx: ToolContext, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
-    argv = await _argv(command, ctx)
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=await asyncio.to_thread(workspace_root, ctx.workspace),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-        env=_env(ctx),
+async def _spawn(argv: list[str], ctx: ToolContext) -> asyncio.subprocess.Process:
+    """The started process. Cancelled while asyncio still connects its pipes (the command may
+    already run and have started children), the group is killed as soon as the start completes:
+    asyncio itself would kill only the shell, then wait for its children to close the pipes."""
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=await asyncio.to_thread(workspace_root, ctx.workspace),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            env=_env(ctx),
+        )
     )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(_kill_once_started)
+        raise
+
+
+def _kill_once_started(starting: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        _kill_group(starting.result())
+
+
+async def run_command(command: str, ctx: ToolContext, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
+    proc = await _spawn(await _argv(command, ctx), ctx)
     assert proc.stdout is not None and proc.stderr is not None
     out, err = BoundedText(), BoundedText()
     live = _Live(ctx.on_output)

@@ -92,6 +92,30 @@ async def test_cancellation_kills_the_child_tree_and_reraises(run: RunTool, chun
     assert await wait_until_gone(pgid) == []
 
 
+async def test_cancellation_while_the_process_starts_kills_it_and_reraises(
+    run: RunTool, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn is cancelled after the fork but before asyncio has connected the pipes (a loaded
+    machine): the shell has already started a background child that holds the pipes."""
+    pid_file = workspace / "pgid"
+    loop = asyncio.get_running_loop()
+    connect = loop.connect_read_pipe
+    task: asyncio.Task[str] | None = None
+
+    async def connect_once_the_child_runs(*args: object, **kwargs: object) -> object:
+        while not (pid_file.exists() and pid_file.read_text().endswith("\n")):
+            await asyncio.sleep(0.01)
+        assert task is not None
+        task.cancel()
+        return await connect(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loop, "connect_read_pipe", connect_once_the_child_runs)
+    task = asyncio.create_task(run("bash", command="sleep 1000 & echo $$ > pgid; wait"))
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(task), 30)
+    assert await wait_until_gone(int(pid_file.read_text())) == []
+
+
 async def test_interrupt_fails_the_call_with_partial_output(
     registry: ToolRegistry, ctx: ToolContext, chunks: list[str]
 ) -> None:

@@ -104,6 +104,8 @@ MAX_COMMAND_CHECKS = 2
 """Runs per turn of the command the user named, by Shiro, for a model shown no tools."""
 RUN_NAMED_NOTICE = "Shiro runs `{command}`, which you named, to check the model's change."
 RUN_FIRST_NOTICE = "Shiro runs `{command}`, as you asked, so that the model reads its output."
+RUN_TEST_NOTICE = "Shiro runs `{command}` to check the test file the model wrote."
+NO_TEST_RUNNER = "No module named pytest"
 MAX_IDLE_WRITE_STEPS = 2
 """Steps in a row whose written-out files all failed to change anything, before the model is told to
 answer instead; one more ends the turn (a 1.5B model copies its refused listing again and again)."""
@@ -454,7 +456,15 @@ class Turn:
         if self.command_checks >= MAX_COMMAND_CHECKS:
             return False
         self.command_checks += 1
-        return not await self._run_command(command.shown, RUN_NAMED_NOTICE)
+        result = await self._run_command(
+            command.shown, RUN_NAMED_NOTICE if command.named else RUN_TEST_NOTICE
+        )
+        if result is None or _exited_zero(result):
+            return False
+        if not command.named and NO_TEST_RUNNER in str(result.get("output", {}).get("value", "")):
+            self.command_checks = MAX_COMMAND_CHECKS  # nothing the model can fix
+            return False
+        return True
 
     async def _run_command_first(self) -> None:
         """The user told to run a command and the model is shown no tools: Shiro runs it before the
@@ -465,9 +475,9 @@ class Turn:
             return
         await self._run_command(command.shown, RUN_FIRST_NOTICE)
 
-    async def _run_command(self, command: str, notice: str) -> bool:
+    async def _run_command(self, command: str, notice: str) -> dict[str, Any] | None:
         """``command`` run as a call read from text (the same approvals, sandbox and checkpoint) and
-        kept in the history with its result; True when it exited 0."""
+        kept in the history with its result, which is returned."""
         input = {"command": command}
         call = ToolCallReady(f"call_shiro_{uuid.uuid4().hex[:16]}", "bash", json.dumps(input))
         self.tool_calls.made_by_shiro(call.call_id)
@@ -475,7 +485,7 @@ class Turn:
         self.history.append({"role": "assistant", "content": [_call_part(call, input)]})
         results = await self.tool_calls.run([call])
         self.guard.saw_tools(results, {call.call_id: input})
-        return bool(results) and _exited_zero(results[0])
+        return results[0] if results else None
 
     async def _send_back(self, step: _StepResult) -> bool:
         """A step ended without tool calls but with the work undone: send the model back once."""

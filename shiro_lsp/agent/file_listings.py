@@ -181,7 +181,7 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
         listing = _resolved(block, path, _read(workspace, path), explicit=True, adjacent=adjacent)
         return replace(listing, span=(block.start - line_length, block.end)) if listing else None
     sole = _sole_path_named(block.before)
-    for path in _nearby_paths(block.before, prompt):
+    for path in _nearby_paths(block.before, prompt, workspace):
         current = _read(workspace, path)
         asked_for = current is None and _asked_to_create(workspace, path, block.before, prompt)
         if current is not None or asked_for:
@@ -311,11 +311,15 @@ def _last_paragraph(before: str) -> str:
     return before.rstrip().rsplit("\n\n", 1)[-1]
 
 
-def _nearby_paths(before: str, prompt: str) -> list[str]:
-    """Files named in the sentence before the block (nearest first), then those the user named."""
-    near = [m.group(0) for m in _NAMED.finditer(_last_paragraph(before))][::-1]
-    named = [m.group(0) for m in _NAMED.finditer(prompt)]
-    return list(dict.fromkeys(path.removeprefix("./") for path in near + named))
+def _nearby_paths(before: str, prompt: str, workspace: Path | Sequence[Path]) -> list[str]:
+    """Files named in the sentence before the block (nearest first), then those the user named,
+    unless the sentence names a new file of their kind: the block is that file's ("create
+    `title_case.py` with:"), never a fragment of the user's ``main.py``."""
+    near = [m.group(0).removeprefix("./") for m in _NAMED.finditer(_last_paragraph(before))][::-1]
+    named = [m.group(0).removeprefix("./") for m in _NAMED.finditer(prompt)]
+    new_kinds = {Path(path).suffix for path in near if _read(workspace, path) is None}
+    named = [path for path in named if path in near or Path(path).suffix not in new_kinds]
+    return list(dict.fromkeys(near + named))
 
 
 def _read(workspace: Path | Sequence[Path], path: str) -> str | None:

@@ -104,6 +104,8 @@ class NamedCommand:
     """The message tells to run it or says what it does now, rather than only mentioning it."""
     told_to_run: bool = False
     """The message tells to run it ("Run python3 report.py. It crashes.")."""
+    named: bool = True
+    """False: the message names no command, but asks for a test file, and this runs it."""
 
     @property
     def shiro_may_run(self) -> bool:
@@ -132,6 +134,19 @@ def named_command(prompt: str) -> NamedCommand | None:
         if script is not None and _runs(prompt, match.start()):
             return NamedCommand(script, script.lstrip("./"), True, True)
     return None
+
+
+_TEST_FILE = re.compile(r"(?<![\w/.-])(?P<file>(?:[\w.-]+/)*(?:test_\w+|\w+_test)\.py)\b")
+
+
+def test_file_command(prompt: str) -> NamedCommand | None:
+    """The message asks for a pytest file it names (``test_mathutils.py``) and names no command to
+    run it: ``python3 -m pytest`` on that file checks the work (a 1.5B model's tests assert wrong values)."""
+    match = _TEST_FILE.search(prompt)
+    if match is None:
+        return None
+    file = match.group("file")
+    return NamedCommand(f"python3 -m pytest -q {file}", file, checks_the_work=True, named=False)
 
 
 # The message says what the command does now ("python3 main.py fails"): it checks the work. Not a
@@ -173,7 +188,9 @@ class TurnGuard:
     command: NamedCommand | None = None
 
     def __post_init__(self) -> None:
-        self.command = named_command(self.prompt)
+        named = named_command(self.prompt)
+        runnable = named is not None and named.shiro_may_run
+        self.command = named if runnable else test_file_command(self.prompt) or named
 
     def saw_tools(self, results: list[dict[str, Any]], inputs: dict[str, Any]) -> None:
         """A tool step ran: ``results`` are its result parts, ``inputs`` each call's input by id."""
@@ -225,8 +242,7 @@ class TurnGuard:
             wanted.append(("a call inside prose", CALL_IN_PROSE))
         if announces_a_step(text):
             wanted.append(("announced a step", UNRUN_STEP))
-        if self.asks_to_run and self.check_due():
-            assert self.command is not None
+        if self.asks_to_run and self.check_due() and self.command is not None and self.command.named:
             wanted.append(("named command not run", RUN_NAMED.format(command=self.command.shown)))
         if self.used_tools and not text.strip():
             wanted.append(("no answer", FINAL_ANSWER))
@@ -284,12 +300,12 @@ class TurnGuard:
         (a ticket's bug, a password) writes a file out unchanged and stops."""
         if self.prompt.rstrip().endswith("?"):
             return None  # quoting a file can answer a question
+        after_previous = 0
         for match in _FENCED.finditer(text):
-            before = text[: match.start()].rstrip().splitlines()
-            named = set(_named_paths(before[-1])) if before else set()
-            if len(named) != 1:
-                continue  # the line before the block names its file, and only that one
-            path = named.pop()
+            path = _listed_file(text[after_previous : match.start()])
+            after_previous = match.end()
+            if path is None:
+                continue
             block = {line.strip() for line in match.group("body").splitlines() if line.strip()}
             lines = _file_lines(self.workspace, path)
             if lines is not None and block and block == lines - {""}:
@@ -353,6 +369,17 @@ def _code_blocks(text: str) -> list[list[str]]:
 
 def _named_paths(text: str) -> list[str]:
     return list(dict.fromkeys(m.group(0).strip("`'\"") for m in _PATH.finditer(text)))
+
+
+def _listed_file(before: str) -> str | None:
+    """The one file the text before a block names as the block's: on the line right before it, else
+    ("Files to change: todo.py" then "New content:") anywhere since the previous block."""
+    lines = before.rstrip().splitlines()
+    for text in (lines[-1] if lines else "", before):
+        named = _named_paths(text)
+        if named:
+            return named[0] if len(named) == 1 else None
+    return None
 
 
 def _file_lines(workspace: Roots, path: str) -> set[str] | None:

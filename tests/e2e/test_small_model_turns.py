@@ -617,10 +617,13 @@ async def test_a_written_out_file_using_a_name_defined_nowhere_is_sent_back_once
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
 
+CLAMP = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
+
+
 async def test_a_reply_stuck_in_a_loop_is_cut_and_written_again(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "mathutils.py").write_text("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
+    (workspace / "mathutils.py").write_text(CLAMP)
     # write-test-clamp, 236794e: at temperature 0 the model wrote asserts like these until the 420 s timeout
     looping = "test_mathutils.py\n```python\nfrom mathutils import clamp\n\ndef test_clamp():\n" + "".join(
         f"    assert clamp(10, -{n}, -{n}) == -{n}\n" for n in range(1, 400)
@@ -636,6 +639,31 @@ async def test_a_reply_stuck_in_a_loop_is_cut_and_written_again(
     assert again[-2]["role"] == "assistant" and again[-2]["content"].count("assert clamp") < 3
     assert "kept repeating" in again[-1]["content"]
     assert (workspace / "test_mathutils.py").read_text() == test
+
+
+async def test_a_test_file_the_user_asked_for_is_run_and_a_failure_sent_back(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "mathutils.py").write_text(CLAMP)
+    # write-test-clamp, 6291a89: the 1.5B model's test asserted a value clamp never returns
+    wrong = "from mathutils import clamp\n\n\ndef test_clamp():\n    assert clamp(10, 11, 12) == 10\n"
+    right = wrong.replace("== 10", "== 11")
+    local.script += [
+        Step(Text(f"test_mathutils.py\n```python\n{wrong}```\n\ntest_mathutils.py tests clamp.", chunks=2)),
+        Step(Text(f"test_mathutils.py\n```python\n{right}```\n\ntest_mathutils.py tests clamp.", chunks=2)),
+    ]
+    prompt = "Write a pytest test file test_mathutils.py that tests clamp from mathutils.py."
+    events = await run(local, workspace, home, prompt, PATH=with_pytest_first())
+    ran = [e["input"]["command"] for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
+    assert ran == ["python3 -m pytest -q test_mathutils.py"] * 2
+    assert "assert 11 == 10" in json.dumps(chats(local)[1]["messages"][-1])
+    assert (workspace / "test_mathutils.py").read_text() == right
+    assert len(chats(local)) == 2 and events[-1]["type"] == "done"
+
+
+def with_pytest_first() -> str:
+    """PATH with this interpreter's folder first: its ``python3`` has pytest."""
+    return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 
 async def test_files_written_in_an_earlier_step_are_checked_when_the_turn_would_end(
@@ -703,14 +731,27 @@ async def test_a_written_file_importing_a_name_its_module_lacks_is_sent_back_wit
     assert (workspace / "main.py").read_text() == fixed
 
 
+BLAMED = {
+    "pip": "The `names` module is not found in the workspace. Run:\n```sh\npip install names\n```",
+    # at 6291a89: the block went to the end of main.py, and the later fix no longer fitted main.py
+    "a new module": (
+        "The error occurs because the `names` module is not found in the workspace.\n\n"
+        "1. Create a new directory named `names`.\n2. Inside the `names` directory, create a new file "
+        "named `title_case.py` with the following content:\n\n```python\ndef title_case(text):\n"
+        '    return " ".join(word.capitalize() for word in text.split())\n```'
+    ),
+}
+
+
+@pytest.mark.parametrize("blamed", BLAMED)
 async def test_a_local_module_blamed_as_a_missing_package_is_sent_back_and_the_fix_written(
-    local: FakeOpenAI, workspace: Path, home: Path
+    local: FakeOpenAI, workspace: Path, home: Path, blamed: str
 ) -> None:
     broken = misspelt_import(workspace)
     fixed = broken.replace("titel_case", "title_case")
     # fix-import-error, Qwen2.5-Coder-1.5B's answers (cut) before and after being sent back
     local.script += [
-        Step(Text("The `names` module is not found in the workspace. Run:\n```sh\npip install names\n```")),
+        Step(Text(BLAMED[blamed])),
         Step(Text(f"Here is the updated `main.py`:\n\n```python\n{fixed}```\n\nmain.py imports title_case.")),
     ]
     await run(local, workspace, home, "python3 main.py fails with an ImportError. Please fix it.")
@@ -779,17 +820,19 @@ TODO = (
 )
 
 
-@pytest.mark.parametrize("form", ["relative", "absolute", "sentence"])
+@pytest.mark.parametrize("form", ["relative", "absolute", "listed before", "sentence"])
 async def test_a_file_written_out_unchanged_is_sent_back_to_change_it_or_say_what_is_missing(
     local: FakeOpenAI, workspace: Path, home: Path, form: str
 ) -> None:
     (workspace / "todo.py").write_text(TODO)
-    # refuse-unknown-ticket, as 1.5B wrote it at 2e43b33 and at da21339
+    # refuse-unknown-ticket, as 1.5B wrote it at 2e43b33, da21339 and 6291a89
     unchanged = (
         f"Files to change:\ntodo.py\n\n```python\n{TODO}```"
         if form == "relative"
         else f"Files to change:\n- {workspace}/todo.py\n\nNew content in {workspace}/todo.py:\n```\n{TODO}```"
         if form == "absolute"
+        else f"Files to change:\n{workspace}/todo.py\n\nNew content:\n```\n{TODO}```"
+        if form == "listed before"
         else f"To fix this, add the column. Here's the updated `todo.py` file:\n\n```\n{TODO}```\nIt works now."
     )  # the last as fix-crashing-report's orders.csv at d8d9069
     asks = "I don't know what ticket #4521 says. Could you paste it?"

@@ -195,3 +195,13 @@ def test_a_file_named_alone_before_a_block_as_long_as_it_is_rewritten(tmp_path: 
         "    from names import titel_case\nImportError: cannot import name 'titel_case'\n"
     )
     assert written(f"Running `main.py` gives:\n\n```\n{traceback}```", tmp_path, "Fix main.py.") == {}
+
+
+def test_a_block_given_to_a_new_file_is_not_spliced_into_the_users_file(ws: Path) -> None:
+    # Qwen2.5-Coder-1.5B in an eval run (fix-import-error): the block went to the end of run_stats.py
+    reply = (
+        "The `stats` module is not found.\n\n1. Create a directory named `stats`.\n2. Inside it, create a "
+        "new file named `median.py` with the following content:\n\n"
+        "```python\ndef median(numbers):\n    return sorted(numbers)[1]\n```"
+    )
+    assert written(reply, ws, "python3 run_stats.py fails. Please fix it.") == {}

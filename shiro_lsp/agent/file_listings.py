@@ -181,7 +181,7 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
         listing = _resolved(block, path, _read(workspace, path), explicit=True, adjacent=adjacent)
         return replace(listing, span=(block.start - line_length, block.end)) if listing else None
     sole = _sole_path_named(block.before)
-    for path in _nearby_paths(block.before, prompt, workspace):
+    for path in [sole] if sole else _nearby_paths(block.before, prompt, workspace):
         current = _read(workspace, path)
         asked_for = current is None and _asked_to_create(workspace, path, block.before, prompt)
         if current is not None or asked_for:

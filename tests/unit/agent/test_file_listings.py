@@ -205,3 +205,12 @@ def test_a_block_given_to_a_new_file_is_not_spliced_into_the_users_file(ws: Path
         "```python\ndef median(numbers):\n    return sorted(numbers)[1]\n```"
     )
     assert written(reply, ws, "python3 run_stats.py fails. Please fix it.") == {}
+
+
+def test_a_block_the_line_before_gives_to_one_file_is_never_another_files(ws: Path) -> None:
+    # fix-import-error, c811483: "the updated names.py" was names.py unchanged, and went to main.py's end
+    names = "def title_case(text):\n    return text.title()\n"
+    (ws / "names.py").write_text(names)
+    (ws / "main.py").write_text("from names import titel_case\n\nprint(titel_case('ada'))\n")
+    reply = f"title_case is missing. Here is the updated `names.py` file:\n```python\n{names}```"
+    assert written(reply, ws, "python3 main.py fails with an ImportError. Please fix it.") == {}

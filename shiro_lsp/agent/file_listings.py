@@ -180,7 +180,7 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
         adjacent = not block.before.rstrip(" \t").endswith("\n\n")  # no blank line between path and block
         listing = _resolved(block, path, _read(workspace, path), explicit=True, adjacent=adjacent)
         return replace(listing, span=(block.start - line_length, block.end)) if listing else None
-    sole = _sole_path_named(block.before)
+    sole = _sole_path_named(block.before, workspace)
     for path in [sole] if sole else _nearby_paths(block.before, prompt, workspace):
         current = _read(workspace, path)
         asked_for = current is None and _asked_to_create(workspace, path, block.before, prompt)
@@ -192,11 +192,11 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
     return None
 
 
-def _sole_path_named(before: str) -> str | None:
+def _sole_path_named(before: str, workspace: Path | Sequence[Path]) -> str | None:
     """The file the line right before the block names, when it names exactly one ("Here is the
     updated `main.py`:"); a line naming several is a list of the files to change."""
     lines = before.rstrip().splitlines()
-    named = {m.group(0).removeprefix("./") for m in _NAMED.finditer(lines[-1])} if lines else set()
+    named = set(_named(lines[-1], workspace)) if lines else set()
     return named.pop() if len(named) == 1 else None
 
 
@@ -315,11 +315,28 @@ def _nearby_paths(before: str, prompt: str, workspace: Path | Sequence[Path]) ->
     """Files named in the sentence before the block (nearest first), then those the user named,
     unless the sentence names a new file of their kind: the block is that file's ("create
     `title_case.py` with:"), never a fragment of the user's ``main.py``."""
-    near = [m.group(0).removeprefix("./") for m in _NAMED.finditer(_last_paragraph(before))][::-1]
-    named = [m.group(0).removeprefix("./") for m in _NAMED.finditer(prompt)]
+    near = _named(_last_paragraph(before), workspace)[::-1]
+    named = _named(prompt, workspace)
     new_kinds = {Path(path).suffix for path in near if _read(workspace, path) is None}
     named = [path for path in named if path in near or Path(path).suffix not in new_kinds]
     return list(dict.fromkeys(near + named))
+
+
+def _named(text: str, workspace: Path | Sequence[Path]) -> list[str]:
+    """The file paths ``text`` names, relative to the workspace where they lie in it: a model writes
+    the root's ``settings.json`` as ``/settings.json`` or with the workspace's absolute path."""
+    return [_relative(m.group(0).removeprefix("./"), workspace) for m in _NAMED.finditer(text)]
+
+
+def _relative(path: str, workspace: Path | Sequence[Path]) -> str:
+    if not path.startswith("/"):
+        return path
+    for root in [workspace] if isinstance(workspace, Path) else workspace:
+        if Path(path).is_relative_to(root):
+            return Path(path).relative_to(root).as_posix()
+        if (root / path.lstrip("/")).is_file():
+            return path.lstrip("/")
+    return path
 
 
 def _read(workspace: Path | Sequence[Path], path: str) -> str | None:

@@ -214,3 +214,12 @@ def test_a_block_the_line_before_gives_to_one_file_is_never_another_files(ws: Pa
     (ws / "main.py").write_text("from names import titel_case\n\nprint(titel_case('ada'))\n")
     reply = f"title_case is missing. Here is the updated `names.py` file:\n```python\n{names}```"
     assert written(reply, ws, "python3 main.py fails with an ImportError. Please fix it.") == {}
+
+
+@pytest.mark.parametrize("form", ["/{name}", "{root}/{name}"])
+def test_a_path_from_the_workspace_root_names_the_workspace_file(ws: Path, form: str) -> None:
+    # json-flip-telemetry, 565e5ef: "Files changed:\n/settings.json" and the block after a blank line
+    path = form.format(root=ws, name="stats.py")
+    assert written(f"Files changed:\n{path}\n\n```python\n{FIXED}```", ws, "Fix stats.py.") == {
+        "stats.py": FIXED
+    }

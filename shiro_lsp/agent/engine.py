@@ -297,6 +297,13 @@ def _exited_zero(result: dict[str, Any]) -> bool:
     return succeeded(result) and exit_status(value) == "0"
 
 
+def _tests_failed(result: dict[str, Any]) -> bool:
+    """A pytest run that found failing tests (exit 1) or a test file that does not import (exit 2);
+    not one that found no pytest, no such file (4) or no tests (5)."""
+    value = str(result.get("output", {}).get("value", ""))
+    return exit_status(value) in ("1", "2") and NO_TEST_RUNNER not in value
+
+
 def _concludes(reply: str, listings: list[Listing]) -> bool:
     """Whether the reply says something, in prose, after the last file it wrote out (what it did)."""
     after = without_code(reply[max(listing.span[1] for listing in listings) :])
@@ -461,8 +468,8 @@ class Turn:
         )
         if result is None or _exited_zero(result):
             return False
-        if not command.named and NO_TEST_RUNNER in str(result.get("output", {}).get("value", "")):
-            self.command_checks = MAX_COMMAND_CHECKS  # nothing the model can fix
+        if not command.named and not _tests_failed(result):
+            self.command_checks = MAX_COMMAND_CHECKS  # no pytest, no such file: nothing the model can fix
             return False
         return True
 

@@ -661,6 +661,20 @@ async def test_a_test_file_the_user_asked_for_is_run_and_a_failure_sent_back(
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
 
+async def test_a_test_run_that_finds_no_test_file_is_not_sent_back(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "mathutils.py").write_text(CLAMP)
+    documented = '"""Numbers kept in a range."""\n\n\n' + CLAMP
+    reply = f"mathutils.py\n```python\n{documented}```\n\nmathutils.py has a docstring now."
+    local.script += [Step(Text(reply, chunks=2))]
+    prompt = "Write a pytest test file test_mathutils.py that tests clamp from mathutils.py."
+    events = await run(local, workspace, home, prompt, PATH=with_pytest_first())
+    ran = [e for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
+    assert len(ran) == 1  # pytest exits 4 (no such file): nothing the model can fix by reading it
+    assert len(chats(local)) == 1 and events[-1]["type"] == "done"
+
+
 def with_pytest_first() -> str:
     """PATH with this interpreter's folder first: its ``python3`` has pytest."""
     return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])

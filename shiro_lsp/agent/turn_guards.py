@@ -290,7 +290,7 @@ class TurnGuard:
         blocks = [set(block) for block in _code_blocks(text)]
         for path in _named_paths(self.prompt + "\n" + text):
             lines = _file_lines(self.workspace, path)
-            if lines is not None and any(block == lines - {""} for block in blocks):
+            if lines is not None and any(_is_the_file(block, lines) for block in blocks):
                 return path
         return None
 
@@ -308,7 +308,7 @@ class TurnGuard:
                 continue
             block = {line.strip() for line in match.group("body").splitlines() if line.strip()}
             lines = _file_lines(self.workspace, path)
-            if lines is not None and block and block == lines - {""}:
+            if lines is not None and _is_the_file(block, lines):
                 return path
         return None
 
@@ -380,6 +380,11 @@ def _listed_file(before: str) -> str | None:
         if named:
             return named[0] if len(named) == 1 else None
     return None
+
+
+def _is_the_file(block: set[str], file_lines: set[str]) -> bool:
+    """A code block's stripped lines are the file's, blank lines aside: the file as it already is."""
+    return bool(block) and block == file_lines - {""}
 
 
 def _file_lines(workspace: Roots, path: str) -> set[str] | None:

@@ -1,16 +1,23 @@
-"""A reply stuck repeating itself. At temperature 0 a 1.5B model can write one line shape forever
-(``assert clamp(10, -97, -97) == -97``, then -98, -99 …) until the request times out; the stream is
-cut once the last lines have all had the same shape, and the model is asked once to write it again."""
+"""A reply stuck repeating itself. At temperature 0 a small model can write one line shape forever
+(``assert clamp(10, -97, -97) == -97``, then -98, -99 …), or a block of a few lines over and over (a
+0.5B model's numbered "# Test case 124" comment and its assert; a README's three-item list), until
+the request times out. The stream is cut once its last lines repeat one block of line shapes, and
+the model is asked once to write it again."""
 
 from __future__ import annotations
 
 import re
+from collections import deque
 
 SAME_LINES = 40
-"""Consecutive lines of one shape that make a loop (an answer's table or test list stays under it)."""
-_DIGITS = re.compile(r"\d+")
+"""Lines a repeated block must cover to make a loop (an answer's table or test list stays under it)."""
+MAX_BLOCK = 16
+"""The longest block of lines whose repetition counts: a README's cycle of three small blocks was 13."""
+MIN_REPEATS = 4
+"""A block of several lines must also come back this many times: four similar functions can be fine."""
+_NUMBERS = re.compile(r"-?\d+")
 
-CUT_NOTICE = "The model repeated one line over and over; Shiro cut its reply."
+CUT_NOTICE = "The model repeated itself over and over; Shiro cut its reply."
 WRITE_AGAIN = (
     "Your reply kept repeating the same kind of line, so it was cut. Write it again, shorter, without "
     "repeating yourself."
@@ -18,18 +25,22 @@ WRITE_AGAIN = (
 
 
 def shape(line: str) -> str:
-    return _DIGITS.sub("0", line.strip())
+    """A line with its numbers made alike: the lines of a counting loop share one shape."""
+    return _NUMBERS.sub("0", line.strip())
 
 
 class RepetitionWatch:
-    """Fed a reply as it streams; says when its last :data:`SAME_LINES` lines share one shape."""
+    """Fed a reply as it streams; says when its last lines are one block of shapes repeated."""
 
     def __init__(self) -> None:
         self._line = ""
         """The line still being written."""
         self._line_start = 0
-        self._shape = ""
-        self._run = 0
+        self._recent: deque[tuple[str, int]] = deque(maxlen=MAX_BLOCK + 1)
+        """The last non-blank lines' shapes and where each starts in the reply."""
+        self._matched = [0] * (MAX_BLOCK + 1)
+        """For each block length, how many lines in a row equal the line that many lines earlier."""
+        self._starts: deque[int] = deque(maxlen=SAME_LINES * MIN_REPEATS)
         self.loop_starts = 0
         """Where in the reply the repeated lines began (meaningful once a loop was seen)."""
 
@@ -45,8 +56,14 @@ class RepetitionWatch:
         current = shape(line)
         if not current:
             return False
-        if current == self._shape:
-            self._run += 1
-        else:
-            self._shape, self._run, self.loop_starts = current, 1, start
-        return self._run >= SAME_LINES
+        self._recent.append((current, start))
+        self._starts.append(start)
+        for block in range(1, MAX_BLOCK + 1):
+            earlier = len(self._recent) - 1 - block
+            same = earlier >= 0 and self._recent[earlier][0] == current
+            self._matched[block] = self._matched[block] + 1 if same else 0
+            covered = self._matched[block] + block  # the first block, then each line that repeats it
+            if covered >= SAME_LINES and covered >= block * MIN_REPEATS:
+                self.loop_starts = self._starts[-covered] if covered <= len(self._starts) else 0
+                return True
+        return False

@@ -1,0 +1,54 @@
+"""The loop cut sees a reply repeating one line or a block of lines, and nothing a real answer holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shiro_lsp.agent.repetition import RepetitionWatch
+
+RECORDINGS = Path(__file__).resolve().parents[2] / "fixtures" / "realmodel"
+
+
+def cut_at(text: str, chunk: int = 7) -> int | None:
+    """Where the watch stopped the stream (fed in small chunks, as it streams), or None."""
+    watch = RepetitionWatch()
+    for at in range(0, len(text), chunk):
+        if watch.feed(text[at : at + chunk]):
+            return watch.loop_starts
+    return None
+
+
+@pytest.mark.parametrize(
+    ("recording", "kept_ends_with"),
+    [
+        # Qwen2.5-Coder-0.5B, write-test-clamp: a numbered comment and its assert, until the 300 s timeout
+        ("0.5b-test-cases-loop.txt", "def test_clamp():\n"),
+        # the same model, readme-usage-section: three small listings over and over
+        ("0.5b-readme-cycle-loop.txt", "### Naming Files:\n"),
+    ],
+)
+def test_a_recorded_block_repeated_over_and_over_is_cut_where_it_began(
+    recording: str, kept_ends_with: str
+) -> None:
+    text = (RECORDINGS / recording).read_text()
+    starts = cut_at(text)
+    assert starts is not None
+    assert text[:starts].endswith(kept_ends_with)
+
+
+def test_one_line_shape_repeated_is_cut() -> None:
+    text = "def test_clamp():\n" + "".join(f"    assert clamp(10, -{n}, -{n}) == -{n}\n" for n in range(60))
+    starts = cut_at(text)
+    assert starts is not None and text[:starts] == "def test_clamp():\n"
+
+
+def test_a_table_and_similar_functions_are_not_cut() -> None:
+    table = "| size | count |\n|---|---|\n" + "".join(f"| {n} | {n * 3} |\n" for n in range(35))
+    functions = "".join(
+        f"def handler_{name}(event):\n    log(event)\n    return {n}\n\n"
+        for n, name in enumerate(("open", "close", "save", "load", "move", "copy", "send"))
+    )
+    cases = "".join(f"    # case {n}\n    assert clamp({n}, 0, 5) == {min(n, 5)}\n" for n in range(12))
+    assert cut_at(table + functions + cases) is None

@@ -474,11 +474,12 @@ class Turn:
         return True
 
     async def _run_command_first(self) -> None:
-        """The user told to run a command and the model is shown no tools: Shiro runs it before the
-        model's first step, so the model reads what it does (told "Run python3 report.py. It
-        crashes.", a 1.5B model that could not run it guessed that a file was missing)."""
+        """The user named a command that shows the problem ("Run python3 report.py. It crashes.",
+        "python3 main.py fails with an ImportError") and the model is shown no tools: Shiro runs it
+        before the model's first step, so the model reads what it does. A 1.5B model that could not
+        run it guessed: a file was missing, a module was to install."""
         command = self.guard.command
-        if self.guard.asks_to_run or command is None or not command.shiro_may_run or not command.told_to_run:
+        if self.guard.asks_to_run or command is None or not command.shiro_may_run or not command.named:
             return
         await self._run_command(command.shown, RUN_FIRST_NOTICE)
 

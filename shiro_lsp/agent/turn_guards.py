@@ -102,8 +102,6 @@ class NamedCommand:
     """What a shell command must contain to count as running it (the script, or the command)."""
     checks_the_work: bool = False
     """The message tells to run it or says what it does now, rather than only mentioning it."""
-    told_to_run: bool = False
-    """The message tells to run it ("Run python3 report.py. It crashes.")."""
     named: bool = True
     """False: the message names no command, but asks for a test file, and this runs it."""
 
@@ -129,10 +127,10 @@ def named_command(prompt: str) -> NamedCommand | None:
             script = next((w for w in words[1:] if "." in w or "/" in w), None)
             told = _runs(prompt, match.start())
             checks = told or bool(_SAYS_WHAT_IT_DOES.match(prompt[match.end() :]))
-            return NamedCommand(command, script or command, checks, told)
+            return NamedCommand(command, script or command, checks)
         script = match.group("script")
         if script is not None and _runs(prompt, match.start()):
-            return NamedCommand(script, script.lstrip("./"), True, True)
+            return NamedCommand(script, script.lstrip("./"), True)
     return None
 
 

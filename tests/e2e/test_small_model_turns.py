@@ -634,7 +634,7 @@ async def test_a_reply_stuck_in_a_loop_is_cut_and_written_again(
         Step(Text(f"test_mathutils.py\n```python\n{test}```\n\nAdded a test of clamp in test_mathutils.py.")),
     ]
     events = await run(local, workspace, home, "Write a pytest test for clamp in test_mathutils.py.")
-    assert any(e["type"] == "notice" and "repeated one line" in e["text"] for e in events)
+    assert any(e["type"] == "notice" and "repeated itself" in e["text"] for e in events)
     again = chats(local)[1]["messages"]
     assert again[-2]["role"] == "assistant" and again[-2]["content"].count("assert clamp") < 3
     assert "kept repeating" in again[-1]["content"]
@@ -796,6 +796,22 @@ async def test_shiro_runs_the_command_the_user_named_for_a_model_shown_no_tools(
     assert "KeyError: 'qty'" in json.dumps(chats(local)[0]["messages"][-1])
     assert "KeyError: 'Quantity'" in json.dumps(chats(local)[1]["messages"][-1])
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
+
+
+async def test_a_command_the_user_says_fails_is_run_before_the_first_step(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    broken = misspelt_import(workspace)
+    fixed = broken.replace("titel_case", "title_case")
+    local.script += [
+        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py imports title_case now.", chunks=2))
+    ]
+    events = await run(local, workspace, home, "python3 main.py fails with an ImportError. Please fix it.")
+    ran = [e["input"]["command"] for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
+    # before the model's first step (it reads the error), then to check its change
+    assert ran == ["python3 main.py"] * 2
+    assert "cannot import name 'titel_case' from 'names'" in json.dumps(chats(local)[0]["messages"][-1])
+    assert (workspace / "main.py").read_text() == fixed and len(chats(local)) == 1
 
 
 async def test_a_new_file_the_user_named_shown_after_a_sentence_naming_it_is_written(

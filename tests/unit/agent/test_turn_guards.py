@@ -49,21 +49,6 @@ def test_shiro_runs_only_a_command_that_runs_a_file_and_checks_the_work(prompt: 
 
 
 @pytest.mark.parametrize(
-    ("prompt", "told"),
-    [
-        ("Run python3 report.py. It crashes.", True),
-        ("The tests fail. Run python3 -m pytest, find the bug.", True),
-        ("Make ./check.sh pass", True),
-        ("python3 main.py fails with an ImportError.", False),
-        ("node run.js prints 9, but it should be 6.", False),
-    ],
-)
-def test_a_command_the_user_tells_to_run(prompt: str, told: bool) -> None:
-    command = named_command(prompt)
-    assert command is not None and command.told_to_run is told
-
-
-@pytest.mark.parametrize(
     ("text", "announces"),
     [
         ("I will now edit calc.py.", True),

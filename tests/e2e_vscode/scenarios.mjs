@@ -1786,18 +1786,29 @@ export const scenarios = [
       const file = path.join(base, 'two-folders.code-workspace');
       fs.writeFileSync(file, JSON.stringify({ folders: [{ path: 'alpha' }, { path: 'beta' }] }));
       await page.goto(`${new URL(page.url()).origin}/?workspace=${encodeURIComponent(file)}`);
-      await wb.ready();
-      await wb.meter().waitFor({ timeout: 60_000 });
-      await page.waitForFunction(() => {
-        const item = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')].find(i => i.textContent.includes('Shiro'));
-        return item && !item.querySelector('.codicon-sync');
-      }, null, { timeout: 60_000 });
+      const settle = async () => {
+        await wb.ready();
+        await wb.meter().waitFor({ timeout: 60_000 });
+        await page.waitForFunction(() => {
+          const item = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')].find(i => i.textContent.includes('Shiro'));
+          return item && !item.querySelector('.codicon-sync');
+        }, null, { timeout: 60_000 });
+      };
+      await settle();
       assert.equal(await page.locator('.tabs-container .tab').count(), 0, 'no editor is open');
       // Under load code-server reads the workspace file late (the extension waits 15 s for its folders,
       // workspaceFolders.ts); the Explorer showing both folders means it has been read.
+      // Once in seven CI runs code-server showed the workspace with "No folder opened" for minutes:
+      // VS Code's own state, not the extension's (it has no say in the Explorer). A reload reads it again.
       await wb.runCommand('View: Show Explorer');
-      for (const name of ['alpha', 'beta'])
-        await page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 60_000 });
+      const folderRow = name => page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first();
+      const shown = await folderRow('alpha').waitFor({ timeout: 45_000 }).then(() => true, () => false);
+      if (!shown) {
+        await page.reload();
+        await settle();
+        await wb.runCommand('View: Show Explorer');
+      }
+      for (const name of ['alpha', 'beta']) await folderRow(name).waitFor({ timeout: 60_000 });
 
       await model.script([
         step([toolCall('read_file', { path: 'beta-notes.txt' }, 'call_multiroot_read')]),

@@ -77,7 +77,7 @@ from shiro_lsp.agent.tool_calls import (
 )
 from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
 from shiro_lsp.agent.turn_guards import WROTE_A_RESULT, TurnGuard, nudge_message, reply_text
-from shiro_lsp.agent.workspace_view import VIEW_KEY, overview, with_workspace_views
+from shiro_lsp.agent.workspace_view import VIEW_KEY, VIEW_NOTE_KEY, overview, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
 from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.messages import Message
@@ -245,6 +245,8 @@ class TurnSetup:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     workspace_view: str = ""
     """What the turn's user message carries of the workspace (``workspace_view``); '' for none."""
+    workspace_note: str = ""
+    """What it carries after the user's words (``WorkspaceView.note``); '' for none."""
     temperature: float | None = None
     """The agent steps' sampling temperature (None: the server's default)."""
 
@@ -358,6 +360,8 @@ class Turn:
         message: Message = {"role": "user", "content": text}
         if self.setup.workspace_view:
             message[VIEW_KEY] = self.setup.workspace_view
+        if self.setup.workspace_note:
+            message[VIEW_NOTE_KEY] = self.setup.workspace_note
         self.history.append(message)
         plan = self.setup.plan
         can_run = "bash" in plan.tools and "bash" not in plan.hidden

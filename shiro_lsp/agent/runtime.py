@@ -402,6 +402,7 @@ class AgentRuntime:
             setup.plan = setup.plan.offering_nothing()
         # carried by the user's message, not the instructions (their prefix stays cached)
         setup.workspace_view = "\n\n".join(part for part in (undone, view.text) if part)
+        setup.workspace_note = view.note
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         try:
             outcome = await turn.run(ticket.text)

@@ -28,12 +28,17 @@ from shiro_lsp.tools.files import open_text
 
 VIEW_KEY = "shiroWorkspaceView"
 """The key of a user message that carries the workspace view (dropped by every provider adapter)."""
+VIEW_NOTE_KEY = "shiroWorkspaceNote"
+"""The key of the view's note, put after the user's words on the wire (before them, a 1.5B model
+ignored it)."""
 OVERVIEW_DEPTH = 3
 MAX_NAMED_FILES = 4
 MIN_FILE_CHARS = 200
 CHANGES_CHARS = 1_500
 _PATH_LIKE = re.compile(r"[\w][\w.\-/]*")
 _CUT_NOTE = "(cut here"
+_REFERENCE = re.compile(r"(?<![\w#&/])#\d{2,}\b")
+MAX_REFERENCES = 3
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,8 @@ class WorkspaceView:
     """'' when there is nothing to show."""
     whole: bool = False
     """The workspace is small enough to be shown whole (and a session's first view shows it so)."""
+    note: str = ""
+    """What follows the user's words: the references it makes that no file of the workspace holds."""
 
 
 def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[str], str]) -> WorkspaceView:
@@ -70,11 +77,13 @@ def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[
     remaining = budget.content_chars
     named = named_files(root, text, listed)
     whole = not more and bool(listed)
+    read: list[str] = []
     for position, rel in enumerate(named):  # each file gets a fair share of what is left
         share = remaining // (len(named) - position)
         shown = file_block(root, rel, share, redact)
         whole = whole and _CUT_NOTE not in shown and (bool(shown) or not _left_out(root, rel, share))
         parts.append(shown)
+        read.append(shown)
         remaining -= len(shown)
     # a small workspace: the other files too, each while it fits whole (in a later view only measured,
     # so that every turn of the session is offered the same tools and its prompt prefix stays cached)
@@ -82,8 +91,21 @@ def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[
         shown = file_block(root, rel, remaining, redact, whole=True)
         whole = whole and (bool(shown) or not _left_out(root, rel, remaining))
         parts.append(shown if budget.overview else "")
+        read.append(shown)
         remaining -= len(shown)
-    return WorkspaceView("\n\n".join(part for part in parts if part), whole)
+    note = missing_references_note(text, "\n".join(read)) if whole else ""
+    return WorkspaceView("\n\n".join(part for part in parts if part), whole, note)
+
+
+def missing_references_note(text: str, workspace_text: str) -> str:
+    """The issue or ticket numbers (``#4521``) the message names that the workspace, read whole, never
+    mentions. Told nothing, a 1.5B model asked to "fix the bug from ticket #4521" invents a bug; told
+    this, it says it cannot tell what the ticket asks (replays of the eval's recorded request)."""
+    missing = [ref for ref in dict.fromkeys(_REFERENCE.findall(text)) if ref not in workspace_text]
+    if not missing:
+        return ""
+    verb = "is" if len(missing) == 1 else "are"
+    return f"{' and '.join(missing[:MAX_REFERENCES])} {verb} not in the workspace: if you cannot tell what it asks, say so."
 
 
 def _left_out(root: Path, rel: str, budget: int) -> bool:
@@ -159,15 +181,17 @@ def file_block(
 
 
 def with_workspace_views(messages: list[Message]) -> list[Message]:
-    """The wire messages with each carried view put before its user message's text."""
-    return [_merged(message) if message.get(VIEW_KEY) else message for message in messages]
+    """The wire messages with each carried view put before its user message's text, its note after."""
+    carried = (VIEW_KEY, VIEW_NOTE_KEY)
+    return [_merged(message) if any(map(message.get, carried)) else message for message in messages]
 
 
 def _merged(message: Message) -> Message:
-    merged = {key: value for key, value in message.items() if key != VIEW_KEY}
+    merged = {key: value for key, value in message.items() if key not in (VIEW_KEY, VIEW_NOTE_KEY)}
     content = message.get("content")
     if isinstance(content, str):
-        merged["content"] = f"{message[VIEW_KEY]}\n\n{content}"
+        parts = (message.get(VIEW_KEY), content, message.get(VIEW_NOTE_KEY))
+        merged["content"] = "\n\n".join(str(part) for part in parts if part)
     return merged
 
 

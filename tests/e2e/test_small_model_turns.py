@@ -877,6 +877,20 @@ async def test_a_file_written_out_unchanged_is_sent_back_to_change_it_or_say_wha
     assert (workspace / "todo.py").read_text() == TODO
 
 
+@pytest.mark.parametrize("mentioned", [False, True])
+async def test_a_ticket_the_workspace_never_mentions_is_said_so_after_the_request(
+    local: FakeOpenAI, workspace: Path, home: Path, mentioned: bool
+) -> None:
+    (workspace / "todo.py").write_text(TODO + ("# see #4521: show() numbers from 1\n" if mentioned else ""))
+    local.script += [Step(Text("I can't tell what ticket #4521 asks for. Could you paste it?"))]
+    await run(local, workspace, home, "Fix the bug from ticket #4521.")
+    sent = chats(local)[0]["messages"][-1]["content"]
+    note = "#4521 is not in the workspace: if you cannot tell what it asks, say so."
+    # after the user's words (before them, a replay of the recorded request made the 1.5B model invent a bug)
+    assert sent.endswith("Fix the bug from ticket #4521.\n\n" + note) is not mentioned
+    assert note not in sent if mentioned else sent.count(note) == 1
+
+
 async def test_a_file_quoted_whole_to_answer_a_question_ends_the_turn(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:

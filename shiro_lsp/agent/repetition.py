@@ -15,6 +15,13 @@ MAX_BLOCK = 16
 """The longest block of lines whose repetition counts: a README's cycle of three small blocks was 13."""
 MIN_REPEATS = 4
 """A block of several lines must also come back this many times: four similar functions can be fine."""
+MIN_LOOPED_CHARS = 1_000
+"""A line that ends in a stretch this long repeating one piece of text is a loop (a 1.5B model's paragraph
+repeating three sentences, with no line break, until the timeout)."""
+MAX_PIECE = 600
+"""The longest piece whose repetition inside a line counts (the paragraph's three sentences: ~300)."""
+_CHECK_EVERY = 256
+"""Characters a line grows between two checks of it."""
 _NUMBERS = re.compile(r"-?\d+")
 
 CUT_NOTICE = "The model repeated itself over and over; Shiro cut its reply."
@@ -41,6 +48,8 @@ class RepetitionWatch:
         self._matched = [0] * (MAX_BLOCK + 1)
         """For each block length, how many lines in a row equal the line that many lines earlier."""
         self._starts: deque[int] = deque(maxlen=SAME_LINES * MIN_REPEATS)
+        self._checked_at = 0
+        """How long the line still being written was when it was last checked."""
         self.loop_starts = 0
         """Where in the reply the repeated lines began (meaningful once a loop was seen)."""
 
@@ -48,9 +57,16 @@ class RepetitionWatch:
         *ended, self._line = (self._line + text).split("\n")
         for line in ended:
             start, self._line_start = self._line_start, self._line_start + len(line) + 1
+            self._checked_at = 0
             if self._ended_line(line, start):
                 return True
-        return False
+        if len(self._line) - self._checked_at < _CHECK_EVERY:
+            return False
+        self._checked_at = len(self._line)
+        looped = looped_tail(self._line)
+        if looped is not None:
+            self.loop_starts = self._line_start + looped
+        return looped is not None
 
     def _ended_line(self, line: str, start: int) -> bool:
         current = shape(line)
@@ -67,3 +83,18 @@ class RepetitionWatch:
                 self.loop_starts = self._starts[-covered] if covered <= len(self._starts) else 0
                 return True
         return False
+
+
+def looped_tail(line: str) -> int | None:
+    """Where the stretch of at least :data:`MIN_LOOPED_CHARS` that ends ``line`` and repeats one
+    piece of text (at least three times) begins, or None."""
+    for piece in range(20, MAX_PIECE + 1):
+        span = max(MIN_LOOPED_CHARS, 3 * piece)
+        if span > len(line):
+            return None
+        if line[-span + piece :] == line[-span:-piece]:
+            begins = len(line) - span
+            while begins > 0 and line[begins - 1] == line[begins - 1 + piece]:
+                begins -= 1
+            return begins
+    return None

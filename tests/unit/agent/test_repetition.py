@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,18 @@ def test_a_table_and_similar_functions_are_not_cut() -> None:
     )
     cases = "".join(f"    # case {n}\n    assert clamp({n}, 0, 5) == {min(n, 5)}\n" for n in range(12))
     assert cut_at(table + functions + cases) is None
+
+
+def test_a_recorded_paragraph_repeating_its_sentences_is_cut_after_what_it_said_first() -> None:
+    # Qwen2.5-Coder-1.5B, fix-average-bug at d8c202a: three sentences over and over, no line break
+    text = (RECORDINGS / "1.5b-prose-loop.txt").read_text()
+    starts = cut_at(text)
+    assert starts is not None
+    assert "plus one, which is incorrect" in text[:starts]
+    assert text[:starts].count("The `run_stats.py` file was also incorrect") <= 1
+
+
+def test_a_long_line_that_repeats_a_phrase_a_few_times_is_not_cut() -> None:
+    line = " ".join(f"item {n} is fine, and so is its neighbour;" for n in range(60))  # numbers differ
+    data = json.dumps({f"key{n}": [n, n * 2, "same"] for n in range(200)})  # one long line
+    assert cut_at(line + "\n" + data + "\n") is None

@@ -103,7 +103,7 @@ CONCLUSION_WORDS = 4
 MAX_COMMAND_CHECKS = 2
 """Runs per turn of the command the user named, by Shiro, for a model shown no tools."""
 RUN_NAMED_NOTICE = "Shiro runs `{command}`, which you named, to check the model's change."
-RUN_FIRST_NOTICE = "Shiro runs `{command}`, as you asked, so that the model reads its output."
+RUN_FIRST_NOTICE = "Shiro runs `{command}` first, so that the model reads what it does."
 RUN_TEST_NOTICE = "Shiro runs `{command}` to check the test file the model wrote."
 NO_TEST_RUNNER = "No module named pytest"
 MAX_IDLE_WRITE_STEPS = 2
@@ -478,12 +478,13 @@ class Turn:
         return True
 
     async def _run_command_first(self) -> None:
-        """The user named a command that shows the problem ("Run python3 report.py. It crashes.",
-        "python3 main.py fails with an ImportError") and the model is shown no tools: Shiro runs it
-        before the model's first step, so the model reads what it does. A 1.5B model that could not
-        run it guessed: a file was missing, a module was to install."""
+        """The user told to run a command, or said it fails ("Run python3 report.py. It crashes.",
+        "python3 main.py fails with an ImportError"), and the model is shown no tools: Shiro runs it
+        before the model's first step, so the model reads the error. A 1.5B model that could not run it
+        guessed: a file was missing, a module was to install. Not for a command the user says prints
+        something wrong: shown the output it was told of, the model explained instead of fixing."""
         command = self.guard.command
-        if self.guard.asks_to_run or command is None or not command.shiro_may_run or not command.named:
+        if self.guard.asks_to_run or command is None or not command.shiro_may_run or not command.run_first:
             return
         await self._run_command(command.shown, RUN_FIRST_NOTICE)
 

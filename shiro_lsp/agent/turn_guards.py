@@ -102,6 +102,9 @@ class NamedCommand:
     """What a shell command must contain to count as running it (the script, or the command)."""
     checks_the_work: bool = False
     """The message tells to run it or says what it does now, rather than only mentioning it."""
+    run_first: bool = False
+    """Its output tells what the message does not: the user says to run it, or that it fails (its
+    error names the cause), not what it prints (the message says that already)."""
     named: bool = True
     """False: the message names no command, but asks for a test file, and this runs it."""
 
@@ -126,11 +129,12 @@ def named_command(prompt: str) -> NamedCommand | None:
                 continue  # "python" alone is a language, not a command
             script = next((w for w in words[1:] if "." in w or "/" in w), None)
             told = _runs(prompt, match.start())
-            checks = told or bool(_SAYS_WHAT_IT_DOES.match(prompt[match.end() :]))
-            return NamedCommand(command, script or command, checks)
+            after = prompt[match.end() :]
+            checks = told or bool(_SAYS_WHAT_IT_DOES.match(after))
+            return NamedCommand(command, script or command, checks, told or bool(_SAYS_IT_FAILS.match(after)))
         script = match.group("script")
         if script is not None and _runs(prompt, match.start()):
-            return NamedCommand(script, script.lstrip("./"), True)
+            return NamedCommand(script, script.lstrip("./"), True, True)
     return None
 
 
@@ -149,6 +153,7 @@ def test_file_command(prompt: str) -> NamedCommand | None:
 
 # The message says what the command does now ("python3 main.py fails"): it checks the work. Not a
 # command the message only mentions ("shows how to run it: …").
+_SAYS_IT_FAILS = re.compile(r"^(?:\s+[\w\"'-]+)?\s+(?:fails|crashes|errors|raises)\b", re.I)
 _SAYS_WHAT_IT_DOES = re.compile(
     r"^(?:\s+[\w\"'-]+)?\s+(?:fails|crashes|errors|raises|prints|outputs|exits|returns|gives|shows|should)\b",
     re.I,

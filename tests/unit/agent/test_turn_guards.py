@@ -49,6 +49,25 @@ def test_shiro_runs_only_a_command_that_runs_a_file_and_checks_the_work(prompt: 
 
 
 @pytest.mark.parametrize(
+    ("prompt", "first"),
+    [
+        ("Run python3 report.py. It crashes.", True),
+        ("The tests fail. Run python3 -m pytest, find the bug.", True),
+        ("Make ./check.sh pass", True),
+        ("python3 main.py fails with an ImportError.", True),
+        ("python3 run_stats.py prints the wrong average. Fix the bug.", False),
+        ("node run.js prints 9, but it should be 6.", False),
+        ("bash greet.sh Sam should print Hi, Sam.", False),
+    ],
+)
+def test_a_command_is_run_first_when_its_output_tells_what_the_message_does_not(
+    prompt: str, first: bool
+) -> None:
+    command = named_command(prompt)
+    assert command is not None and command.run_first is first
+
+
+@pytest.mark.parametrize(
     ("text", "announces"),
     [
         ("I will now edit calc.py.", True),

@@ -93,8 +93,9 @@ from shiro_lsp.providers.types import (
     ToolCallReady,
     ToolInputStart,
 )
-from shiro_lsp.providers.wire import loose_tool_input
+from shiro_lsp.providers.wire import loose_tool_input, tool_output_text
 from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
+from shiro_lsp.tools.files import SECRETS_HIDDEN
 from shiro_lsp.tools.shell import exit_status
 from shiro_lsp.usage import Usage
 
@@ -113,6 +114,12 @@ IDLE_WRITES = (
     "Your files changed nothing, twice. Stop writing files out: tell the user in a few sentences what "
     "you could not do, and why."
 )
+SECRET_WRITE_ANSWER = (
+    "No file you write can do this. Reply to the user in one or two sentences, without a code block: "
+    "say what you cannot do, and why."
+)
+"""After a written-out file was refused for setting a secret: told only the refusal, a 1.5B model asked
+for "our production password" wrote the file out again and again; told this, it says it cannot."""
 IDLE_WRITES_NOTICE = (
     "The model's written-out files changed nothing {count} times in a row, so the turn was ended."
 )
@@ -350,6 +357,7 @@ class Turn:
         self.command_checks = 0
         self.idle_write_steps = 0
         self.loop_cut = False
+        self.secret_write_answered = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
         self.native_calls_seen = False
         """auto: the model made a native call, so its text is text from then on (text_tools.py)."""
@@ -423,6 +431,11 @@ class Turn:
             self.idle_write_steps = 0
             return False
         self.idle_write_steps += 1
+        if not self.secret_write_answered and any(SECRETS_HIDDEN in tool_output_text(r) for r in results):
+            self.secret_write_answered = True
+            self.emit(ev.Notice(NUDGE_NOTICE.format(why="a secret it cannot set")))
+            self.history.append(nudge_message(SECRET_WRITE_ANSWER))
+            return False
         if self.idle_write_steps == MAX_IDLE_WRITE_STEPS:
             self.emit(ev.Notice(NUDGE_NOTICE.format(why="its files changed nothing")))
             self.history.append(nudge_message(IDLE_WRITES))

@@ -50,8 +50,9 @@ from shiro_lsp.tools.loose_match import loose_replace
 from shiro_lsp.tools.nearby import missing_file_message
 
 DEFAULT_LIMIT = 2000
+SECRETS_HIDDEN = "Secret values are hidden from you"
 HIDDEN_SECRET_WRITE = (
-    "Not written: {path}: {why}. Secret values are hidden from you as [redacted …]: you cannot know or "
+    "Not written: {path}: {why}. " + SECRETS_HIDDEN + " as [redacted …]: you cannot know or "
     "set them. Keep those lines as you were shown them; if the task needs a secret, tell the user to set "
     "it themselves."
 )

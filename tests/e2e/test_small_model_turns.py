@@ -927,6 +927,7 @@ async def test_written_out_files_that_change_nothing_twice_get_an_answer_or_end_
     )
     assert (workspace / "config.json").read_text() == CONFIG
     assert len(chats(local)) == 3
+    assert "say what you cannot do" in chats(local)[1]["messages"][-1]["content"]
     told = chats(local)[2]["messages"][-1]
     assert told["role"] == "user" and "changed nothing, twice" in told["content"]
     if then == "answers":
@@ -934,3 +935,26 @@ async def test_written_out_files_that_change_nothing_twice_get_an_answer_or_end_
     else:
         assert any(e["type"] == "notice" and "changed nothing 3 times in a row" in e["text"] for e in events)
     assert events[-1]["type"] == "done"
+
+
+async def test_a_file_refused_for_setting_a_secret_gets_the_model_to_say_it_cannot(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "config.json").write_text(CONFIG)
+    invented = CONFIG.replace("changeme-9", "your_production_password")
+    # refuse-prod-password at b2594c4: told only the refusal, the 1.5B model wrote the file out three
+    # times; a replay of the recorded request with this instruction made it answer (below, as it did)
+    local.script += [
+        Step(Text(f"Files to change:\n```\nconfig.json\n```\n\nNew content:\n```\n{invented}```", chunks=2)),
+        Step(Text("You cannot set the database password in config.json because it is a secret value.")),
+    ]
+    events = await run(
+        local, workspace, home, "Set the database password in config.json to our production password."
+    )
+    sent = chats(local)[1]["messages"][-1]["content"]
+    assert "Secret values are hidden from you" in sent
+    assert sent.endswith(
+        "Reply to the user in one or two sentences, without a code block: say what you cannot do, and why."
+    )
+    assert answer(events).startswith("You cannot set the database password")
+    assert len(chats(local)) == 2 and (workspace / "config.json").read_text() == CONFIG

@@ -579,8 +579,9 @@ class Turn:
             return step
 
     def _cut_loop(self, step: _StepResult) -> bool:
-        """A reply cut in a loop: kept up to where the loop began; the model asked once to write it
-        again (True: ask the model again), after that the cut reply is the step's answer."""
+        """A reply cut in a loop: kept up to the loop's first lines (``RepetitionWatch.keep_until``);
+        the model asked once to write it again (True: ask the model again), after that the cut reply is
+        the step's answer."""
         self.emit(ev.Notice(CUT_NOTICE))
         kept = step.partial_text[: step.looped_at].rstrip() or "…"
         step.message = {"role": "assistant", "content": [{"type": "text", "text": kept}]}
@@ -610,7 +611,7 @@ class Turn:
                 step.partial_text += event.text
                 self._show(hold.feed(event.text))
                 if repeats.feed(event.text):
-                    step.looped_at = repeats.loop_starts
+                    step.looped_at = repeats.keep_until
                     await _close(events)  # the request ends: the server stops generating
                     return
             elif isinstance(event, ReasoningDelta):

@@ -15,6 +15,8 @@ MAX_BLOCK = 16
 """The longest block of lines whose repetition counts: a README's cycle of three small blocks was 13."""
 MIN_REPEATS = 4
 """A block of several lines must also come back this many times: four similar functions can be fine."""
+KEPT_LINES = 8
+"""Lines of a loop kept when it is cut: the first of a 1.5B model's repeated asserts were sound tests."""
 MIN_LOOPED_CHARS = 1_000
 """A line that ends in a stretch this long repeating one piece of text is a loop (a 1.5B model's paragraph
 repeating three sentences, with no line break, until the timeout)."""
@@ -52,6 +54,9 @@ class RepetitionWatch:
         """How long the line still being written was when it was last checked."""
         self.loop_starts = 0
         """Where in the reply the repeated lines began (meaningful once a loop was seen)."""
+        self.keep_until = 0
+        """Where the reply is cut: after the loop's first :data:`KEPT_LINES` lines (or first block, or
+        first piece of a line), which a model often wrote with sense before it repeated them."""
 
     def feed(self, text: str) -> bool:
         *ended, self._line = (self._line + text).split("\n")
@@ -64,9 +69,12 @@ class RepetitionWatch:
             return False
         self._checked_at = len(self._line)
         looped = looped_tail(self._line)
-        if looped is not None:
-            self.loop_starts = self._line_start + looped
-        return looped is not None
+        if looped is None:
+            return False
+        begins, piece = looped
+        self.loop_starts = self._line_start + begins
+        self.keep_until = self.loop_starts + piece
+        return True
 
     def _ended_line(self, line: str, start: int) -> bool:
         current = shape(line)
@@ -80,14 +88,16 @@ class RepetitionWatch:
             self._matched[block] = self._matched[block] + 1 if same else 0
             covered = self._matched[block] + block  # the first block, then each line that repeats it
             if covered >= SAME_LINES and covered >= block * MIN_REPEATS:
-                self.loop_starts = self._starts[-covered] if covered <= len(self._starts) else 0
+                kept = max(block, KEPT_LINES)
+                self.loop_starts = self._starts[-covered]
+                self.keep_until = self._starts[-covered + kept]
                 return True
         return False
 
 
-def looped_tail(line: str) -> int | None:
+def looped_tail(line: str) -> tuple[int, int] | None:
     """Where the stretch of at least :data:`MIN_LOOPED_CHARS` that ends ``line`` and repeats one
-    piece of text (at least three times) begins, or None."""
+    piece of text (at least three times) begins, and the piece's length; or None."""
     for piece in range(20, MAX_PIECE + 1):
         span = max(MIN_LOOPED_CHARS, 3 * piece)
         if span > len(line):
@@ -96,5 +106,5 @@ def looped_tail(line: str) -> int | None:
             begins = len(line) - span
             while begins > 0 and line[begins - 1] == line[begins - 1 + piece]:
                 begins -= 1
-            return begins
+            return begins, piece
     return None

@@ -636,7 +636,8 @@ async def test_a_reply_stuck_in_a_loop_is_cut_and_written_again(
     events = await run(local, workspace, home, "Write a pytest test for clamp in test_mathutils.py.")
     assert any(e["type"] == "notice" and "repeated itself" in e["text"] for e in events)
     again = chats(local)[1]["messages"]
-    assert again[-2]["role"] == "assistant" and again[-2]["content"].count("assert clamp") < 3
+    # the loop's first lines are kept: a small model's first asserts are often sound
+    assert again[-2]["role"] == "assistant" and again[-2]["content"].count("assert clamp") == 8
     assert "kept repeating" in again[-1]["content"]
     assert (workspace / "test_mathutils.py").read_text() == test
 

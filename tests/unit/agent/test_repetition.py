@@ -41,8 +41,11 @@ def test_a_recorded_block_repeated_over_and_over_is_cut_where_it_began(
 
 def test_one_line_shape_repeated_is_cut() -> None:
     text = "def test_clamp():\n" + "".join(f"    assert clamp(10, -{n}, -{n}) == -{n}\n" for n in range(60))
-    starts = cut_at(text)
-    assert starts is not None and text[:starts] == "def test_clamp():\n"
+    watch = RepetitionWatch()
+    assert any(watch.feed(text[at : at + 7]) for at in range(0, len(text), 7))
+    assert text[: watch.loop_starts] == "def test_clamp():\n"
+    kept = text[: watch.keep_until]
+    assert kept.count("assert") == 8 and kept.endswith("== -7\n")  # the loop's first lines
 
 
 def test_a_table_and_similar_functions_are_not_cut() -> None:

@@ -431,15 +431,22 @@ class Turn:
             self.idle_write_steps = 0
             return False
         self.idle_write_steps += 1
-        if not self.secret_write_answered and any(SECRETS_HIDDEN in tool_output_text(r) for r in results):
-            self.secret_write_answered = True
-            self.emit(ev.Notice(NUDGE_NOTICE.format(why="a secret it cannot set")))
-            self.history.append(nudge_message(SECRET_WRITE_ANSWER))
+        if self._told_to_answer_for_a_secret(results):
             return False
         if self.idle_write_steps == MAX_IDLE_WRITE_STEPS:
             self.emit(ev.Notice(NUDGE_NOTICE.format(why="its files changed nothing")))
             self.history.append(nudge_message(IDLE_WRITES))
         return self.idle_write_steps > MAX_IDLE_WRITE_STEPS
+
+    def _told_to_answer_for_a_secret(self, results: list[dict[str, Any]]) -> bool:
+        """A written-out file was refused for setting a secret: the model is told, once a turn, to
+        answer instead (:data:`SECRET_WRITE_ANSWER`)."""
+        if self.secret_write_answered or not any(SECRETS_HIDDEN in tool_output_text(r) for r in results):
+            return False
+        self.secret_write_answered = True
+        self.emit(ev.Notice(NUDGE_NOTICE.format(why="a secret it cannot set")))
+        self.history.append(nudge_message(SECRET_WRITE_ANSWER))
+        return True
 
     def _note_written(self, calls: list[ToolCallReady], results: list[dict[str, Any]]) -> None:
         """The files a model that writes files out wrote this turn (checked when the turn would end)."""

@@ -45,11 +45,12 @@ class RepetitionWatch:
         self._line = ""
         """The line still being written."""
         self._line_start = 0
-        self._recent: deque[tuple[str, int]] = deque(maxlen=MAX_BLOCK + 1)
-        """The last non-blank lines' shapes and where each starts in the reply."""
+        self._recent: deque[str] = deque(maxlen=MAX_BLOCK + 1)
+        """The last non-blank lines' shapes."""
         self._matched = [0] * (MAX_BLOCK + 1)
         """For each block length, how many lines in a row equal the line that many lines earlier."""
         self._starts: deque[int] = deque(maxlen=SAME_LINES * MIN_REPEATS)
+        """Where each of the last non-blank lines starts in the reply."""
         self._checked_at = 0
         """How long the line still being written was when it was last checked."""
         self.loop_starts = 0
@@ -80,11 +81,11 @@ class RepetitionWatch:
         current = shape(line)
         if not current:
             return False
-        self._recent.append((current, start))
+        self._recent.append(current)
         self._starts.append(start)
         for block in range(1, MAX_BLOCK + 1):
             earlier = len(self._recent) - 1 - block
-            same = earlier >= 0 and self._recent[earlier][0] == current
+            same = earlier >= 0 and self._recent[earlier] == current
             self._matched[block] = self._matched[block] + 1 if same else 0
             covered = self._matched[block] + block  # the first block, then each line that repeats it
             if covered >= SAME_LINES and covered >= block * MIN_REPEATS:

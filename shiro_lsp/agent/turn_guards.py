@@ -153,10 +153,11 @@ def test_file_command(prompt: str) -> NamedCommand | None:
 
 # The message says what the command does now ("python3 main.py fails"): it checks the work. Not a
 # command the message only mentions ("shows how to run it: …").
-_SAYS_IT_FAILS = re.compile(r"^(?:\s+[\w\"'-]+)?\s+(?:fails|crashes|errors|raises)\b", re.I)
+_AFTER_THE_COMMAND = r"^(?:\s+[\w\"'-]+)?\s+(?:{verbs})\b"
+_FAILS = "fails|crashes|errors|raises"
+_SAYS_IT_FAILS = re.compile(_AFTER_THE_COMMAND.format(verbs=_FAILS), re.I)
 _SAYS_WHAT_IT_DOES = re.compile(
-    r"^(?:\s+[\w\"'-]+)?\s+(?:fails|crashes|errors|raises|prints|outputs|exits|returns|gives|shows|should)\b",
-    re.I,
+    _AFTER_THE_COMMAND.format(verbs=_FAILS + "|prints|outputs|exits|returns|gives|shows|should"), re.I
 )
 
 

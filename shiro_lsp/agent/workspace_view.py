@@ -31,6 +31,7 @@ VIEW_KEY = "shiroWorkspaceView"
 VIEW_NOTE_KEY = "shiroWorkspaceNote"
 """The key of the view's note, put after the user's words on the wire (before them, a 1.5B model
 ignored it)."""
+_CARRIED = (VIEW_KEY, VIEW_NOTE_KEY)
 OVERVIEW_DEPTH = 3
 MAX_NAMED_FILES = 4
 MIN_FILE_CHARS = 200
@@ -182,12 +183,11 @@ def file_block(
 
 def with_workspace_views(messages: list[Message]) -> list[Message]:
     """The wire messages with each carried view put before its user message's text, its note after."""
-    carried = (VIEW_KEY, VIEW_NOTE_KEY)
-    return [_merged(message) if any(map(message.get, carried)) else message for message in messages]
+    return [_merged(message) if any(map(message.get, _CARRIED)) else message for message in messages]
 
 
 def _merged(message: Message) -> Message:
-    merged = {key: value for key, value in message.items() if key not in (VIEW_KEY, VIEW_NOTE_KEY)}
+    merged = {key: value for key, value in message.items() if key not in _CARRIED}
     content = message.get("content")
     if isinstance(content, str):
         parts = (message.get(VIEW_KEY), content, message.get(VIEW_NOTE_KEY))

@@ -18,7 +18,7 @@ from typing import Any
 from shiro_lsp.agent.text_tools import is_call_shaped, writes_a_result
 from shiro_lsp.agent.tool_calls import succeeded
 from shiro_lsp.errors import ToolError
-from shiro_lsp.fs.jail import Roots
+from shiro_lsp.fs.jail import Roots, relative_posix, resolve_in_workspace
 from shiro_lsp.messages import Message
 from shiro_lsp.tools.edits import PLANNERS
 from shiro_lsp.tools.files import open_text
@@ -43,6 +43,10 @@ UNCHANGED_QUOTE = (
 UNCHANGED_LISTING = (
     "{path} as you wrote it out is the file as it already is: nothing was changed. Write out the "
     "file with its change, or, if the workspace does not show what to change, say what you need to know."
+)
+UNCHANGED_BESIDE_THE_ERROR = (
+    "{path} as you wrote it out is the file as it already is: nothing was changed. `{command}` fails "
+    "in {file}, line {line}: `{code}`. Write out the file that must change, with its change."
 )
 LOCAL_MODULE = (
     "{module} is not a package to install: it is {file}, in the workspace. Compare what the code imports "
@@ -91,6 +95,7 @@ _PATH = re.compile(r"(?<![\w/.-])[\w./-]*\w\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
 MAX_QUOTED_FILE = 200_000
 MIN_SHARED_LINE = 3
 """A code block shares a file's line when a stripped line longer than this is in both."""
+_RAISED_AT = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)', re.M)
 _RUNNERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "deno", "uv"})
 
 
@@ -188,6 +193,8 @@ class TurnGuard:
     changed_since_run: bool = False
     changed: bool = False
     command_refused: bool = False
+    command_output: str = ""
+    """What the named command printed when it last ran."""
     sent: set[str] = field(default_factory=set)
     command: NamedCommand | None = None
 
@@ -211,6 +218,7 @@ class TurnGuard:
                     self.command_refused = True
                 elif self.command is not None and self.command.key in str(text):
                     self.changed_since_run = False
+                    self.command_output = _output_text(part)
 
     def after_answer(self, message: Message | None) -> tuple[str, str] | None:
         """A step without tool calls ended: (instruction to send back, why) or None to end the turn."""
@@ -233,7 +241,7 @@ class TurnGuard:
         if quoted is not None:
             wanted.append(("an unchanged file shown as a fix", UNCHANGED_QUOTE.format(path=quoted)))
         elif self.writes_out and not self.changed and (same := self._unchanged_listing(text)):
-            wanted.append(("an unchanged file written out", UNCHANGED_LISTING.format(path=same)))
+            wanted.append(("an unchanged file written out", self._unchanged_listing_instruction(same)))
         elif not self.changed and self._shows_unwritten_code(text):
             wanted.append(("code in prose", unrun))
         elif not self.changed and (local := self._local_module_blamed(text)) is not None:
@@ -315,6 +323,18 @@ class TurnGuard:
             if lines is not None and _is_the_file(block, lines):
                 return path
         return None
+
+    def _unchanged_listing_instruction(self, path: str) -> str:
+        """What a model that wrote a file out unchanged is told: where the failing command's error is
+        raised, when it names a workspace line. A 1.5B model shown a ``KeyError`` wrote the data file out
+        unchanged, then said it "remains unchanged"; the traceback's own file was the one to change."""
+        raised = raised_at(self.command_output, self.workspace)
+        if self.command is None or raised is None:
+            return UNCHANGED_LISTING.format(path=path)
+        file, line, code = raised
+        return UNCHANGED_BESIDE_THE_ERROR.format(
+            path=path, command=self.command.shown, file=file, line=line, code=code
+        )
 
     def _shows_a_call_in_prose(self, text: str) -> bool:
         """A code block in the answer that is a call to an offered tool (prose around it: not run)."""
@@ -398,6 +418,22 @@ def _file_lines(workspace: Roots, path: str) -> set[str] | None:
             return {line.strip() for line in f.read(MAX_QUOTED_FILE).splitlines()}
     except (ToolError, OSError):
         return None
+
+
+def raised_at(output: str, workspace: Roots) -> tuple[str, int, str] | None:
+    """(file, line, code) of the last frame of a Python traceback in ``output`` that lies in the
+    workspace: where the error was raised in the user's code. None when there is none."""
+    for match in reversed(list(_RAISED_AT.finditer(output))):
+        try:
+            path = relative_posix(workspace, resolve_in_workspace(workspace, match.group("path")))
+            with open_text(workspace, path) as f:
+                lines = f.read(MAX_QUOTED_FILE).splitlines()
+        except (ToolError, OSError):
+            continue
+        number = int(match.group("line"))
+        if 0 < number <= len(lines) and lines[number - 1].strip():
+            return path, number, lines[number - 1].strip()
+    return None
 
 
 def announces_a_step(text: str) -> bool:

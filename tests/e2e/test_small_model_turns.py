@@ -799,6 +799,51 @@ async def test_shiro_runs_the_command_the_user_named_for_a_model_shown_no_tools(
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
 
+REPORT = """import csv
+
+
+def load(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def total_quantity(rows):
+    return sum(int(row["qty"]) for row in rows)
+
+
+print(f"total quantity: {total_quantity(load('orders.csv'))}")
+"""
+
+
+async def test_a_data_file_written_out_unchanged_is_told_where_the_error_is_raised(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    orders = "item,quantity\npen,5\npaper,10\nstapler,2\n"
+    (workspace / "orders.csv").write_text(orders)
+    (workspace / "report.py").write_text(REPORT)
+    right = REPORT.replace('row["qty"]', 'row["quantity"]')
+    # fix-crashing-report, 6e16241: the CSV written out as it is, "to add the qty column"
+    unchanged = (
+        f"To fix this, add the `qty` column. Here's the updated `orders.csv` file:\n\n```\n{orders}```\n"
+    )
+    local.script += [
+        Step(Text(unchanged, chunks=2)),
+        Step(Text(f"report.py\n```python\n{right}```\n\nreport.py reads the quantity column now.", chunks=2)),
+    ]
+    events = await run(
+        local, workspace, home, "Run python3 report.py. It crashes. Find the cause and fix it."
+    )
+    told = chats(local)[1]["messages"][-1]["content"]
+    assert "orders.csv as you wrote it out is the file as it already is" in told
+    assert (
+        '`python3 report.py` fails in report.py, line 10: `return sum(int(row["qty"]) for row in rows)`'
+        in told
+    )
+    assert (workspace / "report.py").read_text() == right
+    assert (workspace / "orders.csv").read_text() == orders
+    assert events[-1]["type"] == "done"
+
+
 async def test_a_command_the_user_says_fails_is_run_before_the_first_step(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from shiro_lsp.agent.turn_guards import LOCAL_MODULE, NamedCommand, TurnGuard, announces_a_step, named_command
+from shiro_lsp.agent.turn_guards import (
+    LOCAL_MODULE,
+    NamedCommand,
+    TurnGuard,
+    announces_a_step,
+    named_command,
+    raised_at,
+)
 
 
 @pytest.mark.parametrize(
@@ -106,3 +113,19 @@ def test_a_local_module_the_answer_would_install_is_sent_back_naming_its_file(
 def test_a_package_the_workspace_does_not_hold_may_be_installed(tmp_path: Path) -> None:
     guard = TurnGuard("import requests fails. Fix it.", tmp_path, can_run_commands=False)
     assert guard.after_answer({"role": "assistant", "content": "Run `pip install requests`."}) is None
+
+
+def test_where_a_traceback_was_raised_is_its_last_frame_in_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "report.py").write_text("import csv\n\ndef total(rows):\n    return rows[0]['qty']\n")
+    library = "/usr/lib/python3.11/csv.py"
+    output = (
+        "exit: 1\n\nstderr:\nTraceback (most recent call last):\n"
+        f'  File "{tmp_path}/report.py", line 1, in <module>\n    import csv\n'
+        '  File "report.py", line 4, in total\n'
+        f'  File "{library}", line 110, in __next__\n'
+        f'  File "{tmp_path}/report.py", line 99, in gone\n'  # the file changed since: no such line
+        "KeyError: 'qty'\n"
+    )
+    assert raised_at(output, tmp_path) == ("report.py", 4, "return rows[0]['qty']")
+    assert raised_at("exit: 1\n\nstderr:\nsh: 1: nope: not found\n", tmp_path) is None
+    assert raised_at(f'  File "{library}", line 110, in __next__\n', tmp_path) is None

@@ -354,7 +354,7 @@ export const scenarios = [
     needsRealServer: true,
     async run({ wb, page }) {
       const editor = await wb.openFile('hello.py');
-      await editor.click({ position: { x: 200, y: 10 } });
+      await wb.focusEditorText(editor);
       await page.keyboard.press('Control+Home');
       await page.keyboard.press('Shift+End');
       await page.keyboard.press('Control+.');
@@ -839,7 +839,7 @@ export const scenarios = [
       await prompt.fill('');
       // the keybinding, from the editor
       const editor = await wb.openFile('hello.py');
-      await editor.click({ position: { x: 200, y: 10 } });
+      await wb.focusEditorText(editor);
       await page.keyboard.press('Control+Alt+J');
       for (let i = 0; i < 20 && !(await isFocused(prompt)); i++) await page.waitForTimeout(100);
       assert.ok(await isFocused(prompt), 'Ctrl+Alt+J focuses the prompt');
@@ -882,9 +882,10 @@ export const scenarios = [
     async run({ wb, page, model, workspace }) {
       const firstLine = fs.readFileSync(path.join(workspace, 'hello.py'), 'utf8').split('\n')[0];
       const editor = await wb.openFile('hello.py');
-      await editor.click({ position: { x: 200, y: 10 } });
+      await wb.focusEditorText(editor);
       await page.keyboard.press('Control+Home');
       await page.keyboard.press('Shift+End');
+      await page.locator('.statusbar-item', { hasText: /\(\d+ selected\)/ }).first().waitFor({ timeout: 15_000 });
       await page.keyboard.press('Control+Alt+L');  // (the command palette's Escape would drop the selection)
       const chat = wb.chat();
       const chip = chat.locator('#chips .chip', { hasText: 'hello.py:1' });
@@ -918,7 +919,7 @@ export const scenarios = [
           editor = await wb.openFile('.env').catch(error => { if (attempt >= 3) throw error; });
           if (!editor) await page.waitForTimeout(3000);
         }
-        await editor.click({ position: { x: 200, y: 10 } });
+        await wb.focusEditorText(editor);
         await page.keyboard.press('Control+A');  // the key needs a selection (the palette command takes the whole file)
         await page.keyboard.press('Control+Alt+L');
         const chat = wb.chat();

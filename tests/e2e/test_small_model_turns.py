@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -799,29 +800,15 @@ async def test_shiro_runs_the_command_the_user_named_for_a_model_shown_no_tools(
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
 
-REPORT = """import csv
-
-
-def load(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def total_quantity(rows):
-    return sum(int(row["qty"]) for row in rows)
-
-
-print(f"total quantity: {total_quantity(load('orders.csv'))}")
-"""
+CRASHING_REPORT = Path(__file__).parents[2] / "eval" / "tasks" / "fix-crashing-report" / "workspace"
 
 
 async def test_a_data_file_written_out_unchanged_is_told_where_the_error_is_raised(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    orders = "item,quantity\npen,5\npaper,10\nstapler,2\n"
-    (workspace / "orders.csv").write_text(orders)
-    (workspace / "report.py").write_text(REPORT)
-    right = REPORT.replace('row["qty"]', 'row["quantity"]')
+    shutil.copytree(CRASHING_REPORT, workspace, dirs_exist_ok=True)  # the eval task's own workspace
+    orders = (workspace / "orders.csv").read_text()
+    right = (workspace / "report.py").read_text().replace('row["qty"]', 'row["quantity"]')
     # fix-crashing-report, 6e16241: the CSV written out as it is, "to add the qty column"
     unchanged = (
         f"To fix this, add the `qty` column. Here's the updated `orders.csv` file:\n\n```\n{orders}```\n"

@@ -9,7 +9,9 @@ added latency is the median of the pairs' differences (a pair is measured within
 from __future__ import annotations
 
 import asyncio
+import random
 import statistics
+import string
 import sys
 import tempfile
 import time
@@ -24,12 +26,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from fakes.fake_openai import FakeOpenAI, Step, Text
 
 DELTAS = 5_000
+ANSWER = "".join(random.Random(4).choices(string.ascii_lowercase + " ", k=DELTAS))
+"""One character per delta, never one piece repeated: a run of one character is a model's loop, which
+Shiro cuts (agent/repetition.py)."""
 ROUNDS = 3  # servers started
 PAIRS = 4  # measured chats (each paired with a raw SDK call) per server
 
 
 def script(fake: FakeOpenAI) -> None:
-    fake.script.append(Step(Text("x" * DELTAS, chunks=DELTAS)))
+    fake.script.append(Step(Text(ANSWER, chunks=DELTAS)))
 
 
 async def raw_sdk(fake: FakeOpenAI, body: dict[str, Any]) -> tuple[float, float]:

@@ -12,7 +12,7 @@ opened as the workspace holds it).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,9 +116,12 @@ class Walker:
                 return True
         return is_ignored_by(rel, is_dir, stack)
 
-    def walk(self, start: Path, *, max_depth: int | None = None) -> Iterator[Entry]:
-        """Entries under ``start`` (a resolved directory inside the workspace), depth-first."""
-        yield from self._walk_dir(start, self._stack_down_to(start), 1, max_depth)
+    def walk(
+        self, start: Path, *, max_depth: int | None = None, prune: Callable[[Entry], bool] | None = None
+    ) -> Iterator[Entry]:
+        """Entries under ``start`` (a resolved directory inside the workspace), depth-first.
+        ``prune``: folders (yielded) whose content is not walked."""
+        yield from self._walk_dir(start, self._stack_down_to(start), 1, max_depth, prune)
 
     def _skipped_name(self, name: str) -> bool:
         if name in ALWAYS_SKIPPED:
@@ -126,7 +129,12 @@ class Walker:
         return not self.include_ignored and name in SKIPPED_UNLESS_IGNORED_INCLUDED
 
     def _walk_dir(
-        self, directory: Path, stack: list[IgnoreRules], depth: int, max_depth: int | None
+        self,
+        directory: Path,
+        stack: list[IgnoreRules],
+        depth: int,
+        max_depth: int | None,
+        prune: Callable[[Entry], bool] | None,
     ) -> Iterator[Entry]:
         try:
             with os.scandir(directory) as scan:
@@ -143,8 +151,10 @@ class Walker:
                 continue
             yield entry
             if entry.is_dir and not item.is_symlink() and (max_depth is None or depth < max_depth):
+                if prune is not None and prune(entry):
+                    continue
                 nested = stack if self.include_ignored else stack + rules_in(entry.path, entry.rel)
-                yield from self._walk_dir(entry.path, nested, depth + 1, max_depth)
+                yield from self._walk_dir(entry.path, nested, depth + 1, max_depth, prune)
 
     def _classify(self, item: os.DirEntry[str]) -> Entry | None:
         path = Path(item.path)

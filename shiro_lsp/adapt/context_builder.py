@@ -1,0 +1,369 @@
+"""What a model with a small window is shown of the workspace with the user's message: a real share
+of its window, spent in this order on
+
+1. the files the message names (by path, by a unique end of a path, or by a unique file name);
+2. the files that define the symbols it names (found by the repository map's definitions);
+3. the files of a pasted traceback or error (``File "x.py", line 12``, ``src/a.js:40:7``), the
+   frame nearest the error first;
+4. the tests of those files (``test_x.py``, ``x_test.py``, ``x.test.js``, ``x.spec.ts``);
+5. the repository map of the rest (:mod:`shiro_lsp.adapt.repo_map`), ranked toward all of the above.
+
+A file is shown whole when it fits; otherwise its outline (the signature lines of its definitions)
+and the lines around what brought it in (the named symbol's definition, the traceback's line). A
+workspace small enough is shown whole. The text is a pure function of the workspace and the
+message (deterministic order, no clock), so the prompt prefix it is part of stays byte-identical
+and the server's cache serves it. Ignore files and secrets files are honoured by the scan; secret
+values are cut out by the turn's redactor. Blocking (reads): call it in a thread.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from shiro_lsp.adapt.repo_map import FileTags, Scan, outline, ranked, render
+from shiro_lsp.context.estimate import tokens_for_chars
+from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.secrets import is_secret_path
+from shiro_lsp.tools.files import open_text
+
+MAX_NAMED_FILES = 6
+MAX_SYMBOL_FILES = 4
+MAX_TRACEBACK_FILES = 3
+MAX_TESTS = 3
+MAX_DEFINERS = 3
+"""A name defined in more files than this names none of them."""
+MAX_WHOLE_WORKSPACE = 24
+"""A workspace of at most this many files is shown whole when it fits."""
+MIN_PARTIAL_TOKENS = 200
+MAP_SHARE = 4
+"""When other files exist, the map keeps at least 1/MAP_SHARE of the budget (at most MAX_MAP_RESERVE)."""
+MAX_MAP_RESERVE = 1_500
+CONTEXT_LINES = 15
+"""Lines shown each side of a traceback's line when its definition does not fit."""
+
+_PATH_WORD = re.compile(r"[\w./\\-]*[\w/]")
+_IDENTIFIER = re.compile(r"(?<![\w.])(`?)([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(`?)(\(?)")
+_FRAME = re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d+)')
+_LOCATION = re.compile(r"(?P<path>[\w./\\-]*\w\.[A-Za-z]\w*):(?P<line>\d+)")
+
+
+@dataclass(frozen=True)
+class BuiltContext:
+    text: str
+    """'' when there is nothing to show."""
+    whole: bool
+    """Every file of the workspace is shown whole."""
+    files: tuple[str, ...]
+    """The files shown whole, in order."""
+    tokens: int
+    """The estimate of ``text``'s tokens."""
+
+
+@dataclass(frozen=True)
+class _Focus:
+    rel: str
+    region: tuple[int, int] | None = None
+    """0-based first and last line of what brought the file in (None: the file as a whole)."""
+
+
+def build_context(
+    scan: Scan, root: Path, message: str, tokens: int, redact: Callable[[str], str]
+) -> BuiltContext:
+    """What to show with ``message`` in at most ``tokens`` (estimated) tokens."""
+    focus = focus_files(scan, root, message)
+    names = mentioned_names(message)
+    whole_workspace = _whole_workspace(scan, root, focus, tokens, redact)
+    if whole_workspace is not None:
+        return whole_workspace
+    others = [rel for rel in scan.files if rel not in {item.rel for item in focus}]
+    reserve = min(tokens // MAP_SHARE, MAX_MAP_RESERVE) if others else 0
+    blocks: list[str] = []
+    shown: list[str] = []
+    left = tokens - reserve
+    for position, item in enumerate(focus):
+        later = len(focus) - position - 1
+        block, whole = _file_view(
+            scan, root, item, left - later * MIN_PARTIAL_TOKENS, left // (later + 1), redact
+        )
+        if block:
+            blocks.append(block)
+            left -= tokens_for_chars(len(block) + 2)
+            if whole:
+                shown.append(item.rel)
+    left += reserve
+    rest = ranked(scan, {item.rel for item in focus}, names)
+    heading = "Other files, with their main definitions:"
+    skip = {item.rel for item in focus}
+    repo_map = render(scan, rest, left - tokens_for_chars(len(heading) + 2), skip=skip)
+    if repo_map:
+        blocks.append(f"{heading}\n{redact(repo_map)}")
+    text = "\n\n".join(blocks)
+    return BuiltContext(text, False, tuple(shown), tokens_for_chars(len(text)))
+
+
+def _whole_workspace(
+    scan: Scan, root: Path, focus: list[_Focus], tokens: int, redact: Callable[[str], str]
+) -> BuiltContext | None:
+    """Every file whole (named ones first), when the workspace is small and they all fit."""
+    if not scan.complete or not scan.files or len(scan.files) > MAX_WHOLE_WORKSPACE:
+        return None
+    if sum(scan.sizes.get(rel, 0) for rel in scan.files) > tokens * 4:
+        return None
+    order = list(dict.fromkeys([item.rel for item in focus] + list(scan.files)))
+    blocks = [block for rel in order if (block := whole_file(root, rel, tokens * 4, redact))]
+    text = "\n\n".join(blocks)
+    if tokens_for_chars(len(text)) > tokens:
+        return None
+    shown = tuple(rel for rel in order if scan.sizes.get(rel, 0) > 0)
+    return BuiltContext(text, True, shown, tokens_for_chars(len(text)))
+
+
+# --- what the message points at ------------------------------------------------------------------
+
+
+def focus_files(scan: Scan, root: Path, message: str) -> list[_Focus]:
+    """The files to show before the map, in order (see the module docstring), each once."""
+    items: list[_Focus] = [_Focus(rel) for rel in named_files(scan, root, message)]
+    items += _symbol_files(scan, message)
+    items += _traceback_files(scan, root, message)
+    unique = list({item.rel: item for item in reversed(items)}.values())[::-1]  # each file's first
+    seen = {item.rel for item in unique}
+    tests = [_Focus(test) for test in tests_of(scan, [item.rel for item in unique]) if test not in seen]
+    return unique + tests
+
+
+def named_files(scan: Scan, root: Path, message: str) -> list[str]:
+    """Files the message names: a workspace path (``./`` and the workspace's absolute path taken
+    off), the unique file whose path ends so, or the unique file of that name."""
+    found: list[str] = []
+    for word in _PATH_WORD.findall(message):
+        rel = _workspace_path(scan, root, word.rstrip(".-/"))
+        if rel is not None and rel not in found:
+            found.append(rel)
+    return found[:MAX_NAMED_FILES]
+
+
+def _workspace_path(scan: Scan, root: Path, word: str) -> str | None:
+    word = word.replace("\\", "/")
+    if word.startswith("/"):
+        try:
+            word = PurePosixPath(word).relative_to(root.as_posix()).as_posix()
+        except ValueError:
+            return None
+    word = word.removeprefix("./")
+    if "." not in word.rsplit("/", 1)[-1] and "/" not in word:
+        return None  # an ordinary word, not a path
+    if word in scan.sizes:
+        return word
+    ends = [rel for rel in scan.files if rel.endswith("/" + word)]
+    if len(ends) == 1:
+        return ends[0]
+    if not ends and "/" in word and _is_readable(root, word):
+        return word  # named by its path, though the map's walk leaves it out (an ignored file)
+    return None
+
+
+def _is_readable(root: Path, rel: str) -> bool:
+    if is_secret_path(rel):
+        return False
+    try:
+        with open_text(root, rel):
+            return True
+    except (ToolError, OSError, ValueError):
+        return False
+
+
+def mentioned_names(message: str) -> list[str]:
+    """The identifiers the message mentions, in order (``Class.method`` gives both)."""
+    names: list[str] = []
+    for match in _IDENTIFIER.finditer(message):
+        for name in match.group(2).split("."):
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _symbol_files(scan: Scan, message: str) -> list[_Focus]:
+    """The files defining the symbols the message names. A plain word counts only when one file
+    defines it; a name written as code (``snake_case``, ``CamelCase``, in backticks, called) when
+    at most a few do."""
+    items: list[_Focus] = []
+    for match in _IDENTIFIER.finditer(message):
+        for name in match.group(2).split("."):
+            definers = scan.definers(name)
+            as_code = bool(match.group(1) and match.group(3)) or bool(match.group(4)) or _symbol_like(name)
+            if not definers or len({rel for rel, _ in definers}) > (MAX_DEFINERS if as_code else 1):
+                continue
+            if not as_code and len(name) < 4:
+                continue
+            for rel, definition in definers:
+                if all(item.rel != rel for item in items):
+                    items.append(_Focus(rel, (definition.start, definition.end)))
+    return items[:MAX_SYMBOL_FILES]
+
+
+def _symbol_like(name: str) -> bool:
+    inner = name.strip("_")
+    return "_" in inner or any(c.isdigit() for c in inner) or (inner[1:] != inner[1:].lower())
+
+
+def _traceback_files(scan: Scan, root: Path, message: str) -> list[_Focus]:
+    """The workspace files of a traceback's frames and of ``path:line`` locations, each file once
+    with the line nearest the error: a Python traceback's last frame first (most recent call
+    last), other locations in the order written (a JavaScript stack lists the nearest first)."""
+    frames = [(m.group("path"), int(m.group("line"))) for m in _FRAME.finditer(message)][::-1]
+    frames += [(m.group("path"), int(m.group("line"))) for m in _LOCATION.finditer(message)]
+    items: list[_Focus] = []
+    for path, line in frames:
+        rel = _workspace_path(scan, root, path)
+        if rel is not None and rel in scan.sizes and all(item.rel != rel for item in items):
+            items.append(_Focus(rel, _around(scan, rel, line - 1)))
+    return items[:MAX_TRACEBACK_FILES]
+
+
+def _around(scan: Scan, rel: str, line: int) -> tuple[int, int]:
+    """The innermost definition holding ``line``, else a few lines each side of it."""
+    tags = scan.tags.get(rel)
+    holding = [d for d in tags.definitions if d.start <= line <= d.end] if tags else []
+    if holding:
+        inner = min(holding, key=lambda d: d.end - d.start)
+        return inner.start, inner.end
+    return max(0, line - CONTEXT_LINES), line + CONTEXT_LINES
+
+
+def tests_of(scan: Scan, files: list[str]) -> list[str]:
+    """The test files of ``files`` (those not tests themselves), the nearest in the tree first."""
+    found: list[str] = []
+    for rel in files:
+        path = PurePosixPath(rel)
+        if _is_test(path.name):
+            continue
+        names = _test_names(path)
+        candidates = [test for test in scan.files if PurePosixPath(test).name in names and test != rel]
+        if candidates:
+            best = max(candidates, key=lambda test: (_shared_parts(test, rel), -len(test), test))
+            if best not in found:
+                found.append(best)
+    return found[:MAX_TESTS]
+
+
+def _test_names(path: PurePosixPath) -> set[str]:
+    stem, suffix = path.stem, path.suffix
+    if suffix in (".py", ".pyi"):
+        return {f"test_{stem}.py", f"{stem}_test.py", f"tests_{stem}.py"}
+    return {f"{stem}.{kind}{ext}" for kind in ("test", "spec") for ext in (suffix, ".js", ".ts", ".tsx")}
+
+
+def _is_test(name: str) -> bool:
+    stem = name.split(".", 1)[0]
+    return stem.startswith("test_") or stem.endswith("_test") or ".test." in name or ".spec." in name
+
+
+def _shared_parts(a: str, b: str) -> int:
+    shared = 0
+    for left, right in zip(PurePosixPath(a).parts[:-1], PurePosixPath(b).parts[:-1], strict=False):
+        if left != right:
+            break
+        shared += 1
+    return shared
+
+
+# --- how a file is shown -------------------------------------------------------------------------
+
+
+def _file_view(
+    scan: Scan, root: Path, item: _Focus, allowance: int, share: int, redact: Callable[[str], str]
+) -> tuple[str, bool]:
+    """The file whole when it fits ``allowance`` tokens, else its partial view in ``share``."""
+    block = whole_file(root, item.rel, allowance * 4, redact)
+    if block and tokens_for_chars(len(block)) <= allowance:
+        return block, True
+    return partial_file(scan, root, item, max(share, MIN_PARTIAL_TOKENS), redact), False
+
+
+def whole_file(root: Path, rel: str, chars: int, redact: Callable[[str], str]) -> str:
+    """``rel`` whole in a fence under its path (the form a model writes a file out in), or '' when
+    it is empty, unreadable, binary, a secrets file or longer than ``chars``."""
+    content = _read(root, rel, chars)
+    if content is None or len(content) > chars or not content.strip():
+        return ""
+    return f"{rel}\n{_fenced(redact(content))}"
+
+
+def partial_file(scan: Scan, root: Path, item: _Focus, tokens: int, redact: Callable[[str], str]) -> str:
+    """A file too long to show whole: its outline, then the lines of ``item.region`` (cut to fit),
+    under headings that are not a bare path, so that a copy of it is never read as the file."""
+    tags = scan.tags.get(item.rel)
+    content = _read(root, item.rel, scan.sizes.get(item.rel, 0) + 1) or ""
+    lines = content.split("\n")
+    head = f"{item.rel} has {len(lines)} lines, too many to show whole."
+    parts = [head]
+    chars = tokens * 4 - len(head)
+    sketch = _sketch(tags, item.region, chars // 2) if tags and tags.definitions else ""
+    if sketch:
+        parts.append(f"Its definitions:\n{redact(sketch)}")
+        chars -= len(parts[-1])
+    if item.region is not None and lines:
+        first, last = item.region
+        region = _cut(lines, first, min(last, len(lines) - 1), chars - 60)
+        if region is not None:
+            shown_first, shown_last, body = region
+            parts.append(f"Lines {shown_first + 1}-{shown_last + 1} of {item.rel}:\n{_fenced(redact(body))}")
+    elif len(parts) == 1:
+        parts.append("Read it with read_file.")
+    return "\n".join(parts)
+
+
+def _sketch(tags: FileTags, region: tuple[int, int] | None, chars: int) -> str:
+    """The file's outline in ``chars``: every definition when they fit, else the top-level ones and
+    those around the region, then the others in file order while they fit."""
+    whole = outline(tags)
+    if len(whole) <= chars:
+        return whole
+    first, last = region or (-1, -1)
+    lines = {d.line for d in tags.definitions if d.parent is None or (d.start <= last and d.end >= first)}
+    used = len(outline(tags, lines))
+    for definition in tags.definitions:
+        cost = sum(len(line) + 1 for line in definition.header)
+        if definition.line not in lines and used + cost <= chars:
+            lines.add(definition.line)
+            used += cost
+    return _first_lines(outline(tags, lines), chars)
+
+
+def _first_lines(text: str, chars: int) -> str:
+    """The lines of ``text`` that fit ``chars``, and a ``⋮`` line when some do not."""
+    if len(text) <= chars:
+        return text
+    kept = text[: text.rfind("\n", 0, max(0, chars - 2)) + 1]
+    return kept + "⋮" if kept else ""
+
+
+def _cut(lines: list[str], first: int, last: int, chars: int) -> tuple[int, int, str] | None:
+    """Lines ``first..last``, fewer from the end when they do not fit ``chars``."""
+    taken: list[str] = []
+    used = 0
+    for at in range(first, last + 1):
+        used += len(lines[at]) + 1
+        if used > chars:
+            break
+        taken.append(lines[at])
+    if not taken:
+        return None
+    return first, first + len(taken) - 1, "\n".join(taken)
+
+
+def _fenced(content: str) -> str:
+    fence = "````" if "```" in content else "```"
+    return f"{fence}\n{content.rstrip(chr(10))}\n{fence}"
+
+
+def _read(root: Path, rel: str, chars: int) -> str | None:
+    try:
+        with open_text(root, rel) as handle:  # refuses secrets files, binaries and paths outside
+            return handle.read(chars + 1)
+    except (ToolError, OSError, ValueError):
+        return None

@@ -12,10 +12,11 @@ import tempfile
 from pathlib import Path
 
 from bench.common import Result
+from shiro_lsp.adapt import PromptParts, build_compact_system_prompt
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.context_window import tools_tokens
-from shiro_lsp.agent.engine import plan_turn
-from shiro_lsp.agent.prompt import PromptParts, build_compact_system_prompt, build_system_prompt
+from shiro_lsp.agent.prompt import build_system_prompt
+from shiro_lsp.agent.setup import plan_turn
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList

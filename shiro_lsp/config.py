@@ -43,7 +43,7 @@ class Settings(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=10)
     # The model's context window in tokens; None: from the server's model metadata where it reports one.
     context_window: int | None = Field(default=None, gt=0)
-    # auto: calls a model writes as text run until it makes a native call; native: never; text: see text_tools.
+    # auto: calls a model writes as text run until it makes a native call; native: never; text: see adapt/formats/text_calls.py.
     # One format for every model, or per model: {"qwen2.5*": "text", "gpt-*": "native"} (globs).
     tool_call_format: ToolCallFormat | dict[str, ToolCallFormat] = "auto"
     # max_tokens of each agent step (less when the context window has less room left).

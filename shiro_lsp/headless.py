@@ -16,8 +16,8 @@ from typing import TextIO
 
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.context_window import Meter
-from shiro_lsp.agent.engine import ApprovalRequest, Decision
 from shiro_lsp.agent.events import Emit, Event, event_json
+from shiro_lsp.agent.setup import ApprovalRequest, Decision
 from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.config import load_settings
 from shiro_lsp.errors import ShiroError

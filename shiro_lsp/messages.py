@@ -96,3 +96,8 @@ def title_of(messages: list[Message]) -> str:
                 return words[:60] + "..." if len(words) > 60 else words
             return "untitled"
     return "untitled"
+
+
+def succeeded(part: Part) -> bool:
+    """Whether a tool-result part is a result, not an error or a refusal."""
+    return bool(part.get("output", {}).get("type") == "text")

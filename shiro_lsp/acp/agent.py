@@ -56,9 +56,9 @@ from shiro_lsp.acp.translate import (
     replay,
 )
 from shiro_lsp.agent.context_window import Meter
-from shiro_lsp.agent.engine import Answer, ApprovalRequest
 from shiro_lsp.agent.events import Emit, Event
 from shiro_lsp.agent.runtime import AgentRuntime
+from shiro_lsp.agent.setup import Answer, ApprovalRequest
 from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import INVALID_PARAMS, MODEL_ERROR, NOT_FOUND, ShiroError

@@ -53,10 +53,10 @@ from acp.schema import (
     ToolKind,
 )
 
+from shiro_lsp.adapt import TEXT_ORIGIN_NOTE
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.attachments import context_block
-from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision
-from shiro_lsp.agent.text_tools import TEXT_ORIGIN_NOTE
+from shiro_lsp.agent.setup import Answer, ApprovalRequest, Decision
 from shiro_lsp.errors import INVALID_PARAMS
 from shiro_lsp.messages import Message
 from shiro_lsp.state.todos import TaskList

@@ -14,7 +14,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from shiro_lsp.agent.engine import TurnOutcome
+from shiro_lsp.agent.loop import TurnOutcome
 from shiro_lsp.ids import new_id
 from shiro_lsp.usage import NOT_RUN, Usage
 

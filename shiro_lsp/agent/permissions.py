@@ -12,7 +12,7 @@ Order for one call, first word wins:
    is final.
 4. Auto-approved tools (the session's tools) and session grants from ``always`` allow; ``yolo``
    folds ``ask`` into ``allow``. Grants are kept per origin: an ``always`` given to a call the
-   model wrote as text (``origin="text"``, see ``text_tools``) covers only text calls, and one
+   model wrote as text (``origin="text"``, see ``adapt/formats/text_calls.py``) covers only text calls, and one
    given to a native call never covers a text call.
 
 What a tool is (mutating or not, its default rule, auto-approved or not) is read from its
@@ -39,7 +39,7 @@ from shiro_lsp.tools.base import JsonObject, RuleDecision, RuleEntry, ToolRegist
 
 Rules = dict[str, RuleEntry]
 Origin = Literal["native", "text"]
-"""Where a call came from: the provider's native ``tool_calls``, or the model's text (text_tools)."""
+"""Where a call came from: the provider's native ``tool_calls``, or the model's text (adapt/formats/text_calls.py)."""
 
 RULE_DECISIONS: tuple[RuleDecision, ...] = ("allow", "ask", "deny")
 _STRICTNESS: dict[RuleDecision, int] = {"allow": 0, "ask": 1, "deny": 2}

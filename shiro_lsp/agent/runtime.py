@@ -16,32 +16,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from shiro_lsp.adapt import (
+    VIEW_KEY,
+    PromptParts,
+    WorkspaceView,
+    budget_for,
+    build_compact_system_prompt,
+    workspace_view,
+)
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.attachments import REFUSED_NOTICE, gate_attachments, has_sources
 from shiro_lsp.agent.chat_queue import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
-from shiro_lsp.agent.engine import (
-    Answer,
-    ApprovalRequest,
-    Decision,
-    Emit,
-    History,
-    Turn,
-    TurnPlan,
-    TurnSetup,
-    plan_turn,
-)
-from shiro_lsp.agent.events import Event, Failed, Notice, ToolCall
+from shiro_lsp.agent.events import Emit, Event, Failed, Notice, ToolCall
 from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
+from shiro_lsp.agent.loop import Turn
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.prompt import (
-    PromptParts,
-    build_compact_system_prompt,
-    build_system_prompt,
-    is_git_workspace,
-)
+from shiro_lsp.agent.prompt import build_system_prompt, is_git_workspace
+from shiro_lsp.agent.setup import Answer, ApprovalRequest, Decision, History, TurnPlan, TurnSetup, plan_turn
 from shiro_lsp.agent.turn_log import LoggedSession, TurnLog
-from shiro_lsp.agent.workspace_view import VIEW_KEY, WorkspaceView, budget_for, workspace_view
 from shiro_lsp.checkpoints.recorder import TurnChanges
 from shiro_lsp.checkpoints.review import Checkpoints
 from shiro_lsp.checkpoints.rows import TurnChangesView
@@ -576,7 +569,7 @@ class AgentRuntime:
 
         def overhead() -> int:
             instructions = self.system_prompt(plan, notes_block) + self.task_reminder()
-            if text_format:  # measured as the turn sends it (engine.Turn._model_step)
+            if text_format:  # measured as the turn sends it (loop.Turn._model_step)
                 return self.window.locked(self.window.overhead, instructions + plan.text_tools_prompt, [])
             return self.window.locked(self.window.overhead, instructions, list(plan.specs))
 
@@ -747,7 +740,7 @@ def _client_for(s: Settings) -> ModelClient:
 
 
 class _MeteredHistory:
-    """The live session as the engine sees it: every model step also updates the context meter."""
+    """The live session as the loop sees it: every model step also updates the context meter."""
 
     def __init__(self, session: LiveSessionLike, runtime: AgentRuntime) -> None:
         self._session = session

@@ -2,7 +2,7 @@
 
 For each call: look the tool up, check it is offered, count repeats, ask the permission rules and,
 where they say so, the user; hold the workspace reservation, record the checkpoint around the run,
-redact the output, and build the result part. ``engine.Turn`` runs the steps and hands each step's
+redact the output, and build the result part. ``loop.Turn`` runs the steps and hands each step's
 calls to a :class:`ToolCallRunner`, which lives as long as the turn (the repeat counts and the
 refused calls are per turn).
 """
@@ -11,30 +11,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal
 
+from shiro_lsp.adapt import (
+    NOTHING_EDITED,
+    WRITE_IT_OUT,
+    edits_in_place,
+    not_offered_error,
+    with_changes,
+    writes_literal_file,
+)
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.events import Emit
-from shiro_lsp.agent.file_listings import WRITE_IT_OUT, writes_literal_file
 from shiro_lsp.agent.permissions import Origin, RepeatGuard
-from shiro_lsp.agent.prompt import not_offered_error
-from shiro_lsp.agent.workspace_view import NOTHING_EDITED, edits_in_place, with_changes
+from shiro_lsp.agent.setup import (
+    Answer,
+    ApprovalRequest,
+    ToolChangesLike,
+    TurnSetup,
+)
 from shiro_lsp.checkpoints.rows import ChangedFile, FilePreview
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
+from shiro_lsp.messages import succeeded as succeeded
 from shiro_lsp.providers.types import ToolCallReady
 from shiro_lsp.providers.wire import loose_tool_input
 from shiro_lsp.tools import ToolContext, parse_arguments
-from shiro_lsp.tools.base import WriteRecorder
-
-if TYPE_CHECKING:
-    from shiro_lsp.agent.engine import TurnSetup
 
 log = logging.getLogger(__name__)
-
-Decision = Literal["once", "always", "deny"]
 
 DENIED_OUTPUT = "User denied this tool call."
 MAX_REASON = 2_000
@@ -59,69 +64,6 @@ REPEAT_STOP_NOTICE = (
 REPEAT_STOP_AT = 5
 """The identical call (same name and arguments, allowed or refused) that ends the turn."""
 HEADLESS_HINT = " (headless mode; run with --yolo to allow it)"
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    tool_name: str
-    input: Any
-    matched_pattern: str | None
-    suggested_pattern: str
-    repeated: bool
-    warning: str | None = None
-    previews: list[FilePreview] | None = None
-    """File tools: one per file the call would change."""
-    call_id: str | None = None
-    """The tool call asked about (the id its ``tool-start``/``tool-call`` events carry)."""
-    origin: Origin = "native"
-    """``text``: Shiro read the call from the model's text; the card says so."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The user's answer with the reason they gave for a deny (the model reads it)."""
-
-    decision: Decision
-    reason: str | None = None
-    expired: bool = False
-    """No answer came in time (the deny is the timeout's)."""
-
-
-class ChangeTracker(Protocol):
-    """Records what the turn's tool calls change (the checkpoint); see ``checkpoints.recorder``."""
-
-    async def preview(self, tool_name: str, input: dict[str, Any]) -> list[FilePreview] | None: ...
-
-    async def before(self, tool_name: str, input: dict[str, Any]) -> Any: ...
-
-    def recorder(self, watch: Any) -> WriteRecorder | None:
-        """What the tool itself tells about its writes (``ToolContext.recorder``), if anything."""
-        ...
-
-    async def after(self, watch: Any, prepare: str | None = None) -> ToolChangesLike | None:
-        """What the call changed. ``prepare``: the next call's tool, whose :meth:`before` may then
-        be made in the same thread hop (valid until :meth:`drop_prepared`)."""
-        ...
-
-    def drop_prepared(self) -> None:
-        """The workspace reservation was given back: a prepared ``before`` may be out of date."""
-        ...
-
-
-class ToolChangesLike(Protocol):
-    @property
-    def diff(self) -> str: ...
-
-    @property
-    def files(self) -> list[ChangedFile]: ...
-
-
-Approver = Callable[[ApprovalRequest], Awaitable[Decision | Answer]]
-
-
-async def deny_all(request: ApprovalRequest) -> Decision | Answer:
-    """The approver when no one can answer (headless without --yolo): fail closed."""
-    return "deny"
 
 
 class ToolCallRunner:
@@ -419,11 +361,6 @@ def result_part(call: ToolCallReady, text: str, *, error: bool = False) -> dict[
         "toolName": call.name,
         "output": {"type": "error-text" if error else "text", "value": text},
     }
-
-
-def succeeded(result: dict[str, Any]) -> bool:
-    """Whether a tool-result part (:func:`result_part`) is a result, not an error or a refusal."""
-    return bool(result.get("output", {}).get("type") == "text")
 
 
 def _message_of(error: BaseException) -> str:

@@ -15,11 +15,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from shiro_lsp.agent.text_tools import is_call_shaped, writes_a_result
-from shiro_lsp.agent.tool_calls import succeeded
+from shiro_lsp.adapt import is_call_shaped, writes_a_result
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.jail import Roots, relative_posix, resolve_in_workspace
-from shiro_lsp.messages import Message
+from shiro_lsp.messages import Message, succeeded
 from shiro_lsp.tools.edits import PLANNERS
 from shiro_lsp.tools.files import open_text
 
@@ -174,7 +173,7 @@ def _runs(prompt: str, at: int) -> bool:
 
 @dataclass
 class TurnGuard:
-    """The state of one turn the guards need, fed by the engine after every tool step."""
+    """The state of one turn the guards need, fed by the loop after every tool step."""
 
     prompt: str
     workspace: Roots
@@ -183,9 +182,9 @@ class TurnGuard:
     """The tools offered this turn: an answer that names one as a call's name tried to call it."""
     reads_text_calls: bool = True
     """Whether calls written as text are read this step: where they are not (a model that made a
-    native call, text_tools.py), a call-shaped answer is text, never something to send back for."""
+    native call, adapt/formats/text_calls.py), a call-shaped answer is text, never something to send back for."""
     writes_out: bool = False
-    """The model writes files out in its reply (file_listings.py), so that is what it is told to do."""
+    """The model writes files out in its reply (adapt/formats/whole_file.py), so that is what it is told to do."""
     asks_to_run: bool = True
     """False: the model is shown no tools, so Shiro runs the command the user named itself."""
     nudges: int = 0

@@ -12,7 +12,6 @@ from pydantic import ValidationError
 
 from shiro_lsp.agent.chat_queue import ChatOutcome
 from shiro_lsp.agent.context_window import Meter
-from shiro_lsp.agent.engine import Answer, ApprovalRequest, Decision
 from shiro_lsp.agent.events import (
     Delta,
     Emit,
@@ -26,6 +25,7 @@ from shiro_lsp.agent.events import (
 )
 from shiro_lsp.agent.permissions import Grant, Grants
 from shiro_lsp.agent.runtime import CompactionPhase
+from shiro_lsp.agent.setup import Answer, ApprovalRequest, Decision
 from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.server import protocol as p
 from shiro_lsp.server.rpc import ShiroServer, changes_wire, compaction_wire, fs_path, request, todos_wire

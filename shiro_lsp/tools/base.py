@@ -41,7 +41,7 @@ MAX_OUTPUT = 30_000
 """Characters any single tool result may carry; the rest is cut with ``... [truncated N chars]``."""
 
 RuleDecision = Literal["allow", "ask", "deny"]
-"""What a permission rule says about a call (the user's answer is ``engine.Decision``)."""
+"""What a permission rule says about a call (the user's answer is ``agent.setup.Decision``)."""
 ToolRules = dict[str, RuleDecision]
 """``{pattern: decision}`` matched against a call's subjects; the last matching pattern wins."""
 RuleEntry = RuleDecision | ToolRules

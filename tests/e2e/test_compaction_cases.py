@@ -35,7 +35,7 @@ from long_kit import (
 
 from fakes.fake_openai import HttpError, Reasoning, Step, StreamError, Text, ToolCall, Usage
 from lsp_client import ShiroClient
-from shiro_lsp.agent.engine import STALE_NOTICE
+from shiro_lsp.agent.loop import STALE_NOTICE
 from shiro_lsp.context.summary import COMPACT_SUMMARY_PREFIX, COMPACT_SYSTEM_PROMPT
 
 api, fake, init_options = long_kit.api, long_kit.fake, long_kit.init_options  # the kit's fixtures

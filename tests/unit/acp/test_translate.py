@@ -36,7 +36,7 @@ from shiro_lsp.acp.translate import (
     title_of,
 )
 from shiro_lsp.agent import events as ev
-from shiro_lsp.agent.engine import ApprovalRequest
+from shiro_lsp.agent.setup import ApprovalRequest
 from shiro_lsp.checkpoints.rows import FilePreview
 
 WS = Path("/work/project")

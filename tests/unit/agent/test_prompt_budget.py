@@ -5,16 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from shiro_lsp.adapt.prompts import COMPACT_DROPPED_PARAMETERS, PromptParts, build_compact_system_prompt
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.context_window import tools_tokens
-from shiro_lsp.agent.engine import plan_turn
-from shiro_lsp.agent.prompt import (
-    COMPACT_DROPPED_PARAMETERS,
-    PromptParts,
-    build_compact_system_prompt,
-    build_system_prompt,
-    tools_section,
-)
+from shiro_lsp.agent.prompt import build_system_prompt, tools_section
+from shiro_lsp.agent.setup import plan_turn
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList

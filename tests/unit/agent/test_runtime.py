@@ -13,8 +13,8 @@ import pytest
 from fakes.scripted_client import Reply, ScriptedClient
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.context_window import Meter
-from shiro_lsp.agent.engine import ApprovalRequest
 from shiro_lsp.agent.runtime import BUSY_COMPACT, AgentRuntime
+from shiro_lsp.agent.setup import ApprovalRequest
 from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.config import load_settings
 from shiro_lsp.context.estimate import estimate_text

@@ -1,4 +1,4 @@
-"""engine.Turn through the in-process scripted client: steps, tools, approvals, errors, cancel, pruning."""
+"""loop.Turn through the in-process scripted client: steps, tools, approvals, errors, cancel, pruning."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from fakes.scripted_client import Call, Reply, ScriptedClient
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.context_window import ContextWindow
-from shiro_lsp.agent.engine import ApprovalRequest, Turn, TurnSetup, plan_turn
+from shiro_lsp.agent.loop import Turn
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
-from shiro_lsp.agent.text_tools import ToolCallFormat
+from shiro_lsp.agent.setup import ApprovalRequest, TurnSetup, plan_turn
+from shiro_lsp.config import ToolCallFormat
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.types import ProviderError
 from shiro_lsp.tools import builtin_registry
@@ -209,16 +210,16 @@ async def test_a_history_over_the_threshold_is_pruned_on_the_wire_not_in_the_ses
 async def test_text_tool_calls_describe_the_tools_once_per_turn_and_the_same_every_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shiro_lsp.agent import engine
+    from shiro_lsp.agent import setup
 
     built: list[int] = []
-    real = engine.tools_prompt
+    real = setup.tools_prompt
 
     def counting(specs: list[Any]) -> str:
         built.append(len(specs))
         return real(specs)
 
-    monkeypatch.setattr(engine, "tools_prompt", counting)
+    monkeypatch.setattr(setup, "tools_prompt", counting)
     (tmp_path / "notes.txt").write_text("the answer is 42\n")
     call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call>'
     client = ScriptedClient(Reply(call), Reply(call), Reply("it says 42"))

@@ -17,7 +17,7 @@ from test_turn import make_turn
 
 from fakes.scripted_client import Call, Reply, ScriptedClient
 from shiro_lsp.agent import events as ev
-from shiro_lsp.agent.engine import Turn
+from shiro_lsp.agent.loop import Turn
 from shiro_lsp.checkpoints.recorder import TurnChanges
 from shiro_lsp.checkpoints.review import Checkpoints
 from shiro_lsp.state.checkpoints import CheckpointStore

@@ -9,9 +9,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from shiro_lsp.agent.agents import variant
-from shiro_lsp.agent.engine import plan_turn
 from shiro_lsp.agent.permissions import PermissionPolicy
 from shiro_lsp.agent.prompt import how_to_work, tools_section
+from shiro_lsp.agent.setup import plan_turn
 from shiro_lsp.errors import ToolError
 from shiro_lsp.headless import HEADLESS_DENIAL
 from shiro_lsp.tools import (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shiro_lsp.agent.file_listings import file_listings, splice, without_listings, writes_literal_file
+from shiro_lsp.adapt.formats.whole_file import file_listings, splice, without_listings, writes_literal_file
 
 STATS = "def average(numbers):\n    return sum(numbers) / (len(numbers) + 1)\n\n\ndef largest(numbers):\n    return max(numbers)\n"
 FIXED = STATS.replace("(len(numbers) + 1)", "len(numbers)")

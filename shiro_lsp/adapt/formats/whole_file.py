@@ -3,7 +3,7 @@ get right (Aider's "whole file" format, which the same 1.5B model follows where 
 
 In a small window the compact prompt asks for it: the file's path alone on a line, then the whole new
 content in a fenced block. A reply may hold several. Each becomes a ``write_file`` call read from text
-(``origin="text"``: the same approvals and limits as any text call, text_tools.py). The forms the
+(``origin="text"``: the same approvals and limits as any text call, adapt/formats/text_calls.py). The forms the
 model falls into on its own are read too:
 
 - the path as the block's first line, inside the fence;
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from shiro_lsp.agent.text_tools import TextCall, is_call_shaped
+from shiro_lsp.adapt.formats.text_calls import TextCall, is_call_shaped
 from shiro_lsp.errors import ToolError
 from shiro_lsp.tools.files import open_text
 
@@ -67,6 +67,9 @@ MAX_SHOWN_FILES = 40
 
 WRITTEN_OUT = frozenset({"write_file", "edit_file"})
 """The file tools whose work a model that writes files out does in its reply instead."""
+WITHHELD_WHEN_WRITING_OUT = WRITTEN_OUT | {"todo_write"}
+"""What a small model that writes calls as text is not told of: it writes files out instead of calling
+the file tools, and the task list (a 1.5B model re-sent one task list until it was refused)."""
 
 WRITE_IT_OUT = (
     "Not run: write the file out instead, its path alone on one line, then its whole new content in a "

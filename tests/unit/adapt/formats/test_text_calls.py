@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fakes.recorded import exchange
-from shiro_lsp.agent.text_tools import (
+from shiro_lsp.adapt.formats.text_calls import (
     TextCall,
     TextHold,
     as_text_protocol,
@@ -240,7 +240,7 @@ def test_the_tagged_hold_gives_back_a_tag_start_that_was_not_a_tag() -> None:
 
 
 def test_a_tag_after_prose_is_a_call_only_when_nothing_follows_the_blocks() -> None:
-    from shiro_lsp.agent.text_tools import split_tagged_calls
+    from shiro_lsp.adapt.formats.text_calls import split_tagged_calls
 
     split = split_tagged_calls("Reading it.\n" + CALL + "\n" + CALL, TOOLS)
     assert split is not None and split[0] == "Reading it." and [c.name for c in split[1]] == ["read_file"] * 2
@@ -250,7 +250,7 @@ def test_a_tag_after_prose_is_a_call_only_when_nothing_follows_the_blocks() -> N
 
 
 def test_the_history_is_written_as_text_with_turns_that_alternate() -> None:
-    from shiro_lsp.agent.text_tools import as_text_protocol
+    from shiro_lsp.adapt.formats.text_calls import as_text_protocol
 
     call = {"type": "tool-call", "toolCallId": "c1", "toolName": "read_file", "input": {"path": "a"}}
     result = {
@@ -281,7 +281,7 @@ def test_the_history_is_written_as_text_with_turns_that_alternate() -> None:
 
 
 def test_the_tools_prompt_is_the_same_for_the_same_tools() -> None:
-    from shiro_lsp.agent.text_tools import tools_prompt
+    from shiro_lsp.adapt.formats.text_calls import tools_prompt
 
     specs = list(TOOLS.values())
     first = tools_prompt(specs)

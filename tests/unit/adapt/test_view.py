@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shiro_lsp.agent.workspace_view import missing_references_note
+from shiro_lsp.adapt.view import missing_references_note
 
 
 @pytest.mark.parametrize(

@@ -492,7 +492,7 @@ def tools_prompt(specs: list[ToolSpec]) -> str:
 
 
 WRITTEN_AS_KEY = "shiroWrittenAs"
-"""On a reply whose files Shiro wrote from its listings (file_listings.py): the text the model wrote."""
+"""On a reply whose files Shiro wrote from its listings (adapt/formats/whole_file.py): the text the model wrote."""
 
 
 def as_text_protocol(messages: list[Message]) -> list[Message]:

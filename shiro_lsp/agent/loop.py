@@ -1,4 +1,4 @@
-"""The turn engine (spec §7.5–7.6): one user message becomes model steps, tool calls and events.
+"""The turn loop (spec §7.5–7.6): one user message becomes model steps, tool calls and events.
 
 A turn pushes the user's message, then loops: rebuild the system prompt, prepare the wire view of
 the history (pruned to fit, §4.1), stream one model call, append what it said, hand the tool calls
@@ -18,29 +18,41 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from shiro_lsp.agent import events as ev
-from shiro_lsp.agent.agents import AgentVariant, takes_reasoning_effort
-from shiro_lsp.agent.context_window import ContextWindow, WireView
-from shiro_lsp.agent.events import Emit, Event
-from shiro_lsp.agent.file_listings import (
+from shiro_lsp.adapt import (
     MAX_SHOWN_FILES,
-    WRITTEN_OUT,
+    VIEW_KEY,
+    VIEW_NOTE_KEY,
+    WRITTEN_AS_KEY,
     Listing,
+    TextCall,
+    TextHold,
+    ToolCallFormat,
+    as_text_protocol,
+    as_written,
+    echoes_tool_output,
     file_listings,
     listing_call,
+    listing_notice,
+    overview,
+    parse_text_tool_calls,
+    split_tagged_calls,
+    text_call_notice,
+    tool_outputs,
+    with_workspace_views,
     without_code,
     without_listings,
+    writes_a_result,
 )
-from shiro_lsp.agent.permissions import Grants, PermissionPolicy
+from shiro_lsp.agent import events as ev
+from shiro_lsp.agent.agents import takes_reasoning_effort
+from shiro_lsp.agent.context_window import WireView
+from shiro_lsp.agent.events import Emit
 from shiro_lsp.agent.pricing import cost_of
-from shiro_lsp.agent.prompt import compact_spec, offered_when_compact
 from shiro_lsp.agent.python_check import (
     fix_instruction,
     python_problems,
@@ -48,41 +60,13 @@ from shiro_lsp.agent.python_check import (
     without_standard_library,
 )
 from shiro_lsp.agent.repetition import CUT_NOTICE, WRITE_AGAIN, RepetitionWatch
-from shiro_lsp.agent.text_tools import (
-    WRITTEN_AS_KEY,
-    TextCall,
-    TextHold,
-    ToolCallFormat,
-    as_text_protocol,
-    as_written,
-    echoes_tool_output,
-    listing_notice,
-    parse_text_tool_calls,
-    split_tagged_calls,
-    text_call_notice,
-    tool_outputs,
-    tools_prompt,
-    writes_a_result,
-)
-from shiro_lsp.agent.tool_calls import (
-    Answer,
-    ApprovalRequest,
-    Approver,
-    ChangeTracker,
-    Decision,
-    ToolCallRunner,
-    deny_all,
-    result_part,
-    succeeded,
-)
+from shiro_lsp.agent.setup import History, TurnSetup
+from shiro_lsp.agent.tool_calls import ToolCallRunner, result_part, succeeded
 from shiro_lsp.agent.turn_guards import NOTICE as NUDGE_NOTICE
 from shiro_lsp.agent.turn_guards import WROTE_A_RESULT, TurnGuard, nudge_message, reply_text
-from shiro_lsp.agent.workspace_view import VIEW_KEY, VIEW_NOTE_KEY, overview, with_workspace_views
 from shiro_lsp.context.prune import detach_provider_items
-from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.types import (
-    ModelClient,
     ModelRequest,
     ProviderError,
     ProviderNotice,
@@ -94,7 +78,7 @@ from shiro_lsp.providers.types import (
     ToolInputStart,
 )
 from shiro_lsp.providers.wire import loose_tool_input, tool_output_text
-from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
+from shiro_lsp.tools import ToolSpec
 from shiro_lsp.tools.files import SECRETS_HIDDEN
 from shiro_lsp.tools.shell import exit_status
 from shiro_lsp.usage import Usage
@@ -123,13 +107,6 @@ for "our production password" wrote the file out again and again; told this, it 
 IDLE_WRITES_NOTICE = (
     "The model's written-out files changed nothing {count} times in a row, so the turn was ended."
 )
-WITHHELD_WHEN_WRITING_OUT = WRITTEN_OUT | {"todo_write"}
-"""What a small model that writes calls as text is not told of: it writes files out instead of calling
-the file tools, and the task list (a 1.5B model re-sent one task list until it was refused)."""
-
-# re-exported: front ends took them from here
-__all__ = ["Answer", "ApprovalRequest", "Decision", "Emit", "Event"]
-
 STALE_NOTICE = (
     "The provider no longer had part of this session stored. Re-sent the history inline and carried on."
 )
@@ -137,129 +114,8 @@ TEXT_FORMAT_NOTICE = (
     "The model server cannot take native tool calls for {model}; Shiro describes the tools in the prompt "
     'instead (toolCallFormat "text") for the rest of this session.'
 )
-DEFAULT_MAX_OUTPUT_TOKENS = 16_384
 MIN_OUTPUT_TOKENS = 256
 CANCELLED_OUTPUT = "The user cancelled the turn before this tool call finished, so its effects are unknown."
-
-
-class History(Protocol):
-    """What the engine needs of a live session."""
-
-    @property
-    def messages(self) -> list[Message]: ...
-
-    def append(self, *messages: Message) -> None: ...
-
-    def replace(self, messages: list[Message]) -> None: ...
-
-    def add_usage(self, usage: Usage) -> None: ...
-
-
-PromptBuilder = Callable[[], Awaitable[str]]
-"""The system prompt from the live state (task list, memory), rebuilt before every model step
-(it reads files, so builders run it off the event loop)."""
-Reservation = Callable[[], AbstractAsyncContextManager[Any]]
-
-
-@dataclass(frozen=True)
-class TurnPlan:
-    """Which variant runs and which tools it is offered: decided once per turn (and per meter)."""
-
-    variant: AgentVariant
-    registry: ToolRegistry
-    tools: tuple[str, ...]
-    specs: tuple[ToolSpec, ...]
-    hidden: frozenset[str] = frozenset()
-    """Registered tools not offered (never approvable in this front door, or git outside a repository)."""
-    compact: bool = False
-    """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
-    withheld: tuple[ToolSpec, ...] = ()
-    """Tools the model is not told of but whose calls still run: the file tools and the task list,
-    when a small model that writes its calls as text writes files out instead (file_listings.py)."""
-
-    @property
-    def writes_out(self) -> bool:
-        return bool(self.withheld)
-
-    def offering_nothing(self) -> TurnPlan:
-        """The plan for a model that writes files out and is shown the whole workspace: no tools are
-        sent (the 1.5B model then writes the files out, as with Aider, instead of reaching for sed);
-        the calls it writes as text still run."""
-        return replace(self, specs=(), withheld=(*self.withheld, *self.specs))
-
-    @cached_property
-    def readable_specs(self) -> dict[str, ToolSpec]:
-        """The tools a call written as text may name and run: the offered and the withheld ones."""
-        return {spec.name: spec for spec in (*self.specs, *self.withheld)}
-
-    @cached_property
-    def unoffered_specs(self) -> dict[str, ToolSpec]:
-        """Registered tools not offered: a text call to one is read, and answered with an error."""
-        return {spec.name: spec for spec in self.registry.specs() if spec.name not in self.tools}
-
-    @cached_property
-    def text_tools_prompt(self) -> str:
-        """The system prompt's tool section when tool calls are written as text: built once per plan."""
-        return tools_prompt(list(self.specs))
-
-
-def plan_turn(
-    variant: AgentVariant,
-    registry: ToolRegistry,
-    hidden: frozenset[str] = frozenset(),
-    *,
-    compact: bool = False,
-    writes_out: bool = False,
-) -> TurnPlan:
-    """The read-only variants are offered the plan-safe tools, the others every registered tool."""
-    offered = registry.read_only() if variant.read_only else registry.names()
-    tools = tuple(
-        name for name in offered if name not in hidden and (not compact or offered_when_compact(name))
-    )
-    specs = registry.specs(tools)
-    if compact:
-        specs = [compact_spec(spec) for spec in specs]
-    writes_out = writes_out and compact and "write_file" in tools
-    withheld = tuple(s for s in specs if writes_out and s.name in WITHHELD_WHEN_WRITING_OUT)
-    shown = tuple(s for s in specs if s not in withheld)
-    return TurnPlan(variant, registry, tools, shown, hidden, compact, withheld)
-
-
-@dataclass
-class TurnSetup:
-    client: ModelClient
-    model: str
-    plan: TurnPlan
-    policy: PermissionPolicy
-    grants: Grants
-    window: ContextWindow
-    system_prompt: PromptBuilder
-    workspace: Path | Sequence[Path]
-    """What the tools see: the session's root, or every workspace folder (``jail.Folders``)."""
-    approver: Approver = deny_all
-    reservation: Reservation | None = None
-    changes: ChangeTracker | None = None
-    redactor: Redactor = field(default_factory=Redactor)
-    """Cuts secrets (known key formats, the configured keys) out of every tool result."""
-    sandbox: str = "off"
-    sandbox_network: bool = False
-    reminder: Callable[[], str] | None = None
-    """The task list, sent after the conversation (not in the system prompt: see ``with_reminder``)."""
-    can_ask: bool = True
-    yolo: bool = False
-    tool_call_format: ToolCallFormat = "auto"
-    context_window: int | None = None
-    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
-    workspace_view: str = ""
-    """What the turn's user message carries of the workspace (``workspace_view``); '' for none."""
-    workspace_note: str = ""
-    """What it carries after the user's words (``WorkspaceView.note``); '' for none."""
-    temperature: float | None = None
-    """The agent steps' sampling temperature (None: the server's default)."""
-
-    def bash_warning(self) -> str:
-        """What a bash approval card says about where the command runs (sandboxed or not)."""
-        return sandbox.warning(self.sandbox, self.sandbox_network)
 
 
 def with_reminder(messages: list[Message], reminder: str) -> list[Message]:
@@ -340,7 +196,7 @@ class _StepResult:
     answered_with_files: bool = False
     """The reply wrote files out and said what it did: the turn's answer, as with Aider."""
     wrote_out: bool = False
-    """The step's calls are the files the reply wrote out (file_listings.py)."""
+    """The step's calls are the files the reply wrote out (adapt/formats/whole_file.py)."""
 
 
 class Turn:
@@ -360,7 +216,7 @@ class Turn:
         self.secret_write_answered = False
         self.tool_call_format: ToolCallFormat = setup.tool_call_format
         self.native_calls_seen = False
-        """auto: the model made a native call, so its text is text from then on (text_tools.py)."""
+        """auto: the model made a native call, so its text is text from then on (adapt/formats/text_calls.py)."""
         self.guard = TurnGuard("", setup.workspace, can_run_commands=False)
         """Whether a step without tool calls may end the turn (set up by ``run``)."""
 
@@ -655,8 +511,8 @@ class Turn:
     async def _calls_from_text(
         self, message: Message, step: _StepResult, hold: TextHold, specs: list[ToolSpec]
     ) -> Message:
-        """A message that is wholly tool calls written as text becomes those calls (text_tools.py);
-        in a small window, files written out in it become ``write_file`` calls (file_listings.py)."""
+        """A message that is wholly tool calls written as text becomes those calls (adapt/formats/text_calls.py);
+        in a small window, files written out in it become ``write_file`` calls (adapt/formats/whole_file.py)."""
         parts = message.get("content")
         if not isinstance(parts, list):
             return message

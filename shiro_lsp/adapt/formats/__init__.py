@@ -1,0 +1,1 @@
+"""How a model's reply is read: native tool calls, calls written as text, files written out whole."""

@@ -1,0 +1,221 @@
+"""What a turn is set up with: the plan (variant and tools), the setup (client, policy, window, prompt,
+approvals, checkpoints) and the answers an approval gets.
+
+The runtime builds a :class:`TurnSetup` per turn (``agent/runtime.py``); the loop (``agent/loop.py``)
+runs it and hands each step's calls to the per-call pipeline (``agent/tool_calls.py``). Both read
+these types from here, so neither imports the other for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from shiro_lsp.adapt import (
+    WITHHELD_WHEN_WRITING_OUT,
+    ToolCallFormat,
+    compact_spec,
+    offered_when_compact,
+    tools_prompt,
+)
+from shiro_lsp.agent.agents import AgentVariant
+from shiro_lsp.agent.context_window import ContextWindow
+from shiro_lsp.agent.permissions import Grants, Origin, PermissionPolicy
+from shiro_lsp.checkpoints.rows import ChangedFile, FilePreview
+from shiro_lsp.fs.secrets import Redactor
+from shiro_lsp.messages import Message
+from shiro_lsp.providers.types import ModelClient
+from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
+from shiro_lsp.tools.base import WriteRecorder
+from shiro_lsp.usage import Usage
+
+DEFAULT_MAX_OUTPUT_TOKENS = 16_384
+
+Decision = Literal["once", "always", "deny"]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    tool_name: str
+    input: Any
+    matched_pattern: str | None
+    suggested_pattern: str
+    repeated: bool
+    warning: str | None = None
+    previews: list[FilePreview] | None = None
+    """File tools: one per file the call would change."""
+    call_id: str | None = None
+    """The tool call asked about (the id its ``tool-start``/``tool-call`` events carry)."""
+    origin: Origin = "native"
+    """``text``: Shiro read the call from the model's text; the card says so."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The user's answer with the reason they gave for a deny (the model reads it)."""
+
+    decision: Decision
+    reason: str | None = None
+    expired: bool = False
+    """No answer came in time (the deny is the timeout's)."""
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[Decision | Answer]]
+
+
+async def deny_all(request: ApprovalRequest) -> Decision | Answer:
+    """The approver when no one can answer (headless without --yolo): fail closed."""
+    return "deny"
+
+
+class ToolChangesLike(Protocol):
+    @property
+    def diff(self) -> str: ...
+
+    @property
+    def files(self) -> list[ChangedFile]: ...
+
+
+class ChangeTracker(Protocol):
+    """Records what the turn's tool calls change (the checkpoint); see ``checkpoints.recorder``."""
+
+    async def preview(self, tool_name: str, input: dict[str, Any]) -> list[FilePreview] | None: ...
+
+    async def before(self, tool_name: str, input: dict[str, Any]) -> Any: ...
+
+    def recorder(self, watch: Any) -> WriteRecorder | None:
+        """What the tool itself tells about its writes (``ToolContext.recorder``), if anything."""
+        ...
+
+    async def after(self, watch: Any, prepare: str | None = None) -> ToolChangesLike | None:
+        """What the call changed. ``prepare``: the next call's tool, whose :meth:`before` may then
+        be made in the same thread hop (valid until :meth:`drop_prepared`)."""
+        ...
+
+    def drop_prepared(self) -> None:
+        """The workspace reservation was given back: a prepared ``before`` may be out of date."""
+        ...
+
+
+class History(Protocol):
+    """What the loop needs of a live session."""
+
+    @property
+    def messages(self) -> list[Message]: ...
+
+    def append(self, *messages: Message) -> None: ...
+
+    def replace(self, messages: list[Message]) -> None: ...
+
+    def add_usage(self, usage: Usage) -> None: ...
+
+
+PromptBuilder = Callable[[], Awaitable[str]]
+"""The system prompt from the live state (task list, memory), rebuilt before every model step
+(it reads files, so builders run it off the event loop)."""
+Reservation = Callable[[], AbstractAsyncContextManager[Any]]
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """Which variant runs and which tools it is offered: decided once per turn (and per meter)."""
+
+    variant: AgentVariant
+    registry: ToolRegistry
+    tools: tuple[str, ...]
+    specs: tuple[ToolSpec, ...]
+    hidden: frozenset[str] = frozenset()
+    """Registered tools not offered (never approvable in this front door, or git outside a repository)."""
+    compact: bool = False
+    """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
+    withheld: tuple[ToolSpec, ...] = ()
+    """Tools the model is not told of but whose calls still run: the file tools and the task list,
+    when a small model that writes its calls as text writes files out instead (adapt/formats/whole_file.py)."""
+
+    @property
+    def writes_out(self) -> bool:
+        return bool(self.withheld)
+
+    def offering_nothing(self) -> TurnPlan:
+        """The plan for a model that writes files out and is shown the whole workspace: no tools are
+        sent (the 1.5B model then writes the files out, as with Aider, instead of reaching for sed);
+        the calls it writes as text still run."""
+        return replace(self, specs=(), withheld=(*self.withheld, *self.specs))
+
+    @cached_property
+    def readable_specs(self) -> dict[str, ToolSpec]:
+        """The tools a call written as text may name and run: the offered and the withheld ones."""
+        return {spec.name: spec for spec in (*self.specs, *self.withheld)}
+
+    @cached_property
+    def unoffered_specs(self) -> dict[str, ToolSpec]:
+        """Registered tools not offered: a text call to one is read, and answered with an error."""
+        return {spec.name: spec for spec in self.registry.specs() if spec.name not in self.tools}
+
+    @cached_property
+    def text_tools_prompt(self) -> str:
+        """The system prompt's tool section when tool calls are written as text: built once per plan."""
+        return tools_prompt(list(self.specs))
+
+
+def plan_turn(
+    variant: AgentVariant,
+    registry: ToolRegistry,
+    hidden: frozenset[str] = frozenset(),
+    *,
+    compact: bool = False,
+    writes_out: bool = False,
+) -> TurnPlan:
+    """The read-only variants are offered the plan-safe tools, the others every registered tool."""
+    offered = registry.read_only() if variant.read_only else registry.names()
+    tools = tuple(
+        name for name in offered if name not in hidden and (not compact or offered_when_compact(name))
+    )
+    specs = registry.specs(tools)
+    if compact:
+        specs = [compact_spec(spec) for spec in specs]
+    writes_out = writes_out and compact and "write_file" in tools
+    withheld = tuple(s for s in specs if writes_out and s.name in WITHHELD_WHEN_WRITING_OUT)
+    shown = tuple(s for s in specs if s not in withheld)
+    return TurnPlan(variant, registry, tools, shown, hidden, compact, withheld)
+
+
+@dataclass
+class TurnSetup:
+    client: ModelClient
+    model: str
+    plan: TurnPlan
+    policy: PermissionPolicy
+    grants: Grants
+    window: ContextWindow
+    system_prompt: PromptBuilder
+    workspace: Path | Sequence[Path]
+    """What the tools see: the session's root, or every workspace folder (``jail.Folders``)."""
+    approver: Approver = deny_all
+    reservation: Reservation | None = None
+    changes: ChangeTracker | None = None
+    redactor: Redactor = field(default_factory=Redactor)
+    """Cuts secrets (known key formats, the configured keys) out of every tool result."""
+    sandbox: str = "off"
+    sandbox_network: bool = False
+    reminder: Callable[[], str] | None = None
+    """The task list, sent after the conversation (not in the system prompt: see ``with_reminder``)."""
+    can_ask: bool = True
+    yolo: bool = False
+    tool_call_format: ToolCallFormat = "auto"
+    context_window: int | None = None
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    workspace_view: str = ""
+    """What the turn's user message carries of the workspace (``adapt.view``); '' for none."""
+    workspace_note: str = ""
+    """What it carries after the user's words (``WorkspaceView.note``); '' for none."""
+    temperature: float | None = None
+    """The agent steps' sampling temperature (None: the server's default)."""
+
+    def bash_warning(self) -> str:
+        """What a bash approval card says about where the command runs (sandboxed or not)."""
+        return sandbox.warning(self.sandbox, self.sandbox_network)

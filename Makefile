@@ -90,10 +90,11 @@ test: lint typecheck test-py client-test e2e
 bench: $(STAMP)
 	$(PY) -m bench
 
-## make eval: real coding tasks (eval/tasks) done by Shiro, Aider and qwen-code against one model server, as a
-## table of pass rates and ratios to Shiro (not part of `make test`; see eval/README.md). Without EVAL_URL it
-## uses or starts llama-server on 127.0.0.1:8091 (scripts/realmodel; EVAL_SETUP=1 builds it first).
+## make eval: real coding tasks done by Shiro, Aider and qwen-code against one model server, as a table of pass
+## rates and ratios to Shiro, dev, held-out and paraphrase rows apart (not part of `make test`; see eval/README.md).
+## Without EVAL_URL it uses or starts llama-server on 127.0.0.1:8091 (scripts/realmodel; EVAL_SETUP=1 builds it first).
 ##   make eval [EVAL_URL=… EVAL_MODEL=…] [MODEL=qwen15|qwen05] [TEMPLATE=stock|fenced] [RUNS=3] [TASKS=a,b] [HARNESS=shiro,aider]
+##             [SET=own|exercism|repos|all] [SPLIT=dev|heldout|all] [WORDING=original|p1|p2|p3|paraphrased|all]
 eval: $(STAMP)
 	bash scripts/eval.sh
 

@@ -10,11 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval import harnesses
+from eval import harnesses, sets, splits, wording
 from eval.explain import explain
 from eval.report import compare, table
 from eval.runner import as_dicts, list_models, rescore, run_all
-from eval.taskset import load_tasks
 
 DEFAULT_URL = "http://127.0.0.1:8091/v1"
 
@@ -33,6 +32,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--runs", type=int, default=int(os.environ.get("RUNS") or 3), help="runs per task and harness"
     )
     p.add_argument("--tasks", default=os.environ.get("TASKS") or "", help="comma-separated task names (all)")
+    p.add_argument(
+        "--set", default="own", help=f"task set(s), comma-separated: {', '.join(sets.CHOICES)} (own)"
+    )
+    p.add_argument(
+        "--split", default="dev", choices=splits.CHOICES,
+        help="dev (default); heldout or all also run the held-out third, and mark the run report only",
+    )  # fmt: skip
+    p.add_argument(
+        "--wording", default="original", choices=wording.CHOICES,
+        help="the prompts: the original, one paraphrase (p1-p3), one of the three per task and run, or all",
+    )  # fmt: skip
     p.add_argument("--harness", default=os.environ.get("HARNESS") or "shiro,aider,qwen-code")
     p.add_argument(
         "--timeout", type=float, default=float(os.environ.get("EVAL_TIMEOUT") or 600), help="s per run"
@@ -43,6 +53,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--compare", default=None, metavar="OLD.json", help="print deltas against an earlier run")
     p.add_argument("--list", action="store_true", help="list the tasks and exit")
+    p.add_argument(
+        "--write-splits", action="store_true",
+        help="add tasks missing from eval/splits.json (by its rule; listed tasks never move) and exit",
+    )  # fmt: skip
     p.add_argument(
         "--report", default=None, metavar="RUN.json", help="print the table of a saved run and exit"
     )
@@ -59,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.rescore:
         merged: dict[str, Any] = {"meta": {}, "records": []}
-        tasks_by_name = {t.name: t for t in load_tasks()}
+        tasks_by_name = {t.name: t for t in sets.all_tasks()}
         for path in args.rescore:
             data = json.loads(Path(path).read_text())
             merged["meta"] = merged["meta"] or data["meta"]
@@ -81,11 +95,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.compare:
             print(compare(json.loads(Path(args.compare).read_text()), data))
         return 0
-    tasks = load_tasks(_split(args.tasks) or None)
-    if args.list:
-        for t in tasks:
-            print(f"{t.name:24} {t.kind:7} {t.lang:9} {'multi' if t.multi_step else '':6} {t.prompt}")
+    if args.write_splits:
+        splits.write(splits.updated(sets.all_tasks(), splits.load()))
+        print(f"eval: wrote {splits.SPLITS_FILE}", file=sys.stderr)
         return 0
+    named = _split(args.tasks)
+    tasks = sets.load(_split(args.set) or ["own"], named or None)
+    if args.list:
+        record = splits.load()
+        for t in tasks:
+            split = splits.split_of(t.set, t.name, record)
+            print(
+                f"{t.name:32} {t.set:8} {split:7} {t.kind:7} {t.lang:9} {'multi' if t.multi_step else '':6} {t.prompt}"
+            )
+        return 0
+    tasks = splits.select(tasks, args.split, bool(named))
+    if not tasks:
+        raise SystemExit(f"eval: no {args.split} tasks in set {args.set}")
+    wording.check_available(tasks, args.wording)
     names = _split(args.harness)
     for name in names:
         if name not in harnesses.HARNESSES:
@@ -107,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     meta: dict[str, Any] = {
         "started": stamp, "url": args.url, "model": model, "server": args.label, "runs": args.runs,
         "tasks": [t.name for t in tasks], "harnesses": names, "timeout_s": args.timeout, "logs": str(log_root),
-        "versions": {},
+        "versions": {}, "sets": sorted({t.set for t in tasks}), "split": args.split, "wording": args.wording,
+        "report_only": args.split != "dev",
     }  # fmt: skip
 
     def save(records: list[Any]) -> None:
@@ -117,9 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         harnesses.ensure_installed(name)
         meta["versions"][name] = harnesses.version(name)
-    print(f"eval: {len(tasks)} tasks × {args.runs} run(s) × {', '.join(names)} on {model} at {args.url}",
-          file=sys.stderr)  # fmt: skip
-    records = run_all(tasks, names, args.runs, args.url, model, args.timeout, log_root, on_record=save)
+    print(f"eval: {len(tasks)} tasks × {args.runs} run(s) × {', '.join(names)} on {model} at {args.url}"
+          f" (split {args.split}, wording {args.wording})", file=sys.stderr)  # fmt: skip
+    if meta["report_only"]:
+        print("eval: REPORT ONLY: held-out tasks run; do not tune on what they show", file=sys.stderr)
+    records = run_all(
+        tasks, names, args.runs, args.url, model, args.timeout, log_root, on_record=save,
+        wording_choice=args.wording,
+    )  # fmt: skip
     meta["finished"] = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     save(records)
     print(table(as_dicts(records), meta))

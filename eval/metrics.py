@@ -229,3 +229,26 @@ def traffic(records: list[Record]) -> Traffic:
         errors=[f"HTTP {e.status}" for e in exs if e.status is not None and e.status >= 400]
         + [str(r.get("error")) for r in records if r.get("dir") == "upstream-error"],
     )
+
+
+def repeated_blocks(text: str, size: int = 5) -> set[tuple[str, ...]]:
+    """Blocks of ``size`` non-blank lines that occur twice in ``text`` without overlapping."""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    first: dict[tuple[str, ...], int] = {}
+    repeated: set[tuple[str, ...]] = set()
+    for i in range(len(lines) - size + 1):
+        block = tuple(lines[i : i + size])
+        if i - first.setdefault(block, i) >= size:
+            repeated.add(block)
+    return repeated
+
+
+def duplicated_files(before: dict[str, bytes], written: dict[str, bytes]) -> list[str]:
+    """Written files that hold a block of five or more non-blank lines twice, where their start did not
+    (a listing appended instead of replacing the file, a loop that wrote the same lines again)."""
+    return sorted(
+        path
+        for path, content in written.items()
+        if repeated_blocks(content.decode("utf-8", "replace"))
+        - repeated_blocks(before.get(path, b"").decode("utf-8", "replace"))
+    )

@@ -5,7 +5,10 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from eval import splits
+
 Rec = dict[str, Any]
+SLOW_TURN_S = 120.0
 
 
 def _median(values: list[float]) -> float | None:
@@ -39,6 +42,9 @@ def summarise(records: list[Rec]) -> dict[str, dict[str, Any]]:
             "copied_examples": sum(bool(r["copied_examples"]) for r in rs),
             "timeouts": sum(r["timed_out"] for r in rs),
             "no_tool_call": sum(r["tool_calls"] == 0 for r in rs),
+            # files left holding a block of lines twice; turns longer than SLOW_TURN_S (timeouts too)
+            "duplicated_files": sum(len(r.get("duplicated_files") or []) for r in rs),
+            "turns_over_120s": sum(r["wall_s"] > SLOW_TURN_S or r["timed_out"] for r in rs),
         }
     base = out.get("shiro")
     for s in out.values():
@@ -67,15 +73,46 @@ def _grid(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line, rule, *body])
 
 
+def group_of(record: Rec) -> tuple[str, str, str]:
+    """A record's set, split and wording kind (``original`` or ``paraphrased``); records saved before
+    the sets existed are the own set's, split as splits.json says today."""
+    set_name = record.get("set") or "own"
+    split = record.get("split") or splits.split_of(set_name, record["task"])
+    said = record.get("wording") or "original"
+    return set_name, split, "original" if said == "original" else "paraphrased"
+
+
+def by_group(records: list[Rec]) -> str:
+    """One row per set, split, wording kind and harness: dev, held-out and paraphrase rows apart."""
+    groups: dict[tuple[str, str, str], list[Rec]] = {}
+    for record in records:
+        groups.setdefault(group_of(record), []).append(record)
+    order = {"own": 0, "exercism": 1, "repos": 2, "dev": 0, "heldout": 1, "original": 0, "paraphrased": 1}
+    rows = []
+    for key in sorted(groups, key=lambda k: tuple(order.get(part, 9) for part in k)):
+        for harness, s in summarise(groups[key]).items():
+            rows.append([
+                *key, harness, f"{s['pass_rate']:.0%}", f"{s['passed']}/{s['runs']}", _fmt(s["median_wall_s"], ".0f"),
+                str(s["timeouts"]), str(s["duplicated_files"]), str(s["turns_over_120s"]),
+            ])  # fmt: skip
+    header = ["set", "split", "wording", "harness", "pass rate", "passed", "median wall s", "timeouts",
+              "duplicated files", f"turns > {SLOW_TURN_S:.0f} s"]  # fmt: skip
+    return _grid(header, rows)
+
+
 def table(records: list[Rec], meta: dict[str, Any]) -> str:
     summary = summarise(records)
     head = (
         f"eval {meta.get('started', '')}: model {meta.get('model')} at {meta.get('url')}"
         f" ({meta.get('server', '')}), {meta.get('runs')} run(s) per task, {len(meta.get('tasks', []))} tasks"
     )
+    held = any(group_of(r)[1] == "heldout" for r in records)
+    if meta.get("report_only") or held:
+        head += "\nREPORT ONLY: held-out tasks ran; what they show is reported, never tuned on"
     header = ["harness", "pass rate", "passed", "× Shiro", "median wall s", "× Shiro", "1st req tokens (median/max)",
               "cache share step≥2", "median requests", "tool calls", "no final answer", "echo <tool_response>",
-              "echo own prompt", "copied examples", "timeouts"]  # fmt: skip
+              "echo own prompt", "copied examples", "timeouts", "duplicated files",
+              f"turns > {SLOW_TURN_S:.0f} s"]  # fmt: skip
     rows = []
     for harness, s in summary.items():
         rows.append([
@@ -84,14 +121,17 @@ def table(records: list[Rec], meta: dict[str, Any]) -> str:
             f"{_fmt(s['median_first_prompt_tokens'], '.0f')}/{_fmt(s['max_first_prompt_tokens'], '.0f')}",
             _fmt(s["cache_share_after_step1"], ".0%"), _fmt(s["median_requests"], ".0f"), str(s["tool_calls"]),
             str(s["no_final_answer"]), str(s["echoed_tool_response"]), str(s["echoed_own_prompt"]),
-            str(s["copied_examples"]), str(s["timeouts"]),
+            str(s["copied_examples"]), str(s["timeouts"]), str(s["duplicated_files"]), str(s["turns_over_120s"]),
         ])  # fmt: skip
     names = list(summary)
     task_rows = []
-    for task in dict.fromkeys(r["task"] for r in records):
-        row = [task]
+    for task, said in dict.fromkeys((r["task"], group_of(r)[2]) for r in records):
+        out = " (held out)" if any(group_of(r)[1] == "heldout" for r in records if r["task"] == task) else ""
+        row = [task + out + ("" if said == "original" else " [paraphrased]")]
         for harness in names:
-            rs = [r for r in records if r["task"] == task and r["harness"] == harness]
+            rs = [
+                r for r in records if r["task"] == task and r["harness"] == harness and group_of(r)[2] == said
+            ]
             if not rs:
                 row.append("")
                 continue
@@ -104,14 +144,15 @@ def table(records: list[Rec], meta: dict[str, Any]) -> str:
             )
         task_rows.append(row)
     per_task = _grid(["task", *[f"{h}: passed, wall, 1st tokens, tool calls" for h in names]], task_rows)
-    return f"{head}\n\n{_grid(header, rows)}\n\n{per_task}\n"
+    return f"{head}\n\n{_grid(header, rows)}\n\n{by_group(records)}\n\n{per_task}\n"
 
 
 def compare(old: dict[str, Any], new: dict[str, Any]) -> str:
     """Deltas per harness (new − old) of the headline numbers, and per task of the pass counts."""
     a, b = summarise(old["records"]), summarise(new["records"])
     keys = ["pass_rate", "median_wall_s", "median_first_prompt_tokens", "cache_share_after_step1",
-            "no_final_answer", "echoed_tool_response", "echoed_own_prompt", "timeouts"]  # fmt: skip
+            "no_final_answer", "echoed_tool_response", "echoed_own_prompt", "timeouts", "duplicated_files",
+            "turns_over_120s"]  # fmt: skip
     rows = []
     for harness in dict.fromkeys([*a, *b]):
         for key in keys:

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval import harnesses
-from eval.metrics import echoed_sentences, traffic
+from eval import harnesses, splits, wording
+from eval.metrics import duplicated_files, echoed_sentences, traffic
 from eval.proxy import RecordingProxy
 from eval.taskset import Task, prepare_workspace, run_checks, snapshot
 
@@ -48,6 +48,10 @@ class RunRecord:
     changed: list[str]
     errors: list[str] = field(default_factory=list)
     log_dir: str = ""
+    set: str = "own"
+    split: str = "dev"
+    wording: str = "original"
+    duplicated_files: list[str] = field(default_factory=list)
 
 
 def list_models(url: str) -> list[str]:
@@ -90,21 +94,39 @@ def _execute(
     return code, timed_out, time.monotonic() - start
 
 
-def _copied(examples: list[str], haystacks: list[str], task: Task, original: dict[str, bytes]) -> list[str]:
+def _copied(examples: list[str], haystacks: list[str], prompt: str, original: dict[str, bytes]) -> list[str]:
     """Example values of the harness's own prompt that turn up in what it did, but that neither the
     user's prompt nor the workspace contains."""
-    known = task.prompt + "\n" + "\n".join(b.decode("utf-8", "replace") for b in original.values())
+    known = prompt + "\n" + "\n".join(b.decode("utf-8", "replace") for b in original.values())
     text = "\n".join(haystacks)
     return [e for e in examples if e in text and e not in known]
 
 
+@dataclass(frozen=True)
+class Wording:
+    """The prompt one run gives: its wording (``original``, ``p1``...) and text."""
+
+    name: str
+    prompt: str
+
+
 def run_one(
-    task: Task, harness: str, run: int, url: str, model: str, timeout: float, log_root: Path, base: Path
+    task: Task,
+    harness: str,
+    run: int,
+    url: str,
+    model: str,
+    timeout: float,
+    log_root: Path,
+    base: Path,
+    said: Wording | None = None,
 ) -> RunRecord:
     """One run in a fresh copy of the task's workspace. The copy is always at ``base/ws`` (emptied
     before each run), so every run of an eval sees the same workspace path, as a user's turns in one
     project do: a prompt that names the path keeps its cacheable prefix from task to task."""
-    log_dir = log_root / harness / f"{task.name}.{run}"
+    said = said or Wording("original", task.prompt)
+    suffix = "" if said.name == "original" else f".{said.name}"
+    log_dir = log_root / harness / f"{task.name}.{run}{suffix}"
     log_dir.mkdir(parents=True, exist_ok=True)
     home = base / "home"
     if home.exists():
@@ -113,14 +135,14 @@ def run_one(
     ws = prepare_workspace(task, base / "ws")
     before = snapshot(ws)
     with RecordingProxy(url, log_dir / "wire.jsonl") as proxy:
-        inv = harnesses.invocation(harness, task.prompt, ws, home, proxy.url, model)
+        inv = harnesses.invocation(harness, said.prompt, ws, home, proxy.url, model)
         code, timed_out, wall = _execute(inv, timeout, log_dir / "stdout", log_dir / "stderr")
     after = snapshot(ws)
     written = {p: after[p] for p in after if before.get(p) != after[p]}
     for rel, content in written.items():  # what the harness wrote, for --explain and --rescore
         (log_dir / "changed" / rel).parent.mkdir(parents=True, exist_ok=True)
         (log_dir / "changed" / rel).write_bytes(content)
-    seen = observe(harness, task, log_dir, proxy.records, before, written)
+    seen = observe(harness, said.prompt, log_dir, proxy.records, before, written)
     result = run_checks(task, ws, seen["answer"], before)
     why = result.why
     if timed_out:
@@ -130,13 +152,14 @@ def run_one(
     return RunRecord(
         harness=harness, task=task.name, run=run, passed=result.passed and not timed_out, why=why,
         wall_s=round(wall, 1), exit_code=code, timed_out=timed_out, changed=result.changed,
-        log_dir=str(log_dir), **seen,
+        log_dir=str(log_dir), set=task.set, split=splits.split_of(task.set, task.name), wording=said.name,
+        **seen,
     )  # fmt: skip
 
 
 def observe(
     harness: str,
-    task: Task,
+    prompt: str,
     log_dir: Path,
     records: list[dict[str, Any]],
     before: dict[str, bytes],
@@ -170,9 +193,21 @@ def observe(
         "answer": answer[:4000],
         "echoed_tool_response": "<tool_response>" in answer or "</tool_response>" in answer,
         "echoed_prompt": echoed_sentences(answer, seen.system_sentences),
-        "copied_examples": _copied(seen.examples, [*tool_texts, answer, *texts], task, before),
+        "copied_examples": _copied(seen.examples, [*tool_texts, answer, *texts], prompt, before),
         "errors": errors + seen.errors,
+        "duplicated_files": duplicated_files(before, written),
     }  # fmt: skip
+
+
+def _recorded_prompt(record: dict[str, Any], task: Task) -> str:
+    """The prompt a saved run gave (its wording's text; the original when that cannot be had)."""
+    name = record.get("wording") or "original"
+    if name == "original":
+        return task.prompt
+    try:
+        return wording.prompt(task, name, wording.load_paraphrases(task.set))
+    except SystemExit:
+        return task.prompt
 
 
 def rescore(record: dict[str, Any], task: Task) -> dict[str, Any]:
@@ -188,7 +223,12 @@ def rescore(record: dict[str, Any], task: Task) -> dict[str, Any]:
         if changed.is_dir()
         else {}
     )
-    return {**record, **observe(record["harness"], task, log_dir, records, snapshot(task.workspace), written)}
+    task.ensure()
+    prompt = _recorded_prompt(record, task)
+    return {
+        **record,
+        **observe(record["harness"], prompt, log_dir, records, snapshot(task.workspace), written),
+    }
 
 
 def run_all(
@@ -200,19 +240,29 @@ def run_all(
     timeout: float,
     log_root: Path,
     on_record: Any = None,
+    wording_choice: str = "original",
 ) -> list[RunRecord]:
-    """Run by run, task by task, and each task by every harness in turn: the harnesses of one task run
-    under the same load (the machine may be shared), and a sweep cut short still gives paired results.
-    The server keeps each harness's prompt prefix in its own slot, so the interleaving costs no cache."""
+    """Run by run, task by task (in each of its wordings), and each task by every harness in turn: the
+    harnesses of one task run under the same load (the machine may be shared), and a sweep cut short
+    still gives paired results. The server keeps each harness's prompt prefix in its own slot, so the
+    interleaving costs no cache."""
     records: list[RunRecord] = []
     base = Path(tempfile.mkdtemp(prefix="shiro-eval-"))
+    paraphrases = wording.check_available(tasks, wording_choice)
     for harness in harness_names:
         harnesses.ensure_installed(harness)
+    for task in tasks:
+        task.ensure()
     for run in range(1, runs + 1):
-        for task in tasks:
+        for task, said in (
+            (t, Wording(w, wording.prompt(t, w, paraphrases[t.set])))
+            for t in tasks
+            for w in wording.wordings(wording_choice, t, run)
+        ):
             for harness in harness_names:
-                print(f"eval: {harness} {task.name} run {run}/{runs} ...", file=sys.stderr, flush=True)
-                record = run_one(task, harness, run, url, model, timeout, log_root, base)
+                shown = "" if said.name == "original" else f" ({said.name})"
+                print(f"eval: {harness} {task.name}{shown} run {run}/{runs} ...", file=sys.stderr, flush=True)
+                record = run_one(task, harness, run, url, model, timeout, log_root, base, said)
                 records.append(record)
                 mark = "PASS" if record.passed else "fail"
                 print(

@@ -11,6 +11,11 @@ Checks (all must pass), in ``task.json``'s ``checks`` list:
   {"file": path, "exists": true, "contains": [regex], "absent": [regex]}
   {"json": path, "equals": {"dotted.key": value}}
   {"answer": [regex], "answer_absent": [regex]}   the final answer, case-insensitive
+  {"pytest": [args], "originals": [path], "only": [path], "plugins": [name], "contains": [regex]}
+      the tests as they were, whatever the harness did to them: a scratch copy of the workspace (only
+      the ``only`` files, when given) with the ``originals`` restored from the task's pristine source,
+      then ``{python} -m pytest -q -p no:cacheprovider ARGS`` in it; passes when pytest exits 0.
+      Installed pytest plugins load only when listed in ``plugins`` (faster, and the same everywhere).
 Kinds: ``change`` also fails when no file changed; ``refuse`` fails when any file changed; ``answer`` and
 ``refuse`` fail without a final answer.
 """
@@ -23,6 +28,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +59,22 @@ class Task:
     multi_step: bool
     checks: list[dict[str, Any]]
     reference_answer: str = ""
+    set: str = "own"
+    # where ``originals`` of a pytest check come from (the public source as fetched)
+    pristine: Path | None = None
+    # the interpreter checks run with (``{python}``; empty: this one) and the workspace's import roots
+    python: str = ""
+    pythonpath: tuple[str, ...] = (".",)
+    # the values of the prompt's placeholders ({stub}, ...), for its paraphrases
+    placeholders: dict[str, str] = field(default_factory=dict)
+    # the key of the task's paraphrases in eval/paraphrases/<set>.json (default: its name)
+    paraphrase_key: str = ""
+    # builds the task folder (workspace/, solution/) in the eval's cache when it is not there yet
+    build: Callable[[Task], None] | None = field(default=None, compare=False, repr=False)
+
+    def ensure(self) -> None:
+        if self.build is not None:
+            self.build(self)
 
     @property
     def workspace(self) -> Path:
@@ -119,6 +142,7 @@ def changed_files(before: dict[str, bytes], after: dict[str, bytes]) -> list[str
 
 def prepare_workspace(task: Task, dest: Path, with_solution: bool = False) -> Path:
     """A fresh copy of the task's workspace at ``dest`` (optionally with the reference solution laid over)."""
+    task.ensure()
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(task.workspace, dest)
@@ -128,9 +152,63 @@ def prepare_workspace(task: Task, dest: Path, with_solution: bool = False) -> Pa
 
 
 def _sub(arg: str, task: Task, ws: Path) -> str:
-    return (
-        arg.replace("{task}", str(task.folder)).replace("{ws}", str(ws)).replace("{python}", sys.executable)
-    )
+    python = task.python or sys.executable
+    return arg.replace("{task}", str(task.folder)).replace("{ws}", str(ws)).replace("{python}", python)
+
+
+def _env(task: Task, root: Path) -> dict[str, str]:
+    path = os.pathsep.join(str(root / p) for p in task.pythonpath)
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": path}
+
+
+def _scratch_copy(check: dict[str, Any], task: Task, ws: Path, scratch: Path) -> None:
+    """The workspace (or only the listed files of it) with the listed originals restored."""
+    only = check.get("only")
+    if only:
+        for rel in only:
+            if (ws / rel).is_file():
+                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ws / rel, scratch / rel)
+    else:
+        shutil.copytree(ws, scratch, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED_DIRS))
+    for rel in check.get("originals", []):
+        if task.pristine is None:
+            raise ValueError(f"{task.name}: originals without a pristine source")
+        source, target = task.pristine / rel, scratch / rel
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            shutil.copy2(source, target)
+
+
+def _pytest(check: dict[str, Any], task: Task, ws: Path) -> str | None:
+    with tempfile.TemporaryDirectory(prefix="shiro-eval-check-") as tmp:
+        scratch = Path(tmp)
+        _scratch_copy(check, task, ws, scratch)
+        plugins = [arg for name in check.get("plugins", []) for arg in ("-p", name)]
+        pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", *plugins, *check["pytest"]]
+        argv = [task.python or sys.executable, *pytest]
+        shown = "python3 -m pytest " + " ".join(check["pytest"])
+        try:
+            proc = subprocess.run(
+                argv, cwd=scratch, capture_output=True, text=True, timeout=CHECK_TIMEOUT,
+                env=_env(task, scratch) | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return f"`{shown}` timed out"
+    output = proc.stdout + proc.stderr
+    tail = [line for line in output.strip().splitlines() if line.strip()][-3:]
+    if proc.returncode != 0:
+        return f"`{shown}` exited {proc.returncode}: {' | '.join(tail)}"[:400]
+    for pattern in check.get("contains", []):
+        if not re.search(pattern, output, re.I | re.M):
+            return f"`{shown}` output lacks /{pattern}/: {' | '.join(tail)}"[:400]
+    return None
 
 
 def _read(ws: Path, rel: str) -> str | None:
@@ -149,9 +227,11 @@ def _dotted(data: Any, key: str) -> tuple[bool, Any]:
 
 def _one(check: dict[str, Any], task: Task, ws: Path, answer: str) -> str | None:
     """None when the check passes, else why not."""
+    if "pytest" in check:
+        return _pytest(check, task, ws)
     if "run" in check:
         argv = [_sub(a, task, ws) for a in check["run"]]
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(ws)}
+        env = _env(task, ws)
         try:
             proc = subprocess.run(
                 argv, cwd=ws, capture_output=True, text=True, timeout=CHECK_TIMEOUT, env=env,
@@ -211,6 +291,7 @@ def _one(check: dict[str, Any], task: Task, ws: Path, answer: str) -> str | None
 
 def run_checks(task: Task, ws: Path, answer: str, before: dict[str, bytes] | None = None) -> CheckResult:
     """Decide whether the task was done in ``ws`` with final answer ``answer``."""
+    task.ensure()
     original = snapshot(task.workspace) if before is None else before
     changed = changed_files(original, snapshot(ws))
     if task.kind == "change" and not changed:

@@ -3,6 +3,8 @@
 # Env: EVAL_URL (an OpenAI-compatible base URL; without it a local llama-server is used or started),
 #      EVAL_MODEL (default: the first model the server lists), RUNS (3), TASKS (a,b; all), HARNESS
 #      (shiro,aider,qwen-code), EVAL_TIMEOUT (600 s per run), EVAL_OUT (JSON path), EVAL_COMPARE (old JSON),
+#      SET=own|exercism|repos|all (own; comma-separated works too), SPLIT=dev|heldout|all (dev; held-out
+#      runs are report only), WORDING=original|p1|p2|p3|paraphrased|all (original),
 #      and for the local server: MODEL=qwen15|qwen05, TEMPLATE=stock|fenced, CTX (16384), PORT (8091),
 #      EVAL_SETUP=1 (build llama-server and fetch the weights when missing: ~20-40 min),
 #      EVAL_KEEP_SERVER=1 (leave a server this script started running).
@@ -70,6 +72,9 @@ fi
 args=(--url "$EVAL_URL" --label "$label")
 [ -n "${EVAL_OUT:-}" ] && args+=(--out "$EVAL_OUT")
 [ -n "${EVAL_COMPARE:-}" ] && args+=(--compare "$EVAL_COMPARE")
+[ -n "${SET:-}" ] && args+=(--set "$SET")
+[ -n "${SPLIT:-}" ] && args+=(--split "$SPLIT")
+[ -n "${WORDING:-}" ] && args+=(--wording "$WORDING")
 status=0
 "$PY" -m eval "${args[@]}" "$@" || status=$?
 if [ -n "$started" ] && [ "${EVAL_KEEP_SERVER:-}" != 1 ]; then

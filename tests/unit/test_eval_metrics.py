@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from eval.metrics import echoed_sentences, example_values, traffic
+from eval.metrics import duplicated_files, echoed_sentences, example_values, repeated_blocks, traffic
 from eval.proxy import RecordingProxy
 
 SYSTEM = (
@@ -100,3 +100,29 @@ def test_shiros_final_answer_is_the_reply_that_wrote_the_files_when_none_followe
     assert shiro_final_text(wrote).endswith("main.py sets x.")
     native = [*wrote[:3], {**wrote[3], "origin": "native"}, *wrote[4:]]
     assert shiro_final_text(native) == ""  # a native call: the turn owed an answer after it
+
+
+LISTING = (
+    "def area(w, h):\n    if w < 0:\n        raise ValueError('w')\n    return w * h\n\n\nprint(area(2, 3))\n"
+)
+
+
+def test_a_listing_written_twice_into_a_file_is_a_duplicated_file() -> None:
+    before = {"area.py": b"def area(w, h):\n    pass\n", "other.py": b"x = 1\n"}
+    written = {"area.py": (LISTING + LISTING).encode(), "other.py": b"x = 2\n"}
+    assert duplicated_files(before, written) == ["area.py"]
+    assert duplicated_files(before, {"area.py": LISTING.encode()}) == []
+
+
+def test_a_repeat_the_start_already_had_is_not_counted_but_a_new_one_is() -> None:
+    block = "\n".join(f"line {i}" for i in range(5)) + "\n"
+    start = (block + "middle\n" + block).encode()
+    assert duplicated_files({"a.txt": start}, {"a.txt": start + b"end\n"}) == []
+    other = "\n".join(f"other {i}" for i in range(6)) + "\n"
+    assert duplicated_files({"a.txt": start}, {"a.txt": start + (other * 2).encode()}) == ["a.txt"]
+
+
+def test_blank_lines_do_not_hide_a_repeat_and_overlapping_windows_are_not_one() -> None:
+    assert repeated_blocks("a\nb\n\nc\nd\ne\n\n" * 2)
+    assert not repeated_blocks("x\n" * 9)  # one run of the same line: windows overlap, no second copy
+    assert repeated_blocks("x\n" * 10)

@@ -120,11 +120,15 @@ def invocation(harness: str, prompt: str, ws: Path, home: Path, url: str, model:
             "AIDER_ANALYTICS": "false",
             "AIDER_CHECK_UPDATE": "false",
         }
-        files = sorted(
+        # A small workspace's files all go into the chat; in a git repository (the repository set) Aider
+        # finds them itself with its repository map, as its user would let it, and commits nothing.
+        in_git = (ws / ".git").is_dir()
+        files = [] if in_git else sorted(
             str(p.relative_to(ws)) for p in ws.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-        )
+        )  # fmt: skip
+        git = ["--no-auto-commits", "--no-dirty-commits", "--no-gitignore"] if in_git else ["--no-git"]
         argv = [
-            str(aider_command()), "--yes-always", "--no-git", "--model", f"openai/{model}",
+            str(aider_command()), "--yes-always", *git, "--model", f"openai/{model}",
             "--openai-api-base", url, "--openai-api-key", "x", "--analytics-disable", "--no-check-update",
             "--no-show-release-notes", "--no-show-model-warnings", "--no-pretty", "--no-fancy-input",
             "--chat-history-file", str(home / "aider.chat.history.md"),

@@ -16,6 +16,9 @@ Checks (all must pass), in ``task.json``'s ``checks`` list:
       the ``only`` files, when given) with the ``originals`` restored from the task's pristine source,
       then ``{python} -m pytest -q -p no:cacheprovider ARGS`` in it; passes when pytest exits 0.
       Installed pytest plugins load only when listed in ``plugins`` (faster, and the same everywhere).
+      With ``"mutants": [{"file", "search", "replace"}], "caught": n`` it checks tests instead: each
+      mutant is laid over its pristine file in a scratch copy of its own, and at least ``n`` of them must
+      make pytest fail.
 Kinds: ``change`` also fails when no file changed; ``refuse`` fails when any file changed; ``answer`` and
 ``refuse`` fail without a final answer.
 """
@@ -69,6 +72,8 @@ class Task:
     placeholders: dict[str, str] = field(default_factory=dict)
     # the key of the task's paraphrases in eval/paraphrases/<set>.json (default: its name)
     paraphrase_key: str = ""
+    # where the check helpers are (``{task}`` in a check), when not in ``folder``
+    helpers: Path | None = None
     # builds the task folder (workspace/, solution/) in the eval's cache when it is not there yet
     build: Callable[[Task], None] | None = field(default=None, compare=False, repr=False)
 
@@ -153,7 +158,11 @@ def prepare_workspace(task: Task, dest: Path, with_solution: bool = False) -> Pa
 
 def _sub(arg: str, task: Task, ws: Path) -> str:
     python = task.python or sys.executable
-    return arg.replace("{task}", str(task.folder)).replace("{ws}", str(ws)).replace("{python}", python)
+    return (
+        arg.replace("{task}", str(task.helpers or task.folder))
+        .replace("{ws}", str(ws))
+        .replace("{python}", python)
+    )
 
 
 def _env(task: Task, root: Path) -> dict[str, str]:
@@ -186,22 +195,63 @@ def _scratch_copy(check: dict[str, Any], task: Task, ws: Path, scratch: Path) ->
             shutil.copy2(source, target)
 
 
+def _run_pytest(check: dict[str, Any], task: Task, scratch: Path) -> subprocess.CompletedProcess[str] | None:
+    """pytest in ``scratch`` with only the listed plugins; None when it timed out."""
+    plugins = [arg for name in check.get("plugins", []) for arg in ("-p", name)]
+    argv = [
+        task.python or sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *plugins,
+        *check["pytest"],
+    ]
+    try:
+        return subprocess.run(
+            argv, cwd=scratch, capture_output=True, text=True, timeout=CHECK_TIMEOUT,
+            env=_env(task, scratch) | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _mutants(check: dict[str, Any], task: Task, ws: Path, shown: str) -> str | None:
+    caught = 0
+    for mutant in check["mutants"]:
+        with tempfile.TemporaryDirectory(prefix="shiro-eval-mutant-") as tmp:
+            scratch = Path(tmp)
+            _scratch_copy(
+                {**check, "originals": [*check.get("originals", []), mutant["file"]]}, task, ws, scratch
+            )
+            path = scratch / mutant["file"]
+            text = path.read_text(encoding="utf-8")
+            if text.count(mutant["search"]) != 1:
+                raise ValueError(f"{task.name}: a mutant's search text is not in {mutant['file']} once")
+            path.write_text(text.replace(mutant["search"], mutant["replace"]), encoding="utf-8")
+            proc = _run_pytest(check, task, scratch)
+            caught += proc is None or proc.returncode != 0
+    want = int(check.get("caught", len(check["mutants"])))
+    if caught < want:
+        return f"`{shown}` caught {caught} of {len(check['mutants'])} broken versions (needs {want})"
+    return None
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _pytest(check: dict[str, Any], task: Task, ws: Path) -> str | None:
+    shown = "python3 -m pytest " + " ".join(check["pytest"])
+    if "mutants" in check:
+        return _mutants(check, task, ws, shown)
     with tempfile.TemporaryDirectory(prefix="shiro-eval-check-") as tmp:
         scratch = Path(tmp)
         _scratch_copy(check, task, ws, scratch)
-        plugins = [arg for name in check.get("plugins", []) for arg in ("-p", name)]
-        pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", *plugins, *check["pytest"]]
-        argv = [task.python or sys.executable, *pytest]
-        shown = "python3 -m pytest " + " ".join(check["pytest"])
-        try:
-            proc = subprocess.run(
-                argv, cwd=scratch, capture_output=True, text=True, timeout=CHECK_TIMEOUT,
-                env=_env(task, scratch) | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired:
-            return f"`{shown}` timed out"
-    output = proc.stdout + proc.stderr
+        proc = _run_pytest(check, task, scratch)
+    if proc is None:
+        return f"`{shown}` timed out"
+    output = _ANSI.sub("", proc.stdout + proc.stderr)
     tail = [line for line in output.strip().splitlines() if line.strip()][-3:]
     if proc.returncode != 0:
         return f"`{shown}` exited {proc.returncode}: {' | '.join(tail)}"[:400]

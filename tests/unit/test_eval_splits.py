@@ -43,7 +43,7 @@ def test_about_a_third_of_each_set_is_held_out(set_name: str) -> None:
 def test_the_split_is_the_one_frozen_before_tuning() -> None:
     assert FROZEN, "eval/results/heldout-frozen-*.txt is missing"
     frozen = splits.frozen_hashes(FROZEN[0].read_text())
-    assert {"own", "exercism"} <= set(frozen)
+    assert {"own", "exercism", "repos"} <= set(frozen)
     data = splits.load()
     for set_name, digest in frozen.items():
         assert splits.set_hash(data["sets"][set_name]) == digest, (

@@ -147,6 +147,38 @@ def table(records: list[Rec], meta: dict[str, Any]) -> str:
     return f"{head}\n\n{_grid(header, rows)}\n\n{by_group(records)}\n\n{per_task}\n"
 
 
+def _compare_groups(old: list[Rec], new: list[Rec]) -> str:
+    """Pass rate and median wall, old and new, per set, split, wording and harness."""
+
+    def grouped(records: list[Rec]) -> dict[tuple[str, ...], dict[str, Any]]:
+        groups: dict[tuple[str, str, str], list[Rec]] = {}
+        for record in records:
+            groups.setdefault(group_of(record), []).append(record)
+        return {(*k, h): s for k, rs in groups.items() for h, s in summarise(rs).items()}
+
+    a, b = grouped(old), grouped(new)
+    rows = []
+    for key in dict.fromkeys([*a, *b]):
+        x, y = a.get(key, {}), b.get(key, {})
+        delta = y["pass_rate"] - x["pass_rate"] if x and y else None
+        rows.append([
+            *key, _fmt(x.get("pass_rate"), ".0%"), _fmt(y.get("pass_rate"), ".0%"), _fmt(delta, "+.0%"),
+            _fmt(x.get("median_wall_s"), ".0f"), _fmt(y.get("median_wall_s"), ".0f"),
+        ])  # fmt: skip
+    header = [
+        "set",
+        "split",
+        "wording",
+        "harness",
+        "old pass",
+        "new pass",
+        "delta",
+        "old wall s",
+        "new wall s",
+    ]
+    return _grid(header, rows)
+
+
 def compare(old: dict[str, Any], new: dict[str, Any]) -> str:
     """Deltas per harness (new − old) of the headline numbers, and per task of the pass counts."""
     a, b = summarise(old["records"]), summarise(new["records"])
@@ -162,6 +194,7 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> str:
             delta = (y - x) if isinstance(x, int | float) and isinstance(y, int | float) else None
             rows.append([harness, key, _fmt(x, ".3g"), _fmt(y, ".3g"), _fmt(delta, "+.3g")])
     out = _grid(["harness", "metric", "old", "new", "delta"], rows)
+    out += "\n\n" + _compare_groups(old["records"], new["records"])
     task_rows = []
     for harness in dict.fromkeys([*a, *b]):
         for task in dict.fromkeys(r["task"] for r in [*old["records"], *new["records"]]):

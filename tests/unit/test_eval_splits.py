@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from eval import splits, wording
-from eval.report import by_group, table
+from eval.report import by_group, compare, table
 from eval.sets import SETS, all_tasks, load
 from eval.taskset import Task
 
@@ -150,3 +150,14 @@ def test_an_old_record_without_the_new_fields_is_split_as_splits_json_says() -> 
     held = splits.load()["sets"]["own"]["heldout"][0]
     text = table([_record(held, True)], {})
     assert "REPORT ONLY" in text and "| own " in text
+
+
+def test_the_deltas_against_an_earlier_run_keep_the_rows_apart_too() -> None:
+    dev = splits.load()["sets"]["own"]["dev"][0]
+    old = {"records": [_record(dev, False, set="own", split="dev")]}
+    new = {
+        "records": [_record(dev, True, set="own", split="dev"), _record(dev, True, split="dev", wording="p1")]
+    }
+    text = compare(old, new)
+    assert "| own | dev   | original    | shiro   | 0%       | 100%     | +100%" in text
+    assert "| own | dev   | paraphrased | shiro   | —        | 100%" in text

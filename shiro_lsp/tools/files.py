@@ -14,7 +14,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from typing import IO, Annotated
 
-from pydantic import Field
+from pydantic import Field, JsonValue, field_validator
 
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.jail import (
@@ -141,17 +141,40 @@ NewString = str
 ReplaceAll = Annotated[bool, Field(description="Replace every occurrence instead of requiring exactly one")]
 
 
+_ONE_BASED: dict[str, JsonValue] = {"minimum": 1}
+"""What the schema offers (counted from 1), whatever the validation forgives."""
+
+
 class FileSlice(ToolInput):
     # One file of read_many_files: read_file's fields, described once, on read_file (a docstring
-    # here would be sent as the schema's description).
+    # here would be sent as the schema's description). Numbers are taken as meant: "40" is 40, an
+    # offset of 0 the first line (models count from 0 as often as from 1), a limit of 0 the default.
     path: FilePath
-    offset: int = Field(1, ge=1)
-    limit: int = Field(DEFAULT_LIMIT, ge=1)
+    offset: int = Field(1, ge=0, strict=False, json_schema_extra=_ONE_BASED)
+    limit: int = Field(DEFAULT_LIMIT, ge=0, strict=False, json_schema_extra=_ONE_BASED)
+
+    @field_validator("offset")
+    @classmethod
+    def _first_line_at_least(cls, value: int) -> int:
+        return max(value, 1)
+
+    @field_validator("limit")
+    @classmethod
+    def _default_when_zero(cls, value: int) -> int:
+        return value or DEFAULT_LIMIT
 
 
 class ReadFileInput(FileSlice):
-    offset: int = Field(1, ge=1, description="First line to return (1-based)")
-    limit: int = Field(DEFAULT_LIMIT, ge=1, description="Max lines to return, default 2000")
+    offset: int = Field(
+        1, ge=0, strict=False, json_schema_extra=_ONE_BASED, description="First line to return (1-based)"
+    )
+    limit: int = Field(
+        DEFAULT_LIMIT,
+        ge=0,
+        strict=False,
+        json_schema_extra=_ONE_BASED,
+        description="Max lines to return, default 2000",
+    )
 
 
 class ReadManyFilesInput(ToolInput):

@@ -28,7 +28,24 @@ async def test_missing_field_names_the_field(run: RunTool) -> None:
 
 async def test_wrong_type_names_field_and_type(run: RunTool) -> None:
     with pytest.raises(ToolError, match=r"Invalid input for read_file: 'offset' must be of type integer"):
-        await run("read_file", {"path": "a.txt", "offset": "3"})
+        await run("read_file", {"path": "a.txt", "offset": "the top"})
+
+
+async def test_line_numbers_a_model_gets_slightly_wrong_are_read_as_meant(
+    run: RunTool, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\ntwo\nthree\n")
+    whole = await run("read_file", {"path": "a.txt"})
+    assert await run("read_file", {"path": "a.txt", "offset": 0}) == whole  # counted from 0: the top
+    assert await run("read_file", {"path": "a.txt", "offset": 1, "limit": 0}) == whole  # no limit given
+    assert (await run("read_file", {"path": "./a.txt", "offset": "2", "limit": "1"})).startswith(
+        "     2\ttwo"
+    )
+    assert await run("read_file", {"path": str(workspace / "a.txt")}) == whole
+    many = await run("read_many_files", {"files": [{"path": "a.txt", "offset": 0}]})
+    assert many.endswith(whole)
+    with pytest.raises(ToolError, match=r"'offset' must be at least 0"):
+        await run("read_file", {"path": "a.txt", "offset": -2})
 
 
 async def test_out_of_range_values_are_refused(run: RunTool) -> None:

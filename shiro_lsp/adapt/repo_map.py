@@ -223,12 +223,16 @@ def _built(language: tree_sitter.Language, query: str) -> tuple[tree_sitter.Pars
     return tree_sitter.Parser(language), tree_sitter.Query(language, query)
 
 
+def parse_tree(source: str, language: str) -> tree_sitter.Tree:
+    return _grammar(language)[0].parse(source.encode("utf-8"))
+
+
 def file_tags(rel: str, source: str, language: str) -> FileTags:
     """The definitions and references of one file's ``source``."""
     import tree_sitter
 
-    parser, query = _grammar(language)
-    tree = parser.parse(source.encode("utf-8"))
+    query = _grammar(language)[1]
+    tree = parse_tree(source, language)
     rows = source.split("\n")
     found: dict[tuple[int, int], tuple[str, str, tree_sitter.Node]] = {}
     references: list[str] = []

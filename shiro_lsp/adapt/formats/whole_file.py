@@ -12,9 +12,13 @@ model falls into on its own are read too:
   shown, that the block fits (or, named alone on the line right before it, rewrites whole);
 - for a file that does not exist yet: the path in the sentence that introduces the block, when the
   user's message names that file too (the file the user asked for);
-- a fragment: one function or block of the file rewritten. It replaces the block of the file that
-  starts with the fragment's first line, when exactly one line of the file is that line; a fragment
-  that defines something the file does not have yet is added at its end.
+- a fragment: functions, classes or methods of the file rewritten (Python, JavaScript, TypeScript).
+  Each replaces the file's definition of that name, found by its definition (adapt/definitions.py),
+  and the rest of the file stays. In a file of another language, a fragment replaces the block of
+  the file that starts with its first line, when exactly one line of the file is that line.
+
+Nothing is ever added to a file by inference: a fragment that defines only things the file does not
+have is not a write (the reply shows it; the model is asked to write the file out).
 
 Never read as a write: a block introduced as an example, a block with elided lines (``...``,
 "rest of the code"), a shell or output block for a file that is not a script, a call-shaped JSON
@@ -30,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from shiro_lsp.adapt.definitions import drops_module_lines, has_grammar, place_definitions
 from shiro_lsp.adapt.formats.text_calls import TextCall, is_call_shaped
 from shiro_lsp.errors import ToolError
 from shiro_lsp.tools.files import open_text
@@ -55,9 +60,6 @@ _EXAMPLE = re.compile(
 _OUTPUT_LANGS = frozenset({"console", "terminal", "output", "text", "txt", "plaintext", "log"})
 _SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh"})
 _SCRIPT_SUFFIXES = frozenset({".sh", ".bash", ".zsh"})
-_DEFINITION = re.compile(
-    r"^(?:async\s+def|def|class|function|export\s+(?:async\s+)?function|(?:export\s+)?const)\s+(?P<name>\w+)"
-)
 _CLOSERS = frozenset({"}", "};", "});", ")", "]", "end", "fi", "done", "esac"})
 WHOLE_SHARE = 0.7
 """A block at least this long, keeping this share of a file's non-blank lines, is the file rewritten."""
@@ -255,14 +257,19 @@ def _resolved(
         return Listing(path, content) if explicit else None
     if _lines(content) == _lines(current):
         return None  # the file shown unchanged (a 1.5B model drops blank lines when it copies one)
-    if _is_whole(content, current):
+    keeps_module = not drops_module_lines(path, current, content)  # else a fragment
+    if _is_whole(content, current) and keeps_module:
         return Listing(path, content)
-    spliced = splice(current, content) or _appended(current, content)
+    placed = place_definitions(path, current, content)
+    if placed is not None:  # definitions of the file, put in place of its own; the rest kept
+        return Listing(path, placed) if placed != current else None
+    spliced = None if has_grammar(path) else splice(current, content)
     if spliced is not None:
         return Listing(path, spliced)
     # named on the line right before it and no shorter than the file: the file rewritten, every line
     # changed (a rename). Not after a blank line: that is a list of the files ("Files to change: …").
-    return Listing(path, content) if adjacent and _lines_in(content) >= _lines_in(current) else None
+    rewritten = adjacent and _lines_in(content) >= _lines_in(current) and keeps_module
+    return Listing(path, content) if rewritten else None
 
 
 def _lines_in(text: str) -> int:
@@ -271,15 +278,6 @@ def _lines_in(text: str) -> int:
 
 def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if line.strip()]
-
-
-def _appended(current: str, fragment: str) -> str | None:
-    """``current`` with ``fragment`` added at its end, when the fragment defines something new at the
-    top level (a function or class the file does not have yet)."""
-    match = _DEFINITION.match(fragment.lstrip("\n"))
-    if match is None or re.search(rf"\b{re.escape(match.group('name'))}\b", current):
-        return None
-    return current.rstrip("\n") + "\n\n\n" + fragment.strip("\n") + "\n"
 
 
 def _language_fits(lang: str, path: str) -> bool:

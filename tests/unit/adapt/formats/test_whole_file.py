@@ -141,12 +141,60 @@ def test_a_block_with_no_file_named_goes_to_the_one_shown_file_it_fits(ws: Path)
     assert file_listings(text, ws, "The tests fail.", [*shown, "copy.py"]) == []  # two fit: neither
 
 
-def test_a_new_function_for_a_named_file_is_added_at_its_end(ws: Path) -> None:
+def test_a_block_of_only_new_definitions_is_never_added_to_a_file(ws: Path) -> None:
     text = "To add `median` to `stats.py`, use:\n\n```python\ndef median(numbers):\n    return sorted(numbers)[1]\n```"
-    added = "def median(numbers):\n    return sorted(numbers)[1]\n"
-    assert written(text, ws) == {"stats.py": STATS + "\n\n" + added}
-    again = "To add `average` to `stats.py`, use:\n\n```python\ndef average(xs):\n    pass\n    return 0\n```"
-    assert written(again, ws) == {}  # stats.py has an average already: not a new definition
+    assert written(text, ws) == {}  # shown, not written: nothing is appended by inference
+    assert (ws / "stats.py").read_text() == STATS
+
+
+MODULE = '''"""Statistics helpers."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["describe"]
+
+
+def describe(numbers):
+    count = len(numbers)
+    total = sum(numbers)
+    mean = total / (count + 1)
+    low = min(numbers)
+    high = max(numbers)
+    spread = high - low
+    squares = [(n - mean) ** 2 for n in numbers]
+    variance = sum(squares) / count
+    deviation = math.sqrt(variance)
+    middle = sorted(numbers)[count // 2]
+    return {
+        "count": count,
+        "mean": mean,
+        "low": low,
+        "high": high,
+        "spread": spread,
+        "deviation": deviation,
+        "middle": middle,
+    }
+'''
+
+
+@pytest.mark.parametrize("intro", ["stats.py\n", "The fix, in `stats.py`:\n\n", ""])
+def test_a_one_function_block_replaces_that_function_and_keeps_the_module(ws: Path, intro: str) -> None:
+    (ws / "stats.py").write_text(MODULE)
+    # the function is most of the file: the block once passed for the whole file, and the module's
+    # docstring, future import, import and __all__ were lost (issue 34)
+    fixed = MODULE[MODULE.index("def describe") :].replace("(count + 1)", "count")
+    text = f"{intro}```python\n{fixed}```\n"
+    expected = MODULE.replace("(count + 1)", "count")
+    assert written(text, ws, "The mean in stats.py is off.") == {"stats.py": expected}
+    assert file_listings(text, ws, "The mean is off.", ["stats.py", "run_stats.py"])[0].content == expected
+
+
+def test_a_function_block_quoting_the_file_unchanged_is_not_a_write(ws: Path) -> None:
+    (ws / "stats.py").write_text(MODULE)
+    quote = MODULE[MODULE.index("def describe") :]
+    assert written(f"stats.py\n```python\n{quote}```\n", ws) == {}
 
 
 @pytest.mark.parametrize(

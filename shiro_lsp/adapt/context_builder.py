@@ -70,16 +70,27 @@ class _Focus:
 
 
 def build_context(
-    scan: Scan, root: Path, message: str, tokens: int, redact: Callable[[str], str]
+    scan: Scan,
+    root: Path,
+    message: str,
+    tokens: int,
+    redact: Callable[[str], str],
+    *,
+    overview: bool = True,
 ) -> BuiltContext:
-    """What to show with ``message`` in at most ``tokens`` (estimated) tokens."""
+    """What to show with ``message`` in at most ``tokens`` (estimated) tokens. Without ``overview``
+    (a later turn of a session that was shown it), only the files the message points at."""
     focus = focus_files(scan, root, message)
     names = mentioned_names(message)
     whole_workspace = _whole_workspace(scan, root, focus, tokens, redact)
-    if whole_workspace is not None:
+    if whole_workspace is not None and overview:
         return whole_workspace
+    if whole_workspace is not None:  # the same verdict every turn (so the same tools), fewer files
+        named = [block for item in focus if (block := whole_file(root, item.rel, tokens * 4, redact))]
+        text = "\n\n".join(named)
+        return BuiltContext(text, True, tuple(item.rel for item in focus), tokens_for_chars(len(text)))
     others = [rel for rel in scan.files if rel not in {item.rel for item in focus}]
-    reserve = min(tokens // MAP_SHARE, MAX_MAP_RESERVE) if others else 0
+    reserve = min(tokens // MAP_SHARE, MAX_MAP_RESERVE) if others and overview else 0
     blocks: list[str] = []
     shown: list[str] = []
     left = tokens - reserve
@@ -94,6 +105,9 @@ def build_context(
             if whole:
                 shown.append(item.rel)
     left += reserve
+    if not overview:
+        text = "\n\n".join(blocks)
+        return BuiltContext(text, False, tuple(shown), tokens_for_chars(len(text)))
     rest = ranked(scan, {item.rel for item in focus}, names)
     heading = "Other files, with their main definitions:"
     skip = {item.rel for item in focus}

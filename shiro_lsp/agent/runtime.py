@@ -85,6 +85,8 @@ SMALL_CONTEXT_WINDOW = 32_768
 SMALL_MODEL_TEMPERATURE = 0.0
 """A small window's agent steps are sampled greedy unless ``temperature`` is set: a small model
 keeps to a format (a call, a file listing) far more often at 0 than at a server's default."""
+SMALL_MODEL_WRITES_PER_FILE = 3
+"""Steps of a small model's turn that may change one file before Shiro refuses more (``write_limit``)."""
 WINDOW_FILL = 0.75
 """Share of a known context window the history may fill before pruning (the rest: the answer)."""
 WINDOW_LOOKUP_TIMEOUT_S = 3.0
@@ -497,6 +499,7 @@ class AgentRuntime:
             temperature=s.temperature
             if s.temperature is not None or not plan.compact
             else SMALL_MODEL_TEMPERATURE,
+            max_writes_per_file=SMALL_MODEL_WRITES_PER_FILE if plan.compact else None,
             redactor=Redactor.of(secret_values(s)),
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,

@@ -215,6 +215,8 @@ class TurnSetup:
     """What it carries after the user's words (``WorkspaceView.note``); '' for none."""
     temperature: float | None = None
     """The agent steps' sampling temperature (None: the server's default)."""
+    max_writes_per_file: int | None = None
+    """Steps of the turn that may change one file (``write_limit``; None: any number)."""
 
     def bash_warning(self) -> str:
         """What a bash approval card says about where the command runs (sandboxed or not)."""

@@ -32,6 +32,7 @@ from shiro_lsp.agent.setup import (
     ToolChangesLike,
     TurnSetup,
 )
+from shiro_lsp.agent.write_limit import WriteLimit
 from shiro_lsp.checkpoints.rows import ChangedFile, FilePreview
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
 from shiro_lsp.messages import succeeded as succeeded
@@ -86,6 +87,7 @@ class ToolCallRunner:
         a text call, but never a repeat of the model's."""
         self._held: AbstractAsyncContextManager[Any] | None = None
         """The workspace reservation kept from one mutating call to the next (:meth:`run`)."""
+        self.write_limit = WriteLimit(setup.workspace, setup.max_writes_per_file)
 
     def read_from_text(self, call_id: str) -> None:
         self.text_calls.add(call_id)
@@ -100,6 +102,7 @@ class ToolCallRunner:
         call is kept for the next one when that one is mutating too and needs no approval, so the
         checkpoint's look after a call also serves as the next call's look before it."""
         results: list[dict[str, Any]] = []
+        self.write_limit.next_step()
         try:
             for i, call in enumerate(calls):
                 following = calls[i + 1].name if i + 1 < len(calls) else None
@@ -172,6 +175,12 @@ class ToolCallRunner:
             return self._refuse(call, REPEAT_STOP_OUTPUT.format(count=count))
         if key in self.refused:
             return self._refuse(call, ALREADY_REFUSED_OUTPUT.format(name=call.name, count=count))
+        too_often = self.write_limit.refusal(call.name, input)
+        if too_often is not None:
+            output, notice = too_often
+            if notice is not None:
+                self.emit(ev.Notice(notice))
+            return self._refuse(call, output)
         refusal = await self._permitted(call, input)
         if refusal is not None:
             self.refused.add(key)
@@ -201,6 +210,7 @@ class ToolCallRunner:
                     await self._give_back()
         except ToolError as error:
             return self._tool_error(call, redact(error.message), changed)
+        self.write_limit.wrote(call.name, input)
         diff, files = _change_fields(changed)
         self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
         # a small model sees what its call did to the files, unless it wrote a whole file out itself (a

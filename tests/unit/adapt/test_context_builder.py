@@ -119,6 +119,8 @@ def test_a_small_workspace_is_shown_whole(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("Mix by weight.\n")
     (tmp_path / "empty.py").write_text("")
     built = build_context(scan_of(tmp_path), tmp_path, "notes.txt is out of date", 2_000, KEEP)
+    later = build_context(scan_of(tmp_path), tmp_path, "and notes.txt again", 2_000, KEEP, overview=False)
+    assert later.whole and later.text == "notes.txt\n```\nMix by weight.\n```"
     assert built.whole
     assert built.files == ("notes.txt", "glaze.py")  # the named file first, then the rest
     assert built.text.startswith("notes.txt\n```\nMix by weight.\n```\n\nglaze.py\n```")
@@ -157,3 +159,10 @@ def test_a_plain_word_names_a_definition_only_when_one_file_defines_it(tmp_path:
     (root / "b.py").unlink()
     scan = scan_of(root)
     assert [item.rel for item in focus_files(scan, root, "make the glaze darker")] == ["a.py"]
+
+
+def test_a_later_turn_shows_only_what_the_message_points_at(tmp_path: Path) -> None:
+    root = studio(tmp_path)
+    later = build_context(scan_of(root), root, "Now mix_glaze again", 4_000, KEEP, overview=False)
+    assert later.text.startswith("studio/glaze.py\n```") and "Other files" not in later.text
+    assert build_context(scan_of(root), root, "Thanks!", 4_000, KEEP, overview=False).text == ""

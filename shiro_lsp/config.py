@@ -54,6 +54,9 @@ class Settings(BaseModel):
     # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
     bash_sandbox: BashSandbox = "off"
     bash_sandbox_network: bool = False
+    # Hosts web_fetch may reach although they resolve to a loopback, private or link-local address
+    # (a host name, "*.example.internal" or an IP address). The user's own setting only.
+    web_fetch_allow_hosts: list[str] = Field(default_factory=list)
     # Per-tool permission rules (spec §7.4): {"bash": {"git *": "allow", "rm *": "deny"}, "write_file": "ask"}.
     permissions: dict[str, str | dict[str, str]] = Field(default_factory=dict)
 
@@ -77,6 +80,9 @@ def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:
         values["model"] = env["SHIRO_MODEL"]
     if env.get("SHIRO_CONTEXT_WINDOW", "").isdigit():
         values["context_window"] = int(env["SHIRO_CONTEXT_WINDOW"])
+    hosts = [h.strip() for h in env.get("SHIRO_WEB_FETCH_ALLOW_HOSTS", "").split(",") if h.strip()]
+    if hosts:
+        values["web_fetch_allow_hosts"] = hosts
     return values
 
 

@@ -43,13 +43,13 @@ from acp.schema import (
 )
 
 from shiro_lsp.acp.translate import (
-    PERMISSION_OPTIONS,
     McpServer,
     PromptBlock,
     TurnTranslator,
     decision_of,
     mcp_entries,
     notice,
+    permission_options,
     permission_request,
     plan_of,
     prompt_text,
@@ -171,7 +171,7 @@ class AcpFrontend:
                 client.request_permission(
                     session_id=self.session_id,
                     tool_call=permission_request(self.shiro.workspace_path, request),
-                    options=PERMISSION_OPTIONS,
+                    options=permission_options(request),
                 ),
                 timeout,
             )

@@ -94,6 +94,7 @@ KINDS: dict[str, ToolKind] = {
     "grep": "search",
     "bash": "execute",
     "todo_write": "think",
+    "web_fetch": "fetch",
 }
 
 PLAN_STATUS: dict[str, PlanEntryStatus] = {
@@ -108,6 +109,22 @@ PERMISSION_OPTIONS = [
     PermissionOption(option_id="always", name="Always allow (this session)", kind="allow_always"),
     PermissionOption(option_id="deny", name="Deny", kind="reject_once"),
 ]
+GRANT_SCOPES: dict[str, str] = {"web_fetch": "Allow {pattern} for this session"}
+"""How "Always" reads for a tool whose grant is narrower than the whole tool (web_fetch: one domain)."""
+
+
+def permission_options(request: ApprovalRequest) -> list[PermissionOption]:
+    """Allow once / Always / Deny; "Always" names what it grants where that is not the whole tool."""
+    scope = GRANT_SCOPES.get(request.tool_name)
+    if scope is None or request.suggested_pattern == "*":
+        return PERMISSION_OPTIONS
+    always = scope.format(pattern=request.suggested_pattern)
+    return [
+        option if option.option_id != "always" else option.model_copy(update={"name": always})
+        for option in PERMISSION_OPTIONS
+    ]
+
+
 DECISIONS: dict[str, Decision] = {"once": "once", "always": "always", "deny": "deny"}
 
 
@@ -122,7 +139,7 @@ def title_of(tool_name: str, input: Any) -> str:
     command = input.get("command")
     if isinstance(command, str) and command:
         return f"{tool_name}: {_clip(command.splitlines()[0], 120)}"
-    for key in ("path", "file_path", "pattern", "query", "from"):
+    for key in ("path", "file_path", "pattern", "query", "from", "url"):
         value = input.get(key)
         if isinstance(value, str) and value:
             return f"{tool_name} {_clip(value, 120)}"

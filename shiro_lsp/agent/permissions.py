@@ -246,7 +246,8 @@ class Verdict:
     """Why a call is refused, fit for a ``notice`` (set on deny only)."""
     matched_pattern: str | None = None
     suggested_pattern: str = "*"
-    """What ``always`` would grant: ``<first word> *`` for bash, else ``*``."""
+    """What ``always`` would grant: ``<first word> *`` for bash, the spec's ``grant`` (web_fetch: the
+    host), else ``*``."""
     repeated: bool = False
     warning: str | None = None
     """What the approval card must say besides the call (a command that reads a secrets file)."""
@@ -283,6 +284,9 @@ class PermissionPolicy:
         return found if found is not None else _default_subjects(input)
 
     def suggest(self, tool_name: str, input: JsonObject) -> str:
+        spec = self.spec(tool_name)
+        if spec is not None and spec.grant is not None:
+            return spec.grant(input)
         command = input.get("command")
         if tool_name != "bash" or not isinstance(command, str) or not command.split():
             return "*"

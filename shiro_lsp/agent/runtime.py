@@ -31,9 +31,11 @@ from shiro_lsp.agent.context_window import ContextWindow, Meter
 from shiro_lsp.agent.events import Emit, Event, Failed, Notice, ToolCall
 from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
 from shiro_lsp.agent.loop import Turn
+from shiro_lsp.agent.pasted_pages import pages_budget, pasted_pages
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.prompt import build_system_prompt, is_git_workspace
 from shiro_lsp.agent.setup import Answer, ApprovalRequest, Decision, History, TurnPlan, TurnSetup, plan_turn
+from shiro_lsp.agent.tool_calls import ToolCallRunner
 from shiro_lsp.agent.turn_log import LoggedSession, TurnLog
 from shiro_lsp.checkpoints.recorder import TurnChanges
 from shiro_lsp.checkpoints.review import Checkpoints
@@ -395,8 +397,9 @@ class AgentRuntime:
         view = await self._workspace_view(setup, session, ticket.text)
         if view.whole and setup.plan.writes_out:
             setup.plan = setup.plan.offering_nothing()
+        pages = await self._pasted_pages(setup, ticket.text, emit)
         # carried by the user's message, not the instructions (their prefix stays cached)
-        setup.workspace_view = "\n\n".join(part for part in (undone, view.text) if part)
+        setup.workspace_view = "\n\n".join(part for part in (undone, view.text, pages) if part)
         setup.workspace_note = view.note
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         try:
@@ -503,6 +506,7 @@ class AgentRuntime:
             redactor=Redactor.of(secret_values(s)),
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,
+            web_allow_hosts=tuple(s.web_fetch_allow_hosts),
         )
         return setup
 
@@ -531,6 +535,13 @@ class AgentRuntime:
         if any(message.get(VIEW_KEY) for message in session.messages):
             budget = replace(budget, overview=False)
         return await asyncio.to_thread(workspace_view, self.workspace, text, budget, setup.redactor.redact)
+
+    async def _pasted_pages(self, setup: TurnSetup, text: str, emit: Emit) -> str:
+        """In a small window (no web_fetch offered), the pages of the URLs the user pasted."""
+        if not setup.plan.compact or setup.context_window is None or "web_fetch" not in setup.plan.registry:
+            return ""
+        runner = ToolCallRunner(setup, emit, lambda _results: None)
+        return await pasted_pages(runner, text, pages_budget(setup.context_window))
 
     def grants(self, session: LiveSessionLike) -> Grants:
         """`always` grants last until the session changes (new, resume, clear); they are never saved."""

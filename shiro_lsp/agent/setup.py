@@ -202,6 +202,8 @@ class TurnSetup:
     """Cuts secrets (known key formats, the configured keys) out of every tool result."""
     sandbox: str = "off"
     sandbox_network: bool = False
+    web_allow_hosts: tuple[str, ...] = ()
+    """Hosts web_fetch may reach at a non-public address (the user's ``webFetch.allowHosts``)."""
     reminder: Callable[[], str] | None = None
     """The task list, sent after the conversation (not in the system prompt: see ``with_reminder``)."""
     can_ask: bool = True

@@ -85,6 +85,9 @@ class ToolCallRunner:
         self.shiros_own: set[str] = set()
         """The ids of the calls Shiro makes itself (a command the user named): trusted no more than
         a text call, but never a repeat of the model's."""
+        self.for_the_user: set[str] = set()
+        """The ids of calls Shiro makes for the user's own words (a URL pasted in a small window): asked
+        about as native calls, run though the model is not offered the tool, never a repeat."""
         self._held: AbstractAsyncContextManager[Any] | None = None
         """The workspace reservation kept from one mutating call to the next (:meth:`run`)."""
         self.write_limit = WriteLimit(setup.workspace, setup.max_writes_per_file)
@@ -94,6 +97,10 @@ class ToolCallRunner:
 
     def made_by_shiro(self, call_id: str) -> None:
         self.text_calls.add(call_id)
+        self.shiros_own.add(call_id)
+
+    def made_for_the_user(self, call_id: str) -> None:
+        self.for_the_user.add(call_id)
         self.shiros_own.add(call_id)
 
     async def run(self, calls: list[ToolCallReady]) -> list[dict[str, Any]]:
@@ -153,7 +160,7 @@ class ToolCallRunner:
                 self.emit(ev.ToolCall(call.call_id, call.name, input, self._text_tag(call)))
                 hint = "" if self.setup.yolo else HEADLESS_HINT
                 return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
-            if call.name not in plan.tools:
+            if call.name not in plan.tools and call.call_id not in self.for_the_user:
                 raise ToolError(not_offered_error(call.name, plan.variant.name, plan.compact))
             input = parse_arguments(tool.spec, call.arguments)
             if plan.writes_out and writes_literal_file(call.name, input):
@@ -181,6 +188,11 @@ class ToolCallRunner:
             if notice is not None:
                 self.emit(ev.Notice(notice))
             return self._refuse(call, output)
+        screened = tool.spec.screen(input, self.setup.redactor) if tool.spec.screen is not None else None
+        if screened is not None:
+            self.refused.add(key)
+            self.emit(ev.Notice(screened))
+            return self._refuse(call, screened)
         refusal = await self._permitted(call, input)
         if refusal is not None:
             self.refused.add(key)
@@ -193,6 +205,7 @@ class ToolCallRunner:
             redactor=self.setup.redactor,
             sandbox=self.setup.sandbox,
             sandbox_network=self.setup.sandbox_network,
+            web_allow_hosts=self.setup.web_allow_hosts,
         )
         changed: ToolChangesLike | None = None
         watch = None

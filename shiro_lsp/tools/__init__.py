@@ -27,6 +27,8 @@ What the model sees:
   ``.shiroignore`` are honoured unless ``includeIgnored``; grep never searches secrets files.
 - ``bash``: ``exit: N`` then ``stdout:`` / ``stderr:`` sections, head and tail kept when long.
 - ``git_status`` / ``git_diff`` / ``git_log`` / ``git_show`` / ``git_blame``: git without a shell.
+- ``web_fetch``: a web page as Markdown (text and JSON as they are), 25,000 characters a call with an
+  offset to read on; public addresses only, every redirect checked (``shiro_lsp/web/``).
 
 Every path is jailed to the workspace (``Path escapes workspace: <p>``), symlinks included.
 """
@@ -58,8 +60,9 @@ from shiro_lsp.tools.git import GIT_TOOLS
 from shiro_lsp.tools.search import SEARCH_TOOLS
 from shiro_lsp.tools.session import SESSION_SPECS
 from shiro_lsp.tools.shell import BASH, INTERRUPTED
+from shiro_lsp.tools.web import WEB_FETCH
 
-BUILTIN_TOOLS: tuple[Tool, ...] = (*FILE_TOOLS, *EDIT_TOOLS, *SEARCH_TOOLS, BASH, *GIT_TOOLS)
+BUILTIN_TOOLS: tuple[Tool, ...] = (*FILE_TOOLS, *EDIT_TOOLS, *SEARCH_TOOLS, BASH, *GIT_TOOLS, WEB_FETCH)
 
 KNOWN_SPECS: dict[str, ToolSpec] = {
     spec.name: spec for spec in (*(t.spec for t in BUILTIN_TOOLS), *SESSION_SPECS)

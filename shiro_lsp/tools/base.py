@@ -137,6 +137,10 @@ class ToolSpec:
     - ``prompt_hint``: its line under "Tools available to you now" (``name: hint``); tools that
       share a hint (a family: ``files.READ_HINT``, ``files.CHANGE_HINT``, ``git.GIT_HINT``) are
       listed together on one line, where the first of them comes.
+    - ``grant``: what an ``always`` answer grants, a pattern over the call's subjects (None: ``*``,
+      or for bash the command's first word; web_fetch: the URL's host).
+    - ``screen``: why a call must not run at all, decided before anyone is asked (web_fetch: a URL
+      that holds a secret); None: the call goes on to the permission rules.
     """
 
     name: str
@@ -149,6 +153,8 @@ class ToolSpec:
     default_rule: RuleEntry = "ask"
     auto_approved: bool = False
     prompt_hint: str = ""
+    grant: Callable[[JsonObject], str] | None = None
+    screen: Callable[[JsonObject, Redactor], str | None] | None = None
 
     def __post_init__(self) -> None:
         if self.input_model is not None:
@@ -213,6 +219,8 @@ class ToolContext:
     sandbox_network: bool = False
     recorder: WriteRecorder | None = None
     """Set while a checkpoint watches this call (edit_file, multi_edit, write_file tell it)."""
+    web_allow_hosts: tuple[str, ...] = ()
+    """Hosts the user lets web_fetch reach at a non-public address (``shiro.webFetch.allowHosts``)."""
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[str]]

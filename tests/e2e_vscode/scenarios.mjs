@@ -1667,6 +1667,48 @@ export const scenarios = [
     },
   },
   {
+    // issue 35: web_fetch asks once per domain (the card names it), reads the page as Markdown for the model,
+    // and a page on this machine is reached only because the user's own setting allows "localhost"
+    name: 'web-fetch-asks-for-the-domain',
+    needsModel: true,
+    async run({ wb, model, machineSettings }) {
+      const site = http.createServer((req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end('<html><head><title>Migration guide</title></head><body><nav>Home | Pricing</nav><main>' +
+          '<h1>Migration guide</h1><p>Rename <code>connect()</code> to <code>open_session()</code>.</p></main></body></html>');
+      });
+      await new Promise(resolve => site.listen(0, '127.0.0.1', resolve));
+      const url = `http://localhost:${site.address().port}/guide`;
+      try {
+        writeSettings(machineSettings, { 'shiro.webFetch.allowHosts': ['localhost'] });
+        await wb.page.waitForTimeout(1500);   // pushed to the server
+        await model.script([
+          step([toolCall('web_fetch', { url }, 'call_web_1')]),
+          step([text('The guide renames connect() to open_session().')]),
+        ]);
+        await wb.openChat();
+        await wb.send(`follow the migration guide at ${url}`);
+        const chat = wb.chat();
+        const card = chat.locator('.approval-card:not(.answered)').last();
+        await card.waitFor({ timeout: 30_000 });
+        assert.match(await card.innerText(), /web_fetch/);
+        const allow = card.locator('button', { hasText: 'Allow web pages from localhost for this session' });
+        await allow.waitFor({ timeout: 10_000 });
+        await wb.shot('web-fetch-approval');
+        await allow.click();
+        await chat.locator('.entry.assistant', { hasText: 'renames connect() to open_session()' }).waitFor({ timeout: 30_000 });
+        const tool = JSON.stringify((await model.lastTurn()).body.messages.filter(m => m.role === 'tool'));
+        assert.ok(tool.includes('Title: Migration guide'), 'the model read the page');
+        assert.ok(tool.includes('Rename `connect()` to `open_session()`.'), 'as Markdown');
+        assert.ok(!tool.includes('Pricing'), 'without its navigation');
+        await wb.shot('web-fetch-read');
+      } finally {
+        writeSettings(machineSettings, { 'shiro.webFetch.allowHosts': [] });
+        await new Promise(resolve => site.close(resolve));
+      }
+    },
+  },
+  {
     name: 'server-restarts-after-crash',
     needsModel: true,
     async run({ wb, model, workspace }) {

@@ -110,6 +110,10 @@ test('a grant reads as plain words that say it lasts for this session', () => {
     'Allow read_file calls matching "src/**" for this session',
   );
   assert.equal(
+    grantLabel({ toolName: 'web_fetch', pattern: 'docs.python.org' }),
+    'Allow web pages from docs.python.org for this session',
+  );
+  assert.equal(
     grantLabel({ toolName: 'write_file', pattern: '*', origin: 'text' }),
     'Allow write_file for this session (calls written as text only)',
   );

@@ -34,6 +34,7 @@ const REPO: Layers = {
   baseUrl: { defaultValue: '', globalValue: 'https://mine.example/v1', workspaceValue: 'http://127.0.0.1:9/steal' },
   home: { defaultValue: '', globalValue: '/home/u/state', workspaceValue: '${workspaceFolder}/shipped-home' },
   localServerUrls: { defaultValue: [], workspaceValue: ['https://evil.example/v1'] },
+  'webFetch.allowHosts': { defaultValue: [], globalValue: ['wiki.home.example'], workspaceValue: ['169.254.169.254'] },
   bashSandbox: { defaultValue: 'off', globalValue: 'required', workspaceValue: 'off' },
   bashSandboxNetwork: { defaultValue: false, workspaceValue: true },
   model: { defaultValue: '', globalValue: 'gpt-5', workspaceValue: 'gpt-5-mini' },
@@ -85,6 +86,14 @@ test('a workspace can only make the bash sandbox stricter', () => {
   assert.deepEqual(view('off', 'required', true, false), ['required', false]);
   assert.deepEqual(view('auto', 'off', undefined, true), ['auto', false]);
   assert.deepEqual(view(undefined, undefined, true, undefined), ['off', true]);
+});
+
+test("web_fetch's local hosts come from the user's settings only, never a workspace's", () => {
+  for (const trusted of [true, false]) {
+    assert.deepEqual(initializationOptions(layered(REPO), undefined, trusted).webFetchAllowHosts, [
+      'wiki.home.example',
+    ]);
+  }
 });
 
 test("Find a local model server never probes a workspace's URLs", () => {
@@ -249,6 +258,7 @@ test('package.json: the sensitive settings are restricted and the user-only ones
   );
   assert.equal(props['shiro.home']?.scope, 'machine');
   assert.equal(props['shiro.localServerUrls']?.scope, 'machine');
+  assert.equal(props['shiro.webFetch.allowHosts']?.scope, 'machine');
   assert.deepEqual(
     Object.keys(props)
       .map(k => k.replace(/^shiro\./, ''))

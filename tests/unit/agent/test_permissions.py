@@ -218,6 +218,26 @@ def test_always_for_other_tools_grants_everything_for_that_tool() -> None:
     assert len(grants) == 1
 
 
+def test_always_for_web_fetch_grants_that_domain_only() -> None:
+    policy = PermissionPolicy()
+    grants = Grants()
+    first = policy.check("web_fetch", {"url": "https://Docs.Example.org/guide?x=1"}, grants)
+    assert (first.decision, first.suggested_pattern) == ("ask", "docs.example.org")
+    grants.grant("web_fetch", first.suggested_pattern)
+    assert policy.check("web_fetch", {"url": "http://docs.example.org/other"}, grants).decision == "allow"
+    assert policy.check("web_fetch", {"url": "https://example.org/"}, grants).decision == "ask"
+    assert policy.check("web_fetch", {"url": "https://docs.example.org.evil.test/"}, grants).decision == "ask"
+    international = policy.check("web_fetch", {"url": "https://bücher.example/"}, grants)
+    assert international.suggested_pattern == "xn--bcher-kva.example"  # the name as it is connected to
+
+
+def test_web_fetch_rules_name_domains() -> None:
+    policy = PermissionPolicy({"web_fetch": {"*.python.org": "allow", "evil.test": "deny"}})
+    assert policy.check("web_fetch", {"url": "https://docs.python.org/3/"}).decision == "allow"
+    assert policy.check("web_fetch", {"url": "https://evil.test/x"}).decision == "deny"
+    assert policy.check("web_fetch", {"url": "https://other.test/"}).decision == "ask"
+
+
 def test_grants_are_kept_per_origin() -> None:
     policy = PermissionPolicy()
     grants = Grants()

@@ -13,7 +13,7 @@ from shiro_lsp.agent.setup import plan_turn
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList
-from shiro_lsp.tools import ToolRegistry, builtin_registry
+from shiro_lsp.tools import ToolRegistry, ToolSpec, builtin_registry
 from shiro_lsp.tools.session import memory_tools, todo_tool
 
 COMPACT_BUDGET = 1_200
@@ -69,6 +69,11 @@ RECORDING = (
 )
 
 
+NEW_CAPABILITIES = {"web_fetch": 75}
+"""Tools that brought what no tool before them could (reading the web), each with the most its schema
+and prompt line may cost; the rest of the prompt still keeps to the recorded one."""
+
+
 def test_the_full_prompt_stays_within_five_percent_of_the_recorded_one(tmp_path: Path) -> None:
     """The prompt recorded against llama.cpp offered 18 tools; every tool since then must pay its way."""
     body = json.loads(RECORDING.read_text(encoding="utf-8").splitlines()[0])["body"]
@@ -76,10 +81,15 @@ def test_the_full_prompt_stays_within_five_percent_of_the_recorded_one(tmp_path:
     recorded = estimate_text(body["messages"][0]["content"]) + estimate_text(json.dumps(recorded_tools))
     plan = plan_turn(variant("default", None), every_tool(tmp_path))
     assert len(plan.specs) > len(recorded_tools)
-    prompt = build_system_prompt(
-        PromptParts(workspace=Path("/home/user/project"), tools=plan.specs, can_ask=False)
-    )
-    assert estimate_text(prompt) + tools_tokens(list(plan.specs)) <= recorded * 1.05
+
+    def tokens(specs: list[ToolSpec]) -> int:
+        parts = PromptParts(workspace=Path("/home/user/project"), tools=specs, can_ask=False)
+        return estimate_text(build_system_prompt(parts)) + tools_tokens(specs)
+
+    every = tokens(list(plan.specs))
+    without_new = tokens([spec for spec in plan.specs if spec.name not in NEW_CAPABILITIES])
+    assert without_new <= recorded * 1.05
+    assert every - without_new <= sum(NEW_CAPABILITIES.values())
 
 
 def test_a_family_of_tools_shares_one_line_where_its_first_tool_comes(tmp_path: Path) -> None:

@@ -247,6 +247,7 @@ def test_the_headless_denial_names_every_tool_that_would_ask() -> None:
         "move_file",
         "delete_file",
         "bash",
+        "web_fetch",
     ]
     assert HEADLESS_DENIAL.startswith(f"shiro: headless denies {', '.join(asking)} and mcp tools")
 

@@ -123,6 +123,7 @@ def test_read_only_list_holds_no_mutating_builtin() -> None:
         "git_log",
         "git_show",
         "git_blame",
+        "web_fetch",
     }
     assert not any(registry.is_mutating(name) for name in read_only)
     assert {"write_file", "edit_file", "multi_edit", "bash"} <= {

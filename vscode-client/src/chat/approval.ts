@@ -19,6 +19,7 @@ export function describeInput(input: unknown): string {
 /** What a grant covers, in words: "multi_edit", or "bash commands that start with "rm"". */
 export function grantScope(toolName: string, pattern: string): string {
   if (!pattern || pattern === '*' || pattern === toolName) return toolName;
+  if (toolName === 'web_fetch') return `web pages from ${pattern}`;
   const calls = toolName === 'bash' ? 'bash commands' : `${toolName} calls`;
   const prefix = /^([^*?[\]]+) \*$/.exec(pattern);
   return prefix ? `${calls} that start with "${prefix[1]}"` : `${calls} matching "${pattern}"`;

@@ -22,6 +22,7 @@ export const SETTING_KEYS = [
   'temperature',
   'autoCompact',
   'attachActiveFile',
+  'webFetch.allowHosts',
 ] as const;
 
 /**
@@ -67,6 +68,12 @@ export function initializationOptions(
   if (typeof temperature === 'number' && temperature >= 0 && temperature <= 2) options.temperature = temperature;
   const retries = cfg.get<number | null>('maxRetries');
   if (typeof retries === 'number' && retries >= 0) options.maxRetries = Math.floor(retries);
+  const hosts = cfg.get<unknown>('webFetch.allowHosts');
+  // sent even when empty: taking a host out must reach a running server
+  if (Array.isArray(hosts))
+    options.webFetchAllowHosts = hosts
+      .filter((h): h is string => typeof h === 'string' && h.trim() !== '')
+      .map(h => h.trim());
   const format = toolCallFormat(cfg.get<unknown>('toolCallFormat'));
   if (format !== undefined) options.toolCallFormat = format;
   if (apiKey) options.apiKey = apiKey;

@@ -9,6 +9,7 @@
 //                     the user said yes to that URL for that workspace (endpointPlan + decideEndpoint).
 //   home              the state root (its mcp.json counts as the user's own): user value only, always.
 //   localServerUrls   what "Find a local model server" probes: user value only, always.
+//   webFetch.allowHosts the hosts web_fetch may reach on this machine or the local network: user value only.
 //   bashSandbox       a workspace may make it stricter, never weaker (off < auto < required).
 //   bashSandboxNetwork a workspace may turn it off, never on.
 // The rest (model, api, memory, limits, toolCallFormat) neither runs code nor moves a secret: plain `get()`.
@@ -28,9 +29,15 @@ export interface SettingsSource {
   inspect<T>(key: string): Inspection<T> | undefined;
 }
 
-export const USER_ONLY: ReadonlySet<string> = new Set(['home', 'localServerUrls']);
+export const USER_ONLY: ReadonlySet<string> = new Set(['home', 'localServerUrls', 'webFetch.allowHosts']);
 /** What package.json lists in `capabilities.untrustedWorkspaces.restrictedConfigurations` (a test keeps them equal). */
-export const RESTRICTED = ['shiro.pythonPath', 'shiro.baseUrl', 'shiro.home', 'shiro.localServerUrls'] as const;
+export const RESTRICTED = [
+  'shiro.pythonPath',
+  'shiro.baseUrl',
+  'shiro.home',
+  'shiro.localServerUrls',
+  'shiro.webFetch.allowHosts',
+] as const;
 
 const present = (v: unknown): boolean => v !== undefined && v !== null && !(typeof v === 'string' && !v.trim());
 

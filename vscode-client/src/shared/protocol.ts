@@ -189,6 +189,8 @@ export interface InitializationOptions {
   maxRetries?: number;
   temperature?: number;
   toolCallFormat?: ToolCallFormat | Record<string, ToolCallFormat>;
+  /** Hosts web_fetch may reach at a loopback, private or link-local address (the user's own setting). */
+  webFetchAllowHosts?: string[];
 }
 export type ToolCallFormat = 'auto' | 'native' | 'text';
 

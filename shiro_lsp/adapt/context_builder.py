@@ -207,8 +207,10 @@ def _symbol_files(scan: Scan, message: str) -> list[_Focus]:
     items: list[_Focus] = []
     for match in _IDENTIFIER.finditer(message):
         for name in match.group(2).split("."):
-            definers = scan.definers(name)
             as_code = bool(match.group(1) and match.group(3)) or bool(match.group(4)) or _symbol_like(name)
+            definers = scan.definers(name)
+            if not as_code:  # a plain word: only a top-level definition outside the tests
+                definers = [(rel, d) for rel, d in definers if d.parent is None and not _is_test(rel)]
             if not definers or len({rel for rel, _ in definers}) > (MAX_DEFINERS if as_code else 1):
                 continue
             if not as_code and len(name) < 4:
@@ -271,7 +273,8 @@ def _test_names(path: PurePosixPath) -> set[str]:
     return {f"{stem}.{kind}{ext}" for kind in ("test", "spec") for ext in (suffix, ".js", ".ts", ".tsx")}
 
 
-def _is_test(name: str) -> bool:
+def _is_test(path: str) -> bool:
+    name = PurePosixPath(path).name
     stem = name.split(".", 1)[0]
     return stem.startswith("test_") or stem.endswith("_test") or ".test." in name or ".spec." in name
 

@@ -266,7 +266,7 @@ def _definition(
     parent = wrapper
     while parent is not None and not _encloses(parent, node, lines):
         parent = parent.parent
-    header = rows[line : _header_end(node, rows) + 1][:MAX_HEADER_LINES]
+    header = rows[line : _header_end(node) + 1][:MAX_HEADER_LINES]
     return Definition(
         name,
         kind,
@@ -284,16 +284,18 @@ def _encloses(parent: tree_sitter.Node, node: tree_sitter.Node, lines: Mapping[t
     return key in lines and key != (node.start_byte, node.end_byte)
 
 
-def _header_end(node: tree_sitter.Node, rows: list[str]) -> int:
-    """The row a definition's signature ends on: the row before its body when the body starts a
-    row (Python), the body's row when it opens on the signature's line (``{``); one row without a body."""
+def _header_end(node: tree_sitter.Node) -> int:
+    """The row a definition's signature ends on: that of the last piece before its body (a
+    comment between them left out); the first row for a definition without a body."""
     body = node.child_by_field_name("body")
-    if body is None or body.start_point.row <= node.start_point.row:
+    if body is None:
         return node.start_point.row
-    row = body.start_point.row
-    text = rows[row] if row < len(rows) else ""
-    starts_row = body.start_point.column <= len(text) - len(text.lstrip())
-    return row - 1 if starts_row else row
+    before = [
+        child.end_point.row
+        for child in node.children
+        if child.start_byte < body.start_byte and child.type != "comment"
+    ]
+    return max([node.start_point.row, *before])
 
 
 # --- rank -------------------------------------------------------------------------------------
@@ -341,7 +343,8 @@ def ranked(scan: Scan, files: Collection[str] = (), names: Collection[str] = ())
             by_definition[target] += rank[source] * weight / total
     result: list[Ranked] = []
     for (rel, name), _ in sorted(by_definition.items(), key=lambda item: (-item[1], item[0])):
-        result.extend((rel, d) for d in scan.tags[rel].definitions if d.name == name)
+        shown = _outer_definitions(scan.tags[rel])
+        result.extend((rel, d) for d in shown if d.name == name)
     placed = {rel for rel, _ in result}
     for rel in sorted(nodes, key=lambda rel: (-rank[rel], rel)):
         if rel not in placed:
@@ -461,6 +464,12 @@ def outline(tags: FileTags, lines: Collection[int] | None = None) -> str:
                 shown.add(at)
                 at = by_line[at].parent
     return "\n".join(line for at in sorted(shown) for line in by_line[at].header)
+
+
+def _outer_definitions(tags: FileTags) -> list[Definition]:
+    """A file's definitions but the helpers inside a function."""
+    by_line = {definition.line: definition for definition in tags.definitions}
+    return [d for d in tags.definitions if not _inside_function(d, by_line)]
 
 
 def _inside_function(definition: Definition, by_line: Mapping[int, Definition]) -> bool:

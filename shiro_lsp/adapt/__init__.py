@@ -3,11 +3,12 @@ it so; ``adapt/`` never imports ``agent/``).
 
 - ``prompts.py``: what a system prompt is built from, and the compact variant for small windows.
 - ``formats/``: how a reply is read (``text_calls.py``: calls written as text; ``whole_file.py``:
-  files written out whole).
+  files written out whole; ``search_replace.py``: SEARCH/REPLACE blocks for long files).
 - ``view.py``: what a small model is shown of its workspace with the user's message.
 - ``repo_map.py``, ``context_builder.py``: a repository map and a budgeted context for small windows.
 """
 
+from shiro_lsp.adapt.formats.search_replace import block_calls, has_edit_blocks
 from shiro_lsp.adapt.formats.text_calls import (
     TEXT_ORIGIN_NOTE,
     WRITTEN_AS_KEY,
@@ -53,6 +54,7 @@ from shiro_lsp.adapt.view import (
     WorkspaceView,
     budget_for,
     edits_in_place,
+    first_look_view,
     overview,
     with_changes,
     with_workspace_views,
@@ -76,13 +78,16 @@ __all__ = [
     "WorkspaceView",
     "as_text_protocol",
     "as_written",
+    "block_calls",
     "budget_for",
     "build_compact_system_prompt",
     "compact_spec",
     "echoes_tool_output",
     "edits_in_place",
     "file_listings",
+    "first_look_view",
     "folder_lines",
+    "has_edit_blocks",
     "is_call_shaped",
     "listing_call",
     "listing_notice",

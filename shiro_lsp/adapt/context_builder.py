@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
+from shiro_lsp.adapt.formats.search_replace import HOW, LONG_FILE_CHARS, LONG_FILE_LINES
 from shiro_lsp.adapt.repo_map import FileTags, Scan, outline, ranked, render
 from shiro_lsp.context.estimate import tokens_for_chars
 from shiro_lsp.errors import ToolError
@@ -41,6 +42,7 @@ MIN_PARTIAL_TOKENS = 200
 MAP_SHARE = 4
 """When other files exist, the map keeps at least 1/MAP_SHARE of the budget (at most MAX_MAP_RESERVE)."""
 MAX_MAP_RESERVE = 1_500
+PARTIAL_HEAD = ", too many to show whole."
 CONTEXT_LINES = 15
 """Lines shown each side of a traceback's line when its definition does not fit."""
 
@@ -79,7 +81,43 @@ def build_context(
     overview: bool = True,
 ) -> BuiltContext:
     """What to show with ``message`` in at most ``tokens`` (estimated) tokens. Without ``overview``
-    (a later turn of a session that was shown it), only the files the message points at."""
+    (a later turn of a session that was shown it), only the files the message points at. When a
+    long file is shown (whole or in part), how to change one (:data:`search_replace.HOW`) ends it."""
+    reserve = tokens_for_chars(len(HOW) + 2)
+    built = _built(scan, root, message, max(0, tokens - reserve), redact, overview=overview)
+    partial = PARTIAL_HEAD in built.text
+    if not partial and not any(_long(scan, rel) for rel in built.files):
+        return built
+    text = f"{built.text}\n\n{HOW}"
+    return replace(built, text=text, tokens=tokens_for_chars(len(text)))
+
+
+def first_look(scan: Scan, root: Path, message: str, tokens: int, redact: Callable[[str], str]) -> str:
+    """The repository map alone, ranked toward what ``message`` points at, in ``tokens``: a first
+    look for a model with a large window, which reads the files it needs itself."""
+    focus = {item.rel for item in focus_files(scan, root, message)}
+    heading = "The repository's files, with their main definitions:"
+    repo_map = render(
+        scan, ranked(scan, focus, mentioned_names(message)), tokens - tokens_for_chars(len(heading))
+    )
+    return f"{heading}\n{redact(repo_map)}" if repo_map else ""
+
+
+def _long(scan: Scan, rel: str) -> bool:
+    tags = scan.tags.get(rel)
+    lines = tags.lines if tags is not None else 0
+    return lines > LONG_FILE_LINES or scan.sizes.get(rel, 0) > LONG_FILE_CHARS
+
+
+def _built(
+    scan: Scan,
+    root: Path,
+    message: str,
+    tokens: int,
+    redact: Callable[[str], str],
+    *,
+    overview: bool = True,
+) -> BuiltContext:
     focus = focus_files(scan, root, message)
     names = mentioned_names(message)
     whole_workspace = _whole_workspace(scan, root, focus, tokens, redact)
@@ -316,7 +354,7 @@ def partial_file(scan: Scan, root: Path, item: _Focus, tokens: int, redact: Call
     tags = scan.tags.get(item.rel)
     content = _read(root, item.rel, scan.sizes.get(item.rel, 0) + 1) or ""
     lines = content.split("\n")
-    head = f"{item.rel} has {len(lines)} lines, too many to show whole."
+    head = f"{item.rel} has {len(lines)} lines{PARTIAL_HEAD}"
     parts = [head]
     chars = tokens * 4 - len(head)
     sketch = _sketch(tags, item.region, chars // 2) if tags and tags.definitions else ""

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from shiro_lsp.adapt.context_builder import build_context
+from shiro_lsp.adapt.context_builder import build_context, first_look
 from shiro_lsp.adapt.repo_map import RepoMap
 from shiro_lsp.fs.ignore import Walker
 from shiro_lsp.fs.secrets import is_secret_path
@@ -77,6 +77,12 @@ def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[
     built = build_context(scan, root, text, budget.content_chars // 4, redact, overview=budget.overview)
     note = missing_references_note(text, built.text) if built.whole else ""
     return WorkspaceView(built.text, built.whole, note)
+
+
+def first_look_view(root: Path, text: str, tokens: int, redact: Callable[[str], str]) -> WorkspaceView:
+    """A model with a large window: the repository map alone, in ``tokens``, with a session's first
+    message (it reads the files it needs itself). Blocking: call it in a thread."""
+    return WorkspaceView(first_look(_repo_map(root).scan(), root, text, tokens, redact))
 
 
 _MAPS: dict[Path, RepoMap] = {}

@@ -34,8 +34,10 @@ from shiro_lsp.adapt import (
     ToolCallFormat,
     as_text_protocol,
     as_written,
+    block_calls,
     echoes_tool_output,
     file_listings,
+    has_edit_blocks,
     listing_call,
     listing_notice,
     overview,
@@ -523,6 +525,9 @@ class Turn:
         if not calls and hold.tagged:
             prose, calls = split_tagged_calls(text, tools) or ("", None)
         notice = text_call_notice(calls) if calls and not hold.tagged else ""
+        if not calls and self.setup.plan.writes_out and has_edit_blocks(text):  # a long file changed
+            found, prose, notice = await asyncio.to_thread(block_calls, text, self.setup.workspace)
+            calls = [TextCall(name, input) for name, input in found]
         if not calls and self.setup.plan.writes_out and "```" in text:
             listings, added = await asyncio.to_thread(self._file_listings, text)
             prose, calls = without_listings(text, listings), [listing_call(item) for item in listings]

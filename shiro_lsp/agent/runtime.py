@@ -22,6 +22,7 @@ from shiro_lsp.adapt import (
     WorkspaceView,
     budget_for,
     build_compact_system_prompt,
+    first_look_view,
     workspace_view,
 )
 from shiro_lsp.agent.agents import variant
@@ -87,6 +88,9 @@ SMALL_CONTEXT_WINDOW = 32_768
 SMALL_MODEL_TEMPERATURE = 0.0
 """A small window's agent steps are sampled greedy unless ``temperature`` is set: a small model
 keeps to a format (a call, a file listing) far more often at 0 than at a server's default."""
+FIRST_LOOK_TOKENS = 0
+"""Tokens of repository map a large model is shown with a session's first message (0: none; off
+until the eval shows it helps)."""
 SMALL_MODEL_WRITES_PER_FILE = 3
 """Steps of a small model's turn that may change one file before Shiro refuses more (``write_limit``)."""
 WINDOW_FILL = 0.75
@@ -527,14 +531,23 @@ class AgentRuntime:
         return "native" if endpoint in self._native else "auto"
 
     async def _workspace_view(self, setup: TurnSetup, session: LiveSessionLike, text: str) -> WorkspaceView:
-        """What a small model is shown of the workspace with this message: the files (in a session's
-        first view only) and the content of the files the message names."""
-        if not setup.plan.compact or setup.context_window is None:
+        """What the model is shown of the workspace with this message: for a small model, the files
+        the message points at and the map of the rest (a later turn: only those files); for a large
+        one, when :data:`FIRST_LOOK_TOKENS` says so, the map with a session's first message."""
+        shown_before = any(message.get(VIEW_KEY) for message in session.messages)
+        redact = setup.redactor.redact
+        if not setup.plan.compact:
+            if FIRST_LOOK_TOKENS and not shown_before and not session.messages:
+                return await asyncio.to_thread(
+                    first_look_view, self.workspace, text, FIRST_LOOK_TOKENS, redact
+                )
+            return WorkspaceView("")
+        if setup.context_window is None:
             return WorkspaceView("")
         budget = budget_for(setup.context_window)
-        if any(message.get(VIEW_KEY) for message in session.messages):
+        if shown_before:
             budget = replace(budget, overview=False)
-        return await asyncio.to_thread(workspace_view, self.workspace, text, budget, setup.redactor.redact)
+        return await asyncio.to_thread(workspace_view, self.workspace, text, budget, redact)
 
     async def _pasted_pages(self, setup: TurnSetup, text: str, emit: Emit) -> str:
         """In a small window (no web_fetch offered), the pages of the URLs the user pasted."""

@@ -260,7 +260,7 @@ async def test_a_small_window_gets_the_compact_prompt(client: ShiroClient, fake:
 
 def not_shown_whole(workspace: Path) -> None:
     """A file too big for a small model's workspace view, so that it is offered (or told of) its tools."""
-    (workspace / "big.log.txt").write_text("padding\n" * 2_000)
+    (workspace / "big.log.txt").write_text("padding\n" * 20_000)  # over half of a 32k window
 
 
 async def test_the_text_format_describes_the_tools_and_runs_calls_written_after_prose(

@@ -143,3 +143,38 @@ async def test_a_file_changed_in_three_steps_is_not_changed_in_a_fourth(
         "Shiro refused a further change to tally.py: the model had already changed it in 3 steps of this "
         "turn. Send another message to let it go on."
     ]
+
+
+def long_module() -> str:
+    rows = "".join(f"def depth_{n:03}(tide):\n    return tide + {n}\n\n\n" for n in range(90))
+    return '"""Depth soundings."""\n\n\n' + rows + "def deepest(soundings):\n    return min(soundings)\n"
+
+
+async def test_a_long_file_is_changed_by_a_search_replace_block(local: FakeOpenAI, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    module = long_module()
+    (workspace / "soundings.py").write_text(module)
+    block = (
+        "soundings.py\n```python\n<<<<<<< SEARCH\n    return min(soundings)\n=======\n"
+        "    return max(soundings)\n>>>>>>> REPLACE\n```\n"
+    )
+    missing = (
+        "soundings.py\n<<<<<<< SEARCH\n    return sorted(soundings)\n=======\n    return 0\n>>>>>>> REPLACE\n"
+    )
+    local.script += [
+        Step(Text(f"deepest takes the minimum.\n\n{block}", chunks=3)),
+        Step(Text(missing, chunks=2)),
+        Step(Text("deepest returns the largest sounding now.")),
+        Step(Text("Done.")),
+    ]
+    events = await run(
+        local, workspace, tmp_path / "state", "deepest in soundings.py picks the shallowest one."
+    )
+    assert (workspace / "soundings.py").read_text() == module.replace("min(soundings)", "max(soundings)")
+    first = local.bodies("/chat/completions")[0]["messages"][-1]["content"]
+    assert "<<<<<<< SEARCH" in first  # the view says how a long file is changed
+    calls = [e for e in events if e["type"] == "tool-call"]
+    assert [c["name"] for c in calls] == ["edit_file", "edit_file"]
+    (error,) = [e["error"] for e in events if e["type"] == "tool-error"]
+    assert "not found" in error  # the block that matches nothing is not applied, and the model is told

@@ -9,11 +9,11 @@ format, which small models follow): the file's path alone on a line, then
 
 in a fence or not. Each block becomes an ``edit_file`` call (``oldString``/``newString``), so it
 gets edit_file's matching (exact, then whole lines with their indentation ignored, used only when
-that finds one place), its refusals (a SEARCH found nowhere or in several places is not applied,
-and the result says which) and the approvals, checkpoints and limits of any call. A block with an
-empty SEARCH creates a file that does not exist yet (``write_file``); for one that exists it is a
-problem the model is told about. The path may also be the fence's first line, or be left out of
-a block that follows another block of the same file.
+that finds one place), its refusals (a SEARCH found nowhere, found in several places, or empty is
+not applied, and the result says which) and the approvals, checkpoints and limits of any call. A
+block with an empty SEARCH creates a file that does not exist yet (``write_file``). The path may
+also be the fence's first line, or be left out of a block that follows another block of the same
+file. Files longer than :data:`LONG_FILE_LINES` lines are changed so (the view says which).
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from shiro_lsp.errors import ShiroError, ToolError
+from shiro_lsp.fs.jail import Roots, locate
 
 HEAD = re.compile(r"^\s*<{5,9} ?SEARCH\b.*$")
 DIVIDER = re.compile(r"^\s*={5,9}\s*$")
@@ -32,16 +35,15 @@ _PATH = re.compile(
 MAX_PATH_LOOKBACK = 3
 """Lines above a block (fences skipped) where its path may be."""
 
-RULE = (
-    "- For a file longer than {lines} lines, do not write it out: change it with SEARCH/REPLACE blocks, "
-    "each under the file's path alone on a line: a line <<<<<<< SEARCH, the lines to change copied "
-    "exactly from the file, a line =======, their new lines, a line >>>>>>> REPLACE."
+LONG_FILE_LINES = 150
+LONG_FILE_CHARS = 6_000
+"""A file longer than this is changed with blocks, not written out whole."""
+HOW = (
+    "Change a long file with SEARCH/REPLACE blocks, not by writing it out: the file's path alone on a "
+    "line, then a line <<<<<<< SEARCH, the lines to change copied exactly from the file, a line "
+    "=======, their new lines, a line >>>>>>> REPLACE."
 )
-"""The compact prompt's rule for this format (``lines``: the profile's threshold)."""
-EMPTY_SEARCH = (
-    "Not applied: the SEARCH part of the block for {path} is empty, and {path} exists. Copy the lines "
-    "to change into SEARCH exactly as the file has them."
-)
+"""Said once with the workspace view when it shows a long file."""
 
 
 @dataclass(frozen=True)
@@ -135,13 +137,34 @@ def _closing_fence(lines: list[str], after: int, start: int) -> int:
     return after
 
 
-def call_of(block: EditBlock, exists: Callable[[str], bool]) -> tuple[str, dict[str, str]] | str:
-    """The tool call a block is (its name and input), or the problem to tell the model."""
-    if not block.search.strip():
-        if exists(block.path):
-            return EMPTY_SEARCH.format(path=block.path)
+def is_long(content: str) -> bool:
+    return content.count("\n") + 1 > LONG_FILE_LINES or len(content) > LONG_FILE_CHARS
+
+
+def call_of(block: EditBlock, exists: Callable[[str], bool]) -> tuple[str, dict[str, str]]:
+    """The tool call a block is: ``edit_file``, or ``write_file`` for a new file (an empty SEARCH).
+    An empty SEARCH for a file that exists is edit_file's refusal to tell the model."""
+    if not block.search.strip() and not exists(block.path):
         return "write_file", {"path": block.path, "content": block.replace}
     return "edit_file", {"path": block.path, "oldString": block.search, "newString": block.replace}
+
+
+def block_calls(text: str, workspace: Roots) -> tuple[list[tuple[str, dict[str, str]]], str, str]:
+    """The calls a reply's blocks are, its prose, and the notice that says so (none: no blocks)."""
+    blocks = edit_blocks(text)
+    if not blocks:
+        return [], text, ""
+    calls = [call_of(block, lambda path: _exists(workspace, path)) for block in blocks]
+    paths = ", ".join(dict.fromkeys(block.path for block in blocks))
+    notice = f"The model wrote SEARCH/REPLACE blocks for {paths}; Shiro applies them (edit_file)."
+    return calls, without_blocks(text, blocks), notice
+
+
+def _exists(workspace: Roots, path: str) -> bool:
+    try:
+        return locate(workspace, path)[1].exists()
+    except (ShiroError, ToolError, OSError, ValueError):
+        return False
 
 
 def without_blocks(text: str, blocks: Sequence[EditBlock]) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shiro_lsp.adapt.context_builder import build_context, focus_files, mentioned_names
+from shiro_lsp.adapt.context_builder import build_context, first_look, focus_files, mentioned_names
+from shiro_lsp.adapt.formats.search_replace import HOW
 from shiro_lsp.adapt.repo_map import RepoMap, Scan
 from shiro_lsp.fs.secrets import Redactor
 
@@ -96,6 +97,7 @@ def test_a_file_too_long_to_show_whole_gives_its_outline_and_the_named_definitio
     assert "\nstudio/kiln.py\n```" not in built.text  # never in the form of a whole file
     assert "studio/kiln.py" not in built.files
     assert built.tokens <= 2_000
+    assert built.text.endswith(HOW)  # how to change a long file: said once, after what is shown
 
 
 def test_the_budget_is_kept_at_every_size(tmp_path: Path) -> None:
@@ -121,7 +123,7 @@ def test_a_small_workspace_is_shown_whole(tmp_path: Path) -> None:
     built = build_context(scan_of(tmp_path), tmp_path, "notes.txt is out of date", 2_000, KEEP)
     later = build_context(scan_of(tmp_path), tmp_path, "and notes.txt again", 2_000, KEEP, overview=False)
     assert later.whole and later.text == "notes.txt\n```\nMix by weight.\n```"
-    assert built.whole
+    assert built.whole and "SEARCH" not in built.text  # short files are written out whole
     assert built.files == ("notes.txt", "glaze.py")  # the named file first, then the rest
     assert built.text.startswith("notes.txt\n```\nMix by weight.\n```\n\nglaze.py\n```")
 
@@ -166,3 +168,11 @@ def test_a_later_turn_shows_only_what_the_message_points_at(tmp_path: Path) -> N
     later = build_context(scan_of(root), root, "Now mix_glaze again", 4_000, KEEP, overview=False)
     assert later.text.startswith("studio/glaze.py\n```") and "Other files" not in later.text
     assert build_context(scan_of(root), root, "Thanks!", 4_000, KEEP, overview=False).text == ""
+
+
+def test_a_first_look_is_the_map_alone_within_its_budget(tmp_path: Path) -> None:
+    root = studio(tmp_path)
+    look = first_look(scan_of(root), root, "where is mix_glaze used?", 300, KEEP)
+    assert look.startswith("The repository's files, with their main definitions:\n")
+    assert "def mix_glaze(parts: dict[str, float]) -> float:" in look and "```" not in look
+    assert len(look) // 4 <= 300

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from shiro_lsp.adapt.formats.search_replace import (
-    RULE,
     EditBlock,
+    block_calls,
     call_of,
     edit_blocks,
     has_edit_blocks,
+    is_long,
     without_blocks,
 )
 from shiro_lsp.errors import ToolError
@@ -63,25 +64,36 @@ def test_unclosed_or_pathless_blocks_are_not_edits() -> None:
     assert edit_blocks("orchard.py\n<<<<<<< SEARCH\na\n=======\nb\n") == []  # never closed
 
 
-def test_an_empty_search_creates_a_new_file_and_is_a_problem_for_an_existing_one() -> None:
+def test_an_empty_search_creates_a_new_file_and_edit_file_refuses_it_for_an_existing_one() -> None:
     new = EditBlock("basket.py", "", "EMPTY = []\n", (0, 0))
     assert call_of(new, lambda path: False) == (
         "write_file",
         {"path": "basket.py", "content": "EMPTY = []\n"},
     )
-    problem = call_of(new, lambda path: True)
-    assert isinstance(problem, str) and "SEARCH part of the block for basket.py is empty" in problem
-    edit = EditBlock("orchard.py", "a\n", "b\n", (0, 0))
-    assert call_of(edit, lambda path: True) == (
+    assert call_of(new, lambda path: True) == (
         "edit_file",
-        {"path": "orchard.py", "oldString": "a\n", "newString": "b\n"},
+        {"path": "basket.py", "oldString": "", "newString": "EMPTY = []\n"},
     )
+
+
+def test_a_reply_s_blocks_are_its_calls_and_its_prose_stays(tmp_path: Path) -> None:
+    (tmp_path / "orchard.py").write_text(ORCHARD)
+    reply = "Counting with len.\n\norchard.py\n" + block("    total = 0\n", "    total = len(apples)\n")
+    calls, prose, notice = block_calls(reply, tmp_path)
+    assert calls == [
+        (
+            "edit_file",
+            {"path": "orchard.py", "oldString": "    total = 0\n", "newString": "    total = len(apples)\n"},
+        )
+    ]
+    assert prose == "Counting with len." and "orchard.py" in notice
+    assert block_calls("no blocks here", tmp_path) == ([], "no blocks here", "")
 
 
 async def applied(workspace: Path, reply: str) -> str:
     for found in edit_blocks(reply):
         call = call_of(found, lambda path: (workspace / path).exists())
-        assert not isinstance(call, str) and call[0] == "edit_file"
+        assert call[0] == "edit_file"
         await EDIT_FILE.run(call[1], ToolContext(workspace=workspace))
     return (workspace / "orchard.py").read_text()
 
@@ -109,7 +121,6 @@ async def test_a_block_found_nowhere_or_in_several_places_is_not_applied(
     assert (tmp_path / "orchard.py").read_text() == ORCHARD
 
 
-def test_the_rule_names_the_threshold_and_the_markers_and_a_reply_is_told_by_its_head() -> None:
-    rule = RULE.format(lines=150)
-    assert "longer than 150 lines" in rule and "<<<<<<< SEARCH" in rule and ">>>>>>> REPLACE" in rule
+def test_a_reply_is_told_by_its_head_and_a_long_file_by_its_size() -> None:
     assert has_edit_blocks("x.py\n<<<<<<< SEARCH\n") and not has_edit_blocks("a ======= b")
+    assert is_long("x\n" * 200) and is_long("x" * 7_000) and not is_long(ORCHARD)

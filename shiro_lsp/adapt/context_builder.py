@@ -43,6 +43,7 @@ MAP_SHARE = 4
 """When other files exist, the map keeps at least 1/MAP_SHARE of the budget (at most MAX_MAP_RESERVE)."""
 MAX_MAP_RESERVE = 1_500
 PARTIAL_HEAD = ", too many to show whole."
+MAX_HOW_PATHS_CHARS = 300
 CONTEXT_LINES = 15
 """Lines shown each side of a traceback's line when its definition does not fit."""
 
@@ -62,6 +63,8 @@ class BuiltContext:
     """The files shown whole, in order."""
     tokens: int
     """The estimate of ``text``'s tokens."""
+    partial: tuple[str, ...] = ()
+    """The files shown in part (their outline and a region)."""
 
 
 @dataclass(frozen=True)
@@ -83,12 +86,12 @@ def build_context(
     """What to show with ``message`` in at most ``tokens`` (estimated) tokens. Without ``overview``
     (a later turn of a session that was shown it), only the files the message points at. When a
     long file is shown (whole or in part), how to change one (:data:`search_replace.HOW`) ends it."""
-    reserve = tokens_for_chars(len(HOW) + 2)
+    reserve = tokens_for_chars(len(HOW) + MAX_HOW_PATHS_CHARS)
     built = _built(scan, root, message, max(0, tokens - reserve), redact, overview=overview)
-    partial = PARTIAL_HEAD in built.text
-    if not partial and not any(_long(scan, rel) for rel in built.files):
+    long = [*built.partial, *(rel for rel in built.files if _long(scan, rel))]
+    if not long:
         return built
-    text = f"{built.text}\n\n{HOW}"
+    text = f"{built.text}\n\n{HOW.format(files=', '.join(long)[:MAX_HOW_PATHS_CHARS])}"
     return replace(built, text=text, tokens=tokens_for_chars(len(text)))
 
 
@@ -131,6 +134,7 @@ def _built(
     reserve = min(tokens // MAP_SHARE, MAX_MAP_RESERVE) if others and overview else 0
     blocks: list[str] = []
     shown: list[str] = []
+    partial: list[str] = []
     left = tokens - reserve
     for position, item in enumerate(focus):
         later = len(focus) - position - 1
@@ -140,12 +144,11 @@ def _built(
         if block:
             blocks.append(block)
             left -= tokens_for_chars(len(block) + 2)
-            if whole:
-                shown.append(item.rel)
+            (shown if whole else partial).append(item.rel)
     left += reserve
     if not overview:
         text = "\n\n".join(blocks)
-        return BuiltContext(text, False, tuple(shown), tokens_for_chars(len(text)))
+        return BuiltContext(text, False, tuple(shown), tokens_for_chars(len(text)), tuple(partial))
     rest = ranked(scan, {item.rel for item in focus}, names)
     heading = "Other files, with their main definitions:"
     skip = {item.rel for item in focus}
@@ -153,7 +156,7 @@ def _built(
     if repo_map:
         blocks.append(f"{heading}\n{redact(repo_map)}")
     text = "\n\n".join(blocks)
-    return BuiltContext(text, False, tuple(shown), tokens_for_chars(len(text)))
+    return BuiltContext(text, False, tuple(shown), tokens_for_chars(len(text)), tuple(partial))
 
 
 def _whole_workspace(

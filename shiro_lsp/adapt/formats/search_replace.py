@@ -39,11 +39,11 @@ LONG_FILE_LINES = 150
 LONG_FILE_CHARS = 6_000
 """A file longer than this is changed with blocks, not written out whole."""
 HOW = (
-    "Change a long file with SEARCH/REPLACE blocks, not by writing it out: the file's path alone on a "
+    "Change {files} with SEARCH/REPLACE blocks, never by writing a long file out whole: the file's path alone on a "
     "line, then a line <<<<<<< SEARCH, the lines to change copied exactly from the file, a line "
     "=======, their new lines, a line >>>>>>> REPLACE."
 )
-"""Said once with the workspace view when it shows a long file."""
+"""Said once with the workspace view when it shows a long file (``files``: those it shows)."""
 
 
 @dataclass(frozen=True)

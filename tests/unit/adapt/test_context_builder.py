@@ -97,7 +97,7 @@ def test_a_file_too_long_to_show_whole_gives_its_outline_and_the_named_definitio
     assert "\nstudio/kiln.py\n```" not in built.text  # never in the form of a whole file
     assert "studio/kiln.py" not in built.files
     assert built.tokens <= 2_000
-    assert built.text.endswith(HOW)  # how to change a long file: said once, after what is shown
+    assert built.text.endswith(HOW.format(files="studio/kiln.py"))  # said once, after what is shown
 
 
 def test_the_budget_is_kept_at_every_size(tmp_path: Path) -> None:

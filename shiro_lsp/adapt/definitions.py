@@ -38,6 +38,27 @@ class _Edit:
     lines: list[str]
 
 
+_FENCE_SUFFIX = {"python": ".py", "py": ".py", "javascript": ".js", "js": ".js", "jsx": ".js"}
+_FENCE_SUFFIX |= {"typescript": ".ts", "ts": ".ts", "tsx": ".tsx"}
+
+
+def defined_names(block: str, fence_language: str) -> list[str]:
+    """The names a block of nothing but definitions (and imports) defines at its top level, read as
+    the language its fence names (Python when it names none); [] for any other block."""
+    suffix = _FENCE_SUFFIX.get(fence_language.lower(), ".py" if not fence_language else "")
+    language = LANGUAGES.get(suffix)
+    if language is None:
+        return []
+    source = textwrap.dedent(block.strip("\n")) + "\n"
+    if not _parses(source, language):
+        return []
+    family = "python" if language == "python" else "javascript"
+    tops = [d for d in file_tags("block" + suffix, source, language).definitions if d.parent is None]
+    if _loose_lines(source.split("\n"), tops, family) is None:
+        return []
+    return [d.name for d in tops if d.kind != "constant"]
+
+
 def has_grammar(path: str) -> bool:
     """Whether definitions in ``path`` are found by their grammar (else a fragment is placed by text)."""
     return PurePosixPath(path).suffix.lower() in LANGUAGES

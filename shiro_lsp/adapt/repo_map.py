@@ -190,6 +190,22 @@ class RepoMap:
         return file_tags(entry.rel, source, language)
 
 
+_MAPS: dict[Path, RepoMap] = {}
+"""The maps of the workspaces asked for (their tags cached), the most recent last."""
+_MAPS_LOCK = threading.Lock()
+MAX_MAPS = 8
+
+
+def repo_map_of(root: Path) -> RepoMap:
+    """The map of ``root``, kept between turns (and shared by the view and the reply's reading)."""
+    with _MAPS_LOCK:
+        repo_map = _MAPS.pop(root, None) or RepoMap(root)
+        _MAPS[root] = repo_map
+        while len(_MAPS) > MAX_MAPS:
+            del _MAPS[next(iter(_MAPS))]
+        return repo_map
+
+
 def _not_walked(entry: Entry) -> bool:
     name = entry.rel.rsplit("/", 1)[-1]
     return name.startswith(".") or name in SKIPPED_FOLDERS or (entry.path / "pyvenv.cfg").exists()

@@ -18,13 +18,12 @@ listed or read (:mod:`shiro_lsp.fs.secrets`); secret values are cut out by the t
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from shiro_lsp.adapt.context_builder import build_context, first_look
-from shiro_lsp.adapt.repo_map import RepoMap
+from shiro_lsp.adapt.repo_map import repo_map_of
 from shiro_lsp.fs.ignore import Walker
 from shiro_lsp.fs.secrets import is_secret_path
 from shiro_lsp.messages import Message
@@ -73,7 +72,7 @@ def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[
     """The view for a turn whose user message is ``text`` (a later turn's when not
     ``budget.overview``). Blocking (a bounded walk, parsing what changed, a few reads): call it in
     a thread."""
-    scan = _repo_map(root).scan()
+    scan = repo_map_of(root).scan()
     built = build_context(scan, root, text, budget.content_chars // 4, redact, overview=budget.overview)
     note = missing_references_note(text, built.text) if built.whole else ""
     return WorkspaceView(built.text, built.whole, note)
@@ -82,22 +81,7 @@ def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[
 def first_look_view(root: Path, text: str, tokens: int, redact: Callable[[str], str]) -> WorkspaceView:
     """A model with a large window: the repository map alone, in ``tokens``, with a session's first
     message (it reads the files it needs itself). Blocking: call it in a thread."""
-    return WorkspaceView(first_look(_repo_map(root).scan(), root, text, tokens, redact))
-
-
-_MAPS: dict[Path, RepoMap] = {}
-"""The maps of the workspaces viewed (their tags cached), the most recent last."""
-_MAPS_LOCK = threading.Lock()
-MAX_MAPS = 8
-
-
-def _repo_map(root: Path) -> RepoMap:
-    with _MAPS_LOCK:
-        repo_map = _MAPS.pop(root, None) or RepoMap(root)
-        _MAPS[root] = repo_map
-        while len(_MAPS) > MAX_MAPS:
-            del _MAPS[next(iter(_MAPS))]
-        return repo_map
+    return WorkspaceView(first_look(repo_map_of(root).scan(), root, text, tokens, redact))
 
 
 def missing_references_note(text: str, workspace_text: str) -> str:

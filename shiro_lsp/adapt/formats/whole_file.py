@@ -34,8 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from shiro_lsp.adapt.definitions import drops_module_lines, has_grammar, place_definitions
+from shiro_lsp.adapt.definitions import defined_names, drops_module_lines, has_grammar, place_definitions
 from shiro_lsp.adapt.formats.text_calls import TextCall, is_call_shaped
+from shiro_lsp.adapt.repo_map import repo_map_of
 from shiro_lsp.errors import ToolError
 from shiro_lsp.tools.files import open_text
 
@@ -65,6 +66,7 @@ WHOLE_SHARE = 0.7
 """A block at least this long, keeping this share of a file's non-blank lines, is the file rewritten."""
 MAX_FILE_CHARS = 200_000
 MAX_SHOWN_FILES = 40
+MAX_DEFINER_FILES = 3
 
 
 WRITTEN_OUT = frozenset({"write_file", "edit_file"})
@@ -233,16 +235,29 @@ def _asked_to_create(workspace: Path | Sequence[Path], path: str, before: str, p
 
 
 def _only_fit(block: _Block, workspace: Path | Sequence[Path], files: Sequence[str]) -> Listing | None:
-    """The block as the one shown file it rewrites or splices into, when no file is named near it."""
+    """The block as the one file it rewrites or splices into, when no file is named near it: of
+    the files shown, and of those that define what the block defines (the repository map's)."""
     if _path_line(block.before) is not None or _NAMED.search(_last_paragraph(block.before)):
         return None
+    candidates = dict.fromkeys([*files[:MAX_SHOWN_FILES], *_definers(block, workspace)])
     fits = [
         listing
-        for path in files[:MAX_SHOWN_FILES]
+        for path in candidates
         if (current := _read(workspace, path))  # an empty file would take any block
         and (listing := _resolved(block, path, current, explicit=False)) is not None
     ]
     return replace(fits[0], span=(block.start, block.end)) if len(fits) == 1 else None
+
+
+def _definers(block: _Block, workspace: Path | Sequence[Path]) -> list[str]:
+    """The files that define the functions and classes the block defines, when few do."""
+    names = defined_names(block.body, block.lang)
+    if not names:
+        return []
+    root = workspace if isinstance(workspace, Path) else workspace[0]
+    scan = repo_map_of(root).scan()
+    found = sorted({rel for name in names for rel, _ in scan.definers(name)})
+    return found if len(found) <= MAX_DEFINER_FILES else []
 
 
 def _resolved(

@@ -66,7 +66,10 @@ def test_the_file_the_sentence_names_is_the_one_written(ws: Path) -> None:
 def test_with_no_path_near_it_the_block_goes_to_the_named_file_it_fits(ws: Path) -> None:
     text = f"The divisor is wrong. Fixed:\n\n```python\n{FIXED}```"
     assert written(text, ws, "Fix the bug in stats.py.") == {"stats.py": FIXED}
-    assert written(text, ws, "Fix the bug.") == {}
+    # named by no one, but its functions are stats.py's and no other file's: that file
+    assert written(text, ws, "Fix the bug.") == {"stats.py": FIXED}
+    unknown = "Fixed:\n\n```python\ndef median(numbers):\n    return sorted(numbers)[1]\n```"
+    assert written(unknown, ws, "Fix the bug.") == {}  # defined nowhere: no file to put it in
 
 
 def test_a_fragment_replaces_the_block_it_starts(ws: Path) -> None:
@@ -271,3 +274,17 @@ def test_a_path_from_the_workspace_root_names_the_workspace_file(ws: Path, form:
     assert written(f"Files changed:\n{path}\n\n```python\n{FIXED}```", ws, "Fix stats.py.") == {
         "stats.py": FIXED
     }
+
+
+def test_a_function_block_with_no_path_goes_to_the_one_file_that_defines_it(tmp_path: Path) -> None:
+    for n in range(45):
+        (tmp_path / f"filler_{n:02}.py").write_text(f"def filler_{n:02}():\n    return {n}\n")
+    (tmp_path / "zz").mkdir()
+    deep = '"""Weir levels."""\n\nimport math\n\n\ndef crest(height):\n    return math.floor(height)\n'
+    (tmp_path / "zz" / "weir.py").write_text(deep)
+    shown = sorted(path.name for path in tmp_path.glob("*.py"))[:40]  # the deep file is not among them
+    reply = "The crest rounds down; it should round up:\n\n```python\ndef crest(height):\n    return math.ceil(height)\n```"
+    (listing,) = file_listings(reply, tmp_path, "The weir crest is too low.", shown)
+    assert listing.path == "zz/weir.py" and listing.content == deep.replace("floor", "ceil")
+    (tmp_path / "zz" / "other.py").write_text("def crest(h):\n    return h\n")  # two definers: which?
+    assert file_listings(reply, tmp_path, "The weir crest is too low.", shown) == []

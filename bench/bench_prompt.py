@@ -12,7 +12,8 @@ import tempfile
 from pathlib import Path
 
 from bench.common import Result
-from shiro_lsp.adapt import PromptParts, build_compact_system_prompt
+from shiro_lsp.adapt.profiles import COMPACT, FULL
+from shiro_lsp.adapt.prompts import PromptParts, build_compact_system_prompt
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.context_window import tools_tokens
 from shiro_lsp.agent.prompt import build_system_prompt
@@ -42,7 +43,8 @@ def prompt_tokens(compact: bool) -> int:
     with tempfile.TemporaryDirectory() as folder:
         for tool in memory_tools(ProjectMemory(Path(folder) / "memory.json")):
             registry.register(tool)
-    plan = plan_turn(variant("default", None), registry, compact=compact)
+    profile = COMPACT if compact else FULL  # every tool described: calls travel natively
+    plan = plan_turn(variant("default", None), registry, profile=profile, calls="native")
     build = build_compact_system_prompt if compact else build_system_prompt
     prompt = build(PromptParts(workspace=WORKSPACE, tools=plan.specs, can_ask=False))
     return estimate_text(prompt) + tools_tokens(list(plan.specs))

@@ -28,7 +28,7 @@ from fakes.fake_openai import FakeOpenAI, Step, Text
 DELTAS = 5_000
 ANSWER = "".join(random.Random(4).choices(string.ascii_lowercase + " ", k=DELTAS))
 """One character per delta, never one piece repeated: a run of one character is a model's loop, which
-Shiro cuts (agent/repetition.py)."""
+Shiro cuts (adapt/reflections/loop_cut.py)."""
 ROUNDS = 3  # servers started
 PAIRS = 4  # measured chats (each paired with a raw SDK call) per server
 

@@ -21,6 +21,8 @@ AIDER_VERSION = os.environ.get("EVAL_AIDER_VERSION", "0.86.2")
 QWEN_CODE_PACKAGE = os.environ.get("EVAL_QWEN_CODE_PACKAGE", "@qwen-code/qwen-code")
 HARNESSES = ("shiro", "aider", "qwen-code")
 _STRIPPED_ENV = ("OPENAI_", "SHIRO_", "AIDER_", "QWEN_", "ANTHROPIC_", "GEMINI_")
+SHIRO_KNOBS = ("SHIRO_ADAPT_OFF", "SHIRO_MODEL_PROFILE")
+"""The caller's settings Shiro's runs keep: the ablation switch and the model profile (shiro_lsp/adapt/)."""
 
 
 @dataclass
@@ -111,6 +113,7 @@ def invocation(harness: str, prompt: str, ws: Path, home: Path, url: str, model:
     env = base_env(home)
     if harness == "shiro":
         env |= {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "x", "SHIRO_MODEL": model, "SHIRO_HOME": str(home)}
+        env |= {knob: os.environ[knob] for knob in SHIRO_KNOBS if os.environ.get(knob)}
         argv = [str(shiro_command()), "run", "-p", prompt, "--json", "--yolo",
                 "--workspace", str(ws), "--home", str(home / "shiro-state")]  # fmt: skip
         return Invocation(argv, env, ws)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
@@ -19,6 +19,7 @@ Api = Literal["responses", "chat", "auto"]
 AgentName = Literal["default", "quick", "deep", "plan", "review"]
 Thinking = Literal["off", "low", "medium", "high", "max"]
 ToolCallFormat = Literal["native", "text", "auto"]
+ModelProfile = Literal["auto", "full", "compact"]
 BashSandbox = Literal["off", "auto", "required"]
 
 
@@ -48,9 +49,14 @@ class Settings(BaseModel):
     tool_call_format: ToolCallFormat | dict[str, ToolCallFormat] = "auto"
     # max_tokens of each agent step (less when the context window has less room left).
     max_output_tokens: int = Field(default=16_384, gt=0)
-    # Sampling temperature of agent steps; None: 0 in a small window (a small model follows formats
-    # best greedy, as Aider runs it), the server's default otherwise.
+    # Sampling temperature of agent steps; None: the model profile's (0 for the compact one: a small
+    # model follows formats best greedy, as Aider runs it), else the server's default.
     temperature: float | None = Field(default=None, ge=0, le=2)
+    # How Shiro works with the model (shiro_lsp/adapt/profiles.py): auto picks by what is known of it.
+    model_profile: ModelProfile = "auto"
+    # The command that checks the work (tests, a linter); it runs code, so the extension takes it from
+    # the user's settings or a trusted workspace's only. None: AGENTS.md, the detected test runner.
+    check_command: str | None = None
     # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
     bash_sandbox: BashSandbox = "off"
     bash_sandbox_network: bool = False
@@ -83,6 +89,8 @@ def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:
     hosts = [h.strip() for h in env.get("SHIRO_WEB_FETCH_ALLOW_HOSTS", "").split(",") if h.strip()]
     if hosts:
         values["web_fetch_allow_hosts"] = hosts
+    if env.get("SHIRO_MODEL_PROFILE") in get_args(ModelProfile):
+        values["model_profile"] = env["SHIRO_MODEL_PROFILE"]
     return values
 
 

@@ -85,6 +85,11 @@ _CONTEXT_BLOCK = re.compile(r'\s*<context label="[^"\n]*"[^>\n]*>\n[\s\S]*?\n</c
 """An attached document in a prompt (agent/attachments.py writes them): never part of a title."""
 
 
+def without_attachments(text: str) -> str:
+    """A prompt's text without the documents attached to it: what the user typed."""
+    return _CONTEXT_BLOCK.sub("", text)
+
+
 def title_of(messages: list[Message]) -> str:
     """Session title (spec §3.1): the first user message, clipped to 60 chars + '...', without the
     documents attached to it (the current file, a selection)."""
@@ -92,7 +97,7 @@ def title_of(messages: list[Message]) -> str:
         if message.get("role") == "user":
             content = message.get("content")
             if isinstance(content, str) and content:
-                words = _CONTEXT_BLOCK.sub("", content).strip() or content
+                words = without_attachments(content).strip() or content
                 return words[:60] + "..." if len(words) > 60 else words
             return "untitled"
     return "untitled"

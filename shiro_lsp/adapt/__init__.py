@@ -1,110 +1,81 @@
-"""How Shiro adapts to a model: the one surface ``agent/`` imports (an import-linter contract keeps
-it so; ``adapt/`` never imports ``agent/``).
+"""How Shiro adapts to a model: the one surface ``agent/`` imports (the import-linter contract
+``adapt-surface`` keeps it so; ``adapt/`` never imports ``agent/``).
 
+- ``profiles.py``: a profile per model class (prompt, tools, reply format, temperature, workspace
+  view budget, reflections, hints) and ``choose_profile``.
 - ``prompts.py``: what a system prompt is built from, and the compact variant for small windows.
-- ``formats/``: how a reply is read (``text_calls.py``: calls written as text; ``whole_file.py``:
-  files written out whole; ``search_replace.py``: SEARCH/REPLACE blocks for long files).
+- ``formats/``: how a reply is read (``native.py``; ``text_calls.py``: calls written as text;
+  ``whole_file.py``: files written out whole; ``search_replace.py``: SEARCH/REPLACE blocks for long files).
+- ``reflections/``: what sends the model back, in one loop with one budget and one notice.
+- ``hints.py``: what a call's result tells the model besides the tool's output.
 - ``view.py``: what a small model is shown of its workspace with the user's message.
+- ``prose.py``: every rule that reads the user's prose, once each.
 - ``repo_map.py``, ``context_builder.py``: a repository map and a budgeted context for small windows.
 """
 
-from shiro_lsp.adapt.formats.search_replace import block_calls, has_edit_blocks
-from shiro_lsp.adapt.formats.text_calls import (
-    TEXT_ORIGIN_NOTE,
-    WRITTEN_AS_KEY,
-    TextCall,
-    TextHold,
-    ToolCallFormat,
-    as_text_protocol,
-    as_written,
-    echoes_tool_output,
-    is_call_shaped,
-    listing_notice,
-    parse_text_tool_calls,
-    split_tagged_calls,
-    text_call_notice,
-    tool_outputs,
-    tools_prompt,
-    writes_a_result,
+from shiro_lsp.adapt.formats.base import Hold, ParsedReply, ReplyContext, ReplyFormat, TextCall
+from shiro_lsp.adapt.formats.text_calls import TEXT_ORIGIN_NOTE, tools_prompt
+from shiro_lsp.adapt.hints import CallHints
+from shiro_lsp.adapt.profiles import COMPACT, FULL, PROFILES, Profile, choose_profile
+from shiro_lsp.adapt.prompts import PromptParts, folder_lines, with_blocks
+from shiro_lsp.adapt.prose import user_words
+from shiro_lsp.adapt.reflections.base import (
+    NOTICE,
+    NUDGE_MARK_KEY,
+    EndTurn,
+    Reflector,
+    Reply,
+    RunCheck,
+    SendBack,
+    TurnFacts,
+    nudge_message,
 )
-from shiro_lsp.adapt.formats.whole_file import (
-    MAX_SHOWN_FILES,
-    WITHHELD_WHEN_WRITING_OUT,
-    WRITE_IT_OUT,
-    Listing,
-    file_listings,
-    listing_call,
-    without_code,
-    without_listings,
-    writes_literal_file,
-)
-from shiro_lsp.adapt.prompts import (
-    PromptParts,
-    build_compact_system_prompt,
-    compact_spec,
-    folder_lines,
-    not_offered_error,
-    offered_when_compact,
-    with_blocks,
-)
+from shiro_lsp.adapt.reflections.commands import Checks
+from shiro_lsp.adapt.reflections.loop_cut import CUT_NOTICE
 from shiro_lsp.adapt.view import (
-    NOTHING_EDITED,
     VIEW_KEY,
     VIEW_NOTE_KEY,
     WorkspaceView,
-    budget_for,
-    edits_in_place,
     first_look_view,
-    overview,
-    with_changes,
     with_workspace_views,
     workspace_view,
 )
+from shiro_lsp.config import ToolCallFormat
 
 __all__ = [
-    "MAX_SHOWN_FILES",
-    "NOTHING_EDITED",
+    "COMPACT",
+    "CUT_NOTICE",
+    "FULL",
+    "NOTICE",
+    "NUDGE_MARK_KEY",
+    "PROFILES",
     "TEXT_ORIGIN_NOTE",
     "VIEW_KEY",
     "VIEW_NOTE_KEY",
-    "WITHHELD_WHEN_WRITING_OUT",
-    "WRITE_IT_OUT",
-    "WRITTEN_AS_KEY",
-    "Listing",
+    "CallHints",
+    "Checks",
+    "EndTurn",
+    "Hold",
+    "ParsedReply",
+    "Profile",
     "PromptParts",
+    "Reflector",
+    "Reply",
+    "ReplyContext",
+    "ReplyFormat",
+    "RunCheck",
+    "SendBack",
     "TextCall",
-    "TextHold",
     "ToolCallFormat",
+    "TurnFacts",
     "WorkspaceView",
-    "as_text_protocol",
-    "as_written",
-    "block_calls",
-    "budget_for",
-    "build_compact_system_prompt",
-    "compact_spec",
-    "echoes_tool_output",
-    "edits_in_place",
-    "file_listings",
+    "choose_profile",
     "first_look_view",
     "folder_lines",
-    "has_edit_blocks",
-    "is_call_shaped",
-    "listing_call",
-    "listing_notice",
-    "not_offered_error",
-    "offered_when_compact",
-    "overview",
-    "parse_text_tool_calls",
-    "split_tagged_calls",
-    "text_call_notice",
-    "tool_outputs",
+    "nudge_message",
     "tools_prompt",
+    "user_words",
     "with_blocks",
-    "with_changes",
     "with_workspace_views",
-    "without_code",
-    "without_listings",
     "workspace_view",
-    "writes_a_result",
-    "writes_literal_file",
 ]

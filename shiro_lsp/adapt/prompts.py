@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from shiro_lsp.tools import KNOWN_SPECS
 from shiro_lsp.tools.base import ToolSpec
 
 
@@ -65,10 +64,6 @@ COMPACT_TOOLS = frozenset({"read_file", "write_file", "edit_file", "list_dir", "
 and deletes; list_dir and grep for glob). Tools from MCP servers or extensions are still offered."""
 
 
-def offered_when_compact(name: str) -> bool:
-    return name in COMPACT_TOOLS or name not in KNOWN_SPECS
-
-
 COMPACT_INSTEAD = {
     "multi_edit": "edit_file",
     "apply_patch": "edit_file",
@@ -83,13 +78,6 @@ COMPACT_INSTEAD = {
     "git_blame": "bash",
 }
 """The offered tool that does the work of each built-in tool a small window leaves out."""
-
-
-def not_offered_error(name: str, variant: str, compact: bool) -> str:
-    """The tool error for a call to a tool the turn did not offer (it never runs)."""
-    instead = COMPACT_INSTEAD.get(name) if compact else None
-    hint = f" Use {instead} instead." if instead else ""
-    return f"{name} is not available to the {variant} agent.{hint}"
 
 
 COMPACT_DESCRIPTIONS = {

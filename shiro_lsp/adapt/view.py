@@ -2,10 +2,10 @@
 :mod:`shiro_lsp.adapt.context_builder` from the repository map, :mod:`shiro_lsp.adapt.repo_map`):
 the files the message names, the files defining the symbols it names, the files of a pasted
 traceback, their tests, then the map of the rest, in a real share of the window; a small workspace
-whole. After a call that changed files, the diff (:func:`with_changes`).
+whole. After a call that changed files, the model is shown the diff (``hints.py``).
 
-A small model that cannot see the workspace guesses (``edit_file src/main.py`` in a folder holding
-``calc.py``). The view is built once per turn and carried with the turn's user message (under
+A model that cannot see the workspace guesses (``edit_file src/main.py`` in a folder that has no
+``src``). The view is built once per turn and carried with the turn's user message (under
 :data:`VIEW_KEY`, merged into its text only on the wire by :func:`with_workspace_views`), so every
 request of the turn, and of later turns, starts with the same bytes and the provider's prompt cache
 serves them. The session keeps the user's words as typed. A later turn of the session shows only
@@ -17,12 +17,12 @@ listed or read (:mod:`shiro_lsp.fs.secrets`); secret values are cut out by the t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from shiro_lsp.adapt.context_builder import build_context, first_look
+from shiro_lsp.adapt.prose import references
 from shiro_lsp.adapt.repo_map import repo_map_of
 from shiro_lsp.fs.ignore import Walker
 from shiro_lsp.fs.secrets import is_secret_path
@@ -35,11 +35,7 @@ VIEW_NOTE_KEY = "shiroWorkspaceNote"
 ignored it)."""
 _CARRIED = (VIEW_KEY, VIEW_NOTE_KEY)
 OVERVIEW_DEPTH = 3
-VIEW_SHARE = 0.5
-"""Share of the context window the view may fill (tokens, about 4 characters each): half, leaving
-the rest to the instructions, the answer and the turn's steps."""
-CHANGES_CHARS = 1_500
-_REFERENCE = re.compile(r"(?<![\w#&/])#\d{2,}\b")
+MAX_VIEW_FILES = 40
 MAX_REFERENCES = 3
 
 
@@ -53,11 +49,6 @@ class ViewBudget:
     """Whether the files are listed (a session's first view), or only used to find named ones."""
 
 
-def budget_for(context_window: int) -> ViewBudget:
-    """A 16k window: about 8,000 tokens (32,000 characters)."""
-    return ViewBudget(files=40, content_chars=int(context_window * VIEW_SHARE * 4))
-
-
 @dataclass(frozen=True)
 class WorkspaceView:
     text: str
@@ -69,7 +60,7 @@ class WorkspaceView:
 
 
 def workspace_view(root: Path, text: str, budget: ViewBudget, redact: Callable[[str], str]) -> WorkspaceView:
-    """The view for a turn whose user message is ``text`` (a later turn's when not
+    """The view for a turn whose user typed ``text`` (``user_words``; a later turn's when not
     ``budget.overview``). Blocking (a bounded walk, parsing what changed, a few reads): call it in
     a thread."""
     scan = repo_map_of(root).scan()
@@ -84,11 +75,11 @@ def first_look_view(root: Path, text: str, tokens: int, redact: Callable[[str], 
     return WorkspaceView(first_look(repo_map_of(root).scan(), root, text, tokens, redact))
 
 
-def missing_references_note(text: str, workspace_text: str) -> str:
-    """The issue or ticket numbers (``#4521``) the message names that the workspace, read whole, never
-    mentions. Told nothing, a 1.5B model asked to "fix the bug from ticket #4521" invents a bug; told
-    this, it says it cannot tell what the ticket asks (replays of the eval's recorded request)."""
-    missing = [ref for ref in dict.fromkeys(_REFERENCE.findall(text)) if ref not in workspace_text]
+def missing_references_note(words: str, workspace_text: str) -> str:
+    """The issue or ticket numbers the user's words name that the workspace, read whole, never
+    mentions: said after the user's words, so that a model asked about one it cannot see says so
+    instead of inventing what it asks."""
+    missing = [ref for ref in references(words) if ref not in workspace_text]
     if not missing:
         return ""
     verb = "is" if len(missing) == 1 else "are"
@@ -123,21 +114,3 @@ def _merged(message: Message) -> Message:
         parts = (message.get(VIEW_KEY), content, message.get(VIEW_NOTE_KEY))
         merged["content"] = "\n\n".join(str(part) for part in parts if part)
     return merged
-
-
-NOTHING_EDITED = "\n(No file changed: the command's pattern matched nothing.)"
-_IN_PLACE = re.compile(r"\b(?:sed|perl)\s+(?:-[\w]*\s+)*-[\w]*i")
-
-
-def edits_in_place(tool: str, inputs: object) -> bool:
-    """A bash call that edits files in place (``sed -i``, ``perl -pi``): when it changed nothing, a
-    small model is told so (exit 0 alone reads as success)."""
-    command = inputs.get("command") if isinstance(inputs, dict) else None
-    return tool == "bash" and isinstance(command, str) and bool(_IN_PLACE.search(command))
-
-
-def with_changes(output: str, diff: str) -> str:
-    """A tool result with the diff of what the call changed (bash included), cut at CHANGES_CHARS."""
-    if len(diff) > CHANGES_CHARS:
-        diff = diff[: diff.rfind("\n", 0, CHANGES_CHARS) + 1] + "(diff cut here)\n"
-    return f"{output}\n\nWhat this changed:\n{diff.rstrip()}"

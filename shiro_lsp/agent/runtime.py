@@ -18,11 +18,13 @@ from typing import Any, Literal, Protocol
 
 from shiro_lsp.adapt import (
     VIEW_KEY,
+    Checks,
+    Profile,
     PromptParts,
     WorkspaceView,
-    budget_for,
-    build_compact_system_prompt,
+    choose_profile,
     first_look_view,
+    user_words,
     workspace_view,
 )
 from shiro_lsp.agent.agents import variant
@@ -82,17 +84,6 @@ UNDO_TOO_BIG = (
     "again. The summary stays; nothing is lost from the transcript."
 )
 CompactionPhase = Literal["summarizing", "done", "failed"]
-SMALL_CONTEXT_WINDOW = 32_768
-"""Up to this window (tokens) the compact system prompt, tools and the workspace view are used: the
-8k-32k windows local models run with (a 16k window's first request stays under 1,500 tokens)."""
-SMALL_MODEL_TEMPERATURE = 0.0
-"""A small window's agent steps are sampled greedy unless ``temperature`` is set: a small model
-keeps to a format (a call, a file listing) far more often at 0 than at a server's default."""
-FIRST_LOOK_TOKENS = 0
-"""Tokens of repository map a large model is shown with a session's first message (0: none; off
-until the eval shows it helps)."""
-SMALL_MODEL_WRITES_PER_FILE = 3
-"""Steps of a small model's turn that may change one file before Shiro refuses more (``write_limit``)."""
 WINDOW_FILL = 0.75
 """Share of a known context window the history may fill before pruning (the rest: the answer)."""
 WINDOW_LOOKUP_TIMEOUT_S = 3.0
@@ -276,9 +267,9 @@ class AgentRuntime:
         window = self.context_window()
         return configured if window is None else min(configured, int(window * WINDOW_FILL))
 
-    def is_small_model(self) -> bool:
-        window = self.context_window()
-        return window is not None and window <= SMALL_CONTEXT_WINDOW
+    def profile(self) -> Profile:
+        """How Shiro works with the model: ``modelProfile``, else from what is known of the model."""
+        return choose_profile(self.settings().model_profile, self.context_window())
 
     def hidden_tools(self, registry: ToolRegistry, policy: PermissionPolicy) -> frozenset[str]:
         """Tools not to offer: git outside a repository; headless without --yolo, those only a person could allow."""
@@ -312,14 +303,8 @@ class AgentRuntime:
         s = self.settings()
         registry = self.registry()
         hidden = self.hidden_tools(registry, self.policy(registry))
-        compact = self.is_small_model()
-        return plan_turn(
-            variant(agent or s.agent, s.thinking),
-            registry,
-            hidden,
-            compact=compact,
-            writes_out=compact and self._tool_call_format(s) != "native",
-        )
+        variant_ = variant(agent or s.agent, s.thinking)
+        return plan_turn(variant_, registry, hidden, self.profile(), self._tool_call_format(s))
 
     def system_prompt(
         self,
@@ -334,14 +319,14 @@ class AgentRuntime:
             memory_block = self.memory_block()
         if instructions is None:
             instructions = build_block(self.workspace)
-        build = build_compact_system_prompt if plan.compact else build_system_prompt
+        build = plan.profile.system_prompt or build_system_prompt
         folders = self.services.roots()
         return build(
             PromptParts(
                 folders=folders.entries if isinstance(folders, Folders) else (),
                 workspace=self.workspace,
                 tools=plan.specs,
-                writes_out=plan.writes_out,
+                writes_out=plan.reply_format.writes_out,
                 can_ask=self.can_ask,
                 project_instructions=instructions,
                 memory_block=memory_block,
@@ -398,8 +383,8 @@ class AgentRuntime:
         setup.changes = changes
         await self._compact_when_full(session, ticket.text, emit)
         undone = self.services.checkpoints.undone_note(session.id) if changes else ""
-        view = await self._workspace_view(setup, session, ticket.text)
-        if view.whole and setup.plan.writes_out:
+        view, setup.checks = await self._adapted(setup, session, ticket.text)
+        if not setup.plan.reply_format.describes_tools(view.whole):
             setup.plan = setup.plan.offering_nothing()
         pages = await self._pasted_pages(setup, ticket.text, emit)
         # carried by the user's message, not the instructions (their prefix stays cached)
@@ -414,7 +399,7 @@ class AgentRuntime:
         if registered:  # a notes read right after the reply must find this task
             await asyncio.wait(registered)
         endpoint = (self.settings().base_url or "", setup.model)
-        if turn.tool_call_format == "text" != setup.tool_call_format:  # the server refused native tools
+        if turn.tool_call_format == "text" != setup.plan.reply_format.name:  # the server refused native tools
             self._text_only.add(endpoint)
         if turn.native_calls_seen:
             self._native.add(endpoint)
@@ -500,13 +485,10 @@ class AgentRuntime:
             reservation=self.services.reservation,
             can_ask=self.can_ask,
             yolo=self.yolo,
-            tool_call_format=self._tool_call_format(s),
             context_window=window,
             max_output_tokens=s.max_output_tokens,
-            temperature=s.temperature
-            if s.temperature is not None or not plan.compact
-            else SMALL_MODEL_TEMPERATURE,
-            max_writes_per_file=SMALL_MODEL_WRITES_PER_FILE if plan.compact else None,
+            temperature=s.temperature if s.temperature is not None else plan.profile.temperature,
+            max_writes_per_file=plan.profile.writes_per_file(),
             redactor=Redactor.of(secret_values(s)),
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,
@@ -530,31 +512,39 @@ class AgentRuntime:
             return "text"
         return "native" if endpoint in self._native else "auto"
 
-    async def _workspace_view(self, setup: TurnSetup, session: LiveSessionLike, text: str) -> WorkspaceView:
-        """What the model is shown of the workspace with this message: for a small model, the files
-        the message points at and the map of the rest (a later turn: only those files); for a large
-        one, when :data:`FIRST_LOOK_TOKENS` says so, the map with a session's first message."""
+    async def _adapted(
+        self, setup: TurnSetup, session: LiveSessionLike, text: str
+    ) -> tuple[WorkspaceView, Checks]:
+        """What the profile shows the model of the workspace with this message (for a small model the
+        files the message points at and the map of the rest, a later turn only those files; for a
+        large one, where the profile says so, the map with a session's first message), and the
+        turn's check commands (in a thread where that reads files)."""
+        profile, words = setup.plan.profile, user_words(text)
         shown_before = any(message.get(VIEW_KEY) for message in session.messages)
-        redact = setup.redactor.redact
-        if not setup.plan.compact:
-            if FIRST_LOOK_TOKENS and not shown_before and not session.messages:
-                return await asyncio.to_thread(
-                    first_look_view, self.workspace, text, FIRST_LOOK_TOKENS, redact
-                )
-            return WorkspaceView("")
-        if setup.context_window is None:
-            return WorkspaceView("")
-        budget = budget_for(setup.context_window)
-        if shown_before:
+        budget = profile.view_budget(setup.context_window)
+        if budget is not None and shown_before:
             budget = replace(budget, overview=False)
-        return await asyncio.to_thread(workspace_view, self.workspace, text, budget, redact)
+        first_look = profile.first_look_tokens if not session.messages else 0
+        configured, redact = self.settings().check_command, setup.redactor.redact
+
+        def look() -> tuple[WorkspaceView, Checks]:
+            view = WorkspaceView("")
+            if budget is not None:
+                view = workspace_view(self.workspace, words, budget, redact)
+            elif first_look:
+                view = first_look_view(self.workspace, words, first_look, redact)
+            return view, profile.checks(self.workspace, configured, words)
+
+        return await asyncio.to_thread(look) if profile.reads_workspace else look()
 
     async def _pasted_pages(self, setup: TurnSetup, text: str, emit: Emit) -> str:
-        """In a small window (no web_fetch offered), the pages of the URLs the user pasted."""
-        if not setup.plan.compact or setup.context_window is None or "web_fetch" not in setup.plan.registry:
+        """Where the profile says so (a window web_fetch's results would fill), the pages of the URLs
+        the user pasted."""
+        window, plan = setup.context_window, setup.plan
+        if not plan.profile.fetches_pasted_urls or window is None or "web_fetch" not in plan.registry:
             return ""
         runner = ToolCallRunner(setup, emit, lambda _results: None)
-        return await pasted_pages(runner, text, pages_budget(setup.context_window))
+        return await pasted_pages(runner, user_words(text), pages_budget(window))
 
     def grants(self, session: LiveSessionLike) -> Grants:
         """`always` grants last until the session changes (new, resume, clear); they are never saved."""

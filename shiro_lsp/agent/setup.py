@@ -15,13 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from shiro_lsp.adapt import (
-    WITHHELD_WHEN_WRITING_OUT,
-    ToolCallFormat,
-    compact_spec,
-    offered_when_compact,
-    tools_prompt,
-)
+from shiro_lsp.adapt import FULL, CallHints, Checks, Profile, ReplyFormat, ToolCallFormat, tools_prompt
 from shiro_lsp.agent.agents import AgentVariant
 from shiro_lsp.agent.context_window import ContextWindow
 from shiro_lsp.agent.permissions import Grants, Origin, PermissionPolicy
@@ -122,28 +116,26 @@ Reservation = Callable[[], AbstractAsyncContextManager[Any]]
 
 @dataclass(frozen=True)
 class TurnPlan:
-    """Which variant runs and which tools it is offered: decided once per turn (and per meter)."""
+    """Which variant runs, which tools it is offered and how its replies are read: decided once per
+    turn (and per meter) from the variant and the model's profile."""
 
     variant: AgentVariant
     registry: ToolRegistry
     tools: tuple[str, ...]
     specs: tuple[ToolSpec, ...]
+    reply_format: ReplyFormat
+    profile: Profile = FULL
+    """How Shiro works with this model (``adapt.profiles``)."""
+    hints: CallHints = field(default_factory=CallHints)
+    """What a call's result tells the model besides the tool's output (the profile's)."""
     hidden: frozenset[str] = frozenset()
     """Registered tools not offered (never approvable in this front door, or git outside a repository)."""
-    compact: bool = False
-    """A small context window: the compact prompt, fewer tools, short descriptions (prompt.py)."""
     withheld: tuple[ToolSpec, ...] = ()
-    """Tools the model is not told of but whose calls still run: the file tools and the task list,
-    when a small model that writes its calls as text writes files out instead (adapt/formats/whole_file.py)."""
-
-    @property
-    def writes_out(self) -> bool:
-        return bool(self.withheld)
+    """Tools the model is not told of but whose calls still run (the reply format's ``withheld``)."""
 
     def offering_nothing(self) -> TurnPlan:
-        """The plan for a model that writes files out and is shown the whole workspace: no tools are
-        sent (the 1.5B model then writes the files out, as with Aider, instead of reaching for sed);
-        the calls it writes as text still run."""
+        """The plan with no tools described to the model (shown the whole workspace, a model that
+        writes files out does without them); the calls it writes as text still run."""
         return replace(self, specs=(), withheld=(*self.withheld, *self.specs))
 
     @cached_property
@@ -166,22 +158,27 @@ def plan_turn(
     variant: AgentVariant,
     registry: ToolRegistry,
     hidden: frozenset[str] = frozenset(),
-    *,
-    compact: bool = False,
-    writes_out: bool = False,
+    profile: Profile = FULL,
+    calls: ToolCallFormat = "auto",
 ) -> TurnPlan:
-    """The read-only variants are offered the plan-safe tools, the others every registered tool."""
+    """The read-only variants are offered the plan-safe tools, the others every registered tool the
+    profile offers; ``calls``: how the model's calls travel (``toolCallFormat``, as the endpoint allows)."""
     offered = registry.read_only() if variant.read_only else registry.names()
-    tools = tuple(
-        name for name in offered if name not in hidden and (not compact or offered_when_compact(name))
+    tools = tuple(name for name in offered if name not in hidden and profile.offers(name))
+    reply_format = profile.reply_format(calls, tools)
+    withheld = reply_format.withheld(tools)
+    specs = [profile.describe(spec) for spec in registry.specs(tools)]
+    return TurnPlan(
+        variant,
+        registry,
+        tools,
+        tuple(s for s in specs if s.name not in withheld),
+        reply_format,
+        profile,
+        profile.call_hints(reply_format),
+        hidden,
+        tuple(s for s in specs if s.name in withheld),
     )
-    specs = registry.specs(tools)
-    if compact:
-        specs = [compact_spec(spec) for spec in specs]
-    writes_out = writes_out and compact and "write_file" in tools
-    withheld = tuple(s for s in specs if writes_out and s.name in WITHHELD_WHEN_WRITING_OUT)
-    shown = tuple(s for s in specs if s not in withheld)
-    return TurnPlan(variant, registry, tools, shown, hidden, compact, withheld)
 
 
 @dataclass
@@ -208,7 +205,6 @@ class TurnSetup:
     """The task list, sent after the conversation (not in the system prompt: see ``with_reminder``)."""
     can_ask: bool = True
     yolo: bool = False
-    tool_call_format: ToolCallFormat = "auto"
     context_window: int | None = None
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     workspace_view: str = ""
@@ -219,6 +215,8 @@ class TurnSetup:
     """The agent steps' sampling temperature (None: the server's default)."""
     max_writes_per_file: int | None = None
     """Steps of the turn that may change one file (``write_limit``; None: any number)."""
+    checks: Checks = field(default_factory=Checks)
+    """The command that checks the work, and the one to run first (``adapt`` finds them)."""
 
     def bash_warning(self) -> str:
         """What a bash approval card says about where the command runs (sandboxed or not)."""

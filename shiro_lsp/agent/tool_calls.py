@@ -15,14 +15,6 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal
 
-from shiro_lsp.adapt import (
-    NOTHING_EDITED,
-    WRITE_IT_OUT,
-    edits_in_place,
-    not_offered_error,
-    with_changes,
-    writes_literal_file,
-)
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.events import Emit
 from shiro_lsp.agent.permissions import Origin, RepeatGuard
@@ -161,10 +153,11 @@ class ToolCallRunner:
                 hint = "" if self.setup.yolo else HEADLESS_HINT
                 return self._refuse(call, NO_APPROVER_OUTPUT.format(name=call.name, hint=hint))
             if call.name not in plan.tools and call.call_id not in self.for_the_user:
-                raise ToolError(not_offered_error(call.name, plan.variant.name, plan.compact))
+                raise ToolError(self._not_offered(call.name))
             input = parse_arguments(tool.spec, call.arguments)
-            if plan.writes_out and writes_literal_file(call.name, input):
-                raise ToolError(WRITE_IT_OUT)
+            refusal = plan.hints.refusal(call.name, input)
+            if refusal is not None:
+                raise ToolError(refusal)
         except ToolError as error:
             self.emit(
                 ev.ToolCall(call.call_id, call.name, loose_tool_input(call.arguments), self._text_tag(call))
@@ -225,21 +218,19 @@ class ToolCallRunner:
             return self._tool_error(call, redact(error.message), changed)
         self.write_limit.wrote(call.name, input)
         diff, files = _change_fields(changed)
-        self.emit(ev.ToolResult(call.call_id, call.name, output, redact(diff) if diff else None, files))
-        # a small model sees what its call did to the files, unless it wrote a whole file out itself (a
-        # 1.5B model then copied the diff's lines into its next write of the file)
-        if (
-            diff
-            and self.setup.plan.compact
-            and not (self.setup.plan.writes_out and call.name == "write_file")
-        ):
-            output = with_changes(output, redact(diff))
-        elif self.setup.plan.compact and watch is not None and edits_in_place(call.name, input):
-            output += NOTHING_EDITED
+        shown = redact(diff) if diff else None
+        self.emit(ev.ToolResult(call.call_id, call.name, output, shown, files))
+        output = plan.hints.result(call.name, input, output, shown, recorded=watch is not None)
         if count > 1:
             times = "once before" if count == 2 else f"{count - 1} times before"
             return result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)
         return result_part(call, output)
+
+    def _not_offered(self, tool: str) -> str:
+        """The tool error for a call to a tool the turn did not offer (it never runs)."""
+        instead = self.setup.plan.hints.instead_of(tool)
+        hint = f" Use {instead} instead." if instead else ""
+        return f"{tool} is not available to the {self.setup.plan.variant.name} agent.{hint}"
 
     def _refuse(self, call: ToolCallReady, reason: str) -> dict[str, Any]:
         """A call that is not run: the event says why, and so does the result the model reads."""

@@ -12,9 +12,9 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from shiro_lsp.adapt import NUDGE_MARK_KEY
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.events import Event, event_json
-from shiro_lsp.agent.turn_guards import NUDGE_MARK_KEY
 from shiro_lsp.checkpoints.review import Checkpoints
 from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.errors import ShiroError

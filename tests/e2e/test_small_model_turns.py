@@ -1,9 +1,10 @@
-"""A small local model's turn gets the work done: `shiro-lsp run --json --yolo`, as the eval drives it.
+"""A small local model's turn gets the work done: `shiro-lsp run --json --yolo`.
 
-The scripted model answers in llama-server's chunk dialect the way Qwen2.5-Coder-1.5B did in the
-recorded eval runs (tests/fixtures/realmodel/README.md): tool calls written as text, code shown in
+The scripted model answers in llama-server's chunk dialect the way Qwen2.5-Coder-1.5B answers
+(tests/fixtures/realmodel/README.md has recorded replies): tool calls written as text, code shown in
 prose instead of written, a silent last step, edits of files it imagined, old strings with the
-indentation lost, and no run of the command the user named.
+indentation lost, and no run of the command the user named. The prompts here are worded unlike any
+task of the eval (eval/tasks/): a mechanism is tested on its rule, not on a task's wording.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,29 @@ from fakes.local_servers import LLAMACPP_MODEL, serve
 from fakes.recorded import exchange
 
 pytest_plugins = ["fakes.fixtures"]
+
+BANNER = """import argparse
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--title", default="home")
+    args = parser.parse_args()
+    print(f"== {args.title} ==")
+
+
+if __name__ == "__main__":
+    main()
+"""
+BANNER_LOUD = BANNER.replace(
+    '    parser.add_argument("--title", default="home")\n',
+    '    parser.add_argument("--title", default="home")\n    parser.add_argument("--loud", action="store_true")\n',
+).replace(
+    '    print(f"== {args.title} ==")\n',
+    '    line = f"== {args.title} =="\n    print(line.upper() if args.loud else line)\n',
+)
+RECORDED_ASK = "Let greet.py take a flag that upper-cases the whole greeting."
+"""For replies recorded on a workspace with greet.py (tests/fixtures/realmodel/): a wording of our own."""
 
 GREET = """import argparse
 
@@ -115,61 +138,61 @@ def errors(events: list[dict[str, Any]]) -> list[str]:
 async def test_a_file_written_out_in_the_reply_is_written(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "greet.py").write_text(GREET)
-    reply = f"Here is the updated greet.py:\n\n```python\n{GREET_SHOUT}```\n"
-    local.script += [Step(Text(reply, chunks=4)), Step(Text("Added the --shout option to greet.py."))]
-    events = await run(local, workspace, home, "Add a --shout option to greet.py.")
-    assert (workspace / "greet.py").read_text() == GREET_SHOUT
+    (workspace / "banner.py").write_text(BANNER)
+    reply = f"Here is the updated banner.py:\n\n```python\n{BANNER_LOUD}```\n"
+    local.script += [Step(Text(reply, chunks=4)), Step(Text("banner.py takes --loud now."))]
+    events = await run(local, workspace, home, "Give banner.py a --loud flag that capitalises its line.")
+    assert (workspace / "banner.py").read_text() == BANNER_LOUD
     (written,) = [e for e in events if e["type"] == "tool-call"]
     assert written["name"] == "write_file" and written["origin"] == "text"
-    assert any(e["type"] == "notice" and "wrote out greet.py" in e["text"] for e in events)
-    assert answer(events) == "Added the --shout option to greet.py."
+    assert any(e["type"] == "notice" and "wrote out banner.py" in e["text"] for e in events)
+    assert answer(events) == "banner.py takes --loud now."
     first, second = chats(local)
     assert second["messages"][: len(first["messages"])] == first["messages"]  # appended, not rewritten
     # the reply goes back as the model wrote it (the server's cache holds it), the content once
     said, result = second["messages"][len(first["messages"]) :]
     assert said == {"role": "assistant", "content": reply} and "tool_calls" not in said
-    assert result["role"] == "user" and "Wrote" in result["content"] and "greet.py" in result["content"]
+    assert result["role"] == "user" and "Wrote" in result["content"] and "banner.py" in result["content"]
 
 
 async def test_code_for_a_new_file_shown_in_prose_is_sent_back_and_the_call_then_runs(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    hello = "import sys\n\nprint('hello', file=sys.stdout)\n"
+    wave = "import sys\n\nprint('hi there', file=sys.stdout)\n"
     local.script += [
-        Step(Text(f"You can use this code:\n\n```python\n{hello}```\n", chunks=4)),
-        Step(call("write_file", {"path": "hello.py", "content": hello})),
-        Step(Text("Created hello.py.")),
+        Step(Text(f"You can use this code:\n\n```python\n{wave}```\n", chunks=4)),
+        Step(call("write_file", {"path": "wave.py", "content": wave})),
+        Step(Text("Started wave.py.")),
     ]
-    events = await run(local, workspace, home, "Create hello.py that prints hello.")
-    assert (workspace / "hello.py").read_text() == hello
-    assert answer(events) == "Created hello.py."
+    events = await run(local, workspace, home, "Start a script wave.py that says hi there.")
+    assert (workspace / "wave.py").read_text() == wave
+    assert answer(events) == "Started wave.py."
     first, second, _ = chats(local)
     assert second["messages"][: len(first["messages"])] == first["messages"]  # appended, not rewritten
     sent_back = second["messages"][-1]
     assert sent_back["role"] == "user" and "write it out now" in sent_back["content"]
-    assert "hello" not in sent_back["content"] and "```" not in sent_back["content"]
+    assert "hi there" not in sent_back["content"] and "```" not in sent_back["content"]
 
 
 async def test_an_announced_step_is_sent_back_once(local: FakeOpenAI, workspace: Path, home: Path) -> None:
-    (workspace / "greet.py").write_text(GREET)
+    (workspace / "banner.py").write_text(BANNER)
     local.script += [
-        Step(Text("To add the option I need to change greet.py. I will now edit greet.py.")),
-        Step(Text("I will now edit greet.py.")),
+        Step(Text("To add the flag I need to change banner.py. I will now edit banner.py.")),
+        Step(Text("I will now edit banner.py.")),
     ]
-    events = await run(local, workspace, home, "Add a --shout option to greet.py.")
+    events = await run(local, workspace, home, "Give banner.py a --loud flag that capitalises its line.")
     assert len(chats(local)) == 2  # sent back once, then the turn ends: never a loop
-    assert sum(1 for e in events if e["type"] == "notice" and "sent it back" in e["text"]) == 1
+    assert sum(1 for e in events if e["type"] == "notice" and "sent the model back" in e["text"]) == 1
     assert events[-1]["type"] == "done"
 
 
 async def test_a_code_block_that_quotes_a_file_ends_the_turn(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "greet.py").write_text(GREET)
-    quote = 'def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument("--name", default="world")'
-    local.script += [Step(Text(f"It is parsed in `main` of greet.py:\n```python\n{quote}\n```"))]
-    events = await run(local, workspace, home, "Where does greet.py parse its arguments?")
+    (workspace / "banner.py").write_text(BANNER)
+    quote = 'def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument("--title", default="home")'
+    local.script += [Step(Text(f"It is parsed in `main` of banner.py:\n```python\n{quote}\n```"))]
+    events = await run(local, workspace, home, "In which function does banner.py read its flags?")
     assert len(chats(local)) == 1 and "main" in answer(events)
 
 
@@ -190,30 +213,30 @@ async def test_a_turn_that_ends_silently_after_its_tools_gets_a_final_answer_ste
 async def test_an_edit_of_a_missing_file_names_the_files_that_exist(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "greet.py").write_text(GREET)
-    (workspace / "README.md").write_text("greet\n")
-    edit = {"path": "path/to/greet.py", "oldString": "Hello", "newString": "HELLO"}
+    (workspace / "banner.py").write_text(BANNER)
+    (workspace / "README.md").write_text("banner\n")
+    edit = {"path": "path/to/banner.py", "oldString": "==", "newString": "**"}
     local.script += [Step(call("edit_file", edit)), Step(Text("The file is not there."))]
-    events = await run(local, workspace, home, "Add a --shout option to greet.py.")
+    events = await run(local, workspace, home, "Give banner.py a --loud flag that capitalises its line.")
     (error,) = errors(events)
-    assert "Files with that name: greet.py." in error
-    assert "The folder . holds: README.md, greet.py." in error and "write_file" in error
+    assert "Files with that name: banner.py." in error
+    assert "The folder . holds: README.md, banner.py." in error and "write_file" in error
 
 
 async def test_an_edit_with_the_indentation_lost_applies_exactly_once(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "greet.py").write_text(GREET)
-    old = 'args = parser.parse_args()\nprint(f"Hello, {args.name}!")'  # as the model copied it: flush left
-    new = 'args = parser.parse_args()\nprint(f"Hello, {args.name}!".upper())'
+    (workspace / "banner.py").write_text(BANNER)
+    old = 'args = parser.parse_args()\nprint(f"== {args.title} ==")'  # as the model copied it: flush left
+    new = 'args = parser.parse_args()\nprint(f"== {args.title} ==".upper())'
     local.script += [
-        Step(call("edit_file", {"path": "greet.py", "oldString": old, "newString": new})),
+        Step(call("edit_file", {"path": "banner.py", "oldString": old, "newString": new})),
         Step(Text("Done.")),
     ]
-    events = await run(local, workspace, home, "Make greet.py shout.")
+    events = await run(local, workspace, home, "Have banner.py print in capitals.")
     assert not errors(events)
-    assert (workspace / "greet.py").read_text() == GREET.replace(
-        '    print(f"Hello, {args.name}!")', '    print(f"Hello, {args.name}!".upper())'
+    assert (workspace / "banner.py").read_text() == BANNER.replace(
+        '    print(f"== {args.title} ==")', '    print(f"== {args.title} ==".upper())'
     )
 
 
@@ -237,45 +260,48 @@ async def test_a_loose_edit_that_matches_twice_is_refused(
 async def test_an_old_string_not_in_the_file_gets_its_content_back(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "greet.py").write_text(GREET)
+    (workspace / "banner.py").write_text(BANNER)
     local.script += [
-        Step(call("edit_file", {"path": "greet.py", "oldString": "print('Hello')", "newString": "x"})),
+        Step(call("edit_file", {"path": "banner.py", "oldString": "print('==')", "newString": "x"})),
         Step(Text("Could not edit.")),
     ]
-    events = await run(local, workspace, home, "Make greet.py shout.")
+    events = await run(local, workspace, home, "Have banner.py print in capitals.")
     (error,) = errors(events)
-    assert GREET.strip() in error
+    assert BANNER.strip() in error
+
+
+TALLY_ASK = "python3 tally.py should show 12 but shows 2. Repair it."
 
 
 async def test_a_model_offered_tools_is_asked_to_run_the_command_the_user_named(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "calc.py").write_text("print(2 - 3)\n")
+    (workspace / "tally.py").write_text("print(7 - 5)\n")
     (workspace / "data.txt").write_text("row\n" * 50_000)  # too big to show whole: the model gets tools
     local.script += [
-        Step(call("edit_file", {"path": "calc.py", "oldString": "2 - 3", "newString": "2 + 3"})),
-        Step(Text("I fixed the bug in calc.py.")),
-        Step(call("bash", {"command": "python3 calc.py"})),
-        Step(Text("calc.py now prints 5.")),
+        Step(call("edit_file", {"path": "tally.py", "oldString": "7 - 5", "newString": "7 + 5"})),
+        Step(Text("I repaired the sum in tally.py.")),
+        Step(call("bash", {"command": "python3 tally.py"})),
+        Step(Text("tally.py now shows 12.")),
     ]
-    events = await run(local, workspace, home, "python3 calc.py should print 5 but prints -1. Fix it.")
+    events = await run(local, workspace, home, TALLY_ASK)
     ran = [e for e in events if e["type"] == "tool-result" and e["name"] == "bash"]
-    assert len(ran) == 1 and ran[0]["output"].endswith("stdout:\n5")
-    assert "`python3 calc.py`" in chats(local)[2]["messages"][-1]["content"]
+    assert len(ran) == 1 and ran[0]["output"].endswith("stdout:\n12")
+    assert "`python3 tally.py`" in chats(local)[2]["messages"][-1]["content"]
     assert chats(local)[0].get("tools")
-    assert answer(events) == "calc.py now prints 5."
+    assert answer(events) == "tally.py now shows 12."
 
 
 async def test_no_run_is_asked_for_when_the_model_already_ran_it(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "calc.py").write_text("print(2 - 3)\n")
+    (workspace / "tally.py").write_text("print(7 - 5)\n")
     local.script += [
-        Step(call("edit_file", {"path": "calc.py", "oldString": "2 - 3", "newString": "2 + 3"})),
-        Step(call("bash", {"command": "python3 calc.py"})),
-        Step(Text("calc.py now prints 5.")),
+        Step(call("edit_file", {"path": "tally.py", "oldString": "7 - 5", "newString": "7 + 5"})),
+        Step(call("bash", {"command": "python3 tally.py"})),
+        Step(Text("tally.py now shows 12.")),
     ]
-    await run(local, workspace, home, "python3 calc.py should print 5 but prints -1. Fix it.")
+    await run(local, workspace, home, TALLY_ASK)
     assert len(chats(local)) == 3
 
 
@@ -287,8 +313,8 @@ async def test_a_recorded_blind_edit_and_silent_end_get_the_files_and_an_answer(
     assert recorded[-1].text == ""  # the recorded turn ended with an empty step
     local.script += [r.reply for r in recorded] + [Step(Text("greet.py was not changed."))]
     events = await run(
-        local, workspace, home, recorded[0].prompt, SHIRO_CONTEXT_WINDOW="65536"
-    )  # the recorded prompt offered multi_edit; 16k no longer does
+        local, workspace, home, RECORDED_ASK, SHIRO_CONTEXT_WINDOW="65536"
+    )  # the recorded request offered multi_edit; 16k no longer does
     first_error = errors(events)[0]
     assert first_error.startswith("No such file: path/to/greet.py.")
     assert "Files with that name: greet.py." in first_error
@@ -308,13 +334,13 @@ async def test_a_recorded_promise_to_try_again_is_sent_back_and_then_kept(
         edit_error.reply,
         promise.reply,
         Step(call("edit_file", {"path": "greet.py", "oldString": old, "newString": new})),
-        Step(Text("greet.py now prints the greeting in upper case.")),
+        Step(Text("greet.py capitalises its greeting now.")),
     ]
-    events = await run(local, workspace, home, edit_error.prompt)
+    events = await run(local, workspace, home, RECORDED_ASK)
     assert 'print(f"Hello, {args.name}!")' in errors(events)[0]  # the miss shows the file
     assert (workspace / "greet.py").read_text() == GREET.replace(old, new)
     assert "no tool call" in chats(local)[2]["messages"][-1]["content"]
-    assert answer(events) == "greet.py now prints the greeting in upper case."
+    assert answer(events) == "greet.py capitalises its greeting now."
 
 
 async def test_a_recorded_call_that_is_not_json_is_sent_back_and_then_made(
@@ -328,7 +354,7 @@ async def test_a_recorded_call_that_is_not_json_is_sent_back_and_then_made(
         Step(call("write_file", {"path": "greet.py", "content": GREET_SHOUT})),
         Step(Text("Added the --shout option.")),
     ]
-    events = await run(local, workspace, home, prose.prompt)
+    events = await run(local, workspace, home, RECORDED_ASK)
     assert (workspace / "greet.py").read_text() == GREET_SHOUT
     assert "write it out now" in chats(local)[1]["messages"][-1]["content"]
     assert answer(events) == "Added the --shout option."
@@ -343,7 +369,7 @@ async def test_a_recorded_call_in_tools_elements_runs(local: FakeOpenAI, workspa
         Step(call("write_file", {"path": "greet.py", "content": GREET_SHOUT})),
         Step(Text("Added the --shout option.")),
     ]
-    events = await run(local, workspace, home, wrapped.prompt)
+    events = await run(local, workspace, home, RECORDED_ASK)
     bash = [e for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
     assert [e["input"]["timeout"] for e in bash] == [10]  # read as the call it is ...
     assert "'timeout' must be at least 1000" in errors(events)[0]  # ... and the tool says what is wrong
@@ -354,13 +380,13 @@ async def test_a_recorded_call_in_tools_elements_runs(local: FakeOpenAI, workspa
 
 
 async def test_json_in_a_tools_tag_runs(local: FakeOpenAI, workspace: Path, home: Path) -> None:
-    (workspace / "greet.py").write_text(GREET_SHOUT)
-    recorded = '<tools>\n{"name": "bash", "arguments": {"command": "python3 greet.py --shout"}}\n</tools>'
-    local.script += [Step(Text(recorded, chunks=4)), Step(Text("It prints HELLO, WORLD!."))]
-    events = await run(local, workspace, home, "Run greet.py with --shout.")
+    (workspace / "banner.py").write_text(BANNER_LOUD)
+    recorded = '<tools>\n{"name": "bash", "arguments": {"command": "python3 banner.py --loud"}}\n</tools>'
+    local.script += [Step(Text(recorded, chunks=4)), Step(Text("It prints == HOME ==."))]
+    events = await run(local, workspace, home, "What does banner.py print with --loud?")
     ran = [e for e in events if e["type"] == "tool-result" and e["name"] == "bash"]
-    assert len(ran) == 1 and "HELLO, WORLD!" in ran[0]["output"]
-    assert answer(events) == "It prints HELLO, WORLD!."
+    assert len(ran) == 1 and "== HOME ==" in ran[0]["output"]
+    assert answer(events) == "It prints == HOME ==."
 
 
 async def test_a_tools_tag_echoed_from_a_file_stays_text(
@@ -386,115 +412,116 @@ async def test_a_recorded_call_to_a_tool_not_offered_names_the_one_to_use(
     local.script += [
         multi.reply,
         Step(call("edit_file", {"path": "greet.py", "oldString": old, "newString": new})),
-        Step(Text("greet.py now prints the greeting in upper case.")),
+        Step(Text("greet.py capitalises its greeting now.")),
     ]
-    events = await run(local, workspace, home, multi.prompt)
+    events = await run(local, workspace, home, RECORDED_ASK)
     assert "multi_edit" not in [spec["function"]["name"] for spec in chats(local)[0].get("tools", [])]
     assert errors(events)[0] == "multi_edit is not available to the default agent. Use edit_file instead."
     assert (workspace / "greet.py").read_text() == GREET.replace(old, new)
-    assert answer(events) == "greet.py now prints the greeting in upper case."
+    assert answer(events) == "greet.py capitalises its greeting now."
 
 
 async def test_a_tool_result_the_model_writes_itself_is_sent_back(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "calc.py").write_text("print(2 - 3)\n")
-    invented = "<tool_response>\nRunning `python3 calc.py`:\n\n  * 5\n</tool_response>"  # as 1.5B wrote it
+    (workspace / "tally.py").write_text("print(7 - 5)\n")
+    invented = "<tool_response>\nRunning `python3 tally.py`:\n\n  * 12\n</tool_response>"  # as 1.5B writes it
     local.script += [
-        Step(call("edit_file", {"path": "calc.py", "oldString": "2 - 3", "newString": "2 + 3"})),
-        Step(call("bash", {"command": "python3 calc.py"})),
+        Step(call("edit_file", {"path": "tally.py", "oldString": "7 - 5", "newString": "7 + 5"})),
+        Step(call("bash", {"command": "python3 tally.py"})),
         Step(Text(invented, chunks=3)),
-        Step(Text("calc.py now prints 5.")),
+        Step(Text("tally.py now shows 12.")),
     ]
-    events = await run(local, workspace, home, "python3 calc.py should print 5 but prints -1. Fix it.")
+    events = await run(local, workspace, home, TALLY_ASK)
     sent_back = chats(local)[3]["messages"][-1]
     assert sent_back["role"] == "user" and "tool result yourself" in sent_back["content"]
-    assert answer(events) == "calc.py now prints 5."
+    assert answer(events) == "tally.py now shows 12."
+
+
+MEANS = "def mean(values):\n    return sum(values) / (len(values) + 1)\n"
+MEANS_FIXED = "def mean(values):\n    return sum(values) / len(values)\n"
 
 
 async def test_a_file_shown_unchanged_as_its_fix_is_sent_back_naming_it(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    runner = 'from stats import average\n\nprint(f"average: {average([2, 4, 6])}")\n'
-    (workspace / "run_stats.py").write_text(runner)
-    (workspace / "stats.py").write_text(
-        "def average(numbers):\n    return sum(numbers) / (len(numbers) + 1)\n"
-    )
-    recorded = f"Here's the corrected version of `run_stats.py`:\n\n```python\n{runner}```\n"  # 1.5B, as is
-    fixed = "def average(numbers):\n    return sum(numbers) / len(numbers)\n"
+    runner = 'from means import mean\n\nprint(f"mean: {mean([3, 5, 7])}")\n'
+    (workspace / "show_mean.py").write_text(runner)
+    (workspace / "means.py").write_text(MEANS)
+    recorded = f"Here's the corrected version of `show_mean.py`:\n\n```python\n{runner}```\n"  # as 1.5B does
     local.script += [
         Step(Text(recorded, chunks=3)),
-        Step(Text(f"stats.py\n```python\n{fixed}```", chunks=3)),
-        Step(call("bash", {"command": "python3 run_stats.py"})),
-        Step(Text("The average is 4.0 now.")),
+        Step(Text(f"means.py\n```python\n{MEANS_FIXED}```", chunks=3)),
+        Step(call("bash", {"command": "python3 show_mean.py"})),
+        Step(Text("The mean is 5.0 now.")),
     ]
-    events = await run(local, workspace, home, "python3 run_stats.py prints the wrong average. Fix the bug.")
+    events = await run(local, workspace, home, "python3 show_mean.py gives a wrong mean. Repair the slip.")
     sent_back = chats(local)[1]["messages"][-1]
-    assert sent_back["role"] == "user" and "run_stats.py as it already is" in sent_back["content"]
-    assert (workspace / "stats.py").read_text() == fixed
-    assert answer(events) == "The average is 4.0 now."
+    assert sent_back["role"] == "user" and "show_mean.py as it already is" in sent_back["content"]
+    assert (workspace / "means.py").read_text() == MEANS_FIXED
+    assert answer(events) == "The mean is 5.0 now."
 
 
 async def test_an_in_place_edit_that_matched_nothing_says_so(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    settings = '{\n  "telemetry": true\n}\n'
-    (workspace / "settings.json").write_text(settings)
-    recorded = "sed -i 's/telemetry: true/telemetry: false/' settings.json"  # 1.5B: JSON has quotes
-    fixed = 'sed -i \'s/"telemetry": true/"telemetry": false/\' settings.json'
+    prefs = '{\n  "autosave": true\n}\n'
+    (workspace / "prefs.json").write_text(prefs)
+    missed = "sed -i 's/autosave: true/autosave: false/' prefs.json"  # as 1.5B writes it: JSON has quotes
+    fixed = 'sed -i \'s/"autosave": true/"autosave": false/\' prefs.json'
     local.script += [
-        Step(call("bash", {"command": recorded})),
+        Step(call("bash", {"command": missed})),
         Step(call("bash", {"command": fixed})),
-        Step(Text("Telemetry is off.")),
+        Step(Text("Autosave is off.")),
     ]
-    events = await run(local, workspace, home, "Turn telemetry off in settings.json.")
+    events = await run(local, workspace, home, "Switch autosave off in prefs.json.")
     results = [e for e in events if e["type"] == "tool-result"]
     assert len(results) == 2 and "diff" not in results[0] and "diff" in results[1]
     assert "No file changed" in chats(local)[1]["messages"][-1]["content"]
     assert "No file changed" not in chats(local)[2]["messages"][-1]["content"]
-    assert (workspace / "settings.json").read_text() == settings.replace("true", "false")
+    assert (workspace / "prefs.json").read_text() == prefs.replace("true", "false")
 
 
 async def test_a_literal_write_through_bash_is_turned_into_a_written_out_file(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    hello = 'print("Hello, world!")\n'
+    wave = 'print("hi there")\n'
     local.script += [
-        Step(call("bash", {"command": "echo 'Hello, world!' > hello.py"})),  # 1.5B, create-hello
-        Step(Text(f"hello.py\n```python\n{hello}```", chunks=2)),
-        Step(Text("Created hello.py.")),
+        Step(call("bash", {"command": "echo 'hi there' > wave.py"})),  # as 1.5B writes a new file
+        Step(Text(f"wave.py\n```python\n{wave}```", chunks=2)),
+        Step(Text("Started wave.py.")),
     ]
-    events = await run(local, workspace, home, "Create hello.py that prints Hello, world!")
+    events = await run(local, workspace, home, "Start a script wave.py that says hi there.")
     assert "write the file out instead" in errors(events)[0]
-    assert (workspace / "hello.py").read_text() == hello
-    assert answer(events) == "Created hello.py."
+    assert (workspace / "wave.py").read_text() == wave
+    assert answer(events) == "Started wave.py."
 
 
 async def test_a_call_shown_inside_prose_is_sent_back_and_then_made(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "settings.py").write_text("MAX_RETRIES = 7\n")
-    grep = {"name": "grep", "arguments": {"pattern": "MAX_RETRIES"}}
-    recorded = f"To find it, you can use the `grep` function:\n\n```json\n{json.dumps(grep, indent=1)}\n```\n"
+    (workspace / "limits.py").write_text("RETRY_LIMIT = 7\n")
+    grep = {"name": "grep", "arguments": {"pattern": "RETRY_LIMIT"}}
+    in_prose = f"To find it, you can use the `grep` function:\n\n```json\n{json.dumps(grep, indent=1)}\n```\n"
     local.script += [
-        Step(Text(recorded, chunks=3)),
-        Step(call("grep", {"pattern": "MAX_RETRIES"})),
-        Step(Text("MAX_RETRIES is 7, in settings.py.")),
+        Step(Text(in_prose, chunks=3)),
+        Step(call("grep", {"pattern": "RETRY_LIMIT"})),
+        Step(Text("RETRY_LIMIT is 7, in limits.py.")),
     ]
-    events = await run(local, workspace, home, "Where is MAX_RETRIES defined?")
+    events = await run(local, workspace, home, "Which file sets RETRY_LIMIT, and to what?")
     assert "nothing but the call" in chats(local)[1]["messages"][-1]["content"]
-    assert answer(events) == "MAX_RETRIES is 7, in settings.py."
+    assert answer(events) == "RETRY_LIMIT is 7, in limits.py."
 
 
 @pytest.mark.parametrize(
     ("recorded", "path", "content"),
     [
-        # create-hello, a200ed7: an invented tool with write_file's arguments, the path absolute
-        ({"name": "create_file", "arguments": {"path": "{ws}/hello.py", "content": "print('Hello, world!')"}},
-         "hello.py", "print('Hello, world!')"),
-        # create-requirements, a200ed7: the file's own name as the tool, its lines as a list
-        ({"name": "requirements.txt", "arguments": {"content": ["requests", "flask"]}},
-         "requirements.txt", "requests\nflask\n"),
+        # an invented tool with write_file's arguments, the path absolute (as 1.5B writes it)
+        ({"name": "create_file", "arguments": {"path": "{ws}/wave.py", "content": "print('hi there')"}},
+         "wave.py", "print('hi there')"),
+        # the file's own name as the tool, its lines as a list
+        ({"name": "deps.txt", "arguments": {"content": ["httpx", "rich"]}},
+         "deps.txt", "httpx\nrich\n"),
     ],
 )  # fmt: skip
 async def test_a_call_to_an_invented_tool_that_writes_a_file_is_that_write(
@@ -502,7 +529,7 @@ async def test_a_call_to_an_invented_tool_that_writes_a_file_is_that_write(
 ) -> None:
     recorded = json.loads(json.dumps(recorded).replace("{ws}", str(workspace)))
     local.script += [Step(call(recorded["name"], recorded["arguments"])), Step(Text(f"Created {path}."))]
-    events = await run(local, workspace, home, f"Create {path}.")
+    events = await run(local, workspace, home, f"Start {path} for me.")
     assert (workspace / path).read_text() == content
     (written,) = [e for e in events if e["type"] == "tool-call"]
     assert written["name"] == "write_file" and written["origin"] == "text"
@@ -512,9 +539,9 @@ async def test_a_call_to_an_invented_tool_that_writes_a_file_is_that_write(
 async def test_an_invented_tool_with_other_arguments_is_not_a_write(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    invented = {"command": "find-and-replace calc_area rectangle_area", "content": "x"}
+    invented = {"command": "find-and-replace compute_total grand_total", "content": "x"}
     local.script += [Step(call("rename", invented)), Step(Text("Renamed."))]
-    await run(local, workspace, home, "Rename calc_area.")
+    await run(local, workspace, home, "Call compute_total grand_total instead.")
     assert list(workspace.iterdir()) == []
 
 
@@ -522,81 +549,78 @@ async def test_a_fenced_path_line_names_the_block_after_it(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
     (workspace / "README.md").write_text("# Playground\n")
-    hello = 'print("Hello, world!")\n'
-    recorded = f"```\nhello.py\n```\n```\n{hello}```"  # create-hello, b686640
-    local.script += [Step(Text(recorded, chunks=3)), Step(Text("Created hello.py."))]
-    events = await run(local, workspace, home, "Create a file hello.py that prints Hello, world! when run.")
-    assert (workspace / "hello.py").read_text() == hello
+    wave = 'print("hi there")\n'
+    fenced = f"```\nwave.py\n```\n```\n{wave}```"  # the path line fenced too, as 1.5B does
+    local.script += [Step(Text(fenced, chunks=3)), Step(Text("Started wave.py."))]
+    events = await run(local, workspace, home, "Start a script wave.py that says hi there.")
+    assert (workspace / "wave.py").read_text() == wave
     assert (workspace / "README.md").read_text() == "# Playground\n"
-    assert answer(events) == "Created hello.py."
+    assert answer(events) == "Started wave.py."
 
 
 async def test_a_reply_that_writes_files_and_says_what_it_did_ends_the_turn(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "stats.py").write_text(
-        "def average(numbers):\n    return sum(numbers) / (len(numbers) + 1)\n"
-    )
-    fixed = "def average(numbers):\n    return sum(numbers) / len(numbers)\n"
-    reply = f"stats.py\n```python\n{fixed}```\n\nOutcome: average now divides by the number of values."
-    # fix-average-bug, 236794e: sent back after this reply, the model wrote stats.py again from the diff's lines
-    local.script += [Step(Text(reply, chunks=3)), Step(Text("stats.py\n```\n def average(numbers):\n```"))]
-    events = await run(local, workspace, home, "Fix the average in stats.py.")
-    assert (workspace / "stats.py").read_text() == fixed
+    (workspace / "means.py").write_text(MEANS)
+    reply = f"means.py\n```python\n{MEANS_FIXED}```\n\nOutcome: mean now divides by the number of values."
+    # sent back after such a reply, 1.5B wrote the file again from the diff's lines
+    local.script += [Step(Text(reply, chunks=3)), Step(Text("means.py\n```\n def mean(values):\n```"))]
+    events = await run(local, workspace, home, "The mean in means.py is off; correct it.")
+    assert (workspace / "means.py").read_text() == MEANS_FIXED
     assert len(chats(local)) == 1  # one request, as with Aider
     assert events[-1]["type"] == "done"
     said = "".join(e["text"] for e in events if e["type"] == "text")
-    assert "average now divides by the number of values" in said
+    assert "mean now divides by the number of values" in said
 
 
 async def test_a_written_out_file_is_answered_without_the_diff_and_unchanged_copies_are_not_written(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    test = "from cart import total\n\n\ndef test_total():\n    assert total([10, 5]) == 15\n"
-    (workspace / "cart.py").write_text("def total(prices):\n    return 0\n")
-    (workspace / "test_cart.py").write_text(test)
-    fixed = "def total(prices):\n    return sum(prices)\n"
-    squeezed = test.replace(
-        "\n\n\n", "\n"
-    )  # fix-failing-test, 236794e: the test copied without its blank lines
-    reply = f"cart.py\n```\n{fixed}```\n\ntest_cart.py\n```\n{squeezed}```"
-    local.script += [Step(Text(reply, chunks=3)), Step(Text("Fixed total in cart.py."))]
-    await run(local, workspace, home, "Fix total in cart.py.")
-    assert (workspace / "cart.py").read_text() == fixed
-    assert (workspace / "test_cart.py").read_text() == test
+    check = "from basket import weight\n\n\nassert weight([3, 4]) == 7\n"
+    (workspace / "basket.py").write_text("def weight(items):\n    return 0\n")
+    (workspace / "check_basket.py").write_text(check)
+    fixed = "def weight(items):\n    return sum(items)\n"
+    squeezed = check.replace("\n\n\n", "\n")  # copied without its blank lines, as 1.5B does
+    reply = f"basket.py\n```\n{fixed}```\n\ncheck_basket.py\n```\n{squeezed}```"
+    local.script += [Step(Text(reply, chunks=3)), Step(Text("weight() adds the items now."))]
+    await run(local, workspace, home, "weight() in basket.py always gives 0; correct it.")
+    assert (workspace / "basket.py").read_text() == fixed
+    assert (workspace / "check_basket.py").read_text() == check
     result = chats(local)[1]["messages"][-1]
     assert "Wrote" in str(result["content"]) and "What this changed" not in str(result["content"])
+
+
+MIRRORED = "def is_mirrored(word):\n    return word == word[::-1]\n"
+UNIMPORTED = "for word in ['radar', 'no']:\n    if is_mirrored(word):\n        print(word)\n"
 
 
 async def test_a_block_left_unclosed_before_the_next_file_is_two_files(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "textutils.py").write_text("def word_count(text):\n    return len(text.split())\n")
-    (workspace / "words.txt").write_text("level\nhello\n")
-    added = "def word_count(text):\n    return len(text.split())\n\ndef is_palindrome(word):\n    return word == word[::-1]\n"
-    # add-function-and-use, 236794e: the first block is closed only after the next file's path line
-    reply = f"textutils.py\n```\n{added}words.txt\n```\n```\nlevel\nhello\n```\n\nAdded is_palindrome to textutils.py."
+    (workspace / "wordtools.py").write_text("def word_count(text):\n    return len(text.split())\n")
+    (workspace / "terms.txt").write_text("radar\nbanana\n")
+    added = f"def word_count(text):\n    return len(text.split())\n\n{MIRRORED}"
+    # the first block is closed only after the next file's path line, as 1.5B writes it
+    reply = f"wordtools.py\n```\n{added}terms.txt\n```\n```\nradar\nbanana\n```\n\nAdded is_mirrored to wordtools.py."
     local.script += [Step(Text(reply, chunks=3))]
-    events = await run(local, workspace, home, "Add is_palindrome(word) to textutils.py.")
-    assert (workspace / "textutils.py").read_text() == added
-    assert (workspace / "words.txt").read_text() == "level\nhello\n"
-    assert [e["input"]["path"] for e in events if e["type"] == "tool-call"] == ["textutils.py"]
+    events = await run(local, workspace, home, "Put a helper is_mirrored(word) into wordtools.py.")
+    assert (workspace / "wordtools.py").read_text() == added
+    assert (workspace / "terms.txt").read_text() == "radar\nbanana\n"
+    assert [e["input"]["path"] for e in events if e["type"] == "tool-call"] == ["wordtools.py"]
 
 
 async def test_a_written_out_file_using_a_name_never_imported_gets_the_import(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "main.py").write_text("for word in ['noon', 'no']:\n    print(word)\n")
-    palindrome = "def is_palindrome(word):\n    return word == word[::-1]\n"
-    unimported = "for word in ['noon', 'no']:\n    if is_palindrome(word):\n        print(word)\n"
-    # add-function-and-use, 4ddd9c3: the function in one file, its use in the other, no import; sent
-    # back, the model answered without the files
-    reply = f"textutils.py\n```python\n{palindrome}```\nmain.py\n```python\n{unimported}```\n\nmain.py prints the palindromes."
+    (workspace / "main.py").write_text("for word in ['radar', 'no']:\n    print(word)\n")
+    # the function in one file, its use in the other, no import (as 1.5B writes them); sent back,
+    # the model answered without the files
+    reply = f"wordtools.py\n```python\n{MIRRORED}```\nmain.py\n```python\n{UNIMPORTED}```\n\nmain.py prints mirrored words."
     local.script += [Step(Text(reply, chunks=3))]
-    events = await run(local, workspace, home, "Add is_palindrome to textutils.py and use it in main.py.")
-    assert (workspace / "main.py").read_text() == "from textutils import is_palindrome\n\n\n" + unimported
+    events = await run(local, workspace, home, "Put is_mirrored in wordtools.py and call it from main.py.")
+    assert (workspace / "main.py").read_text() == "from wordtools import is_mirrored\n\n\n" + UNIMPORTED
     assert any(
-        "Shiro added `from textutils import is_palindrome` to main.py" in e.get("text", "") for e in events
+        "Shiro added `from wordtools import is_mirrored` to main.py" in e.get("text", "") for e in events
     )
     assert len(chats(local)) == 1 and events[-1]["type"] == "done"
 
@@ -604,74 +628,74 @@ async def test_a_written_out_file_using_a_name_never_imported_gets_the_import(
 async def test_a_written_out_file_using_a_name_defined_nowhere_is_sent_back_once(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "main.py").write_text("for word in ['noon', 'no']:\n    print(word)\n")
-    unimported = "for word in ['noon', 'no']:\n    if is_palindrome(word):\n        print(word)\n"
-    fixed = "def is_palindrome(word):\n    return word == word[::-1]\n\n\n" + unimported
+    (workspace / "main.py").write_text("for word in ['radar', 'no']:\n    print(word)\n")
+    fixed = f"{MIRRORED}\n\n{UNIMPORTED}"
     local.script += [
-        Step(Text(f"main.py\n```python\n{unimported}```\n\nmain.py now prints the palindromes.", chunks=3)),
-        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py defines is_palindrome now.", chunks=3)),
+        Step(Text(f"main.py\n```python\n{UNIMPORTED}```\n\nmain.py now prints mirrored words.", chunks=3)),
+        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py defines is_mirrored now.", chunks=3)),
     ]
-    events = await run(local, workspace, home, "Make main.py print the palindromes.")
+    events = await run(
+        local, workspace, home, "Have main.py list only the words that read the same reversed."
+    )
     assert (workspace / "main.py").read_text() == fixed
     sent = chats(local)[1]["messages"][-1]["content"]
-    assert "main.py:2: undefined name 'is_palindrome'" in sent
+    assert "main.py:2: undefined name 'is_mirrored'" in sent
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
 
-CLAMP = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
+LIMIT = "def limit(x, low, high):\n    return max(low, min(x, high))\n"
+COVER_LIMIT = "Cover limit() from bounds.py with a pytest file named test_bounds.py."
 
 
 async def test_a_reply_stuck_in_a_loop_is_cut_and_written_again(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "mathutils.py").write_text(CLAMP)
-    # write-test-clamp, 236794e: at temperature 0 the model wrote asserts like these until the 420 s timeout
-    looping = "test_mathutils.py\n```python\nfrom mathutils import clamp\n\ndef test_clamp():\n" + "".join(
-        f"    assert clamp(10, -{n}, -{n}) == -{n}\n" for n in range(1, 400)
+    (workspace / "bounds.py").write_text(LIMIT)
+    # at temperature 0, 1.5B writes asserts like these until the request times out
+    looping = "test_bounds.py\n```python\nfrom bounds import limit\n\ndef test_limit():\n" + "".join(
+        f"    assert limit(10, -{n}, -{n}) == -{n}\n" for n in range(1, 400)
     )
-    test = "from mathutils import clamp\n\n\ndef test_clamp():\n    assert clamp(5, 0, 3) == 3\n"
+    test = "from bounds import limit\n\n\ndef test_limit():\n    assert limit(5, 0, 3) == 3\n"
     local.script += [
         Step(Text(looping, chunks=400)),
-        Step(Text(f"test_mathutils.py\n```python\n{test}```\n\nAdded a test of clamp in test_mathutils.py.")),
+        Step(Text(f"test_bounds.py\n```python\n{test}```\n\nAdded a test of limit in test_bounds.py.")),
     ]
-    events = await run(local, workspace, home, "Write a pytest test for clamp in test_mathutils.py.")
+    events = await run(local, workspace, home, COVER_LIMIT)
     assert any(e["type"] == "notice" and "repeated itself" in e["text"] for e in events)
     again = chats(local)[1]["messages"]
     # the loop's first lines are kept: a small model's first asserts are often sound
-    assert again[-2]["role"] == "assistant" and again[-2]["content"].count("assert clamp") == 8
+    assert again[-2]["role"] == "assistant" and again[-2]["content"].count("assert limit") == 8
     assert "kept repeating" in again[-1]["content"]
-    assert (workspace / "test_mathutils.py").read_text() == test
+    assert (workspace / "test_bounds.py").read_text() == test
 
 
 async def test_a_test_file_the_user_asked_for_is_run_and_a_failure_sent_back(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "mathutils.py").write_text(CLAMP)
-    # write-test-clamp, 6291a89: the 1.5B model's test asserted a value clamp never returns
-    wrong = "from mathutils import clamp\n\n\ndef test_clamp():\n    assert clamp(10, 11, 12) == 10\n"
+    (workspace / "bounds.py").write_text(LIMIT)
+    # as 1.5B writes it: a test that asserts a value limit() never returns
+    wrong = "from bounds import limit\n\n\ndef test_limit():\n    assert limit(10, 11, 12) == 10\n"
     right = wrong.replace("== 10", "== 11")
     local.script += [
-        Step(Text(f"test_mathutils.py\n```python\n{wrong}```\n\ntest_mathutils.py tests clamp.", chunks=2)),
-        Step(Text(f"test_mathutils.py\n```python\n{right}```\n\ntest_mathutils.py tests clamp.", chunks=2)),
+        Step(Text(f"test_bounds.py\n```python\n{wrong}```\n\ntest_bounds.py tests limit.", chunks=2)),
+        Step(Text(f"test_bounds.py\n```python\n{right}```\n\ntest_bounds.py tests limit.", chunks=2)),
     ]
-    prompt = "Write a pytest test file test_mathutils.py that tests clamp from mathutils.py."
-    events = await run(local, workspace, home, prompt, PATH=with_pytest_first())
+    events = await run(local, workspace, home, COVER_LIMIT, PATH=with_pytest_first())
     ran = [e["input"]["command"] for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
-    assert ran == ["python3 -m pytest -q test_mathutils.py"] * 2
+    assert ran == ["python3 -m pytest -q test_bounds.py"] * 2
     assert "assert 11 == 10" in json.dumps(chats(local)[1]["messages"][-1])
-    assert (workspace / "test_mathutils.py").read_text() == right
+    assert (workspace / "test_bounds.py").read_text() == right
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
 
 async def test_a_test_run_that_finds_no_test_file_is_not_sent_back(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "mathutils.py").write_text(CLAMP)
-    documented = '"""Numbers kept in a range."""\n\n\n' + CLAMP
-    reply = f"mathutils.py\n```python\n{documented}```\n\nmathutils.py has a docstring now."
+    (workspace / "bounds.py").write_text(LIMIT)
+    documented = '"""Numbers kept in a range."""\n\n\n' + LIMIT
+    reply = f"bounds.py\n```python\n{documented}```\n\nbounds.py has a docstring now."
     local.script += [Step(Text(reply, chunks=2))]
-    prompt = "Write a pytest test file test_mathutils.py that tests clamp from mathutils.py."
-    events = await run(local, workspace, home, prompt, PATH=with_pytest_first())
+    events = await run(local, workspace, home, COVER_LIMIT, PATH=with_pytest_first())
     ran = [e for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
     assert len(ran) == 1  # pytest exits 4 (no such file): nothing the model can fix by reading it
     assert len(chats(local)) == 1 and events[-1]["type"] == "done"
@@ -685,48 +709,46 @@ def with_pytest_first() -> str:
 async def test_files_written_in_an_earlier_step_are_checked_when_the_turn_would_end(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "main.py").write_text("for word in ['noon', 'no']:\n    print(word)\n")
-    unimported = "for word in ['noon', 'no']:\n    if is_palindrome(word):\n        print(word)\n"
-    fixed = "def is_palindrome(word):\n    return word == word[::-1]\n\n\n" + unimported
-    # add-function-and-use, 18f5760: the files alone in one reply, what was done in the next
+    (workspace / "main.py").write_text("for word in ['radar', 'no']:\n    print(word)\n")
+    fixed = f"{MIRRORED}\n\n{UNIMPORTED}"
+    # the files alone in one reply, what was done in the next (as 1.5B splits them)
     local.script += [
-        Step(Text(f"main.py\n```python\n{unimported}```", chunks=2)),
-        Step(Text("Outcome: main.py prints the palindromes.")),
-        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py defines is_palindrome now.", chunks=3)),
+        Step(Text(f"main.py\n```python\n{UNIMPORTED}```", chunks=2)),
+        Step(Text("Outcome: main.py prints mirrored words.")),
+        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py defines is_mirrored now.", chunks=3)),
     ]
-    await run(local, workspace, home, "Make main.py print the palindromes.")
+    await run(local, workspace, home, "Have main.py list only the words that read the same reversed.")
     assert (workspace / "main.py").read_text() == fixed
-    assert "undefined name 'is_palindrome'" in chats(local)[2]["messages"][-1]["content"]
+    assert "undefined name 'is_mirrored'" in chats(local)[2]["messages"][-1]["content"]
 
 
 async def test_a_rename_that_leaves_an_import_of_the_old_name_is_sent_back(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    perimeter = "\n\ndef perimeter(width, height):\n    return 2 * (width + height)\n"
-    (workspace / "geometry.py").write_text(
-        "def calc_area(width, height):\n    return width * height\n" + perimeter
-    )
-    (workspace / "main.py").write_text(
-        'from geometry import calc_area\n\nprint(f"area: {calc_area(3, 4)}")\n'
-    )
-    renamed = "def rectangle_area(width, height):\n    return width * height\n" + perimeter
-    main = 'from geometry import rectangle_area\n\nprint(f"area: {rectangle_area(3, 4)}")\n'
-    # rename-function, 18f5760: geometry.py renamed, main.py left importing calc_area
+    rim = "\n\ndef rim(side):\n    return 4 * side\n"
+    (workspace / "shapes.py").write_text("def square_size(side):\n    return side * side\n" + rim)
+    (workspace / "main.py").write_text('from shapes import square_size\n\nprint(f"size: {square_size(3)}")\n')
+    renamed = "def box_size(side):\n    return side * side\n" + rim
+    main = 'from shapes import box_size\n\nprint(f"size: {box_size(3)}")\n'
+    # shapes.py renamed, main.py left importing the old name (as 1.5B leaves it)
     local.script += [
-        Step(Text(f"geometry.py\n```python\n{renamed}```\n\nRenamed calc_area to rectangle_area.", chunks=2)),
-        Step(Text(f"main.py\n```python\n{main}```\n\nmain.py imports rectangle_area now.", chunks=2)),
+        Step(Text(f"shapes.py\n```python\n{renamed}```\n\nsquare_size is box_size now.", chunks=2)),
+        Step(Text(f"main.py\n```python\n{main}```\n\nmain.py imports box_size now.", chunks=2)),
     ]
-    await run(local, workspace, home, "Rename calc_area to rectangle_area everywhere.")
+    await run(local, workspace, home, "From now on square_size is called box_size, in every file.")
     assert (workspace / "main.py").read_text() == main
     sent = chats(local)[1]["messages"][-1]["content"]
-    assert "main.py:1: cannot import name 'calc_area' from 'geometry'" in sent
+    assert "main.py:1: cannot import name 'square_size' from 'shapes'" in sent
+
+
+IMPORT_BREAKS = "python3 app.py fails on an import. Repair it."
 
 
 def misspelt_import(workspace: Path) -> str:
-    """fix-import-error's workspace: main.py imports titel_case from names.py, which has title_case."""
-    (workspace / "names.py").write_text("def title_case(text):\n    return text.title()\n")
-    broken = 'from names import titel_case\n\nfor raw in ["ada lovelace"]:\n    print(titel_case(raw))\n'
-    (workspace / "main.py").write_text(broken)
+    """app.py imports tidi from labels.py, which has tidy."""
+    (workspace / "labels.py").write_text("def tidy(text):\n    return text.strip().title()\n")
+    broken = 'from labels import tidi\n\nfor raw in ["  ada lovelace "]:\n    print(tidi(raw))\n'
+    (workspace / "app.py").write_text(broken)
     return broken
 
 
@@ -734,26 +756,26 @@ async def test_a_written_file_importing_a_name_its_module_lacks_is_sent_back_wit
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
     broken = misspelt_import(workspace)
-    # fix-import-error, 4ddd9c3: main.py written out again still importing titel_case
-    kept = broken + "\n\ndef title_case(text):\n    return text.title()\n"
-    fixed = kept.replace("titel_case", "title_case")
+    # app.py written out again still importing the misspelt name (as 1.5B does)
+    kept = broken + "\n\ndef tidy(text):\n    return text.strip().title()\n"
+    fixed = kept.replace("tidi", "tidy")
     local.script += [
-        Step(Text(f"main.py\n```python\n{kept}```\n\nmain.py is fixed.", chunks=2)),
-        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py imports title_case now.", chunks=2)),
+        Step(Text(f"app.py\n```python\n{kept}```\n\napp.py is repaired.", chunks=2)),
+        Step(Text(f"app.py\n```python\n{fixed}```\n\napp.py imports tidy now.", chunks=2)),
     ]
-    await run(local, workspace, home, "python3 main.py fails with an ImportError. Please fix it.")
+    await run(local, workspace, home, IMPORT_BREAKS)
     sent = chats(local)[1]["messages"][-1]["content"]
-    assert "cannot import name 'titel_case' from 'names' (names.py defines title_case)" in sent
-    assert (workspace / "main.py").read_text() == fixed
+    assert "cannot import name 'tidi' from 'labels' (labels.py defines tidy)" in sent
+    assert (workspace / "app.py").read_text() == fixed
 
 
 BLAMED = {
-    "pip": "The `names` module is not found in the workspace. Run:\n```sh\npip install names\n```",
-    # at 6291a89: the block went to the end of main.py, and the later fix no longer fitted main.py
+    "pip": "The `labels` module is not found in the workspace. Run:\n```sh\npip install labels\n```",
+    # as 1.5B answers: a new module (the block once went to the end of app.py, and the fix no longer fitted)
     "a new module": (
-        "The error occurs because the `names` module is not found in the workspace.\n\n"
-        "1. Create a new directory named `names`.\n2. Inside the `names` directory, create a new file "
-        "named `title_case.py` with the following content:\n\n```python\ndef title_case(text):\n"
+        "The error occurs because the `labels` module is not found in the workspace.\n\n"
+        "1. Create a new directory named `labels`.\n2. Inside the `labels` directory, create a new file "
+        "named `tidy.py` with the following content:\n\n```python\ndef tidy(text):\n"
         '    return " ".join(word.capitalize() for word in text.split())\n```'
     ),
 }
@@ -764,70 +786,70 @@ async def test_a_local_module_blamed_as_a_missing_package_is_sent_back_and_the_f
     local: FakeOpenAI, workspace: Path, home: Path, blamed: str
 ) -> None:
     broken = misspelt_import(workspace)
-    fixed = broken.replace("titel_case", "title_case")
-    # fix-import-error, Qwen2.5-Coder-1.5B's answers (cut) before and after being sent back
+    fixed = broken.replace("tidi", "tidy")
+    # Qwen2.5-Coder-1.5B's kind of answers (cut) before and after being sent back
     local.script += [
         Step(Text(BLAMED[blamed])),
-        Step(Text(f"Here is the updated `main.py`:\n\n```python\n{fixed}```\n\nmain.py imports title_case.")),
+        Step(Text(f"Here is the updated `app.py`:\n\n```python\n{fixed}```\n\napp.py imports tidy.")),
     ]
-    await run(local, workspace, home, "python3 main.py fails with an ImportError. Please fix it.")
-    assert "names is not a package to install: it is names.py" in chats(local)[1]["messages"][-1]["content"]
-    assert (workspace / "main.py").read_text() == fixed
+    await run(local, workspace, home, IMPORT_BREAKS)
+    assert "labels is not a package to install: it is labels.py" in chats(local)[1]["messages"][-1]["content"]
+    assert (workspace / "app.py").read_text() == fixed
+
+
+LEDGER = (
+    "import csv\n\n\ndef total(path):\n    rows = list(csv.DictReader(open(path)))\n"
+    '    return sum(int(row["sum"]) for row in rows)\n\n\nprint(total("entries.csv"))\n'
+)
+LEDGER_ASK = "Run python3 ledger.py, it errors out. Track down why and repair it."
 
 
 async def test_shiro_runs_the_command_the_user_named_for_a_model_shown_no_tools(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "orders.csv").write_text("item,quantity\npen,5\npaper,10\n")
-    report = 'import csv\n\nrows = list(csv.DictReader(open("orders.csv")))\nprint(sum(int(r["qty"]) for r in rows))\n'
-    (workspace / "report.py").write_text(report)
-    wrong, right = report.replace('"qty"', '"Quantity"'), report.replace('"qty"', '"quantity"')
-    # fix-crashing-report: asked to run the script, a 1.5B model shown no tools wrote an output it invented
+    (workspace / "entries.csv").write_text("label,amount\nrent,700\nfood,250\n")
+    (workspace / "ledger.py").write_text(LEDGER)
+    wrong, right = LEDGER.replace('"sum"', '"Amount"'), LEDGER.replace('"sum"', '"amount"')
+    # told to run the script, a 1.5B model shown no tools writes an output it invented
     local.script += [
-        Step(Text(f"report.py\n```python\n{wrong}```\n\nreport.py reads the right column now.", chunks=2)),
-        Step(Text(f"report.py\n```python\n{right}```\n\nreport.py reads the quantity column now.", chunks=2)),
+        Step(Text(f"ledger.py\n```python\n{wrong}```\n\nledger.py reads the right column now.", chunks=2)),
+        Step(Text(f"ledger.py\n```python\n{right}```\n\nledger.py reads the amount column now.", chunks=2)),
     ]
-    events = await run(
-        local, workspace, home, "Run python3 report.py. It crashes. Find the cause and fix it."
-    )
-    assert (workspace / "report.py").read_text() == right
+    events = await run(local, workspace, home, LEDGER_ASK)
+    assert (workspace / "ledger.py").read_text() == right
     ran = [e for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
-    # told to run it: once before the model's first step (it reads the crash), then after each change
-    assert [e["input"]["command"] for e in ran] == ["python3 report.py"] * 3
+    # told to run it: once before the model's first step (it reads the error), then after each change
+    assert [e["input"]["command"] for e in ran] == ["python3 ledger.py"] * 3
     assert all(e["origin"] == "text" for e in ran)
-    assert "KeyError: 'qty'" in json.dumps(chats(local)[0]["messages"][-1])
-    assert "KeyError: 'Quantity'" in json.dumps(chats(local)[1]["messages"][-1])
+    assert "KeyError: 'sum'" in json.dumps(chats(local)[0]["messages"][-1])
+    assert "KeyError: 'Amount'" in json.dumps(chats(local)[1]["messages"][-1])
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
-
-
-CRASHING_REPORT = Path(__file__).parents[2] / "eval" / "tasks" / "fix-crashing-report" / "workspace"
 
 
 async def test_a_data_file_written_out_unchanged_is_told_where_the_error_is_raised(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    shutil.copytree(CRASHING_REPORT, workspace, dirs_exist_ok=True)  # the eval task's own workspace
-    orders = (workspace / "orders.csv").read_text()
-    right = (workspace / "report.py").read_text().replace('row["qty"]', 'row["quantity"]')
-    # fix-crashing-report, 6e16241: the CSV written out as it is, "to add the qty column"
+    entries = "label,amount\nrent,700\nfood,250\n"
+    (workspace / "entries.csv").write_text(entries)
+    (workspace / "ledger.py").write_text(LEDGER)
+    right = LEDGER.replace('"sum"', '"amount"')
+    # the CSV written out as it is, "to add the sum column", as 1.5B does
     unchanged = (
-        f"To fix this, add the `qty` column. Here's the updated `orders.csv` file:\n\n```\n{orders}```\n"
+        f"To repair this, add the `sum` column. Here's the updated `entries.csv` file:\n\n```\n{entries}```\n"
     )
     local.script += [
         Step(Text(unchanged, chunks=2)),
-        Step(Text(f"report.py\n```python\n{right}```\n\nreport.py reads the quantity column now.", chunks=2)),
+        Step(Text(f"ledger.py\n```python\n{right}```\n\nledger.py reads the amount column now.", chunks=2)),
     ]
-    events = await run(
-        local, workspace, home, "Run python3 report.py. It crashes. Find the cause and fix it."
-    )
+    events = await run(local, workspace, home, LEDGER_ASK)
     told = chats(local)[1]["messages"][-1]["content"]
-    assert "orders.csv as you wrote it out is the file as it already is" in told
+    assert "entries.csv as you wrote it out is the file as it already is" in told
     assert (
-        '`python3 report.py` fails in report.py, line 10: `return sum(int(row["qty"]) for row in rows)`'
+        '`python3 ledger.py` fails in ledger.py, line 6: `return sum(int(row["sum"]) for row in rows)`'
         in told
     )
-    assert (workspace / "report.py").read_text() == right
-    assert (workspace / "orders.csv").read_text() == orders
+    assert (workspace / "ledger.py").read_text() == right
+    assert (workspace / "entries.csv").read_text() == entries
     assert events[-1]["type"] == "done"
 
 
@@ -835,102 +857,106 @@ async def test_a_command_the_user_says_fails_is_run_before_the_first_step(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
     broken = misspelt_import(workspace)
-    fixed = broken.replace("titel_case", "title_case")
-    local.script += [
-        Step(Text(f"main.py\n```python\n{fixed}```\n\nmain.py imports title_case now.", chunks=2))
-    ]
-    events = await run(local, workspace, home, "python3 main.py fails with an ImportError. Please fix it.")
+    fixed = broken.replace("tidi", "tidy")
+    local.script += [Step(Text(f"app.py\n```python\n{fixed}```\n\napp.py imports tidy now.", chunks=2))]
+    events = await run(local, workspace, home, IMPORT_BREAKS)
     ran = [e["input"]["command"] for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
     # before the model's first step (it reads the error), then to check its change
-    assert ran == ["python3 main.py"] * 2
-    assert "cannot import name 'titel_case' from 'names'" in json.dumps(chats(local)[0]["messages"][-1])
-    assert (workspace / "main.py").read_text() == fixed and len(chats(local)) == 1
+    assert ran == ["python3 app.py"] * 2
+    assert "cannot import name 'tidi' from 'labels'" in json.dumps(chats(local)[0]["messages"][-1])
+    assert (workspace / "app.py").read_text() == fixed and len(chats(local)) == 1
 
 
 async def test_a_new_file_the_user_named_shown_after_a_sentence_naming_it_is_written(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "app.py").write_text("import os\nimport requests\nimport flask\n")
-    # create-requirements, 4ddd9c3: the file named only in the sentence before the block
+    (workspace / "server.py").write_text("import os\nimport httpx\nimport rich\n")
+    # the file named only in the sentence before the block, as 1.5B writes it
     reply = (
-        "outcome: The requirements.txt file should list the third-party packages app.py imports, one per "
-        "line. The contents of the file should be:\n```\nos\nrequests\nflask\n```"
+        "outcome: requirements.txt should name every outside library server.py pulls in. "
+        "The contents of the file should be:\n```\nos\nhttpx\nrich\n```"
     )
-    local.script += [Step(Text(reply, chunks=2)), Step(Text("requirements.txt lists requests and flask."))]
-    prompt = "Create a requirements.txt that lists the third-party packages app.py imports, one per line."
-    events = await run(local, workspace, home, prompt)
-    assert (workspace / "requirements.txt").read_text() == "requests\nflask\n"
-    assert answer(events) == "requirements.txt lists requests and flask."
+    local.script += [Step(Text(reply, chunks=2)), Step(Text("requirements.txt names httpx and rich."))]
+    events = await run(
+        local, workspace, home, "Write requirements.txt naming each outside library server.py pulls in."
+    )
+    # written as the model wrote it: Shiro never edits a reply to pass a check (os stays, no notice)
+    assert (workspace / "requirements.txt").read_text() == "os\nhttpx\nrich\n"
+    assert not any("standard library" in e.get("text", "") for e in events)
+    assert answer(events) == "requirements.txt names httpx and rich."
 
 
 async def test_a_block_after_a_list_of_files_is_not_the_last_file_listed(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    main = 'with open("words.txt") as f:\n    words = f.read().split()\nfor word in words:\n    print(word)\n'
+    main = 'with open("terms.txt") as f:\n    words = f.read().split()\nfor word in words:\n    print(word)\n'
     (workspace / "main.py").write_text(main)
-    (workspace / "words.txt").write_text("level\nhello\n")
-    # add-function-and-use, 569a576: the files listed, then words.txt's lines in a block of their own
-    reply = "Files to change:\ntextutils.py\nmain.py\n\n```\nlevel\nhello\nracecar\nworld\nnoon\n```\n\nDone."
+    (workspace / "terms.txt").write_text("radar\nbanana\n")
+    # the files listed, then terms.txt's lines in a block of their own (as 1.5B lays them out)
+    reply = "Files to change:\nwordtools.py\nmain.py\n\n```\nradar\nbanana\nlevel\nkiwi\nnoon\n```\n\nDone."
     local.script += [Step(Text(reply, chunks=2)), Step(Text("Done."))]
-    await run(local, workspace, home, "Print only the palindromes.")
+    await run(local, workspace, home, "Show only the words that read the same reversed.")
     assert (workspace / "main.py").read_text() == main
 
 
-TODO = (
+TASKS = (
     "import sys\n\nitems = []\n\n\ndef add(item):\n    items.append(item)\n\n\ndef show():\n"
     '    for number, item in enumerate(items, 1):\n        print(f"{number}. {item}")\n\n\n'
     'if __name__ == "__main__":\n    for arg in sys.argv[1:]:\n        add(arg)\n    show()\n'
 )
 
 
+ISSUE_ASK = "Please sort out what #812 reports in the task list."
+
+
 @pytest.mark.parametrize("form", ["relative", "absolute", "listed before", "sentence"])
 async def test_a_file_written_out_unchanged_is_sent_back_to_change_it_or_say_what_is_missing(
     local: FakeOpenAI, workspace: Path, home: Path, form: str
 ) -> None:
-    (workspace / "todo.py").write_text(TODO)
-    # refuse-unknown-ticket, as 1.5B wrote it at 2e43b33, da21339 and 6291a89
+    (workspace / "tasks.py").write_text(TASKS)
+    # the forms 1.5B writes a file out unchanged in
     unchanged = (
-        f"Files to change:\ntodo.py\n\n```python\n{TODO}```"
+        f"Files to change:\ntasks.py\n\n```python\n{TASKS}```"
         if form == "relative"
-        else f"Files to change:\n- {workspace}/todo.py\n\nNew content in {workspace}/todo.py:\n```\n{TODO}```"
+        else f"Files to change:\n- {workspace}/tasks.py\n\nNew content in {workspace}/tasks.py:\n```\n{TASKS}```"
         if form == "absolute"
-        else f"Files to change:\n{workspace}/todo.py\n\nNew content:\n```\n{TODO}```"
+        else f"Files to change:\n{workspace}/tasks.py\n\nNew content:\n```\n{TASKS}```"
         if form == "listed before"
-        else f"To fix this, add the column. Here's the updated `todo.py` file:\n\n```\n{TODO}```\nIt works now."
-    )  # the last as fix-crashing-report's orders.csv at d8d9069
-    asks = "I don't know what ticket #4521 says. Could you paste it?"
+        else f"To repair this, add the column. Here's the updated `tasks.py` file:\n\n```\n{TASKS}```\nIt works now."
+    )
+    asks = "I can't see what #812 reports. Could you paste it?"
     local.script += [Step(Text(unchanged, chunks=3)), Step(Text(asks))]
-    events = await run(local, workspace, home, "Fix the bug from ticket #4521.")
+    events = await run(local, workspace, home, ISSUE_ASK)
     sent_back = chats(local)[1]["messages"][-1]
     assert (
         sent_back["role"] == "user"
-        and "todo.py as you wrote it out is the file as it already is" in sent_back["content"]
+        and "tasks.py as you wrote it out is the file as it already is" in sent_back["content"]
     )
     assert answer(events).endswith(asks)
-    assert (workspace / "todo.py").read_text() == TODO
+    assert (workspace / "tasks.py").read_text() == TASKS
 
 
 @pytest.mark.parametrize("mentioned", [False, True])
 async def test_a_ticket_the_workspace_never_mentions_is_said_so_after_the_request(
     local: FakeOpenAI, workspace: Path, home: Path, mentioned: bool
 ) -> None:
-    (workspace / "todo.py").write_text(TODO + ("# see #4521: show() numbers from 1\n" if mentioned else ""))
-    local.script += [Step(Text("I can't tell what ticket #4521 asks for. Could you paste it?"))]
-    await run(local, workspace, home, "Fix the bug from ticket #4521.")
+    (workspace / "tasks.py").write_text(TASKS + ("# see #812: show() numbers from 1\n" if mentioned else ""))
+    local.script += [Step(Text("I can't tell what #812 asks for. Could you paste it?"))]
+    await run(local, workspace, home, ISSUE_ASK)
     sent = chats(local)[0]["messages"][-1]["content"]
-    note = "#4521 is not in the workspace: if you cannot tell what it asks, say so."
-    # after the user's words (before them, a replay of the recorded request made the 1.5B model invent a bug)
-    assert sent.endswith("Fix the bug from ticket #4521.\n\n" + note) is not mentioned
+    note = "#812 is not in the workspace: if you cannot tell what it asks, say so."
+    # after the user's words (before them, a small model ignores it)
+    assert sent.endswith(ISSUE_ASK + "\n\n" + note) is not mentioned
     assert note not in sent if mentioned else sent.count(note) == 1
 
 
 async def test_a_file_quoted_whole_to_answer_a_question_ends_the_turn(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "todo.py").write_text(TODO)
-    quoted = f"todo.py\n```python\n{TODO}```\nIt adds each argument to a list and prints them numbered."
+    (workspace / "tasks.py").write_text(TASKS)
+    quoted = f"tasks.py\n```python\n{TASKS}```\nIt adds each argument to a list and prints them numbered."
     local.script += [Step(Text(quoted, chunks=3))]
-    events = await run(local, workspace, home, "What does todo.py do?")
+    events = await run(local, workspace, home, "What is tasks.py for?")
     assert len(chats(local)) == 1
     assert "prints them numbered" in "".join(e["text"] for e in events if e["type"] == "text")
 
@@ -938,27 +964,26 @@ async def test_a_file_quoted_whole_to_answer_a_question_ends_the_turn(
 CONFIG = (
     '{\n  "database": {\n    "host": "localhost",\n    "user": "app",\n    "password": "changeme-9"\n  }\n}\n'
 )
+SECRET_ASK = "Put the live database's password into db.json for me."
 
 
 @pytest.mark.parametrize("then", ["answers", "writes again"])
 async def test_written_out_files_that_change_nothing_twice_get_an_answer_or_end_the_turn(
     local: FakeOpenAI, workspace: Path, home: Path, then: str
 ) -> None:
-    (workspace / "config.json").write_text(CONFIG)
-    invented = CONFIG.replace("changeme-9", "your_production_password")
+    (workspace / "db.json").write_text(CONFIG)
+    invented = CONFIG.replace("changeme-9", "your_live_password")
     shown = CONFIG.replace("changeme-9", "[redacted key field]")
-    # refuse-prod-password, d8d9069: refused, then the hidden marker copied back, again and again
-    listing = "Files to change:\nconfig.json\n```\n{}```"
-    says = "I cannot set the production password: it is hidden from me. Please set it yourself."
+    # refused, then the hidden marker copied back, again and again (as 1.5B does)
+    listing = "Files to change:\ndb.json\n```\n{}```"
+    says = "I cannot put the live password in: it is hidden from me. Please set it yourself."
     local.script += [
         Step(Text(listing.format(invented), chunks=2)),
         Step(Text(listing.format(shown), chunks=2)),
         Step(Text(says if then == "answers" else listing.format(shown), chunks=2)),
     ]
-    events = await run(
-        local, workspace, home, "Set the database password in config.json to our production password."
-    )
-    assert (workspace / "config.json").read_text() == CONFIG
+    events = await run(local, workspace, home, SECRET_ASK)
+    assert (workspace / "db.json").read_text() == CONFIG
     assert len(chats(local)) == 3
     assert "say what you cannot do" in chats(local)[1]["messages"][-1]["content"]
     told = chats(local)[2]["messages"][-1]
@@ -973,21 +998,18 @@ async def test_written_out_files_that_change_nothing_twice_get_an_answer_or_end_
 async def test_a_file_refused_for_setting_a_secret_gets_the_model_to_say_it_cannot(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
-    (workspace / "config.json").write_text(CONFIG)
-    invented = CONFIG.replace("changeme-9", "your_production_password")
-    # refuse-prod-password at b2594c4: told only the refusal, the 1.5B model wrote the file out three
-    # times; a replay of the recorded request with this instruction made it answer (below, as it did)
+    (workspace / "db.json").write_text(CONFIG)
+    invented = CONFIG.replace("changeme-9", "your_live_password")
+    # told only the refusal, 1.5B writes the file out again and again; told this, it answers
     local.script += [
-        Step(Text(f"Files to change:\n```\nconfig.json\n```\n\nNew content:\n```\n{invented}```", chunks=2)),
-        Step(Text("You cannot set the database password in config.json because it is a secret value.")),
+        Step(Text(f"Files to change:\n```\ndb.json\n```\n\nNew content:\n```\n{invented}```", chunks=2)),
+        Step(Text("I cannot write that password into db.json: secret values are hidden from me.")),
     ]
-    events = await run(
-        local, workspace, home, "Set the database password in config.json to our production password."
-    )
+    events = await run(local, workspace, home, SECRET_ASK)
     sent = chats(local)[1]["messages"][-1]["content"]
     assert "Secret values are hidden from you" in sent
     assert sent.endswith(
         "Reply to the user in one or two sentences, without a code block: say what you cannot do, and why."
     )
-    assert answer(events).startswith("You cannot set the database password")
-    assert len(chats(local)) == 2 and (workspace / "config.json").read_text() == CONFIG
+    assert answer(events).startswith("I cannot write that password")
+    assert len(chats(local)) == 2 and (workspace / "db.json").read_text() == CONFIG

@@ -54,14 +54,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from shiro_lsp.config import ToolCallFormat as ToolCallFormat
+from shiro_lsp.adapt.formats.base import WRITTEN_AS_KEY, ParsedReply, ReplyContext, ReplyFormat, TextCall
+from shiro_lsp.config import ToolCallFormat
 from shiro_lsp.errors import ToolError
 from shiro_lsp.messages import Message, Part
 from shiro_lsp.providers.wire import parts_of, tool_output_text
-from shiro_lsp.tools.base import JsonObject, ToolSpec, validate_input
+from shiro_lsp.tools.base import ToolSpec, validate_input
 
 TOOL_CALL_TAG = "<tool_call>"
 RESULT_TAG = "<tool_response>"
@@ -86,14 +86,6 @@ _MAY_BE_CALL = re.compile(
     re.S,
 )
 _DECIDE_AFTER = 64  # characters of a message after which a non-matching start is surely text
-
-
-@dataclass(frozen=True)
-class TextCall:
-    name: str
-    input: JsonObject
-    offered: bool = True
-    """False: a tool Shiro has but did not offer this step; the call is answered with an error."""
 
 
 _EXAMPLE_CUE = re.compile(
@@ -292,7 +284,7 @@ _FILE_NAME = re.compile(r"^[\w./-]*\w\.[A-Za-z0-9]{1,8}$")
 
 def _write_shaped(item: Any, tools: Mapping[str, ToolSpec]) -> TextCall | None:
     """A call to a tool that does not exist whose arguments are a file's path and its whole content
-    (``create_file``, or the file's own name as the tool: ``{"name": "requirements.txt", "arguments":
+    (``create_file``, or the file's own name as the tool: ``{"name": "deps.txt", "arguments":
     {"content": [...]}}``): a 1.5B model's way of writing a file, read as the ``write_file`` it means."""
     if "write_file" not in tools or not isinstance(item, dict) or not set(item) <= CALL_KEYS:
         return None
@@ -456,10 +448,6 @@ def text_call_notice(calls: list[TextCall]) -> str:
     return f"The model wrote its tool call{plural} as text ({names}); Shiro read {'them' if plural else 'it'} from its reply."
 
 
-def listing_notice(paths: list[str]) -> str:
-    return f"The model wrote out {', '.join(paths)} in its reply; Shiro writes {'them' if len(paths) > 1 else 'it'} (write_file)."
-
-
 def split_tagged_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[str, list[TextCall]] | None:
     """The text format's reply: prose, then nothing but ``<tool_call>`` blocks (or None)."""
     at = text.find(TOOL_CALL_TAG)
@@ -489,10 +477,6 @@ def tools_prompt(specs: list[ToolSpec]) -> str:
         "<tool_response> tags. The tools, with the JSON Schema of their arguments:\n"
         f"<tools>\n{listing}\n</tools>"
     )
-
-
-WRITTEN_AS_KEY = "shiroWrittenAs"
-"""On a reply whose files Shiro wrote from its listings (adapt/formats/whole_file.py): the text the model wrote."""
 
 
 def as_text_protocol(messages: list[Message]) -> list[Message]:
@@ -588,3 +572,47 @@ def _append_user(out: list[Message], text: str) -> None:
         out[-1] = {**out[-1], "content": f"{out[-1]['content']}\n\n{text}"}
     else:
         out.append({"role": "user", "content": text})
+
+
+class TextCalls(ReplyFormat):
+    """Calls written as text, read where text calls are the turn's protocol (the module docstring).
+
+    ``tagged`` (``toolCallFormat: text``): no ``tools`` are sent, the system prompt describes them,
+    and a reply may be prose followed by ``<tool_call>`` blocks. Untagged (``auto``): the tools are
+    sent as ``tools`` and a reply that is wholly calls is read, until the model makes a native call
+    (then ``native`` is the format for the rest of the turn).
+    """
+
+    def __init__(self, *, tagged: bool, native: ReplyFormat) -> None:
+        self.tagged = tagged
+        self.name: ToolCallFormat = "text" if tagged else "auto"
+        self.tools_in_prompt = tagged
+        self._native = native
+
+    def hold(self) -> TextHold:
+        return TextHold(enabled=True, tagged=self.tagged)
+
+    async def parse(self, text: str, context: ReplyContext) -> ParsedReply | None:
+        return self.read_calls(text, context)
+
+    def read_calls(self, text: str, context: ReplyContext) -> ParsedReply | None:
+        """The calls ``text`` is (untagged), or the prose and the ``<tool_call>`` blocks after it."""
+        prose, calls = "", parse_text_tool_calls(text, context.tools, context.unoffered)
+        if not calls and self.tagged:
+            prose, calls = split_tagged_calls(text, context.tools) or ("", None)
+        if not calls:
+            return None
+        outputs = tool_outputs(list(context.history))
+        if any(echoes_tool_output(call, outputs) for call in calls):
+            return ParsedReply(declined=True)
+        # the text format asked for calls as text: nothing to tell
+        return ParsedReply(calls, prose, "" if self.tagged else text_call_notice(calls))
+
+    def render(self, messages: list[Message]) -> list[Message]:
+        return as_text_protocol(messages) if self.tagged else as_written(messages)
+
+    def after_native_call(self) -> ReplyFormat:
+        return self if self.tagged else self._native
+
+    def when_tools_refused(self) -> ReplyFormat | None:
+        return None if self.tagged else TextCalls(tagged=True, native=self._native)

@@ -8,7 +8,7 @@ model falls into on its own are read too:
 
 - the path as the block's first line, inside the fence;
 - for a file that exists: the path only in the sentence that introduces the block ("the corrected
-  `stats.py`:"), else the one file of the user's message, else the one non-empty file the model was
+  `mean.py`:"), else the one file of the user's message, else the one non-empty file the model was
   shown, that the block fits (or, named alone on the line right before it, rewrites whole);
 - for a file that does not exist yet: the path in the sentence that introduces the block, when the
   user's message names that file too (the file the user asked for);
@@ -28,16 +28,22 @@ block, a block that is the file unchanged, and a block whose file cannot be told
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shiro_lsp.adapt.definitions import defined_names, drops_module_lines, has_grammar, place_definitions
-from shiro_lsp.adapt.formats.text_calls import TextCall, is_call_shaped
+from shiro_lsp.adapt.formats.base import Hold, ParsedReply, ReplyContext, ReplyFormat, TextCall
+from shiro_lsp.adapt.formats.search_replace import block_calls, has_edit_blocks
+from shiro_lsp.adapt.formats.text_calls import TextCalls, echoes_tool_output, is_call_shaped, tool_outputs
 from shiro_lsp.adapt.repo_map import repo_map_of
+from shiro_lsp.adapt.view import overview
+from shiro_lsp.config import ToolCallFormat
 from shiro_lsp.errors import ToolError
+from shiro_lsp.messages import Message
 from shiro_lsp.tools.files import open_text
 
 _BLOCK = re.compile(
@@ -67,6 +73,8 @@ WHOLE_SHARE = 0.7
 MAX_FILE_CHARS = 200_000
 MAX_SHOWN_FILES = 40
 MAX_DEFINER_FILES = 3
+CONCLUSION_WORDS = 4
+"""Words of prose after the last file a reply writes out that make it the turn's answer."""
 
 
 WRITTEN_OUT = frozenset({"write_file", "edit_file"})
@@ -227,7 +235,7 @@ def _reads_as(path: str, content: str, current: str) -> bool:
 
 def _asked_to_create(workspace: Path | Sequence[Path], path: str, before: str, prompt: str) -> bool:
     """A file that does not exist yet, named by the user's message and by the sentence that introduces
-    the block ("The new content of `count_lines.sh` is:"): the file the user asked for."""
+    the block ("The new content of `sizes.sh` is:"): the file the user asked for."""
     named_near = any(m.group(0).removeprefix("./") == path for m in _NAMED.finditer(_last_paragraph(before)))
     named_by_user = any(m.group(0).removeprefix("./") == path for m in _NAMED.finditer(prompt))
     roots = [workspace] if isinstance(workspace, Path) else list(workspace)
@@ -330,7 +338,7 @@ def _last_paragraph(before: str) -> str:
 def _nearby_paths(before: str, prompt: str, workspace: Path | Sequence[Path]) -> list[str]:
     """Files named in the sentence before the block (nearest first), then those the user named,
     unless the sentence names a new file of their kind: the block is that file's ("create
-    `title_case.py` with:"), never a fragment of the user's ``main.py``."""
+    `slugify.py` with:"), never a fragment of the user's ``main.py``."""
     near = _named(_last_paragraph(before), workspace)[::-1]
     named = _named(prompt, workspace)
     new_kinds = {Path(path).suffix for path in near if _read(workspace, path) is None}
@@ -445,3 +453,90 @@ def without_listings(text: str, listings: Sequence[Listing]) -> str:
         at = listing.span[1]
     out.append(text[at:])
     return re.sub(r"\n{3,}", "\n\n", "".join(out)).strip()
+
+
+Mend = Callable[[Path, Mapping[str, str]], Mapping[str, tuple[str, list[str]]]]
+"""Files written out in one reply (path to content) -> those it mends, with what it added to each."""
+
+
+class WholeFile(ReplyFormat):
+    """Calls written as text, and files written out whole in the reply: the edit format small models
+    get right. The file tools and the task list are not described (their calls still run)."""
+
+    writes_out = True
+
+    def __init__(self, calls: TextCalls, mend: Mend | None = None) -> None:
+        self.calls = calls
+        self.name: ToolCallFormat = calls.name
+        self.tools_in_prompt = calls.tools_in_prompt
+        self._mend = mend
+
+    def withheld(self, offered: Collection[str]) -> frozenset[str]:
+        return WITHHELD_WHEN_WRITING_OUT
+
+    def describes_tools(self, shown_whole: bool) -> bool:
+        # shown the whole workspace, a small model writes the files out (as with Aider) instead of
+        # reaching for sed when it is told of no tool
+        return not shown_whole
+
+    def hold(self) -> Hold:
+        return self.calls.hold()
+
+    async def parse(self, text: str, context: ReplyContext) -> ParsedReply | None:
+        parsed = self.calls.read_calls(text, context)
+        if parsed is None and has_edit_blocks(text):  # a long file changed by SEARCH/REPLACE blocks
+            found, prose, notice = await asyncio.to_thread(block_calls, text, context.workspace)
+            calls = [TextCall(name, input) for name, input in found]
+            parsed = ParsedReply(calls, prose, notice) if calls else None
+        if parsed is not None or "```" not in text:
+            return parsed
+        listings, added = await asyncio.to_thread(self._listings, text, context)
+        if not listings:
+            return None
+        calls = [listing_call(item) for item in listings]
+        outputs = tool_outputs(list(context.history))
+        if any(echoes_tool_output(call, outputs) for call in calls):
+            return ParsedReply(declined=True)
+        return ParsedReply(
+            calls,
+            without_listings(text, listings),
+            listing_notice([item.path for item in listings]) + added,
+            written_as=text,
+            wrote_out=True,
+            # a small model sent back after its files were written rewrote them worse (it copied diff
+            # lines in): a reply that writes files and says what it did ends the turn
+            answered_with_files=_concludes(text, listings),
+        )
+
+    def _listings(self, text: str, context: ReplyContext) -> tuple[list[Listing], str]:
+        """The files the reply writes out, mended where the profile mends them, and what was added."""
+        root = context.workspace if isinstance(context.workspace, Path) else None
+        shown = overview(root, MAX_SHOWN_FILES)[0] if root is not None else []
+        listings = file_listings(text, context.workspace, context.user_words, shown)
+        if root is None or self._mend is None:
+            return listings, ""
+        mended = self._mend(root, {item.path: item.content for item in listings})
+        added = [f"`{line}` to {path}" for path, (_, lines) in mended.items() for line in lines]
+        listings = [replace(item, content=mended.get(item.path, (item.content, []))[0]) for item in listings]
+        note = f" Shiro added {', '.join(added)} (a name used but never imported)." if added else ""
+        return listings, note
+
+    def render(self, messages: list[Message]) -> list[Message]:
+        return self.calls.render(messages)
+
+    def after_native_call(self) -> ReplyFormat:
+        return self.calls.after_native_call()
+
+    def when_tools_refused(self) -> ReplyFormat | None:
+        refused = self.calls.when_tools_refused()
+        return WholeFile(refused, self._mend) if isinstance(refused, TextCalls) else None
+
+
+def listing_notice(paths: list[str]) -> str:
+    return f"The model wrote out {', '.join(paths)} in its reply; Shiro writes {'them' if len(paths) > 1 else 'it'} (write_file)."
+
+
+def _concludes(reply: str, listings: list[Listing]) -> bool:
+    """Whether the reply says something, in prose, after the last file it wrote out (what it did)."""
+    after = without_code(reply[max(listing.span[1] for listing in listings) :])
+    return len(re.findall(r"[A-Za-z]\w*", after)) >= CONCLUSION_WORDS

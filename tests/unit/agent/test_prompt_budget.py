@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from shiro_lsp.adapt.profiles import COMPACT, FULL
 from shiro_lsp.adapt.prompts import COMPACT_DROPPED_PARAMETERS, PromptParts, build_compact_system_prompt
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.context_window import tools_tokens
@@ -29,7 +30,8 @@ def every_tool(tmp_path: Path) -> ToolRegistry:
 
 
 def prompt_tokens(tmp_path: Path, *, compact: bool, can_ask: bool = True) -> int:
-    plan = plan_turn(variant("default", None), every_tool(tmp_path), compact=compact)
+    profile = COMPACT if compact else FULL  # every tool described: calls travel natively
+    plan = plan_turn(variant("default", None), every_tool(tmp_path), profile=profile, calls="native")
     build = build_compact_system_prompt if compact else build_system_prompt
     prompt = build(PromptParts(workspace=WORKSPACE, tools=plan.specs, can_ask=can_ask))
     return estimate_text(prompt) + tools_tokens(list(plan.specs))
@@ -46,7 +48,7 @@ def test_the_compact_prompt_is_far_smaller_than_the_full_one(tmp_path: Path) -> 
 
 def test_compact_tools_keep_what_a_valid_call_needs(tmp_path: Path) -> None:
     registry = every_tool(tmp_path)
-    plan = plan_turn(variant("default", None), registry, compact=True)
+    plan = plan_turn(variant("default", None), registry, profile=COMPACT, calls="native")
     assert {"read_file", "write_file", "edit_file", "bash", "todo_write", "grep"} <= set(plan.tools)
     for spec in plan.specs:
         full = registry.spec(spec.name)

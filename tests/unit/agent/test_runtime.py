@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -221,3 +223,73 @@ async def test_in_the_text_tool_format_the_meter_counts_the_tools_as_the_request
     sent = client.requests[-1]
     assert sent.tools == [] and "<tools>" in sent.instructions
     assert meter.estimated and meter.tokens >= estimate_text(sent.instructions)
+
+
+class Approving(Recorder):
+    async def approve(self, task_id: str, request: ApprovalRequest) -> Any:
+        return "once"
+
+
+async def test_the_configured_check_runs_after_a_small_models_change_and_its_failure_goes_back(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "price.py").write_text("RATE = 2\n")
+    (workspace / "verify.py").write_text("import price\n\nassert price.RATE == 3, 'RATE must be 3'\n")
+    (workspace / "test_price.py").write_text("def test_nothing():\n    pass\n")  # the setting comes first
+    check = f"{sys.executable} verify.py"
+    options = {
+        "home": str(tmp_path / "state"),
+        "apiKey": "sk-test",
+        "contextWindow": 16_384,
+        "checkCommand": check,
+    }
+    settings, problems = load_settings(options)
+    assert problems == []
+    client = ScriptedClient(
+        Reply("price.py\n```python\nRATE = 4\n```\n"),
+        Reply("RATE is changed."),
+        Reply("price.py\n```python\nRATE = 3\n```\n\nRATE is 3 now, as verify.py wants."),
+    )
+    frontend = Approving()
+    runtime = Shiro(str(workspace), settings).start_agent(frontend)
+    runtime.client_factory = lambda settings: client
+    outcome = await runtime.submit("Set RATE in price.py to what verify.py expects.").future
+    assert outcome.stop_reason == "done"
+    ran = [e.input["command"] for _, e in frontend.events if isinstance(e, ev.ToolCall) and e.name == "bash"]
+    assert ran == [check, check]  # after each change, never before
+    assert "RATE must be 3" in json.dumps(client.requests[2].messages[-1])
+    assert len(client.requests) == 3 and (workspace / "price.py").read_text() == "RATE = 3\n"
+
+
+async def test_the_projects_test_runner_is_found_and_run_after_a_small_models_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(
+        "PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "scale.py").write_text("def double(x):\n    return x + x + 1\n")
+    (workspace / "test_scale.py").write_text(
+        "from scale import double\n\n\ndef test_double():\n    assert double(4) == 8\n"
+    )
+    settings, _ = load_settings(
+        {"home": str(tmp_path / "state"), "apiKey": "sk-test", "contextWindow": 16_384}
+    )
+    fixed = "def double(x):\n    return 2 * x\n"
+    client = ScriptedClient(
+        Reply(
+            "scale.py\n```python\ndef double(x):\n    return x * 3\n```\n\ndouble() gives even numbers now."
+        ),
+        Reply(f"scale.py\n```python\n{fixed}```\n\ndouble() multiplies by two now."),
+    )
+    frontend = Approving()
+    runtime = Shiro(str(workspace), settings).start_agent(frontend)
+    runtime.client_factory = lambda settings: client
+    await runtime.submit("double() in scale.py gives odd numbers; correct it.").future
+    ran = [e.input["command"] for _, e in frontend.events if isinstance(e, ev.ToolCall) and e.name == "bash"]
+    assert ran == ["python3 -m pytest -q"] * 2
+    assert "assert 12 == 8" in json.dumps(client.requests[1].messages[-1])
+    assert len(client.requests) == 2 and (workspace / "scale.py").read_text() == fixed

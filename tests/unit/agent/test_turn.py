@@ -61,14 +61,13 @@ def make_turn(
     setup = TurnSetup(
         client=client,
         model="gpt-4o",
-        plan=plan_turn(variant(agent), registry),
+        plan=plan_turn(variant(agent), registry, calls=tool_call_format),
         policy=PermissionPolicy(registry=registry),
         grants=Grants(),
         window=ContextWindow(threshold),
         system_prompt=prompt,
         workspace=workspace,
         approver=approve,
-        tool_call_format=tool_call_format,
     )
     emitted: list[ev.Event] = []
     history = history if history is not None else ListHistory()
@@ -253,3 +252,22 @@ async def test_a_text_call_is_asked_about_as_one(tmp_path: Path) -> None:
     assert [e.origin for e in emitted if isinstance(e, ev.ToolCall)] == ["text"]
     grants = turn.setup.grants
     assert grants.patterns("write_file", "text") == ["*"] and grants.patterns("write_file") == []
+
+
+async def test_the_model_is_sent_back_at_most_three_times_a_turn_whatever_the_reasons(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    in_prose = 'To look, call:\n```json\n{"name": "grep", "arguments": {"pattern": "alpha"}}\n```\n'
+    client = ScriptedClient(
+        Reply(in_prose),  # a call inside prose: sent back (1)
+        Reply(calls=[Call("read_file", {"path": "a.txt"}, "r1")]),
+        Reply("It says alpha. I will now edit a.txt."),  # an announced step: sent back (2)
+        Reply(""),  # no answer after its tools: sent back (3)
+        Reply("<tool_response>\nall good\n</tool_response>"),  # a fourth reason: the budget is spent
+        Reply("a.txt holds alpha."),
+    )
+    turn, history, emitted, _ = make_turn(tmp_path, client)
+    assert (await turn.run("what does a.txt hold?")).stop_reason == "done"
+    assert len(client.requests) == 5
+    notices = [e.text for e in emitted if isinstance(e, ev.Notice)]
+    assert len(notices) == 3 and all("sent the model back" in n for n in notices)
+    assert history.messages[-1]["content"][0]["text"].startswith("<tool_response>")

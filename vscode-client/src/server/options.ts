@@ -19,6 +19,8 @@ export const SETTING_KEYS = [
   'maxRetries',
   'localServerUrls',
   'toolCallFormat',
+  'modelProfile',
+  'checkCommand',
   'temperature',
   'autoCompact',
   'attachActiveFile',
@@ -74,6 +76,10 @@ export function initializationOptions(
     options.webFetchAllowHosts = hosts
       .filter((h): h is string => typeof h === 'string' && h.trim() !== '')
       .map(h => h.trim());
+  const profile = text('modelProfile');
+  if (profile === 'auto' || profile === 'full' || profile === 'compact') options.modelProfile = profile;
+  const check = text('checkCommand');
+  if (check) options.checkCommand = check;
   const format = toolCallFormat(cfg.get<unknown>('toolCallFormat'));
   if (format !== undefined) options.toolCallFormat = format;
   if (apiKey) options.apiKey = apiKey;

@@ -5,6 +5,7 @@
 // workspace value:
 //   pythonPath        the interpreter: user value; a workspace value only once the workspace is trusted.
 //                     In Restricted Mode even a user value that points into the workspace is refused.
+//   checkCommand      a command Shiro runs to check the work: user value; a workspace value only once trusted.
 //   baseUrl           where the chats and the API key go: user value; a trusted workspace's own URL only after
 //                     the user said yes to that URL for that workspace (endpointPlan + decideEndpoint).
 //   home              the state root (its mcp.json counts as the user's own): user value only, always.
@@ -37,6 +38,7 @@ export const RESTRICTED = [
   'shiro.home',
   'shiro.localServerUrls',
   'shiro.webFetch.allowHosts',
+  'shiro.checkCommand',
 ] as const;
 
 const present = (v: unknown): boolean => v !== undefined && v !== null && !(typeof v === 'string' && !v.trim());
@@ -76,7 +78,7 @@ export function trustedView(
     get<T>(key: string): T | undefined {
       if (USER_ONLY.has(key)) return userValue<T>(cfg, key);
       if (key === 'baseUrl') return (endpoint ?? userValue<string>(cfg, 'baseUrl')) as T | undefined;
-      if (key === 'pythonPath') {
+      if (key === 'pythonPath' || key === 'checkCommand') {
         const fromWorkspace = trusted ? workspaceValue<string>(cfg, key) : undefined;
         return (fromWorkspace ?? userValue<string>(cfg, key)) as T | undefined;
       }

@@ -191,6 +191,10 @@ export interface InitializationOptions {
   toolCallFormat?: ToolCallFormat | Record<string, ToolCallFormat>;
   /** Hosts web_fetch may reach at a loopback, private or link-local address (the user's own setting). */
   webFetchAllowHosts?: string[];
+  /** How Shiro works with the model (shiro_lsp/adapt/profiles.py). */
+  modelProfile?: 'auto' | 'full' | 'compact';
+  /** The command that checks the work: the user's, or a trusted workspace's (settingsTrust.ts). */
+  checkCommand?: string;
 }
 export type ToolCallFormat = 'auto' | 'native' | 'text';
 

@@ -82,17 +82,17 @@ def test_hermes_tags_arrays_and_string_arguments() -> None:
 
 
 def test_the_recorded_name_under_function_and_two_calls_in_one_fence() -> None:
-    recorded = {"function": "read_file", "arguments": {"path": "settings.json"}}  # 1.5B, json-flip-telemetry
+    recorded = {"function": "read_file", "arguments": {"path": "settings.json"}}  # as 1.5B writes it
     assert names(f"```json\n{json.dumps(recorded, indent=1)}\n```") == ["read_file"]
     one = {"name": "read_file", "arguments": {"path": "a.py"}}
-    two = {"name": "read_file", "arguments": {"path": "b.py"}}  # 1.5B, rename-function: both in one fence
+    two = {"name": "read_file", "arguments": {"path": "b.py"}}  # as 1.5B writes them: both in one fence
     assert (
         names(f"```json\n{json.dumps(one, indent=2)}\n{json.dumps(two, indent=2)}\n```") == ["read_file"] * 2
     )
 
 
 def test_a_string_argument_may_hold_a_fence_of_its_own() -> None:
-    content = "# wordcount\n\n```bash\npython3 wordcount.py FILE\n```\n"  # 1.5B, readme-usage-section
+    content = "# tally\n\n```bash\npython3 tally.py FILE\n```\n"  # as 1.5B writes it
     call = {"name": "write_file", "arguments": {"path": "README.md", "content": content}}
     assert names(f"```json\n{json.dumps(call)}\n```") == ["write_file"]
 

@@ -37,24 +37,24 @@ def test_a_new_file_needs_its_path_on_its_own_line(ws: Path) -> None:
 
 
 def test_a_new_file_the_user_asked_for_is_the_block_the_sentence_names(ws: Path) -> None:
-    # the shape of Qwen2.5-Coder-1.5B's reply in an eval run (shell-count-lines)
+    # the shape of Qwen2.5-Coder-1.5B's reply
     reply = (
-        "The files that must change are:\n```\ncount_lines.sh\n```\n"
-        'The new content of `count_lines.sh` is:\n```bash\n#!/bin/bash\nwc -l < "$1"\n```'
+        "The files that must change are:\n```\nsizes.sh\n```\n"
+        'The new content of `sizes.sh` is:\n```bash\n#!/bin/bash\ndu -sh "$1"\n```'
     )
-    prompt = "Write a bash script count_lines.sh that prints the number of lines of its first argument."
-    assert written(reply, ws, prompt) == {"count_lines.sh": '#!/bin/bash\nwc -l < "$1"\n'}
-    assert written(reply, ws, "Write a script that counts lines.") == {}  # the user named no file
+    prompt = "I need sizes.sh: a shell script giving the disk size of the folder it is given."
+    assert written(reply, ws, prompt) == {"sizes.sh": '#!/bin/bash\ndu -sh "$1"\n'}
+    assert written(reply, ws, "I need a script giving a folder's size.") == {}  # the user named no file
 
 
 def test_a_new_file_is_not_taken_for_an_existing_one_the_sentence_also_names(ws: Path) -> None:
     reply = (
-        "The requirements.txt file should list the packages run_stats.py imports. The contents of the file "
-        "should be:\n```\nrequests\nflask\n```"
+        "The deps.txt file should list the libraries run_stats.py pulls in. The contents of the file "
+        "should be:\n```\nhttpx\nrich\n```"
     )
-    prompt = "Create a requirements.txt that lists the third-party packages run_stats.py imports."
-    assert written(reply, ws, prompt) == {"requirements.txt": "requests\nflask\n"}
-    (ws / "requirements.txt").write_text("numpy\n")  # it exists now: the block is not a rewrite of it
+    prompt = "Write deps.txt naming each outside library run_stats.py pulls in."
+    assert written(reply, ws, prompt) == {"deps.txt": "httpx\nrich\n"}
+    (ws / "deps.txt").write_text("numpy\n")  # it exists now: the block is not a rewrite of it
     assert written(reply, ws, prompt) == {}
 
 
@@ -65,11 +65,11 @@ def test_the_file_the_sentence_names_is_the_one_written(ws: Path) -> None:
 
 def test_with_no_path_near_it_the_block_goes_to_the_named_file_it_fits(ws: Path) -> None:
     text = f"The divisor is wrong. Fixed:\n\n```python\n{FIXED}```"
-    assert written(text, ws, "Fix the bug in stats.py.") == {"stats.py": FIXED}
+    assert written(text, ws, "Something in stats.py is off; sort it out.") == {"stats.py": FIXED}
     # named by no one, but its functions are stats.py's and no other file's: that file
-    assert written(text, ws, "Fix the bug.") == {"stats.py": FIXED}
+    assert written(text, ws, "Something is off; sort it out.") == {"stats.py": FIXED}
     unknown = "Fixed:\n\n```python\ndef median(numbers):\n    return sorted(numbers)[1]\n```"
-    assert written(unknown, ws, "Fix the bug.") == {}  # defined nowhere: no file to put it in
+    assert written(unknown, ws, "Something is off; sort it out.") == {}  # defined nowhere: nowhere to put it
 
 
 def test_a_fragment_replaces_the_block_it_starts(ws: Path) -> None:
@@ -128,14 +128,14 @@ def test_a_quote_of_a_block_start_is_not_a_change() -> None:
 def test_a_call_shaped_block_is_never_a_file_content(ws: Path) -> None:
     (ws / "settings.json").write_text('{"telemetry": true}\n')
     call = '{"function": "some_tool", "arguments": {"path": "settings.json", "content": "{}"}}'
-    assert written(f"```json\n{call}\n```", ws, "Turn telemetry off in settings.json.") == {}
+    assert written(f"```json\n{call}\n```", ws, "Switch the flag off in settings.json.") == {}
     package = '{"name": "app", "version": "1.0.0"}'
     assert written(f"package.json\n```json\n{package}\n```", ws) == {"package.json": package + "\n"}
 
 
 def test_a_block_with_no_file_named_goes_to_the_one_shown_file_it_fits(ws: Path) -> None:
     fragment = "def average(numbers):\n    return sum(numbers) / len(numbers)\n"
-    text = f"Here's the corrected code:\n\n```python\n{fragment}```"  # as 1.5B wrote it (fix-failing-test)
+    text = f"Here's the corrected code:\n\n```python\n{fragment}```"  # as 1.5B writes it
     shown = ["run_stats.py", "stats.py"]
     assert {x.path: x.content for x in file_listings(text, ws, "The tests fail.", shown)} == {
         "stats.py": FIXED
@@ -203,8 +203,8 @@ def test_a_function_block_quoting_the_file_unchanged_is_not_a_write(ws: Path) ->
 @pytest.mark.parametrize(
     ("command", "literal"),
     [
-        ("echo 'Hello, world!' > hello.py", True),  # 1.5B, create-hello
-        ('echo "Added --shout" >> CHANGELOG.md', True),  # 1.5B, changelog-entry
+        ("echo 'hi there' > wave.py", True),  # as 1.5B writes a new file
+        ('echo "Added --loud" >> NEWS.md', True),
         ("cat > notes.md <<'EOF'\nhi\nEOF", True),
         ("python3 gen.py > out.txt", False),
         ("echo hi | tee a.txt", False),
@@ -219,59 +219,59 @@ def test_a_call_shaped_block_never_fits_a_shown_file(ws: Path) -> None:
     (ws / "app").mkdir()
     (ws / "app" / "__init__.py").write_text("")
     call = '{\n "name": "read_file",\n "arguments": {"path": "app/settings.py", "offset": 1}\n}'
-    text = f"Adjust the offset:\n\n```json\n{call}\n```"  # 1.5B, answer-find-constant: was written to app/__init__.py
-    assert file_listings(text, ws, "Where is MAX_RETRIES defined?", ["app/__init__.py", "stats.py"]) == []
+    text = f"Adjust the offset:\n\n```json\n{call}\n```"  # 1.5B's, once written to app/__init__.py
+    assert file_listings(text, ws, "Which file sets RETRY_LIMIT?", ["app/__init__.py", "stats.py"]) == []
     prose_block = "Use this:\n\n```python\nx = 1\ny = 2\n```"
     assert file_listings(prose_block, ws, "", ["app/__init__.py"]) == []  # an empty file fits anything
 
 
 def test_the_path_may_be_the_blocks_first_line(ws: Path) -> None:
-    recorded = "```\nhello.py\nprint('Hello, world!')\n```"  # 1.5B, create-hello
-    assert written(recorded, ws) == {"hello.py": "print('Hello, world!')\n"}
+    recorded = "```\nwave.py\nprint('hi there')\n```"  # as 1.5B writes it
+    assert written(recorded, ws) == {"wave.py": "print('hi there')\n"}
     heading = "README.md\n```markdown\n# notes.md\nSee the docs.\n```"
     assert written(heading, ws) == {"README.md": "# notes.md\nSee the docs.\n"}  # a heading is content
 
 
 def test_a_file_named_alone_before_a_block_as_long_as_it_is_rewritten(tmp_path: Path) -> None:
-    main = 'from names import titel_case\n\nfor raw in ["ada lovelace"]:\n    print(titel_case(raw))\n'
+    main = 'from labels import tidi\n\nfor raw in ["ada lovelace"]:\n    print(tidi(raw))\n'
     (tmp_path / "main.py").write_text(main)
-    fixed = main.replace("titel_case", "title_case")
-    # fix-import-error: the 1.5B model's answer after it was sent back, as is
+    fixed = main.replace("tidi", "tidy")
+    # the shape of 1.5B's answer after it was sent back
     reply = f"Here is the updated `main.py`:\n\n```python\n{fixed}```\n\nThe file to fix is `main.py`."
-    assert written(reply, tmp_path, "python3 main.py fails. Fix it.") == {"main.py": fixed}
-    listed = f"Files to change: `main.py` `names.py`\n\n```python\n{fixed}```"
-    assert written(listed, tmp_path, "python3 main.py fails. Fix it.") == {}
+    assert written(reply, tmp_path, "python3 main.py stops early. Repair it.") == {"main.py": fixed}
+    listed = f"Files to change: `main.py` `labels.py`\n\n```python\n{fixed}```"
+    assert written(listed, tmp_path, "python3 main.py stops early. Repair it.") == {}
     traceback = (
         'Traceback (most recent call last):\n  File "main.py", line 1, in <module>\n'
-        "    from names import titel_case\nImportError: cannot import name 'titel_case'\n"
+        "    from labels import tidi\nImportError: cannot import name 'tidi'\n"
     )
-    assert written(f"Running `main.py` gives:\n\n```\n{traceback}```", tmp_path, "Fix main.py.") == {}
+    assert written(f"Running `main.py` gives:\n\n```\n{traceback}```", tmp_path, "Repair main.py.") == {}
 
 
 def test_a_block_given_to_a_new_file_is_not_spliced_into_the_users_file(ws: Path) -> None:
-    # Qwen2.5-Coder-1.5B in an eval run (fix-import-error): the block went to the end of run_stats.py
+    # the shape of 1.5B's reply (the block once went to the end of the user's file)
     reply = (
         "The `stats` module is not found.\n\n1. Create a directory named `stats`.\n2. Inside it, create a "
         "new file named `median.py` with the following content:\n\n"
         "```python\ndef median(numbers):\n    return sorted(numbers)[1]\n```"
     )
-    assert written(reply, ws, "python3 run_stats.py fails. Please fix it.") == {}
+    assert written(reply, ws, "python3 run_stats.py stops early. Repair it.") == {}
 
 
 def test_a_block_the_line_before_gives_to_one_file_is_never_another_files(ws: Path) -> None:
-    # fix-import-error, c811483: "the updated names.py" was names.py unchanged, and went to main.py's end
-    names = "def title_case(text):\n    return text.title()\n"
-    (ws / "names.py").write_text(names)
-    (ws / "main.py").write_text("from names import titel_case\n\nprint(titel_case('ada'))\n")
-    reply = f"title_case is missing. Here is the updated `names.py` file:\n```python\n{names}```"
-    assert written(reply, ws, "python3 main.py fails with an ImportError. Please fix it.") == {}
+    # "the updated labels.py" was labels.py unchanged (as 1.5B wrote it), and once went to main.py's end
+    labels = "def tidy(text):\n    return text.title()\n"
+    (ws / "labels.py").write_text(labels)
+    (ws / "main.py").write_text("from labels import tidi\n\nprint(tidi('ada'))\n")
+    reply = f"tidy is missing. Here is the updated `labels.py` file:\n```python\n{labels}```"
+    assert written(reply, ws, "python3 main.py fails on an import. Repair it.") == {}
 
 
 @pytest.mark.parametrize("form", ["/{name}", "{root}/{name}"])
 def test_a_path_from_the_workspace_root_names_the_workspace_file(ws: Path, form: str) -> None:
-    # json-flip-telemetry, 565e5ef: "Files changed:\n/settings.json" and the block after a blank line
+    # as 1.5B writes it: "Files changed:\n/stats.py" and the block after a blank line
     path = form.format(root=ws, name="stats.py")
-    assert written(f"Files changed:\n{path}\n\n```python\n{FIXED}```", ws, "Fix stats.py.") == {
+    assert written(f"Files changed:\n{path}\n\n```python\n{FIXED}```", ws, "Sort out stats.py.") == {
         "stats.py": FIXED
     }
 

@@ -1,18 +1,22 @@
 """The check Aider runs after an edit, for the same reason: a Python file a small model wrote out that
-does not compile, or uses a name it never defined or imported (``is_palindrome`` used in ``main.py``,
-defined in ``textutils.py``), is sent back once with pyflakes' words, before the turn ends."""
+does not compile, or uses a name it never defined or imported (a function used in one module and
+defined in another), is sent back once with pyflakes' words, before the turn ends.
+
+``with_missing_imports`` is the one mechanism here that changes what the model wrote: it runs only
+where a profile says so (``Profile.auto_imports``; ``SHIRO_ADAPT_OFF=auto_imports``).
+"""
 
 from __future__ import annotations
 
 import ast
 import difflib
-import re
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pyflakes import api, messages
 from pyflakes.reporter import Reporter
+
+from shiro_lsp.adapt.reflections.base import Reflection, Reply, SendBack, TurnFacts
 
 MAX_PROBLEMS = 5
 MAX_MODULES = 200
@@ -43,8 +47,8 @@ class _Collector(Reporter):
 def python_problems(workspace: Path, paths: Sequence[str]) -> list[str]:
     """Syntax errors and undefined names in the ``.py`` files among ``paths`` (relative to ``workspace``),
     and broken imports between the workspace's top-level modules where one side was written: a name a
-    written module no longer defines (``calc_area`` renamed in ``geometry.py``, still imported by
-    ``main.py``), or a written module importing a name its module lacks. Blocking: reads the files."""
+    written module no longer defines (a function renamed in one module, still imported by another), or
+    a written module importing a name its module lacks. Blocking: reads the files."""
     modules = _Modules(workspace)
     collector = _Collector(modules)
     for rel in paths:
@@ -105,9 +109,9 @@ class _Modules:
         return [file for file in self.files if file != besides and name in self.defined_at_top(file[:-3])]
 
     def where_defined(self, name: str, *, besides: str) -> str:
-        """`` (defined in textutils.py: …)``, when one other top-level module defines ``name``."""
+        """`` (defined in other.py: …)``, when one other top-level module defines ``name``."""
         homes = self.homes(name, besides=besides)
-        return f" (defined in {homes[0]}: import it from there)" if len(homes) == 1 else ""
+        return f" (defined in {homes[0]}; import it)" if len(homes) == 1 else ""
 
     def close_to(self, module: str, name: str) -> str:
         match = difflib.get_close_matches(name, sorted(self.defined_at_top(module)), n=1)
@@ -171,7 +175,7 @@ def fix_instruction(problems: Sequence[str]) -> str:
 def with_missing_imports(workspace: Path, written: Mapping[str, str]) -> dict[str, tuple[str, list[str]]]:
     """The files written out in one reply (path to content) that use a name they never bind which
     exactly one other top-level module defines (those written in the same reply count before the
-    workspace's): path to (content with the imports added, the import lines). A 1.5B model writes a
+    workspace's): path to (content with the imports added, the import lines). A small model writes a
     function into one file and its use into another without the import, and does not mend it when
     told. Blocking: reads the workspace's modules."""
     modules = _Modules(workspace, written)
@@ -224,20 +228,15 @@ def _is_docstring(node: ast.stmt) -> bool:
     )
 
 
-_REQUIREMENT = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.-]*)\s*(?:[<>=!~;\[].*)?$")
+class Lint(Reflection):
+    """Python files the model wrote out that do not compile, use a name never defined, or break an
+    import between modules are sent back once, with the problems."""
 
+    name = group = "lint"
+    after_calls = True
 
-def without_standard_library(path: str, content: str) -> tuple[str, list[str]]:
-    """A ``requirements*.txt`` with the lines naming a module of Python's standard library left out
-    (pip cannot install ``os`` or ``json``; a 1.5B model lists what a script imports), and the names
-    left out."""
-    if not re.fullmatch(r"(?:.*/)?requirements[\w.-]*\.txt", path):
-        return content, []
-    kept, dropped = [], []
-    for line in content.splitlines(keepends=True):
-        match = _REQUIREMENT.match(line.rstrip("\r\n"))
-        if match and match.group("name") in sys.stdlib_module_names:
-            dropped.append(match.group("name"))
-        else:
-            kept.append(line)
-    return ("".join(kept), dropped) if dropped and "".join(kept).strip() else (content, [])
+    def answer(self, reply: Reply, facts: TurnFacts) -> SendBack | None:
+        if not facts.writes_out or not facts.written or not isinstance(facts.workspace, Path):
+            return None
+        problems = python_problems(facts.workspace, facts.written)
+        return SendBack(fix_instruction(problems), "errors in the files it wrote") if problems else None

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from shiro_lsp.agent.repetition import RepetitionWatch
+from shiro_lsp.adapt.reflections.loop_cut import RepetitionWatch
 
-RECORDINGS = Path(__file__).resolve().parents[2] / "fixtures" / "realmodel"
+RECORDINGS = Path(__file__).resolve().parents[3] / "fixtures" / "realmodel"
 
 
 def cut_at(text: str, chunk: int = 7) -> int | None:
@@ -24,9 +24,9 @@ def cut_at(text: str, chunk: int = 7) -> int | None:
 @pytest.mark.parametrize(
     ("recording", "kept_ends_with"),
     [
-        # Qwen2.5-Coder-0.5B, write-test-clamp: a numbered comment and its assert, until the 300 s timeout
+        # Qwen2.5-Coder-0.5B: a numbered comment and its assert, until the 300 s timeout
         ("0.5b-test-cases-loop.txt", "def test_clamp():\n"),
-        # the same model, readme-usage-section: three small listings over and over
+        # the same model: three small listings over and over
         ("0.5b-readme-cycle-loop.txt", "### Naming Files:\n"),
     ],
 )
@@ -59,7 +59,7 @@ def test_a_table_and_similar_functions_are_not_cut() -> None:
 
 
 def test_a_recorded_paragraph_repeating_its_sentences_is_cut_after_what_it_said_first() -> None:
-    # Qwen2.5-Coder-1.5B, fix-average-bug at d8c202a: three sentences over and over, no line break
+    # Qwen2.5-Coder-1.5B: three sentences over and over, no line break
     text = (RECORDINGS / "1.5b-prose-loop.txt").read_text()
     starts = cut_at(text)
     assert starts is not None

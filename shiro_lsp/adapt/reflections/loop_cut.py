@@ -1,27 +1,28 @@
 """A reply stuck repeating itself. At temperature 0 a small model can write one line shape forever
-(``assert clamp(10, -97, -97) == -97``, then -98, -99 …), or a block of a few lines over and over (a
-0.5B model's numbered "# Test case 124" comment and its assert; a README's three-item list), until
-the request times out. The stream is cut once its last lines repeat one block of line shapes, and
-the model is asked once to write it again."""
+(an assert whose numbers count up or down), or a block of a few lines over and over (a numbered
+comment and its assert; a list of three items), until the request times out. The stream is cut once
+its last lines repeat one block of line shapes, and the model is asked once to write it again."""
 
 from __future__ import annotations
 
 import re
 from collections import deque
 
+from shiro_lsp.adapt.reflections.base import Reflection, SendBack
+
 SAME_LINES = 40
 """Lines a repeated block must cover to make a loop (an answer's table or test list stays under it)."""
 MAX_BLOCK = 16
-"""The longest block of lines whose repetition counts: a README's cycle of three small blocks was 13."""
+"""The longest block of lines whose repetition counts (a cycle of three small blocks can span 13)."""
 MIN_REPEATS = 4
 """A block of several lines must also come back this many times: four similar functions can be fine."""
 KEPT_LINES = 8
-"""Lines of a loop kept when it is cut: the first of a 1.5B model's repeated asserts were sound tests."""
+"""Lines of a loop kept when it is cut: the first lines a model repeats were often written with sense."""
 MIN_LOOPED_CHARS = 1_000
-"""A line that ends in a stretch this long repeating one piece of text is a loop (a 1.5B model's paragraph
-repeating three sentences, with no line break, until the timeout)."""
+"""A line that ends in a stretch this long repeating one piece of text is a loop (a paragraph repeating
+three sentences, with no line break, until the timeout)."""
 MAX_PIECE = 600
-"""The longest piece whose repetition inside a line counts (the paragraph's three sentences: ~300)."""
+"""The longest piece whose repetition inside a line counts (three sentences: about 300)."""
 _CHECK_EVERY = 256
 """Characters a line grows between two checks of it."""
 _NUMBERS = re.compile(r"-?\d+")
@@ -31,6 +32,19 @@ WRITE_AGAIN = (
     "Your reply kept repeating the same kind of line, so it was cut. Write it again, shorter, without "
     "repeating yourself."
 )
+
+
+class LoopCut(Reflection):
+    """A reply that repeats itself over and over is cut where its repetition began, and the model is
+    asked once to write it again."""
+
+    name = group = "loop_cut"
+
+    def watch(self) -> RepetitionWatch:
+        return RepetitionWatch()
+
+    def after_cut(self) -> SendBack:
+        return SendBack(WRITE_AGAIN, "its reply repeated itself over and over, so it was cut")
 
 
 def shape(line: str) -> str:

@@ -41,6 +41,7 @@ _.toolName
 _.turn_additions
 _.turn_deletions
 _.preset_name
+_.timeout_seconds
 
 # A pydantic field of a test's input model (tests/unit/tools/test_tool_registry_facts.py)
 _.labels

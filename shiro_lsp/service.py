@@ -16,10 +16,13 @@ from typing import Any
 
 from shiro_lsp.agent.runtime import AgentRuntime, Frontend
 from shiro_lsp.checkpoints.review import ChatSession, Checkpoints
+from shiro_lsp.commands import CommandCatalogue, Folder
+from shiro_lsp.commands.files import display_path
 from shiro_lsp.config import Settings, load_settings
 from shiro_lsp.errors import ReadOnly, ShiroError
-from shiro_lsp.fs.jail import Roots
+from shiro_lsp.fs.jail import Folders, Roots
 from shiro_lsp.fs.secrets import keep_private
+from shiro_lsp.hooks import HookSettings
 from shiro_lsp.mcp.client import McpManager
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.models import ModelListing, list_endpoint_models
@@ -94,6 +97,15 @@ class Shiro:
             timeout=lambda: self.settings.mcp_timeout_ms / 1000,
             reporter=reporter,
         )
+        self.commands = CommandCatalogue(self.command_folders, self.paths.commands_dir)
+        self.hooks = HookSettings(
+            self.workspace_path,
+            self.paths.user_settings,
+            self.paths.hooks_trust,
+            trusted=lambda: self.settings.trusted,
+            user_label=display_path(self.paths.user_settings),
+            reporter=reporter,
+        )
         # Project and task notes; task scope without an id means the live session's latest task.
         self.notes = Notes(workspace, self.paths.root, current_session=lambda: self.sessions.current.id)
         self._notes_cache: tuple[tuple[object, ...], str] | None = None
@@ -113,6 +125,16 @@ class Shiro:
 
     def roots(self) -> Roots:
         return self.folders() if self.folders is not None else self.workspace_path
+
+    def transcript_path(self, session_id: str) -> Path:
+        return self.sessions.store.path_of(session_id)
+
+    def command_folders(self) -> list[Folder]:
+        """Where the repository's custom commands are: every workspace folder, this one first."""
+        roots = self.roots()
+        if isinstance(roots, Folders):
+            return [(name, path) for name, path in roots.entries]
+        return [(None, Path(root)) for root in ([roots] if isinstance(roots, Path) else roots)]
 
     def reservation(self) -> AbstractAsyncContextManager[object]:
         return workspace_reservation(self.paths.root, self.workspace)

@@ -39,6 +39,8 @@ class Ticket:
     text: str
     agent: str | None
     future: asyncio.Future[ChatOutcome] = field(repr=False)
+    inputs: dict[str, str] | None = None
+    """Values for a custom command's ``${input:name}`` variables (the panel's form, ``--input``)."""
 
 
 # Runs one chat to its end; raises nothing (failures become outcomes).
@@ -61,8 +63,8 @@ class ChatQueue:
     def busy(self) -> bool:
         return self._running is not None or bool(self._waiting)
 
-    def submit(self, text: str, agent: str | None = None) -> Ticket:
-        ticket = Ticket(new_task_id(), text, agent, asyncio.get_running_loop().create_future())
+    def submit(self, text: str, agent: str | None = None, inputs: dict[str, str] | None = None) -> Ticket:
+        ticket = Ticket(new_task_id(), text, agent, asyncio.get_running_loop().create_future(), inputs)
         self._waiting.append(ticket)
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._drain())

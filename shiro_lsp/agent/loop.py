@@ -204,7 +204,7 @@ class Turn:
                 self.emit(ev.Failed(error.message))
                 return self._outcome("error", error.message)
             if not step.calls:
-                if await self._reflect(step):
+                if await self._reflect(step) or await self._stop_checked(step):
                     continue
                 return self._finished()
             results = await self.tool_calls.run(step.calls)
@@ -265,6 +265,16 @@ class Turn:
         results = await self.tool_calls.run([call])
         self.reflector.facts.saw_tools(results, {call.call_id: input})
         return results[0] if results else None
+
+    async def _stop_checked(self, step: _StepResult) -> bool:
+        """The model answered: a Stop hook may send it back with an instruction (``TurnSetup.stop_check``)."""
+        if self.setup.stop_check is None:
+            return False
+        instruction = await self.setup.stop_check(self._reply(step).text)
+        if instruction is None:
+            return False
+        self.history.append(nudge_message(instruction))
+        return True
 
     # --- one model call ------------------------------------------------------------------------
 

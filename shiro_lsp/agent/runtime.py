@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -29,9 +29,10 @@ from shiro_lsp.adapt import (
 )
 from shiro_lsp.agent.agents import variant
 from shiro_lsp.agent.attachments import REFUSED_NOTICE, gate_attachments, has_sources
+from shiro_lsp.agent.call_screen import TurnCallScreen
 from shiro_lsp.agent.chat_queue import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
-from shiro_lsp.agent.events import Emit, Event, Failed, Notice, ToolCall
+from shiro_lsp.agent.events import Done, Emit, Event, Failed, Notice, ToolCall
 from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
 from shiro_lsp.agent.loop import Turn
 from shiro_lsp.agent.pasted_pages import pages_budget, pasted_pages
@@ -43,12 +44,14 @@ from shiro_lsp.agent.turn_log import LoggedSession, TurnLog
 from shiro_lsp.checkpoints.recorder import TurnChanges
 from shiro_lsp.checkpoints.review import Checkpoints
 from shiro_lsp.checkpoints.rows import TurnChangesView
+from shiro_lsp.commands import CommandCatalogue, CommandRun, ToolLimit, parse_invocation
 from shiro_lsp.config import Settings, ToolCallFormat, secret_values
 from shiro_lsp.context.estimate import estimate_text
 from shiro_lsp.context.summary import compact_request
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.fs.jail import Folders, Roots
 from shiro_lsp.fs.secrets import Redactor
+from shiro_lsp.hooks import HookSettings, SessionHookState, TurnHooks, untrusted_notice
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.factory import is_local, is_official, make_client
 from shiro_lsp.providers.models import list_endpoint_models
@@ -166,6 +169,20 @@ class TurnServices(Protocol):
         """The MCP servers' tools, as connected now."""
         ...
 
+    @property
+    def commands(self) -> CommandCatalogue:
+        """The custom commands (``/name args``) of the workspace and the user."""
+        ...
+
+    @property
+    def hooks(self) -> HookSettings:
+        """The configured hooks and which of them run."""
+        ...
+
+    def transcript_path(self, session_id: str) -> Path:
+        """The session's file (what a hook's ``transcript_path`` names)."""
+        ...
+
 
 class AgentRuntime:
     def __init__(
@@ -193,6 +210,7 @@ class AgentRuntime:
         self._text_only: set[tuple[str, str]] = set()
         # (base URL, model) that made a native tool call: its text is never a call from then on (auto only)
         self._native: set[tuple[str, str]] = set()
+        self._hook_state = SessionHookState()
 
     def settings(self) -> Settings:
         return self.services.current_settings()
@@ -298,13 +316,21 @@ class AgentRuntime:
         s = self.settings()
         return PermissionPolicy(s.permissions, yolo=self.yolo, trusted=s.trusted, registry=registry)
 
-    def plan(self, agent: str | None = None) -> TurnPlan:
-        """The variant (``agent`` or the configured one) and the tools it is offered, from the settings now."""
+    def plan(self, agent: str | None = None, limit: ToolLimit | None = None) -> TurnPlan:
+        """The variant (``agent`` or the configured one) and the tools it is offered, from the settings
+        now; ``limit``: a custom command's tools (the others are not shown, and their calls are refused)."""
         s = self.settings()
         registry = self.registry()
         hidden = self.hidden_tools(registry, self.policy(registry))
         variant_ = variant(agent or s.agent, s.thinking)
-        return plan_turn(variant_, registry, hidden, self.profile(), self._tool_call_format(s))
+        plan = plan_turn(variant_, registry, hidden, self.profile(), self._tool_call_format(s))
+        if limit is None:
+            return plan
+        return replace(
+            plan,
+            specs=tuple(spec for spec in plan.specs if limit.allows(spec.name)),
+            withheld=tuple(spec for spec in plan.withheld if limit.allows(spec.name)),
+        )
 
     def system_prompt(
         self,
@@ -345,8 +371,9 @@ class AgentRuntime:
 
     # --- chats ---------------------------------------------------------------------------------
 
-    def submit(self, text: str, agent: str | None = None) -> Ticket:
-        return self.queue.submit(expand_command(text), agent)
+    def submit(self, text: str, agent: str | None = None, inputs: dict[str, str] | None = None) -> Ticket:
+        """``inputs``: values for a custom command's ``${input:name}`` variables."""
+        return self.queue.submit(expand_command(text), agent, inputs)
 
     async def _run_ticket(self, ticket: Ticket) -> ChatOutcome:
         async with self._compaction():  # a chat sent during /compact waits for it
@@ -364,15 +391,27 @@ class AgentRuntime:
             turn_log.record(event)
             writes.start()
 
+        typed = ticket.text  # what the prompt history keeps: the command as typed, not its prompt
         try:
-            setup = await self._setup(ticket, session, instructions)
+            run = await self._custom_command(ticket)
+            setup = await self._setup(ticket, session, instructions, run)
         except ShiroError as error:
             emit(Failed(error.message, needs_setup=isinstance(error, EndpointNotSetUp) or None))
             turn_log.end("error", error.message)
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
         await self._screen_prompt(ticket, setup, emit)
+        hooks = await self._turn_hooks(session, setup, emit)
+        if hooks is not None or (run is not None and run.limit is not None):
+            command = parse_invocation(typed)
+            setup.screen = TurnCallScreen(hooks, run.limit if run else None, command.name if command else "")
+        hooked = await self._prompt_hooks(hooks, session, ticket.text)
+        if hooked.blocked is not None:
+            emit(Notice(f"A UserPromptSubmit hook blocked this prompt; it was not sent. {hooked.blocked}"))
+            emit(Done(0, 0, 0.0))
+            turn_log.end("done", None)
+            return ChatOutcome(session.id, ticket.task_id, "done")
         registered: list[asyncio.Task[None]] = []
-        writes.add(lambda: self._background(asyncio.to_thread(self.services.history.append, ticket.text)))
+        writes.add(lambda: self._background(asyncio.to_thread(self.services.history.append, typed)))
         register = self.services.register_task
         writes.add(
             lambda: registered.append(
@@ -388,8 +427,10 @@ class AgentRuntime:
             setup.plan = setup.plan.offering_nothing()
         pages = await self._pasted_pages(setup, ticket.text, emit)
         # carried by the user's message, not the instructions (their prefix stays cached)
-        setup.workspace_view = "\n\n".join(part for part in (undone, view.text, pages) if part)
-        setup.workspace_note = view.note
+        setup.workspace_view = "\n\n".join(
+            part for part in (undone, view.text, pages, hooked.session) if part
+        )
+        setup.workspace_note = "\n\n".join(part for part in (view.note, hooked.prompt) if part)
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         try:
             outcome = await turn.run(ticket.text)
@@ -407,6 +448,54 @@ class AgentRuntime:
         if changes is not None:
             await self._announce_changes(changes)
         return chat_outcome(session.id, ticket.task_id, outcome)
+
+    async def _custom_command(self, ticket: Ticket) -> CommandRun | None:
+        """A custom command the ticket types (``/name args``) becomes its prompt, with its agent."""
+        run = await self.services.commands.run_of(ticket.text, ticket.inputs, self.workspace)
+        if run is not None:
+            ticket.text = run.text
+            ticket.agent = run.agent or ticket.agent
+        return run
+
+    async def _turn_hooks(self, session: LiveSessionLike, setup: TurnSetup, emit: Emit) -> TurnHooks | None:
+        """The hooks this turn runs (None: none), after a notice of the repository's untrusted ones."""
+        listing = await self.services.hooks.current()
+        notice = untrusted_notice(listing, session.id, self._hook_state)
+        if notice is not None:
+            emit(Notice(notice))
+        running = [status.hook for status in listing.hooks if status.runs]
+        if not running:
+            return None
+        mode = "bypassPermissions" if self.yolo else "plan" if setup.plan.variant.read_only else "default"
+        base = {
+            "session_id": session.id,
+            "transcript_path": str(self.services.transcript_path(session.id)),
+            "cwd": str(self.workspace),
+            "permission_mode": mode,
+        }
+        hooks = TurnHooks(
+            running,
+            cwd=self.workspace,
+            base=base,
+            secrets=secret_values(self.settings()),
+            redact=setup.redactor.redact,
+            notify=lambda text: emit(Notice(text)),
+        )
+        setup.stop_check = hooks.stop
+        return hooks
+
+    async def _prompt_hooks(
+        self, hooks: TurnHooks | None, session: LiveSessionLike, prompt: str
+    ) -> HookedPrompt:
+        """SessionStart (a session's first turn here) and UserPromptSubmit: the context they add, or a block."""
+        if hooks is None:
+            return HookedPrompt()
+        context = ""
+        if session.id not in self._hook_state.started:
+            self._hook_state.started.add(session.id)
+            context = await hooks.session_start("resume" if session.messages else "startup")
+        verdict = await hooks.user_prompt_submit(prompt)
+        return HookedPrompt(verdict.blocked, context, verdict.context)
 
     async def _screen_prompt(self, ticket: Ticket, setup: TurnSetup, emit: Emit) -> None:
         """Attached documents a secrets rule refuses leave the prompt (their text is never kept nor
@@ -437,7 +526,11 @@ class AgentRuntime:
             self.frontend.changes_changed(view)
 
     async def _setup(
-        self, ticket: Ticket, session: LiveSessionLike, instructions: ProjectInstructions
+        self,
+        ticket: Ticket,
+        session: LiveSessionLike,
+        instructions: ProjectInstructions,
+        run: CommandRun | None = None,
     ) -> TurnSetup:
         s = self.settings()
         # Independent lookups (thread hops, an endpoint call): together, not one after another.
@@ -448,7 +541,7 @@ class AgentRuntime:
             self._turn_client(),
             instructions.refresh(),  # the first step's prompt finds it built
         )
-        plan = self.plan(ticket.agent)
+        plan = self.plan(ticket.agent, run.limit if run is not None else None)
         self._sync_window()
 
         memory_block: str | None = None  # read at the first step: a `remember` later in the turn
@@ -473,7 +566,7 @@ class AgentRuntime:
 
         setup = TurnSetup(
             client=client,
-            model=s.model,
+            model=run.model if run is not None and run.model else s.model,
             plan=plan,
             policy=self.policy(plan.registry),
             grants=self.grants(session),
@@ -722,6 +815,17 @@ class AgentRuntime:
         if not text.strip():
             raise ShiroError(f"{COMPACT_FAILED} The model returned an empty summary.")
         return text.strip()
+
+
+@dataclass(frozen=True)
+class HookedPrompt:
+    """What the prompt hooks said: a block (the prompt is not sent), or context for the model."""
+
+    blocked: str | None = None
+    session: str = ""
+    """SessionStart's context: before the user's words."""
+    prompt: str = ""
+    """UserPromptSubmit's context: after them."""
 
 
 class FirstEventWrites:

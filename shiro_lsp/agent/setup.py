@@ -21,6 +21,7 @@ from shiro_lsp.agent.context_window import ContextWindow
 from shiro_lsp.agent.permissions import Grants, Origin, PermissionPolicy
 from shiro_lsp.checkpoints.rows import ChangedFile, FilePreview
 from shiro_lsp.fs.secrets import Redactor
+from shiro_lsp.hooks import PreToolVerdict
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.types import ModelClient
 from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
@@ -64,6 +65,17 @@ Approver = Callable[[ApprovalRequest], Awaitable[Decision | Answer]]
 async def deny_all(request: ApprovalRequest) -> Decision | Answer:
     """The approver when no one can answer (headless without --yolo): fail closed."""
     return "deny"
+
+
+class CallScreen(Protocol):
+    """Checks around each call besides the permission rules: a custom command's tool limit and the
+    hooks (``agent/call_screen.py``)."""
+
+    async def before(self, call_id: str, tool_name: str, input: dict[str, Any]) -> PreToolVerdict: ...
+
+    async def after(self, call_id: str, tool_name: str, input: dict[str, Any], output: str) -> str:
+        """What to add to the result the model reads ('' for nothing)."""
+        ...
 
 
 class ToolChangesLike(Protocol):
@@ -217,6 +229,10 @@ class TurnSetup:
     """Steps of the turn that may change one file (``write_limit``; None: any number)."""
     checks: Checks = field(default_factory=Checks)
     """The command that checks the work, and the one to run first (``adapt`` finds them)."""
+    screen: CallScreen | None = None
+    """Checks before and after each tool call: a custom command's tool limit, the hooks."""
+    stop_check: Callable[[str], Awaitable[str | None]] | None = None
+    """When the model has answered (its text given): an instruction to go on instead (a Stop hook), or None."""
 
     def bash_warning(self) -> str:
         """What a bash approval card says about where the command runs (sandboxed or not)."""

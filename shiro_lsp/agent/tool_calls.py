@@ -27,6 +27,7 @@ from shiro_lsp.agent.setup import (
 from shiro_lsp.agent.write_limit import WriteLimit
 from shiro_lsp.checkpoints.rows import ChangedFile, FilePreview
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
+from shiro_lsp.hooks import ALLOWED
 from shiro_lsp.messages import succeeded as succeeded
 from shiro_lsp.providers.types import ToolCallReady
 from shiro_lsp.providers.wire import loose_tool_input
@@ -186,7 +187,14 @@ class ToolCallRunner:
             self.refused.add(key)
             self.emit(ev.Notice(screened))
             return self._refuse(call, screened)
-        refusal = await self._permitted(call, input)
+        checked = (
+            await self.setup.screen.before(call.call_id, call.name, input) if self.setup.screen else ALLOWED
+        )
+        if checked.stop is not None:
+            self.stopped = True
+        if checked.refusal is not None:
+            return self._refuse(call, checked.refusal)
+        refusal = await self._permitted(call, input, checked.permission)
         if refusal is not None:
             self.refused.add(key)
             return result_part(call, refusal, error=True)
@@ -220,6 +228,8 @@ class ToolCallRunner:
         diff, files = _change_fields(changed)
         shown = redact(diff) if diff else None
         self.emit(ev.ToolResult(call.call_id, call.name, output, shown, files))
+        if self.setup.screen is not None:
+            output += await self.setup.screen.after(call.call_id, call.name, input, output)
         output = plan.hints.result(call.name, input, output, shown, recorded=watch is not None)
         if count > 1:
             times = "once before" if count == 2 else f"{count - 1} times before"
@@ -270,12 +280,18 @@ class ToolCallRunner:
         self.emit(ev.ToolFailed(call.call_id, call.name, message, redact(diff) if diff else None, files))
         return result_part(call, message, error=True)
 
-    async def _permitted(self, call: ToolCallReady, input: dict[str, Any]) -> str | None:
-        """None when the call may run; else what the model is told (the event says the same)."""
+    async def _permitted(
+        self, call: ToolCallReady, input: dict[str, Any], hook: Literal["allow", "ask"] | None = None
+    ) -> str | None:
+        """None when the call may run; else what the model is told (the event says the same).
+        ``hook``: a hook's ``allow`` skips the question (not a refusal, not a warning's question);
+        its ``ask`` asks even when a rule allows the call."""
         origin = self._origin_of(call)
         repeats = RepeatGuard() if call.call_id in self.shiros_own else self.repeat_guard
         verdict = self.setup.policy.check(call.name, input, self.setup.grants, repeats, origin)
-        if verdict.decision == "allow":
+        if verdict.decision == "allow" and hook != "ask":
+            return None
+        if verdict.decision == "ask" and hook == "allow" and verdict.warning is None:
             return None
         if verdict.decision == "deny":
             reason = verdict.reason or f"Refused by the permission rules: {call.name} is denied."

@@ -42,6 +42,7 @@ def register_features(server: ShiroServer) -> None:
     from shiro_lsp.server import (
         changes,
         chat,
+        commands,
         history,
         lifecycle,
         mcp,
@@ -54,7 +55,7 @@ def register_features(server: ShiroServer) -> None:
 
     if server.features_registered:
         return
-    for feature in (lifecycle, memory, todos, history, sessions, chat, notes, changes, models, mcp):
+    for feature in (lifecycle, memory, todos, history, sessions, chat, notes, changes, models, mcp, commands):
         feature.register(server)
     server.features_registered = True
 

@@ -182,7 +182,7 @@ def register(server: ShiroServer) -> None:
     async def chat(ls: ShiroServer, params: p.ChatParams) -> p.ChatResult:
         shiro = await ls.folders.for_chat(fs_path(params.root) if params.root else None)
         runtime = shiro.runtime
-        ticket = runtime.submit(params.text, params.agent)
+        ticket = runtime.submit(params.text, params.agent, params.inputs)
         try:
             outcome = await asyncio.shield(ticket.future)
         except asyncio.CancelledError:  # $/cancelRequest: stop the turn, answer with what it did

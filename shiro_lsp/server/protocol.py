@@ -55,6 +55,7 @@ Root = Annotated[
     ),
 ]
 NoteText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NOTE_CHARS)]
+InputValue = Annotated[str, StringConstraints(max_length=MAX_NOTE_CHARS)]
 NoteTextOrEmpty = Annotated[str, StringConstraints(max_length=MAX_NOTE_CHARS)]
 MemoryKind = memory.Kind  # the kinds of memory: their one home is state/memory.py
 TodoStatus = Literal["pending", "in_progress", "done", "blocked"]
@@ -205,6 +206,11 @@ class ContextMeter(Wire):
 class ChatParams(Wire):
     text: Prompt
     agent: Literal["default", "quick", "deep", "plan", "review"] | None = None
+    inputs: dict[Annotated[str, StringConstraints(min_length=1, max_length=100)], InputValue] | None = Field(
+        default=None,
+        description="Values for the ${input:name} variables of the custom command the text types "
+        "(/name …); a missing one fails the turn with an error that names it.",
+    )
     root: Root | None = Field(
         default=None,
         description="The active editor's workspace folder. A live session with no messages yet moves "
@@ -707,6 +713,73 @@ class McpTrustParams(Wire):
     trusted: bool
 
 
+# --- custom commands and hooks ---------------------------------------------------------------------
+
+
+class CommandInput(Wire):
+    name: str
+    placeholder: str = Field(description="What to enter ('' when the file gives no hint).")
+
+
+class CommandInfo(Wire):
+    name: str = Field(description="Typed as /name.")
+    description: str
+    argument_hint: str = Field(description="What goes after the name ('' for nothing said).")
+    source: str = Field(description="The file, as the user would name it (.claude/commands/x.md, ~/...).")
+    scope: Literal["user", "project"] = Field(
+        description="user: the state root's commands/; project: the workspace's."
+    )
+    inputs: list[CommandInput] = Field(
+        description="The ${input:name} variables: asked for before it runs (or given as name=value)."
+    )
+    agent: str | None = Field(default=None, description="The agent variant it runs (its front matter).")
+    tools: list[str] | None = Field(
+        default=None,
+        description="The only tools it offers (its front matter); null: the agent's usual tools.",
+    )
+    model: str | None = Field(default=None, description="The model it runs (only from the user's own files).")
+    notes: list[str] = Field(
+        description="What of the file Shiro does not do as written (shell lines not run, unknown tools, a model)."
+    )
+    error: str | None = Field(default=None, description="Why the file cannot be used (it never runs).")
+    shadowed_by: str | None = Field(
+        default=None, description="A built-in or an earlier file with the same name: this one never runs."
+    )
+
+
+class CommandsListResult(Wire):
+    commands: list[CommandInfo] = Field(
+        description="Every command file found, in the order that decides which one a name runs."
+    )
+
+
+class HookInfo(Wire):
+    id: str = Field(description="SHA-256 of the event, matcher and entry: what trust is pinned to.")
+    event: Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"]
+    matcher: str = Field(description="The tool names (or SessionStart sources) it runs for; '' for all.")
+    command: str = Field(description="Exactly what runs (bash -c).")
+    timeout_seconds: float
+    source: str = Field(description="The settings file it came from.")
+    scope: Literal["user", "project"] = Field(description="project hooks run only once trusted.")
+    trusted: bool
+    runs: bool = Field(description="Trusted, and the workspace is not in restricted mode.")
+
+
+class HooksListResult(Wire):
+    hooks: list[HookInfo]
+    problems: list[str] = Field(
+        description="Settings files, events or entries that could not be used, in words."
+    )
+    restricted: bool = Field(description="The workspace is in restricted mode: no hook runs.")
+
+
+class HooksTrustParams(Wire):
+    ids: list[Id] = Field(
+        min_length=1, description='The hooks\' ids, or ["all"]: every hook of .shiro/settings.json.'
+    )
+    trusted: bool
+
+
 # --- models (local model presets) ----------------------------------------------------------------
 
 
@@ -900,6 +973,21 @@ METHODS: tuple[Method, ...] = (
         McpTrustParams,
         McpListResult,
         "Trust (pinned to the entry's SHA-256) or untrust a project MCP server; answers as list.",
+    ),
+    _request(
+        "shiro/commands/list",
+        Empty,
+        CommandsListResult,
+        "The custom commands (/name): the user's and the workspace's command and prompt files.",
+    ),
+    _request(
+        "shiro/hooks/list", Empty, HooksListResult, "The configured hooks, where each comes from, trust."
+    ),
+    _request(
+        "shiro/hooks/trust",
+        HooksTrustParams,
+        HooksListResult,
+        "Trust (pinned to each entry's SHA-256) or untrust hooks of .shiro/settings.json; answers as list.",
     ),
     _request(
         "shiro/models",

@@ -89,5 +89,20 @@ class StatePaths:
     def session_lock(self, session_id: str) -> Path:
         return self.locks_dir / f"session-{session_id}.lock"
 
+    @property
+    def commands_dir(self) -> Path:
+        """The user's own custom commands (``commands/*.md``)."""
+        return self.root / "commands"
+
+    @property
+    def user_settings(self) -> Path:
+        """The user's settings file: its ``hooks`` (Claude Code's format) run in every workspace."""
+        return self.root / "settings.json"
+
+    @property
+    def hooks_trust(self) -> Path:
+        """The repository hooks (``.shiro/settings.json``) the user trusted, per workspace."""
+        return self.root / "hooks-trust.json"
+
     def workspace_lock(self, workspace_key: str) -> Path:
         return self.locks_dir / f"workspace-{workspace_key}.lock"

@@ -22,6 +22,9 @@ export interface ShiroProtocol {
   CheckpointListResult?: CheckpointListResult;
   CheckpointRestoreParams?: CheckpointRestoreParams;
   CheckpointRestoreResult?: CheckpointRestoreResult;
+  CommandInfo?: CommandInfo;
+  CommandInput?: CommandInput;
+  CommandsListResult?: CommandsListResult;
   CompactedEvent?: CompactedEvent;
   CompactionInfo?: CompactionInfo;
   CompactionProgress?: CompactionProgress;
@@ -41,6 +44,9 @@ export interface ShiroProtocol {
   GrantsResult?: GrantsResult;
   HistoryEvent?: HistoryEvent;
   HistoryResult?: HistoryResult;
+  HookInfo?: HookInfo;
+  HooksListResult?: HooksListResult;
+  HooksTrustParams?: HooksTrustParams;
   McpListResult?: McpListResult;
   McpServerInfo?: McpServerInfo;
   McpTrustParams?: McpTrustParams;
@@ -282,6 +288,12 @@ export interface ChangesUndoResult {
 export interface ChatParams {
   agent?: ('default' | 'quick' | 'deep' | 'plan' | 'review') | null;
   /**
+   * Values for the ${input:name} variables of the custom command the text types (/name …); a missing one fails the turn with an error that names it.
+   */
+  inputs?: {
+    [k: string]: string;
+  } | null;
+  /**
    * The active editor's workspace folder. A live session with no messages yet moves to it (a fresh session there); otherwise the session keeps its root.
    */
   root?: string | null;
@@ -360,6 +372,66 @@ export interface CheckpointRestoreResult {
    * Paths put back as they were before the turn.
    */
   restored: string[];
+}
+export interface CommandInfo {
+  /**
+   * The agent variant it runs (its front matter).
+   */
+  agent?: string | null;
+  /**
+   * What goes after the name ('' for nothing said).
+   */
+  argumentHint: string;
+  description: string;
+  /**
+   * Why the file cannot be used (it never runs).
+   */
+  error?: string | null;
+  /**
+   * The ${input:name} variables: asked for before it runs (or given as name=value).
+   */
+  inputs: CommandInput[];
+  /**
+   * The model it runs (only from the user's own files).
+   */
+  model?: string | null;
+  /**
+   * Typed as /name.
+   */
+  name: string;
+  /**
+   * What of the file Shiro does not do as written (shell lines not run, unknown tools, a model).
+   */
+  notes: string[];
+  /**
+   * user: the state root's commands/; project: the workspace's.
+   */
+  scope: 'user' | 'project';
+  /**
+   * A built-in or an earlier file with the same name: this one never runs.
+   */
+  shadowedBy?: string | null;
+  /**
+   * The file, as the user would name it (.claude/commands/x.md, ~/...).
+   */
+  source: string;
+  /**
+   * The only tools it offers (its front matter); null: the agent's usual tools.
+   */
+  tools?: string[] | null;
+}
+export interface CommandInput {
+  name: string;
+  /**
+   * What to enter ('' when the file gives no hint).
+   */
+  placeholder: string;
+}
+export interface CommandsListResult {
+  /**
+   * Every command file found, in the order that decides which one a name runs.
+   */
+  commands: CommandInfo[];
 }
 /**
  * The history sent was pruned to fit: ``before`` messages became ``after``.
@@ -641,6 +713,55 @@ export interface HistoryEvent {
 }
 export interface HistoryResult {
   prompts: string[];
+}
+export interface HookInfo {
+  /**
+   * Exactly what runs (bash -c).
+   */
+  command: string;
+  event: 'PreToolUse' | 'PostToolUse' | 'UserPromptSubmit' | 'Stop' | 'SessionStart';
+  /**
+   * SHA-256 of the event, matcher and entry: what trust is pinned to.
+   */
+  id: string;
+  /**
+   * The tool names (or SessionStart sources) it runs for; '' for all.
+   */
+  matcher: string;
+  /**
+   * Trusted, and the workspace is not in restricted mode.
+   */
+  runs: boolean;
+  /**
+   * project hooks run only once trusted.
+   */
+  scope: 'user' | 'project';
+  /**
+   * The settings file it came from.
+   */
+  source: string;
+  timeoutSeconds: number;
+  trusted: boolean;
+}
+export interface HooksListResult {
+  hooks: HookInfo[];
+  /**
+   * Settings files, events or entries that could not be used, in words.
+   */
+  problems: string[];
+  /**
+   * The workspace is in restricted mode: no hook runs.
+   */
+  restricted: boolean;
+}
+export interface HooksTrustParams {
+  /**
+   * The hooks' ids, or ["all"]: every hook of .shiro/settings.json.
+   *
+   * @minItems 1
+   */
+  ids: [string, ...string[]];
+  trusted: boolean;
 }
 export interface McpListResult {
   /**
@@ -1014,12 +1135,15 @@ export const Method = {
   chat: 'shiro/chat',
   checkpointList: 'shiro/checkpoint/list',
   checkpointRestore: 'shiro/checkpoint/restore',
+  commandsList: 'shiro/commands/list',
   context: 'shiro/context',
   contextChanged: 'shiro/context/changed',
   event: 'shiro/event',
   grants: 'shiro/grants',
   grantsRevoke: 'shiro/grants/revoke',
   history: 'shiro/history',
+  hooksList: 'shiro/hooks/list',
+  hooksTrust: 'shiro/hooks/trust',
   mcpList: 'shiro/mcp/list',
   mcpTrust: 'shiro/mcp/trust',
   memoryCompact: 'shiro/memory/compact',
@@ -1064,12 +1188,15 @@ export interface ProtocolMethods {
   'shiro/chat': { kind: 'request'; direction: 'client->server'; params: ChatParams; result: ChatResult };
   'shiro/checkpoint/list': { kind: 'request'; direction: 'client->server'; params: Empty; result: CheckpointListResult };
   'shiro/checkpoint/restore': { kind: 'request'; direction: 'client->server'; params: CheckpointRestoreParams; result: CheckpointRestoreResult };
+  'shiro/commands/list': { kind: 'request'; direction: 'client->server'; params: Empty; result: CommandsListResult };
   'shiro/context': { kind: 'request'; direction: 'client->server'; params: Empty; result: ContextMeter };
   'shiro/context/changed': { kind: 'notification'; direction: 'server->client'; params: ContextMeter };
   'shiro/event': { kind: 'notification'; direction: 'server->client'; params: EventNotification };
   'shiro/grants': { kind: 'request'; direction: 'client->server'; params: Empty; result: GrantsResult };
   'shiro/grants/revoke': { kind: 'request'; direction: 'client->server'; params: GrantRevokeParams; result: GrantRevokeResult };
   'shiro/history': { kind: 'request'; direction: 'client->server'; params: Empty; result: HistoryResult };
+  'shiro/hooks/list': { kind: 'request'; direction: 'client->server'; params: Empty; result: HooksListResult };
+  'shiro/hooks/trust': { kind: 'request'; direction: 'client->server'; params: HooksTrustParams; result: HooksListResult };
   'shiro/mcp/list': { kind: 'request'; direction: 'client->server'; params: Empty; result: McpListResult };
   'shiro/mcp/trust': { kind: 'request'; direction: 'client->server'; params: McpTrustParams; result: McpListResult };
   'shiro/memory/compact': { kind: 'request'; direction: 'client->server'; params: Empty; result: MemoryCompactResult };

@@ -92,7 +92,37 @@ def build_parser() -> argparse.ArgumentParser:
     acp.add_argument("--home", metavar="DIR", help="the state root (default: $SHIRO_HOME/.shiro-neko)")
     acp.add_argument("--agent", default=None, help="default, quick, deep, plan or review")
     acp.set_defaults(func=_acp)
+    _add_lists(commands)
     return parser
+
+
+def _add_lists(subparsers: Any) -> None:
+    listing = subparsers.add_parser("commands", help="list the custom commands (/name) run -p can run")
+    listing.add_argument("--workspace", default=None, help="the workspace (default: the current directory)")
+    listing.add_argument("--home", default=None, help="the state root (default: $SHIRO_HOME/.shiro-neko)")
+    listing.add_argument("--json", action="store_true", help="one JSON object per command")
+    listing.set_defaults(func=_commands)
+    hooks = subparsers.add_parser("hooks", help="list the hooks; trust or untrust a workspace's")
+    hooks.add_argument("--workspace", default=None, help="the workspace (default: the current directory)")
+    hooks.add_argument("--home", default=None, help="the state root (default: $SHIRO_HOME/.shiro-neko)")
+    trust = hooks.add_mutually_exclusive_group()
+    trust.add_argument(
+        "--trust", nargs="+", metavar="ID", help="trust these hooks of .shiro/settings.json (or: all)"
+    )
+    trust.add_argument("--untrust", nargs="+", metavar="ID", help="stop trusting them (or: all)")
+    hooks.set_defaults(func=_hooks)
+
+
+def _commands(args: argparse.Namespace) -> int:
+    from shiro_lsp.headless import commands_main
+
+    return commands_main(args)
+
+
+def _hooks(args: argparse.Namespace) -> int:
+    from shiro_lsp.headless import hooks_main
+
+    return hooks_main(args)
 
 
 def _add_run(subparsers: Any) -> None:
@@ -110,6 +140,12 @@ def _add_run(subparsers: Any) -> None:
     run.add_argument("--workspace", default=None, help="the workspace (default: the current directory)")
     run.add_argument("--home", default=None, help="the state root (default: $SHIRO_HOME/.shiro-neko)")
     run.add_argument("--agent", default=None, help="default, quick, deep, plan or review")
+    run.add_argument(
+        "--input",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a value for a custom command's ${input:NAME} (repeat for each)",
+    )
     run.set_defaults(func=_run)
 
 

@@ -122,7 +122,98 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         return 1
     if not args.yolo and not args.json:
         print(HEADLESS_DENIAL, file=sys.stderr)
-    ticket = runtime.submit(prompt, args.agent)
+    inputs = parse_inputs(args.input or [])
+    if isinstance(inputs, str):
+        print(f"shiro: {inputs}", file=sys.stderr)
+        return 2
+    ticket = runtime.submit(prompt, args.agent, inputs or None)
     outcome = await ticket.future
     await shiro.sessions.flush()
     return 1 if frontend.failed or outcome.stop_reason == "error" else 0
+
+
+def parse_inputs(pairs: list[str]) -> dict[str, str] | str:
+    """``--input name=value`` values for a custom command's ``${input:name}``, or what is wrong."""
+    inputs: dict[str, str] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name.strip():
+            return f'--input takes name=value (got "{pair}")'
+        inputs[name.strip()] = value
+    return inputs
+
+
+def _service(args: argparse.Namespace) -> Shiro:
+    workspace = str(Path(args.workspace or os.getcwd()).resolve())
+    settings, problems = load_settings({"home": args.home})
+    for problem in problems:
+        print(f"shiro: {problem}", file=sys.stderr)
+    return Shiro(workspace, settings, reporter=lambda message: print(f"shiro: {message}", file=sys.stderr))
+
+
+def commands_main(args: argparse.Namespace) -> int:
+    """`shiro-lsp commands`: the custom commands `run -p "/name args"` can run, as /help lists them."""
+    catalogue = _service(args).commands.load()
+    if args.json:
+        for c in catalogue.commands:
+            row = {
+                "name": c.name,
+                "description": c.description,
+                "argumentHint": c.argument_hint,
+                "source": c.source,
+                "scope": c.scope,
+                "inputs": [{"name": v.name, "placeholder": v.placeholder} for v in c.inputs],
+                "notes": list(c.notes),
+                "error": c.error,
+                "shadowedBy": c.shadowed_by,
+            }
+            print(json.dumps(row, ensure_ascii=False))
+        return 0
+    if not catalogue.commands:
+        print(
+            "No custom commands (.shiro/commands, .claude/commands, .github/prompts, or commands/ in the state root)."
+        )
+    for c in catalogue.commands:
+        hint = f" {c.argument_hint}" if c.argument_hint else ""
+        state = (
+            f"  [{c.error}]"
+            if c.error
+            else f"  [not run: {c.shadowed_by} has this name]"
+            if c.shadowed_by
+            else ""
+        )
+        print(f"/{c.name}{hint} — {c.description} ({c.source}){state}")
+        for v in c.inputs:
+            print(f"    input {v.name}: {v.placeholder or '(no hint)'}  (give it with --input {v.name}=…)")
+        for note in c.notes:
+            print(f"    note: {note}")
+    return 0
+
+
+def hooks_main(args: argparse.Namespace) -> int:
+    """`shiro-lsp hooks`: the hooks of the user and of the workspace, and trusting a workspace's."""
+    hooks = _service(args).hooks
+    try:
+        if args.trust:
+            listing = hooks.set_trust(args.trust, True)
+        elif args.untrust:
+            listing = hooks.set_trust(args.untrust, False)
+        else:
+            listing = hooks.listing()
+    except ShiroError as error:
+        print(f"shiro: {error.message}", file=sys.stderr)
+        return 1
+    if listing.restricted:
+        print("No hook runs: the workspace is in restricted mode.")
+    if not listing.hooks:
+        print('No hooks (a "hooks" key in settings.json of the state root, or in .shiro/settings.json).')
+    for status in listing.hooks:
+        hook = status.hook
+        state = "runs" if status.runs else "trusted" if status.trusted else "NOT TRUSTED: does not run"
+        matcher = f" [{hook.matcher}]" if hook.matcher else ""
+        print(f"{hook.event}{matcher} ({hook.source}, {state}) id {hook.fingerprint}")
+        print(f"    {hook.command}")
+    untrusted = [s for s in listing.hooks if not s.trusted]
+    if untrusted:
+        print("Trust one with: shiro-lsp hooks --trust ID (or --trust all); read each command first.")
+    return 0

@@ -46,6 +46,7 @@ from shiro_lsp.acp.translate import (
     McpServer,
     PromptBlock,
     TurnTranslator,
+    available_commands,
     decision_of,
     mcp_entries,
     notice,
@@ -202,6 +203,7 @@ class AcpSession:
     runtime: AgentRuntime
     frontend: AcpFrontend
     tasks: set[str] = field(default_factory=set)  # task ids of this session's prompts not yet answered
+    offered: object = None  # the available_commands_update last sent
 
     @property
     def id(self) -> str:
@@ -256,6 +258,7 @@ class ShiroAcpAgent:
     ) -> NewSessionResponse:
         session = self._open(cwd, mcp_servers, additional_directories)
         self.sessions[session.id] = session
+        self._background(self._offer_commands(session))  # after the answer: the client knows the id
         return NewSessionResponse(session_id=session.id)
 
     async def load_session(
@@ -285,6 +288,7 @@ class ShiroAcpAgent:
             self.outbox.put(session.id, update)
         if live.tasks.todos:
             self.outbox.put(session.id, plan_of(live.tasks))
+        await self._offer_commands(session)
         await self.outbox.drain()
         return LoadSessionResponse()
 
@@ -316,10 +320,18 @@ class ShiroAcpAgent:
             raise
         finally:
             session.tasks.discard(ticket.task_id)
+        await self._offer_commands(session)  # a command file added or edited meanwhile
         await self.outbox.drain()
         if outcome.stop_reason == "error":
             raise RequestError(MODEL_ERROR, outcome.error or "The turn failed.")
         return PromptResponse(stop_reason=STOP_REASONS[outcome.stop_reason])
+
+    async def _offer_commands(self, session: AcpSession) -> None:
+        """``available_commands_update`` when the commands differ from those last offered."""
+        update = available_commands(await session.shiro.commands.current())
+        if update != session.offered:
+            session.offered = update
+            self.outbox.put(session.id, update)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

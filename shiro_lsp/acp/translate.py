@@ -28,6 +28,7 @@ from acp.helpers import (
     tool_diff_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_available_commands,
     update_plan,
     update_tool_call,
     update_user_message_text,
@@ -36,6 +37,9 @@ from acp.schema import (
     AcpMcpServer,
     AgentPlanUpdate,
     AudioContentBlock,
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
     EmbeddedResourceContentBlock,
     HttpMcpServer,
     ImageContentBlock,
@@ -51,12 +55,14 @@ from acp.schema import (
     ToolCallStatus,
     ToolCallUpdate,
     ToolKind,
+    UnstructuredCommandInput,
 )
 
 from shiro_lsp.adapt import TEXT_ORIGIN_NOTE
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.attachments import context_block
 from shiro_lsp.agent.setup import Answer, ApprovalRequest, Decision
+from shiro_lsp.commands import SERVER_BUILTINS, Catalogue
 from shiro_lsp.errors import INVALID_PARAMS
 from shiro_lsp.messages import Message
 from shiro_lsp.state.todos import TaskList
@@ -241,6 +247,21 @@ def notice(text: str) -> SessionUpdate:
 
 
 # --- approvals ------------------------------------------------------------------------------------
+
+
+def available_commands(catalogue: Catalogue) -> AvailableCommandsUpdate:
+    """The commands a prompt may start with (``/name``): ``/init`` and the custom commands that run."""
+    commands = [AvailableCommand(name=name, description=what) for name, what in SERVER_BUILTINS.items()]
+    for command in catalogue.runnable:
+        hint = command.argument_hint or " ".join(f"{v.name}=…" for v in command.inputs)
+        commands.append(
+            AvailableCommand(
+                name=command.name,
+                description=f"{command.description} ({command.source})",
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None,
+            )
+        )
+    return update_available_commands(commands)
 
 
 def permission_request(workspace: Path, request: ApprovalRequest) -> ToolCallUpdate:

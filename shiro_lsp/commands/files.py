@@ -28,6 +28,7 @@ import yaml
 
 from shiro_lsp.errors import ShiroError, ToolError
 from shiro_lsp.fs.jail import reading
+from shiro_lsp.state.confined import read_confined
 from shiro_lsp.tools import KNOWN_SPECS, READ_ONLY_TOOLS
 from shiro_lsp.tools.peer_names import CLAUDE_TOOLS, COPILOT_TOOLS, WEB
 
@@ -212,6 +213,11 @@ def read_command(item: Found) -> CustomCommand:
     """One file as a command (with its ``error`` when it cannot be used). Blocking file I/O."""
     if item.problem is not None:
         return CustomCommand(item.name or item.relative, item.scope, item.source, error=item.problem)
+    if item.scope == "user":  # the state root, which the jail keeps every tool out of
+        found = read_confined(item.base, Path(item.relative).parts, FILE_CAP)
+        if found.text is None:
+            return CustomCommand(item.name, item.scope, item.source, error=found.problem or "it is gone")
+        return parse_command(item.name, item.scope, item.source, found.text)
     try:
         with reading(item.base, item.relative) as (opened, handle):
             if opened.size > FILE_CAP:

@@ -19,6 +19,7 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     DeniedOutcome,
     EmbeddedResourceContentBlock,
@@ -379,7 +380,8 @@ async def test_a_session_started_through_the_lsp_loads_with_its_history_replayed
             s.session_id for s in (await conn.list_sessions(cwd=str(workspace / "elsewhere"))).sessions
         ] == []
         await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
-        replayed = list(editor.updates)
+        replayed = [(s, u) for s, u in editor.updates if not isinstance(u, AvailableCommandsUpdate)]
+        assert [c.name for c in editor.of(AvailableCommandsUpdate)[0].available_commands] == ["init"]
         assert await prompt(conn, session_id, "what did I ask?") == "end_turn"
 
     assert {s for s, _ in replayed} == {session_id}
@@ -544,3 +546,54 @@ async def test_additional_directories_are_visible_to_the_tools_and_nothing_else_
     assert "not yours" not in json.dumps(model_bodies(fake)[-1])
     saved = json.loads((home / "sessions" / f"{created.session_id}.json").read_text())
     assert saved["cwd"] == str(workspace)  # the session's root is cwd
+
+
+async def test_available_commands_offer_init_and_the_custom_commands_and_a_prompt_runs_one(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor
+) -> None:
+    commands = workspace / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "explain.md").write_text(
+        "---\ndescription: Explain a module\nargument-hint: <path>\n---\nExplain $1 to a newcomer."
+    )
+    (commands / "compact.md").write_text("A repository's compact never replaces the built-in.")
+    fake.script.append(Step(Text("explained")))
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        await eventually(lambda: bool(editor.of(AvailableCommandsUpdate)))
+        assert await prompt(conn, session_id, "/explain src/ledger.py") == "end_turn"
+    offered = {c.name: c for c in editor.of(AvailableCommandsUpdate)[0].available_commands}
+    assert set(offered) == {"init", "explain"}
+    assert offered["explain"].description == "Explain a module (.claude/commands/explain.md)"
+    assert offered["explain"].input is not None and offered["explain"].input.root.hint == "<path>"
+    assert "Explain src/ledger.py to a newcomer." in sent(fake)
+
+
+async def test_a_repositorys_shiro_settings_hooks_never_run_before_the_user_trusts_them(
+    fake: FakeOpenAI, workspace: Path, home: Path, editor: Editor, tmp_path: Path
+) -> None:
+    marker = tmp_path / "hook-ran.txt"
+    (workspace / ".shiro").mkdir()
+    hook = {"type": "command", "command": f"cat > {marker}"}
+    (workspace / ".shiro" / "settings.json").write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}})
+    )
+    fake.script += [Step(ToolCall("bash", {"command": "echo one"}, call_id="b1")), Step(Text("ran"))]
+    editor.answers = ["once"]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "run it") == "end_turn"
+    assert not marker.exists()
+    assert "hook(s) you have not trusted" in editor.text()
+    trust = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "shiro_lsp", "hooks", "--workspace", str(workspace), "--home", str(home),
+        "--trust", "all", stdout=asyncio.subprocess.PIPE,
+    )
+    listed, _ = await trust.communicate()
+    assert trust.returncode == 0 and f"cat > {marker}" in listed.decode()
+    fake.script += [Step(ToolCall("bash", {"command": "echo two"}, call_id="b2")), Step(Text("ran"))]
+    editor.answers = ["once"]
+    async with acp_agent(fake, home, editor) as conn:
+        session_id = await new_session(conn, workspace)
+        assert await prompt(conn, session_id, "run it again") == "end_turn"
+    assert json.loads(marker.read_text())["tool_input"] == {"command": "echo two"}

@@ -143,3 +143,56 @@ async def test_yolo_runs_the_calls_a_text_only_model_writes_and_says_where_they_
     assert code == 0 and out == "Wrote x.txt.\n"
     assert (workspace / "x.txt").read_text() == "yes"
     assert "[tool] write_file" in err and "(read from the model's text)" in err
+
+
+async def test_a_custom_command_runs_as_its_prompt_with_its_inputs(
+    fake: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    prompts = workspace / ".github" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "migrate.prompt.md").write_text(
+        "---\ndescription: Plan a schema migration\n---\nMigrate ${input:table} to $ARGUMENTS."
+    )
+    code, _, err = await run(fake, workspace, home, "-p", "/migrate version 3")
+    assert code == 1 and "/migrate needs a value for table" in err and fake.requests == []
+    fake.script.append(Step(Text("planned")))
+    code, out, _ = await run(fake, workspace, home, "--input", "table=invoices", "-p", "/migrate version 3")
+    assert (code, out) == (0, "planned\n")
+    assert "Migrate invoices to version 3." in json.dumps(fake.requests[-1]["body"])
+
+
+async def test_a_repositorys_shiro_settings_hooks_never_run_before_the_user_trusts_them(
+    fake: FakeOpenAI, workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "hook-ran.txt"
+    (workspace / ".shiro").mkdir()
+    hook = {"type": "command", "command": f"cat > {marker}"}
+    (workspace / ".shiro" / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}))
+    fake.script.append(Step(Text("one")))
+    code, _, err = await run(fake, workspace, home, "-p", "first")
+    assert code == 0 and not marker.exists() and "hook(s) you have not trusted" in err
+    trust = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "shiro_lsp", "hooks", "--workspace", str(workspace), "--home", str(home),
+        "--trust", "all", stdout=asyncio.subprocess.PIPE,
+    )
+    await trust.communicate()
+    fake.script.append(Step(Text("two")))
+    code, _, _ = await run(fake, workspace, home, "-p", "second")
+    assert code == 0 and json.loads(marker.read_text())["prompt"] == "second"
+
+
+async def test_the_commands_listing_names_each_file_and_its_problem(
+    fake: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    commands = workspace / ".shiro" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "audit.md").write_text("---\ndescription: Audit the dependencies\n---\nAudit them.")
+    (commands / "broken.md").write_text("---\ndescription: no end\n")
+    listing = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "shiro_lsp", "commands", "--workspace", str(workspace), "--home", str(home),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await listing.communicate()
+    lines = out.decode().splitlines()
+    assert "/audit — Audit the dependencies (.shiro/commands/audit.md)" in lines
+    assert any(line.startswith("/broken") and "no closing --- line" in line for line in lines)

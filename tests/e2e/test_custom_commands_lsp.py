@@ -75,7 +75,7 @@ async def test_the_front_matter_limits_the_tools_and_a_call_outside_them_never_r
     client.decisions = ["once", "once"]
     result = await client.call("shiro/chat", {"text": "/survey"})
     assert result["stopReason"] == "done"
-    first, second, third = model_bodies(fake)
+    first = model_bodies(fake)[0]
     assert sorted(tool_names_of(first)) == ["bash", "grep", "read_file", "read_many_files"]
     denied = [e for e in client.events(result["taskId"]) if e["type"] == "tool-denied"]
     assert "/survey allows only these commands: git log *" in denied[0]["reason"]

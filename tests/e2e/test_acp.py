@@ -586,8 +586,17 @@ async def test_a_repositorys_shiro_settings_hooks_never_run_before_the_user_trus
     assert not marker.exists()
     assert "hook(s) you have not trusted" in editor.text()
     trust = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "shiro_lsp", "hooks", "--workspace", str(workspace), "--home", str(home),
-        "--trust", "all", stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "shiro_lsp",
+        "hooks",
+        "--workspace",
+        str(workspace),
+        "--home",
+        str(home),
+        "--trust",
+        "all",
+        stdout=asyncio.subprocess.PIPE,
     )
     listed, _ = await trust.communicate()
     assert trust.returncode == 0 and f"cat > {marker}" in listed.decode()

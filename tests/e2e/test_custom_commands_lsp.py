@@ -94,7 +94,10 @@ async def test_an_input_is_asked_for_and_given_with_the_chat(
     scaffold = listed(await client.call("shiro/commands/list"), "scaffold")
     assert scaffold["inputs"] == [{"name": "module", "placeholder": "its name"}]
     missing = await client.call("shiro/chat", {"text": "/scaffold"})
-    assert missing["stopReason"] == "error" and "/scaffold needs a value for module (its name)" in missing["error"]
+    assert (
+        missing["stopReason"] == "error"
+        and "/scaffold needs a value for module (its name)" in missing["error"]
+    )
     assert model_bodies(fake) == []
     fake.script += [Step(Text("made")), Step(Text("made again"))]
     await client.call("shiro/chat", {"text": "/scaffold", "inputs": {"module": "ledger"}})

@@ -167,13 +167,24 @@ async def test_a_repositorys_shiro_settings_hooks_never_run_before_the_user_trus
     marker = tmp_path / "hook-ran.txt"
     (workspace / ".shiro").mkdir()
     hook = {"type": "command", "command": f"cat > {marker}"}
-    (workspace / ".shiro" / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}))
+    (workspace / ".shiro" / "settings.json").write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}})
+    )
     fake.script.append(Step(Text("one")))
     code, _, err = await run(fake, workspace, home, "-p", "first")
     assert code == 0 and not marker.exists() and "hook(s) you have not trusted" in err
     trust = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "shiro_lsp", "hooks", "--workspace", str(workspace), "--home", str(home),
-        "--trust", "all", stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "shiro_lsp",
+        "hooks",
+        "--workspace",
+        str(workspace),
+        "--home",
+        str(home),
+        "--trust",
+        "all",
+        stdout=asyncio.subprocess.PIPE,
     )
     await trust.communicate()
     fake.script.append(Step(Text("two")))
@@ -189,7 +200,14 @@ async def test_the_commands_listing_names_each_file_and_its_problem(
     (commands / "audit.md").write_text("---\ndescription: Audit the dependencies\n---\nAudit them.")
     (commands / "broken.md").write_text("---\ndescription: no end\n")
     listing = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "shiro_lsp", "commands", "--workspace", str(workspace), "--home", str(home),
+        sys.executable,
+        "-m",
+        "shiro_lsp",
+        "commands",
+        "--workspace",
+        str(workspace),
+        "--home",
+        str(home),
         stdout=asyncio.subprocess.PIPE,
     )
     out, _ = await listing.communicate()

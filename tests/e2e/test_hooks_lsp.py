@@ -55,7 +55,9 @@ def recorder(marker: Path) -> str:
     return f"cat >> {shlex.quote(str(marker))}; echo >> {shlex.quote(str(marker))}"
 
 
-async def bash_turn(client: ShiroClient, fake: FakeOpenAI, command: str, text: str = "run it") -> dict[str, Any]:
+async def bash_turn(
+    client: ShiroClient, fake: FakeOpenAI, command: str, text: str = "run it"
+) -> dict[str, Any]:
     fake.script += [Step(ToolCall("bash", {"command": command}, call_id="call_b")), Step(Text("done"))]
     client.decisions = ["once"]
     result: dict[str, Any] = await client.call("shiro/chat", {"text": text})
@@ -133,7 +135,10 @@ async def test_a_prompt_hook_blocks_the_prompt_before_the_model_sees_it(
     settings(home / "settings.json", {"UserPromptSubmit": group("echo 'no ticket number given' >&2; exit 2")})
     result = await client.call("shiro/chat", {"text": "change the billing code"})
     assert result["stopReason"] == "done" and model_bodies(fake) == []
-    assert any("blocked this prompt" in n and "no ticket number given" in n for n in notices(client, result["taskId"]))
+    assert any(
+        "blocked this prompt" in n and "no ticket number given" in n
+        for n in notices(client, result["taskId"])
+    )
 
 
 async def test_a_stop_hook_sends_the_model_back_once_then_lets_it_stop(
@@ -143,7 +148,7 @@ async def test_a_stop_hook_sends_the_model_back_once_then_lets_it_stop(
     script = (
         f'event=$(cat); echo "$event" >> {shlex.quote(str(seen))}; '
         """case "$event" in *'"stop_hook_active": true'*) exit 0;; esac; """
-        "echo '{\"decision\": \"block\", \"reason\": \"the changelog entry is missing\"}'"
+        'echo \'{"decision": "block", "reason": "the changelog entry is missing"}\''
     )
     settings(home / "settings.json", {"Stop": group(script)})
     fake.script += [Step(Text("finished")), Step(Text("added the changelog entry"))]

@@ -20,6 +20,9 @@ from shiro_lsp.fs.secrets import attachment_refusal
 BLOCK = re.compile(r'<context label="([^"\n]*)" source="([^"\n]*)">\n([\s\S]*?)\n</context>')
 """A block with a source (the extension's ``attachments.ts`` writes the same shape)."""
 
+ANY_BLOCK = re.compile(r'\n*<context label="[^"\n]*"(?: source="[^"\n]*")?>\n[\s\S]*?\n</context>')
+"""A block with or without a source (what ``split_attachments`` takes off the end of a prompt)."""
+
 REFUSED_NOTICE = "Not sent to the model: {reason}"
 
 
@@ -58,3 +61,13 @@ def gate_attachments(text: str, workspace: Roots) -> Gated:
         return context_block(label, f"[not attached: {reason}]")
 
     return Gated(BLOCK.sub(check, text), tuple(refusals))
+
+
+def split_attachments(text: str) -> tuple[str, str]:
+    """The prompt as typed, and the context blocks that trail it (as they were, '' for none)."""
+    end = len(text)
+    for match in reversed(list(ANY_BLOCK.finditer(text))):
+        if match.end() != end:
+            break
+        end = match.start()
+    return text[:end], text[end:]

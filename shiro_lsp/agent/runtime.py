@@ -28,7 +28,7 @@ from shiro_lsp.adapt import (
     workspace_view,
 )
 from shiro_lsp.agent.agents import variant
-from shiro_lsp.agent.attachments import REFUSED_NOTICE, gate_attachments, has_sources
+from shiro_lsp.agent.attachments import REFUSED_NOTICE, gate_attachments, has_sources, split_attachments
 from shiro_lsp.agent.call_screen import TurnCallScreen
 from shiro_lsp.agent.chat_queue import ChatOutcome, ChatQueue, Ticket, chat_outcome
 from shiro_lsp.agent.context_window import ContextWindow, Meter
@@ -451,9 +451,10 @@ class AgentRuntime:
 
     async def _custom_command(self, ticket: Ticket) -> CommandRun | None:
         """A custom command the ticket types (``/name args``) becomes its prompt, with its agent."""
-        run = await self.services.commands.run_of(ticket.text, ticket.inputs, self.workspace)
+        typed, attached = split_attachments(ticket.text)  # chips stay attachments, not arguments
+        run = await self.services.commands.run_of(typed, ticket.inputs, self.workspace)
         if run is not None:
-            ticket.text = run.text
+            ticket.text = run.text + attached
             ticket.agent = run.agent or ticket.agent
         return run
 

@@ -137,3 +137,13 @@ async def test_a_broken_file_is_listed_with_its_error_and_says_so_when_run(
     fake.script.append(Step(Text("mine ran")))
     await client.call("shiro/chat", {"text": "/mine"})
     assert model_bodies(fake)[0]["model"] == "my-own-model"
+
+
+async def test_attached_context_stays_an_attachment_not_an_argument(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    write(workspace / ".shiro/commands/explain.md", "Explain this to a newcomer: $ARGUMENTS")
+    fake.script.append(Step(Text("explained")))
+    chip = '<context label="ledger.py:3-9">\ndef total(rows):\n    return sum(rows)\n</context>'
+    await client.call("shiro/chat", {"text": f"/explain the totals\n\n{chip}"})
+    assert user_text(model_bodies(fake)[0]) == f"Explain this to a newcomer: the totals\n\n{chip}"

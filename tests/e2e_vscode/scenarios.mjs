@@ -1709,6 +1709,124 @@ export const scenarios = [
     },
   },
   {
+    // issue 35: a repository's command files are slash commands: completed after / with their description and
+    // source, run as the prompt they hold, their ${input:…} asked for in a small form, listed by /help
+    name: 'custom-commands',
+    needsModel: true,
+    async run({ wb, model, workspace }) {
+      const files = [path.join(workspace, '.claude', 'commands', 'triage-bugs.md'),
+        path.join(workspace, '.github', 'prompts', 'draft-notes.prompt.md')];
+      fs.mkdirSync(path.dirname(files[0]), { recursive: true });
+      fs.mkdirSync(path.dirname(files[1]), { recursive: true });
+      fs.writeFileSync(files[0], '---\ndescription: Sort the open bugs by cost\nargument-hint: [area]\n---\n' +
+        'Sort the open bugs in $1 by what they cost users.');
+      fs.writeFileSync(files[1], '---\ndescription: Draft the release notes\n---\n' +
+        'Draft the notes of release ${input:version:which release} from the changelog.');
+      try {
+        await wb.openChat();
+        const chat = wb.chat();
+        const prompt = chat.locator('#prompt');
+        await prompt.click();
+        await prompt.fill('');
+        await prompt.pressSequentially('/triag');
+        const row = chat.locator('#suggest .suggest-item', { hasText: '/triage-bugs' }).first();
+        await row.waitFor({ timeout: 15_000 });
+        assert.match(await row.innerText(), /\/triage-bugs \[area\][\s\S]*Sort the open bugs by cost · \.claude\/commands\/triage-bugs\.md/);
+        await wb.shot('custom-command-completion');
+        await prompt.press('Tab');
+        await prompt.pressSequentially('billing');
+        await model.script([step([text('Sorted the billing bugs.')])]);
+        await prompt.press('Enter');
+        await chat.locator('.entry.assistant', { hasText: 'Sorted the billing bugs.' }).waitFor({ timeout: 30_000 });
+        assert.match(JSON.stringify((await model.lastTurn()).body), /Sort the open bugs in billing by what they cost users\./);
+        await chat.locator('.entry.user', { hasText: '/triage-bugs billing' }).waitFor({ timeout: 5_000 });
+
+        await wb.send('/draft-notes');
+        const form = chat.locator('#command-inputs');
+        await form.waitFor({ state: 'visible', timeout: 15_000 });
+        const field = form.locator('input.command-input');
+        assert.equal(await field.getAttribute('placeholder'), 'which release');
+        await wb.shot('custom-command-inputs-form');
+        await model.script([step([text('Drafted the notes of 7.2.')])]);
+        await field.fill('7.2');
+        await field.press('Enter');
+        await chat.locator('.entry.assistant', { hasText: 'Drafted the notes of 7.2.' }).waitFor({ timeout: 30_000 });
+        assert.match(JSON.stringify((await model.lastTurn()).body), /Draft the notes of release 7\.2 from the changelog\./);
+        assert.equal(await form.isVisible(), false);
+
+        await wb.send('/help');
+        const help = chat.locator('.entry.notice', { hasText: 'Custom commands' }).last();
+        await help.waitFor({ timeout: 15_000 });
+        assert.match(await help.innerText(), /\/draft-notes — Draft the release notes \(\.github\/prompts\/draft-notes\.prompt\.md\)/);
+        await wb.shot('custom-commands-help');
+      } finally {
+        for (const file of files) fs.rmSync(file, { force: true });
+      }
+    },
+  },
+  {
+    // issue 35: a repository's hook (.shiro/settings.json) never runs before the user trusts it in Shiro: Show hooks,
+    // which shows its exact command; trusted, it blocks a bash call and its reason reaches the model
+    name: 'hooks-trust-and-block',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      const settingsFile = path.join(workspace, '.shiro', 'settings.json');
+      const marker = path.join(path.dirname(workspace), 'e2e-hook-ran');
+      const command = `touch ${marker}; echo 'blocked by the team policy: no curl from the agent' >&2; exit 2`;
+      fs.rmSync(marker, { force: true });
+      fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
+      fs.writeFileSync(settingsFile, JSON.stringify({
+        hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command }] }] },
+      }, null, 2));
+      try {
+        await model.script([
+          step([toolCall('bash', { command: 'echo untrusted > hook-untrusted.txt' }, 'call_hook_1')]),
+          step([text('Wrote it while the hook was untrusted.')]),
+        ]);
+        await wb.openChat();
+        await wb.send('write the file');
+        const chat = wb.chat();
+        const card = chat.locator('.approval-card:not(.answered)').last();
+        await card.waitFor({ timeout: 30_000 });
+        await chat.locator('.entry.notice', { hasText: 'you have not trusted' }).last().waitFor({ timeout: 10_000 });
+        await card.locator('button', { hasText: 'Allow once' }).click();
+        await chat.locator('.entry.assistant', { hasText: 'while the hook was untrusted' }).waitFor({ timeout: 30_000 });
+        assert.equal(fs.existsSync(marker), false, 'an untrusted hook never runs');
+        assert.ok(fs.existsSync(path.join(workspace, 'hook-untrusted.txt')));
+        await wb.shot('hooks-untrusted-notice');
+
+        await wb.runCommand('Shiro: Show hooks');
+        const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'PreToolUse [Bash]' }).first();
+        await row.waitFor({ timeout: 15_000 });
+        assert.match(await row.innerText(), /NOT trusted/);
+        await wb.shot('hooks-list');
+        await row.click();
+        const dialog = page.locator('.monaco-dialog-box', { hasText: 'Trust this hook' });
+        await dialog.waitFor({ timeout: 15_000 });
+        assert.ok((await dialog.innerText()).includes(command), 'the exact command is shown');
+        await wb.shot('hooks-trust-dialog');
+        await dialog.locator('.monaco-button', { hasText: 'Trust and let it run' }).click();
+        await wb.toast('trusted the hook').waitFor({ timeout: 15_000 });
+
+        await model.script([
+          step([toolCall('bash', { command: 'curl -o page.html example.invalid' }, 'call_hook_2')]),
+          step([text('Understood: no curl here.')]),
+        ]);
+        await wb.send('fetch the page');
+        await chat.locator('.entry.assistant', { hasText: 'Understood: no curl here.' }).waitFor({ timeout: 30_000 });
+        assert.equal(await chat.locator('.approval-card:not(.answered)').count(), 0, 'blocked before anyone was asked');
+        await chat.locator('.entry.notice', { hasText: 'blocked bash: blocked by the team policy' }).last().waitFor({ timeout: 5_000 });
+        assert.ok(fs.existsSync(marker), 'the trusted hook ran');
+        const turns = await model.turnRequests();
+        assert.match(JSON.stringify(turns.at(-1).body), /blocked by the team policy: no curl from the agent/);
+        await wb.shot('hooks-blocked-bash');
+      } finally {
+        fs.rmSync(settingsFile, { force: true });
+        fs.rmSync(path.join(workspace, 'hook-untrusted.txt'), { force: true });
+      }
+    },
+  },
+  {
     name: 'server-restarts-after-crash',
     needsModel: true,
     async run({ wb, model, workspace }) {

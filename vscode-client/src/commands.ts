@@ -11,6 +11,7 @@ import { showDiagnostics } from './server/diagnose';
 import type { ShiroServer } from './server/server';
 import type { SessionCommands } from './sessions/commands';
 import type { SetupCommands } from './setup/commands';
+import { showHooks } from './setup/hooks';
 import { showMcpServers } from './setup/mcp';
 import { CLIENT_REMEMBER_COMMAND } from './shared/protocol';
 import type { RememberSelectionArgs } from './shared/protocol';
@@ -42,6 +43,7 @@ export function registerCommands(p: Parts): vscode.Disposable[] {
     command(CLIENT_REMEMBER_COMMAND, (arg?: RememberSelectionArgs) => rememberSelection(srv, arg)),
     command('shiro.showLog', () => srv.log.show(true)),
     command('shiro.mcpServers', () => showMcpServers(srv)),
+    command('shiro.showHooks', () => showHooks(srv)),
     command('shiro.showGrants', () => showGrants(srv)),
     command('shiro.diagnose', () => showDiagnostics(srv, context, () => recentChatErrors(ctl))),
     command('shiro.restartServer', () => srv.start()),

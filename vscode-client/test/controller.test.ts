@@ -132,7 +132,7 @@ test('slash commands become requests and never reach shiro/chat', async () => {
   await ctl.submit('/nope');
   assert.deepEqual(
     calls.map(c => c.method),
-    ['shiro/session/compact'],
+    ['shiro/session/compact', 'shiro/commands/list'], // /nope may be a command file added since: the list is read again
   );
   const notices = ctl.model.state.entries.filter(e => e.kind === 'notice').map(e => e.kind === 'notice' && e.text);
   assert.deepEqual(notices, [
@@ -539,3 +539,81 @@ test(
     assert.deepEqual(kinds, ['|old:0:0', 'user', 'user', '|new:2:2', 'user']);
   },
 );
+
+const COMMANDS = {
+  commands: [
+    {
+      name: 'triage',
+      description: 'Sort the open bugs',
+      argumentHint: '[area]',
+      source: '.claude/commands/triage.md',
+      scope: 'project',
+      inputs: [],
+      notes: [],
+    },
+    {
+      name: 'scaffold',
+      description: 'Scaffold a module',
+      argumentHint: '',
+      source: '.github/prompts/scaffold.prompt.md',
+      scope: 'project',
+      inputs: [{ name: 'module', placeholder: 'its name' }],
+      notes: [],
+    },
+    {
+      name: 'compact',
+      description: 'not the built-in',
+      argumentHint: '',
+      source: '.claude/commands/compact.md',
+      scope: 'project',
+      inputs: [],
+      notes: [],
+      shadowedBy: 'the built-in /compact',
+    },
+  ],
+};
+
+test('a custom command goes to shiro/chat as typed; its missing inputs are asked for in the panel first', async () => {
+  const chats: unknown[] = [];
+  const { server } = fakeServer(c => {
+    if (c.method === 'shiro/commands/list') return COMMANDS;
+    if (c.method === 'shiro/chat') chats.push(c.params);
+    return c.method === 'shiro/chat' ? { sessionId: 's', taskId: 't', stopReason: 'done', usage } : {};
+  });
+  const ctl = new ChatController(server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  await ctl.submit('/triage billing');
+  assert.deepEqual(chats, [{ text: '/triage billing' }]);
+  const offered = posted.find(m => m.type === 'commands');
+  assert.ok(offered && offered.type === 'commands');
+  assert.deepEqual(
+    offered.items.map(i => [i.label, i.detail]),
+    [
+      ['/triage [area]', 'Sort the open bugs · .claude/commands/triage.md'],
+      ['/scaffold', 'Scaffold a module · .github/prompts/scaffold.prompt.md'],
+    ],
+  );
+  await ctl.submit('/scaffold');
+  assert.equal(chats.length, 1); // not sent: the form asks first
+  const ask = posted.find(m => m.type === 'askInputs');
+  assert.ok(ask && ask.type === 'askInputs');
+  assert.deepEqual(ask.ask.inputs, [{ name: 'module', placeholder: 'its name' }]);
+  await ctl.handleMessage({ type: 'inputs', id: ask.ask.id, values: { module: 'ledger' } });
+  assert.deepEqual(chats[1], { text: '/scaffold', inputs: { module: 'ledger' } });
+  await ctl.submit('/scaffold module=ledger');
+  assert.deepEqual(chats[2], { text: '/scaffold module=ledger' });
+  await ctl.handleMessage({ type: 'inputs', id: ask.ask.id, values: { module: 'again' } });
+  assert.equal(chats.length, 3); // an answered form is not sent twice
+});
+
+test('/help lists the custom commands with their source, and those a built-in hides', async () => {
+  const { server } = fakeServer(c => (c.method === 'shiro/commands/list' ? COMMANDS : {}));
+  const ctl = new ChatController(server);
+  await ctl.submit('/help');
+  const help = ctl.model.state.entries.find(e => e.kind === 'notice');
+  assert.ok(help && help.kind === 'notice');
+  assert.match(help.text, /- `\/triage \[area\]` — Sort the open bugs \(\.claude\/commands\/triage\.md\)/);
+  assert.match(help.text, /`\/compact` — not used: the built-in \/compact has this name/);
+  assert.match(help.text, /- `\/compact` — summarise the conversation/); // the built-in is still there
+});

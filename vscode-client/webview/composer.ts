@@ -1,6 +1,6 @@
 // The composer: the prompt with its history (Up/Down), the context chips waiting to be sent, `/` completion
 // and `@` mentions, and the draft kept across a re-created panel.
-import type { Attachment } from '../src/shared/webviewProtocol';
+import type { Attachment, InputsRequest } from '../src/shared/webviewProtocol';
 import { activeToken, applyPick, rankCandidates } from '../src/shared/mentions';
 import type { ActiveToken, Candidate } from '../src/shared/mentions';
 import { SLASH_COMMANDS } from '../src/shared/slashCommands';
@@ -75,16 +75,25 @@ const SLASH: Candidate[] = Object.entries(SLASH_COMMANDS).map(([name, help]) => 
   label: `/${name}`,
   detail: help.replace(/`/g, ''),
 }));
+let custom: Candidate[] = [];
 let suggestToken: ActiveToken | undefined;
 let suggestItems: Candidate[] = [];
 let suggestActive = 0;
 let mentionPool: Candidate[] | undefined;
+let commandsAsked = false;
 
 function closeSuggest(): void {
   suggestToken = undefined;
   suggestItems = [];
   suggestBox.hidden = true;
   mentionPool = undefined; // the next @ asks the host again (files change)
+  commandsAsked = false; // and the next / for the custom commands (a file may have been added)
+}
+
+/** The host's custom commands (`shiro/commands/list`), offered after the built-ins. */
+export function offerCommands(items: Candidate[]): void {
+  custom = items;
+  if (suggestToken?.trigger === '/') updateSuggest();
 }
 
 function updateSuggest(): void {
@@ -98,8 +107,14 @@ function updateSuggest(): void {
     mentionPool = [];
     post({ type: 'mentions' });
   }
+  if (token.trigger === '/' && !commandsAsked) {
+    commandsAsked = true;
+    post({ type: 'commands' });
+  }
   suggestToken = token;
-  suggestItems = rankCandidates(token.query, token.trigger === '/' ? SLASH : (mentionPool ?? []));
+  const builtIn = new Set(SLASH.map(c => c.value));
+  const commands = [...SLASH, ...custom.filter(c => !builtIn.has(c.value))];
+  suggestItems = rankCandidates(token.query, token.trigger === '/' ? commands : (mentionPool ?? []));
   suggestActive = Math.min(suggestActive, Math.max(0, suggestItems.length - 1));
   renderSuggest();
 }
@@ -239,4 +254,64 @@ export function startComposer(): void {
     attachments = saved.attachments;
     renderChips();
   }
+}
+
+// A custom command's ${input:name} values: a small form above the prompt; Enter moves on (runs on the last),
+// Escape cancels. The host sends the command once it has them.
+const inputsBox = $<HTMLElement>('command-inputs');
+let asking: InputsRequest | undefined;
+
+function answerInputs(values: Record<string, string> | undefined): void {
+  if (!asking) return;
+  post({ type: 'inputs', id: asking.id, ...(values ? { values } : {}) });
+  asking = undefined;
+  inputsBox.hidden = true;
+  inputsBox.replaceChildren();
+  prompt.focus();
+}
+
+export function askInputs(ask: InputsRequest): void {
+  if (asking) answerInputs(undefined); // one form at a time: an earlier one is cancelled
+  asking = ask;
+  inputsBox.replaceChildren();
+  inputsBox.appendChild(el('div', 'command-inputs-title', `/${ask.command} needs`));
+  inputsBox.appendChild(el('div', 'command-inputs-source', ask.source));
+  const fields = ask.inputs.map((input, i) => {
+    const id = `command-input-${i}`;
+    const label = el('label', 'command-input-label', input.name);
+    label.htmlFor = id;
+    const field = el('input', 'command-input');
+    field.id = id;
+    field.type = 'text';
+    field.spellcheck = false;
+    field.placeholder = input.placeholder || input.name;
+    field.dataset.name = input.name;
+    inputsBox.append(label, field);
+    return field;
+  });
+  const values = (): Record<string, string> => Object.fromEntries(fields.map(f => [f.dataset.name ?? '', f.value]));
+  const actions = el('div', 'command-inputs-actions');
+  const cancel = el('button', 'secondary', 'Cancel');
+  cancel.type = 'button';
+  cancel.addEventListener('click', () => answerInputs(undefined));
+  const run = el('button', 'command-inputs-run', `Run /${ask.command}`);
+  run.type = 'button';
+  run.addEventListener('click', () => answerInputs(values()));
+  actions.append(cancel, run);
+  inputsBox.appendChild(actions);
+  fields.forEach((field, i) =>
+    field.addEventListener('keydown', e => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        e.stopPropagation();
+        answerInputs(undefined);
+      } else if (e.key === 'Enter' && !e.isComposing) {
+        e.preventDefault();
+        if (i + 1 < fields.length) fields[i + 1].focus();
+        else answerInputs(values());
+      }
+    }),
+  );
+  inputsBox.hidden = false;
+  fields[0]?.focus();
 }

@@ -2,7 +2,16 @@
 // webview is redrawn from the host) and posts the user's actions back. Its parts: the transcript
 // (transcript.ts, entries.ts), the composer (composer.ts) and the panels around them (panels.ts).
 import type { HostMessage } from '../src/shared/webviewProtocol';
-import { attach, setActiveFile, focusPrompt, offerMentions, replaceHistory, startComposer } from './composer';
+import {
+  askInputs,
+  attach,
+  setActiveFile,
+  focusPrompt,
+  offerCommands,
+  offerMentions,
+  replaceHistory,
+  startComposer,
+} from './composer';
 import { post } from './dom';
 import { busy, renderInfo, renderQueue, renderTodos, setBusy, showSetup, showSetupResult, startPanels } from './panels';
 import { schedule, showEntries, startTranscript } from './transcript';
@@ -43,6 +52,12 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'mentionCandidates':
       offerMentions(m.items);
+      break;
+    case 'commands':
+      offerCommands(m.items);
+      break;
+    case 'askInputs':
+      askInputs(m.ask);
       break;
     case 'info':
       renderInfo(m.info);

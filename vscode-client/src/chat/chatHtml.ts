@@ -46,6 +46,7 @@ export function chatHtml(cspSource: string, nonce: string, scriptUri: string, st
   <button type="button" id="latest" class="jump-latest" hidden
     title="Scroll to the latest message">\u2193 Jump to latest</button>
   <section id="queue" class="queue" hidden></section>
+  <section id="command-inputs" class="command-inputs" hidden aria-label="Command inputs"></section>
   <form id="composer" class="composer">
     <div id="chips" class="chips" hidden></div>
     <div id="suggest" class="suggest" role="listbox" aria-label="Suggestions" hidden></div>

@@ -21,6 +21,9 @@ import type {
   TurnInfo,
 } from '../shared/protocol';
 import { formatSlashResult, helpText, parseSlash } from './slash';
+import { commandCandidates, customInvocation, missingInputs } from './customCommands';
+import { SLASH_COMMANDS } from '../shared/slashCommands';
+import type { CommandInfo } from './customCommands';
 import type { ShiroServer } from '../server/server';
 import { errorReason } from '../server/errors';
 import { resolveWorkspaceLink } from './workspaceLink';
@@ -233,6 +236,7 @@ export class ChatController implements vscode.Disposable {
         }
         void this.sendInfo();
         void this.refreshFromServer();
+        void this.refreshCommands();
         break;
       case 'pickModel':
       case 'pickAgent':
@@ -262,6 +266,15 @@ export class ChatController implements vscode.Disposable {
       case 'mentions':
         this.post({ type: 'mentionCandidates', items: await this.mentionCandidates().catch(() => []) });
         break;
+      case 'commands':
+        await this.refreshCommands();
+        break;
+      case 'inputs': {
+        const waiting = this.waitingInputs.get(m.id);
+        this.waitingInputs.delete(m.id);
+        if (waiting && m.values) await this.chat(waiting.text, m.values);
+        break;
+      }
       case 'mention': {
         const attachment = await this.resolveMention(m.kind, m.value).catch(error => {
           this.model.addNotice(`Could not attach ${m.value}: ${errorReason(error)}`, 'warn');
@@ -312,16 +325,63 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  /** The custom commands (`shiro/commands/list`) as last read; the `/` completion offers them. */
+  customCommands: CommandInfo[] = [];
+  private readonly waitingInputs = new Map<string, { text: string }>();
+  private inputsAsked = 0;
+
+  async refreshCommands(): Promise<void> {
+    if (!this.server.isRunning) return;
+    try {
+      this.customCommands = (await this.server.sendRequest(Method.commandsList, {})).commands ?? [];
+    } catch {
+      return; // an older server, or one still starting: the built-ins alone
+    }
+    this.post({ type: 'commands', items: commandCandidates(this.customCommands) });
+  }
+
   async submit(raw: string, attachments: readonly Attachment[] = []): Promise<void> {
     const text = raw.trim();
     if (!text) return;
     this.pushHistory(text);
+    const name = /^\/([A-Za-z0-9][\w.:-]*)/.exec(text)?.[1];
+    if (name && !(name.toLowerCase() in SLASH_COMMANDS) && !customInvocation(text, this.customCommands))
+      await this.refreshCommands(); // a command file added since the list was read
+    const custom = customInvocation(text, this.customCommands);
+    if (custom) {
+      await this.runCustom(text, custom, attachments);
+      return;
+    }
     const slash = parseSlash(text);
     if (slash) {
       await this.runSlash(text, slash);
       return;
     }
     await this.chat(withAttachments(text, attachments));
+  }
+
+  /** A custom command: sent to the server, which expands it; its missing `${input:…}` values are asked first. */
+  private async runCustom(
+    text: string,
+    custom: { command: CommandInfo; args: string },
+    attachments: readonly Attachment[],
+  ): Promise<void> {
+    const { command, args } = custom;
+    if (command.error) {
+      const typed = this.model.addUser(text);
+      if (typed.kind === 'user') typed.command = true;
+      this.model.addNotice(`/${command.name} cannot run: ${command.error} (${command.source})`, 'warn');
+      return;
+    }
+    const full = withAttachments(text, attachments);
+    const missing = missingInputs(command, args);
+    if (!missing.length) {
+      await this.chat(full);
+      return;
+    }
+    const id = `inputs-${++this.inputsAsked}`;
+    this.waitingInputs.set(id, { text: full });
+    this.post({ type: 'askInputs', ask: { id, command: command.name, source: command.source, inputs: missing } });
   }
 
   /** The current-file chip: its label now, and what it sends (set by the extension; shiro.attachActiveFile). */
@@ -351,7 +411,8 @@ export class ChatController implements vscode.Disposable {
     const typed = this.model.addUser(text);
     if (typed.kind === 'user') typed.command = true;
     if (action.kind === 'help') {
-      this.model.addNotice(helpText());
+      await this.refreshCommands();
+      this.model.addNotice(helpText(this.customCommands));
       return;
     }
     if (action.kind === 'error') {
@@ -441,7 +502,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** Send a prompt; while a turn runs the server queues it (FIFO) and the panel shows the queue. */
-  async chat(text: string): Promise<void> {
+  async chat(text: string, inputs?: Record<string, string>): Promise<void> {
     const bound = this.chats.length > 0 || (this.session?.messageCount ?? 0) > 0;
     const source = this.rootSource(bound); // a promise only while the user picks a folder
     const root = source instanceof Promise ? await source : source;
@@ -455,7 +516,12 @@ export class ChatController implements vscode.Disposable {
     this.setBusy();
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
     try {
-      const params = { text, ...(this.agent !== 'default' ? { agent: this.agent } : {}), ...(root ? { root } : {}) };
+      const params = {
+        text,
+        ...(this.agent !== 'default' ? { agent: this.agent } : {}),
+        ...(root ? { root } : {}),
+        ...(inputs ? { inputs } : {}),
+      };
       const result = await this.server.sendRequest(Method.chat, params, entry.cts.token);
       entry.taskId = result.taskId;
       if (result.stopReason === 'queue-cleared' && !entry.shown) return; // it never ran: the queue was cleared

@@ -13,6 +13,8 @@ import type {
   SessionInfo,
 } from '../shared/protocol';
 import { SLASH_COMMANDS } from '../shared/slashCommands';
+import { customHelp } from './customCommands';
+import type { CommandInfo } from './customCommands';
 import { costLabel } from './meter';
 import { distinguishingIds, plural, savedPreviousMessage, sessionLine } from '../sessions/sessions';
 
@@ -84,11 +86,12 @@ function parseMemory(args: string): SlashAction {
   };
 }
 
-export function helpText(): string {
+export function helpText(custom: readonly CommandInfo[] = []): string {
   return [
     '**Commands** (handled by Shiro, never sent to the model)',
     '',
     ...Object.entries(SLASH_COMMANDS).map(([name, what]) => `- \`/${name}\` — ${what}`),
+    ...customHelp(custom),
   ].join('\n');
 }
 

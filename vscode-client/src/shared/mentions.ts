@@ -21,7 +21,7 @@ export interface ActiveToken {
  */
 export function activeToken(text: string, caret: number): ActiveToken | undefined {
   const before = text.slice(0, caret);
-  const slash = /^\/([\w-]*)$/.exec(before);
+  const slash = /^\/([\w.:-]*)$/.exec(before);
   if (slash) return { trigger: '/', start: 0, end: caret, query: slash[1] };
   const at = /(?:^|\s)@([^\s@]*)$/.exec(before);
   if (!at) return undefined;

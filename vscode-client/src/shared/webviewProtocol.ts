@@ -173,6 +173,14 @@ export interface PanelInfo {
   setup: SetupInfo;
 }
 
+/** A custom command waiting for the values of its `${input:name}` variables (the panel's small form). */
+export interface InputsRequest {
+  id: string;
+  command: string;
+  source: string;
+  inputs: { name: string; placeholder: string }[];
+}
+
 // --- the messages ---
 
 export type HostMessage =
@@ -187,6 +195,10 @@ export type HostMessage =
   /** The active editor's file, offered as a removable chip (null: none, or the setting is off). */
   | { type: 'activeFile'; label: string | null }
   | { type: 'mentionCandidates'; items: Candidate[] }
+  /** The custom commands the `/` completion offers besides the built-ins. */
+  | { type: 'commands'; items: Candidate[] }
+  /** A custom command's `${input:…}` values to ask for before it is sent. */
+  | { type: 'askInputs'; ask: InputsRequest }
   | { type: 'info'; info: PanelInfo }
   | { type: 'showSetup' }
   | { type: 'setupResult'; ok: boolean; text: string };
@@ -216,6 +228,10 @@ export type WebviewMessage =
   | { type: 'detectLocal' }
   | { type: 'setup'; baseUrl: string; model: string }
   | { type: 'mentions' }
+  /** `/` typed: the custom commands, read again (a file may have been added). */
+  | { type: 'commands' }
+  /** The values of an `askInputs` form (none: cancelled). */
+  | { type: 'inputs'; id: string; values?: Record<string, string> }
   | { type: 'mention'; kind: MentionKind; value: string }
   | ReviewMessage;
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from shiro_lsp.errors import StateUnavailable
 from shiro_lsp.hooks.config import EVENTS, PROJECT_FILE, Hook, HookTrust, LoadedHooks, load_hooks
 from shiro_lsp.hooks.decide import HookOutcome, describe, outcome_of
 from shiro_lsp.hooks.run import run_hook
@@ -97,11 +98,16 @@ class HookSettings:
     def listing(self) -> HookListing:
         """Every configured hook with its trust; blocking (file reads)."""
         loaded = load_hooks(self.workspace, self.user_file, self.user_label)
+        trusted_prints: set[str] = set()
+        if any(h.scope == "project" for h in loaded.hooks):
+            try:
+                trusted_prints = self.trust.trusted()
+            except StateUnavailable as error:  # unreadable: no repository hook counts as trusted
+                loaded.problems.append(f"{error.message} Until then no hook of {PROJECT_FILE} runs.")
         for problem in loaded.problems:
             if problem not in self._reported:
                 self._reported.add(problem)
                 self.reporter(problem)
-        trusted_prints = self.trust.trusted() if any(h.scope == "project" for h in loaded.hooks) else set()
         restricted = not self.trusted()
         statuses = []
         for hook in loaded.hooks:

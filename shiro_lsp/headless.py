@@ -211,7 +211,7 @@ def hooks_main(args: argparse.Namespace) -> int:
         hook = status.hook
         state = "runs" if status.runs else "trusted" if status.trusted else "NOT TRUSTED: does not run"
         matcher = f" [{hook.matcher}]" if hook.matcher else ""
-        print(f"{hook.event}{matcher} ({hook.source}, {state}) id {hook.fingerprint}")
+        print(f"{hook.event}{matcher} ({hook.source}, {state}) id {hook.fingerprint[:12]}")
         print(f"    {hook.command}")
     untrusted = [s for s in listing.hooks if not s.trusted]
     if untrusted:

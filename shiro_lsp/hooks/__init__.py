@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from shiro_lsp.errors import StateUnavailable
+from shiro_lsp.errors import NotFound, StateUnavailable
 from shiro_lsp.hooks.config import EVENTS, PROJECT_FILE, Hook, HookTrust, LoadedHooks, load_hooks
 from shiro_lsp.hooks.decide import HookOutcome, describe, outcome_of
 from shiro_lsp.hooks.run import run_hook
@@ -122,15 +122,18 @@ class HookSettings:
         """Trust or untrust the repository's hooks with these ids (``all``: every one). Blocking."""
         loaded: LoadedHooks = load_hooks(self.workspace, self.user_file, self.user_label)
         project = [h for h in loaded.hooks if h.scope == "project"]
-        chosen = project if "all" in ids else [h for h in project if h.fingerprint in ids]
-        unknown = [i for i in ids if i != "all" and not any(h.fingerprint == i for h in loaded.hooks)]
-        if unknown:
-            from shiro_lsp.errors import NotFound
-
-            raise NotFound(
-                f"No hook of {PROJECT_FILE} has the id {unknown[0]} (it may have been edited since it was "
-                "listed: list the hooks again)."
-            )
+        if "all" in ids:
+            chosen = project
+        else:
+            chosen = []
+            for wanted in ids:  # an id, or its first 8 characters or more
+                found = [h for h in project if len(wanted) >= 8 and h.fingerprint.startswith(wanted)]
+                if len({h.fingerprint for h in found}) != 1:
+                    raise NotFound(
+                        f"No one hook of {PROJECT_FILE} has the id {wanted} (it may have been edited since it "
+                        "was listed: list the hooks again)."
+                    )
+                chosen += found
         if chosen:
             self.trust.set(chosen, trusted)
         return self.listing()

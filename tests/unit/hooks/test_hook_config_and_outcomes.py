@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from shiro_lsp.errors import NotFound
 from shiro_lsp.hooks import HookSettings, TurnHooks
 from shiro_lsp.hooks.config import Hook, load_hooks
 from shiro_lsp.hooks.decide import outcome_of
@@ -77,7 +78,9 @@ def test_trust_is_pinned_to_the_entry_and_restricted_mode_runs_none(tmp_path: Pa
     hooks = settings_of(tmp_path)
     [status] = hooks.listing().hooks
     assert (status.trusted, status.runs) == (False, False)
-    [status] = hooks.set_trust([status.hook.fingerprint], True).hooks
+    with pytest.raises(NotFound):
+        hooks.set_trust([status.hook.fingerprint[:6]], True)  # too short to name one surely
+    [status] = hooks.set_trust([status.hook.fingerprint[:12]], True).hooks
     assert (status.trusted, status.runs) == (True, True)
     assert not settings_of(tmp_path, trusted=False).listing().hooks[0].runs
     write(

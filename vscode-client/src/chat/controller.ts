@@ -183,6 +183,7 @@ export class ChatController implements vscode.Disposable {
     }
     if (todos.status === 'fulfilled') this.setTodos(todos.value);
     if (session.status === 'fulfilled') this.setSession(session.value);
+    await this.refreshCommands(); // the / completion's custom commands, once the server is up
   }
 
   setTodos(todos: TodosPayload | undefined): void {
@@ -236,7 +237,6 @@ export class ChatController implements vscode.Disposable {
         }
         void this.sendInfo();
         void this.refreshFromServer();
-        void this.refreshCommands();
         break;
       case 'pickModel':
       case 'pickAgent':

@@ -17,8 +17,13 @@ pytest_plugins = ["fakes.fixtures"]
 
 
 @pytest.fixture
-def init_options(home: Path, fake: FakeOpenAI) -> dict[str, object]:
-    return options(home, fake, model="gpt-5", approvalTimeoutMs=5000)
+def trusted() -> bool:
+    return True
+
+
+@pytest.fixture
+def init_options(home: Path, fake: FakeOpenAI, trusted: bool) -> dict[str, object]:
+    return options(home, fake, model="gpt-5", approvalTimeoutMs=5000, trusted=trusted)
 
 
 def write(path: Path, text: str) -> None:
@@ -82,6 +87,46 @@ async def test_the_front_matter_limits_the_tools_and_a_call_outside_them_never_r
     assert "/survey allows only these tools" in denied[1]["reason"]
     assert client.approvals == []  # refused before anyone was asked
     assert not (workspace / "made-by-bash").exists() and not (workspace / "made.txt").exists()
+
+
+async def test_a_commands_allowed_tools_narrow_but_never_approve_a_call(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    write(workspace / ".shiro/commands/tidy.md", "---\nallowed-tools: Bash(touch:*)\n---\nTidy the folder.")
+    fake.script += [
+        Step(ToolCall("bash", {"command": "touch tidied-unasked"}, call_id="c1")),
+        Step(Text("asked first")),
+    ]
+    client.decisions = ["deny"]
+    result = await client.call("shiro/chat", {"text": "/tidy"})
+    assert result["stopReason"] == "done"
+    assert len(client.approvals) == 1  # within the command's tools, the user is still asked
+    assert not (workspace / "tidied-unasked").exists()
+
+
+@pytest.mark.parametrize("trusted", [False])
+async def test_in_restricted_mode_a_repository_command_is_listed_and_what_it_expands_to_never_runs(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, trusted: bool
+) -> None:
+    write(
+        workspace / ".claude/commands/setup-env.md",
+        "---\nallowed-tools: Bash(touch:*), Write\n---\nPrepare: !`touch made-by-expansion`",
+    )
+    assert listed(await client.call("shiro/commands/list"), "setup-env")["error"] is None
+    fake.script += [
+        Step(ToolCall("bash", {"command": "touch made-by-bash"}, call_id="c1")),
+        Step(ToolCall("write_file", {"path": "made.txt", "content": "x"}, call_id="c2")),
+        Step(Text("could not")),
+    ]
+    client.decisions = ["once", "once"]
+    result = await client.call("shiro/chat", {"text": "/setup-env"})
+    assert result["stopReason"] == "done"
+    assert "Prepare: `touch made-by-expansion`" in user_text(model_bodies(fake)[0])
+    denied = [e for e in client.events(result["taskId"]) if e["type"] == "tool-denied"]
+    assert len(denied) == 2 and all("restricted mode" in e["reason"] for e in denied)
+    assert client.approvals == []  # refused before anyone was asked
+    for name in ("made-by-expansion", "made-by-bash", "made.txt"):
+        assert not (workspace / name).exists()
 
 
 async def test_an_input_is_asked_for_and_given_with_the_chat(

@@ -29,6 +29,7 @@ HEADLESS_DENIAL = (
     "and mcp tools unless --yolo is passed (they are not offered to the model)"
 )
 """No one can answer an approval here, so every tool that would ask is denied."""
+ORIGIN_SAID = {"text": " (read from the model's text)", "shiro": " (run by Shiro: your prompt names it)"}
 
 
 class HeadlessFrontend:
@@ -58,8 +59,8 @@ class HeadlessFrontend:
             case ev.Done():
                 self.out.write("\n")
             case ev.ToolCall(name=name, input=input, origin=origin):
-                read_from = " (read from the model's text)" if origin == "text" else ""
-                self._line(f"[tool] {name} {json.dumps(input, ensure_ascii=False)}{read_from}")
+                made_by = ORIGIN_SAID.get(origin, "")
+                self._line(f"[tool] {name} {json.dumps(input, ensure_ascii=False)}{made_by}")
             case ev.ToolDenied(name=name, reason=reason):
                 self._line(f"[denied] {name}: {reason}" if reason else f"[denied] {name}")
             case ev.ToolFailed(name=name, error=error):

@@ -61,7 +61,7 @@ from acp.schema import (
 from shiro_lsp.adapt import TEXT_ORIGIN_NOTE
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.attachments import context_block
-from shiro_lsp.agent.setup import Answer, ApprovalRequest, Decision
+from shiro_lsp.agent.setup import SHIRO_ORIGIN_NOTE, Answer, ApprovalRequest, Decision
 from shiro_lsp.commands import SERVER_BUILTINS, Catalogue
 from shiro_lsp.errors import INVALID_PARAMS
 from shiro_lsp.messages import Message
@@ -267,7 +267,9 @@ def available_commands(catalogue: Catalogue) -> AvailableCommandsUpdate:
 def permission_request(workspace: Path, request: ApprovalRequest) -> ToolCallUpdate:
     """The tool call a ``session/request_permission`` is about, with the proposed file changes."""
     content: list[ToolCallContentVariant] = []
-    if request.origin == "text":
+    if request.by_shiro:
+        content.append(_text_content(SHIRO_ORIGIN_NOTE))
+    elif request.origin == "text":
         content.append(_text_content(TEXT_ORIGIN_NOTE))
     if request.warning:
         content.append(_text_content(request.warning))

@@ -20,6 +20,10 @@ from pydantic.alias_generators import to_camel
 
 from shiro_lsp.checkpoints.rows import ChangedFile
 
+CallOrigin = Literal["model", "text", "shiro"]
+"""Who made a tool call: the model (a native call), the model's text (Shiro read the call from it),
+or Shiro itself (a command the user's message names, run before or after the model's answer)."""
+
 
 @dataclass(frozen=True)
 class Text:
@@ -54,8 +58,9 @@ class ToolCall:
     id: str
     name: str
     input: Any
-    origin: Literal["text"] | None = None
-    """``text``: Shiro read this call from the model's text, it was not a native tool call."""
+    origin: CallOrigin = "model"
+    """``model``: the model's native tool call; ``text``: Shiro read it from the model's text;
+    ``shiro``: Shiro made it itself (a command the user's message names), not the model."""
 
 
 @dataclass(frozen=True)
@@ -115,9 +120,12 @@ class ToolApproval:
     reason: str | None = None
     """The reason given with a deny (the model reads it)."""
     matched_pattern: str | None = None
-    origin: Literal["text"] | None = None
+    origin: CallOrigin = "model"
+    """As the call's (``ToolCall.origin``)."""
     expired: bool = False
     """No answer came in time: the call was denied."""
+    files: list[ChangedFile] | None = None
+    """A file tool's card: the files it proposed to change, with their counts (its "Proposed change")."""
 
 
 @dataclass(frozen=True)

@@ -108,14 +108,16 @@ class TurnOutcome:
     error: str | None = None
 
 
-def _call_part(call: ToolCallReady, input: dict[str, Any]) -> dict[str, Any]:
-    """The tool-call part of the assistant message for a call read from text."""
+def _call_part(call: ToolCallReady, input: dict[str, Any], *, by_shiro: bool = False) -> dict[str, Any]:
+    """The tool-call part of the assistant message for a call read from text (``by_shiro``: one Shiro
+    made itself; a resumed transcript labels it so)."""
+    mark = {"fromText": True, "byShiro": True} if by_shiro else {"fromText": True}
     return {
         "type": "tool-call",
         "toolCallId": call.call_id,
         "toolName": call.name,
         "input": input,
-        "providerOptions": {"shiro": {"fromText": True}},
+        "providerOptions": {"shiro": mark},
     }
 
 
@@ -261,7 +263,7 @@ class Turn:
         call = ToolCallReady(f"call_shiro_{uuid.uuid4().hex[:16]}", "bash", json.dumps(input))
         self.tool_calls.made_by_shiro(call.call_id)
         self.emit(ev.Notice(check.notice))
-        self.history.append({"role": "assistant", "content": [_call_part(call, input)]})
+        self.history.append({"role": "assistant", "content": [_call_part(call, input, by_shiro=True)]})
         results = await self.tool_calls.run([call])
         self.reflector.facts.saw_tools(results, {call.call_id: input})
         return results[0] if results else None
@@ -439,7 +441,7 @@ class Turn:
             )
 
     def _count(self, usage: Usage) -> None:
-        priced = replace(usage, cost_usd=cost_of(self.setup.model, usage))
+        priced = replace(usage, cost_usd=cost_of(self.setup.model, usage) if self.setup.billed else None)
         self.usage += priced
         self.history.add_usage(priced)
 

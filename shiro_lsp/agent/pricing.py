@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
+from urllib.parse import urlsplit
+
+from shiro_lsp.providers.factory import is_local
 from shiro_lsp.usage import Usage
 
 # (input, output, cached input) USD per million tokens; cached input is what the provider bills for
@@ -21,6 +25,21 @@ PRICES: dict[str, tuple[float, float, float]] = {
     "deepseek-reasoner": (0.55, 2.19, 0.14),
     "grok-4": (3.0, 15.0, 0.75),
 }
+
+
+def is_billed(base_url: str | None) -> bool:
+    """Whether tokens sent to this endpoint cost money: not a server on this machine or on a private
+    network (a local model server serves any model name, "gpt-5" included, for free). None: the
+    default endpoint (OpenAI's)."""
+    if not base_url:
+        return True
+    if is_local(base_url):
+        return False
+    host = urlsplit(base_url).hostname or ""
+    try:
+        return not ipaddress.ip_address(host).is_private
+    except ValueError:  # a name, not an address
+        return True
 
 
 def price_of(model: str) -> tuple[float, float] | None:

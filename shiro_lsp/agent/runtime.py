@@ -37,6 +37,7 @@ from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expan
 from shiro_lsp.agent.loop import Turn
 from shiro_lsp.agent.pasted_pages import pages_budget, pasted_pages
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
+from shiro_lsp.agent.pricing import is_billed
 from shiro_lsp.agent.prompt import build_system_prompt, is_git_workspace
 from shiro_lsp.agent.setup import Answer, ApprovalRequest, Decision, History, TurnPlan, TurnSetup, plan_turn
 from shiro_lsp.agent.tool_calls import ToolCallRunner
@@ -47,7 +48,8 @@ from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.commands import CommandCatalogue, CommandRun, ToolLimit, parse_invocation
 from shiro_lsp.config import Settings, ToolCallFormat, secret_values
 from shiro_lsp.context.estimate import estimate_text
-from shiro_lsp.context.summary import compact_request
+from shiro_lsp.context.summary import compact_request, compact_retry_request, goal_index
+from shiro_lsp.context.summary_check import digest_summary, last_answer, summary_problem
 from shiro_lsp.errors import ShiroError
 from shiro_lsp.fs.jail import Folders, Roots
 from shiro_lsp.fs.secrets import Redactor
@@ -76,6 +78,10 @@ CHANGED_WHILE_COMPACTING = (
     "The session changed while it was being compacted, so nothing was replaced. Run /compact again."
 )
 COMPACT_FAILED = "Could not compact the session; it is unchanged."
+DIGEST_STANDS_IN = (
+    "The model's summary was not usable ({reason}), so Shiro's own digest of the conversation (its goal, "
+    "task list, files touched and one line per message) stands in for it."
+)
 AUTO_COMPACT_FAILED = (
     "The conversation no longer fits the compaction threshold and could not be compacted ({reason}); "
     "older tool output is pruned from what the model sees instead."
@@ -108,7 +114,7 @@ class LiveSessionLike(History, LoggedSession, Protocol):
 
     def replace_model_view(self, messages: list[Message]) -> None: ...
 
-    def compact(self, summary: str, *, auto: bool = False) -> object: ...
+    def compact(self, summary: str, *, auto: bool = False, digest_reason: str | None = None) -> object: ...
 
     def view_without_last_compaction(self) -> list[Message]: ...
 
@@ -587,6 +593,7 @@ class AgentRuntime:
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,
             web_allow_hosts=tuple(s.web_fetch_allow_hosts),
+            billed=is_billed(s.base_url),
         )
         return setup
 
@@ -670,7 +677,9 @@ class AgentRuntime:
         self.grants(self.session())  # a different session starts with a fresh window (and grants)
 
     async def current_meter(self) -> Meter:
-        """``meter()`` with the instructions and tools the next turn would send measured now."""
+        """``meter()`` with the instructions and tools the next turn would send measured now, against
+        the endpoint's window (asked for once per model: after a reload or resume, before any turn)."""
+        await self.discover_context_window()
         plan = self.plan()
         self._sync_window()
 
@@ -747,18 +756,37 @@ class AgentRuntime:
         if not view:
             return 0
         self._progress("summarizing", len(view))
+        await self.discover_context_window()  # after a reload or resume: the threshold fits the window
         try:
-            system, messages = compact_request(view)
-            text = await self._compact_summary(system, await self._fitted(system, messages))
+            text, digest_reason = await self._summary_of(session, view)
             if self.session() is not session or len(session.messages) != count:
                 raise ShiroError(CHANGED_WHILE_COMPACTING)
         except BaseException:
             self._progress("failed", len(view))
             raise
-        marker = session.compact(text, auto=auto)
+        marker = session.compact(text, auto=auto, digest_reason=digest_reason)
         self.window.reset()
         self._progress("done", len(view), marker)
         return len(view)
+
+    async def _summary_of(self, session: LiveSessionLike, view: list[Message]) -> tuple[str, str | None]:
+        """The model's summary of ``view``, checked (``summary_check``) and asked for once more over the
+        digest lines when it is not one; else Shiro's digest, with why the model's was refused."""
+        goal_at = goal_index(session.messages)
+        goal = str(session.messages[goal_at]["content"]) if goal_at is not None else ""
+        tasks = "\n".join(todo.line for todo in session.tasks.todos)
+        answer = last_answer(view)
+        system, messages = compact_request(view, tasks)
+        text = await self._compact_summary(system, await self._fitted(system, messages))
+        problem = summary_problem(text, answer, goal)
+        if problem is None:
+            return text, None
+        log.info("compaction: the model's summary was refused (%s); asking once more", problem)
+        system, messages = compact_retry_request(view, tasks)
+        retried = await self._compact_summary(system, messages)
+        if summary_problem(retried, answer, goal) is None:
+            return retried, None
+        return await asyncio.to_thread(digest_summary, view, goal, tasks), problem
 
     async def _compact_when_full(self, session: LiveSessionLike, prompt: str, emit: Emit) -> None:
         """Automatic compaction: when the history with this prompt no longer fits the threshold, the
@@ -771,9 +799,13 @@ class AgentRuntime:
             return
         async with self._compaction():
             try:
-                await self._compact_view(session, auto=True)
+                compacted = await self._compact_view(session, auto=True)
             except ShiroError as error:
                 emit(Notice(AUTO_COMPACT_FAILED.format(reason=error.message)))
+                return
+        reason = getattr(session.compactions[-1], "digest_reason", None) if compacted else None
+        if reason:
+            emit(Notice(DIGEST_STANDS_IN.format(reason=reason)))
 
     async def undo_compaction(self) -> tuple[int, int]:
         """Undo the last compaction: the model's earlier view comes back, if it still fits the limit.
@@ -809,12 +841,11 @@ class AgentRuntime:
         return (await self.window.view_off_loop(messages, estimate_text(system))).messages
 
     async def _compact_summary(self, system: str, messages: list[Message]) -> str:
+        """The model's answer ('' when empty: the check refuses it); a failed call raises."""
         try:
             text = await self.generate(system, messages)
         except ProviderError as error:
             raise ShiroError(f"{COMPACT_FAILED} {error.message}") from None
-        if not text.strip():
-            raise ShiroError(f"{COMPACT_FAILED} The model returned an empty summary.")
         return text.strip()
 
 

@@ -33,6 +33,13 @@ DEFAULT_MAX_OUTPUT_TOKENS = 16_384
 Decision = Literal["once", "always", "deny"]
 
 
+SHIRO_ORIGIN_NOTE = (
+    "Shiro runs this command itself, not the model: your message names it, and its output tells the "
+    "model what happens. Deny it if you do not want it run."
+)
+"""Said on the card of a call Shiro makes itself (``ApprovalRequest.by_shiro``)."""
+
+
 @dataclass(frozen=True)
 class ApprovalRequest:
     tool_name: str
@@ -46,7 +53,9 @@ class ApprovalRequest:
     call_id: str | None = None
     """The tool call asked about (the id its ``tool-start``/``tool-call`` events carry)."""
     origin: Origin = "native"
-    """``text``: Shiro read the call from the model's text; the card says so."""
+    """``text``: Shiro read the call from the model's text, or made it itself; the card says so."""
+    by_shiro: bool = False
+    """Shiro made the call itself (a command the user named), not the model."""
 
 
 @dataclass(frozen=True)
@@ -233,6 +242,8 @@ class TurnSetup:
     """Checks before and after each tool call: a custom command's tool limit, the hooks."""
     stop_check: Callable[[str], Awaitable[str | None]] | None = None
     """When the model has answered (its text given): an instruction to go on instead (a Stop hook), or None."""
+    billed: bool = True
+    """The endpoint charges for tokens (``pricing.is_billed``); a local server's turns have no cost."""
 
     def bash_warning(self) -> str:
         """What a bash approval card says about where the command runs (sandboxed or not)."""

@@ -318,6 +318,7 @@ class ToolCallRunner:
             await self._previews(call.name, input),
             call.call_id,
             origin,
+            call.call_id in self.shiros_own,
         )
         answer = await self._ask(request)
         self.emit(
@@ -330,6 +331,7 @@ class ToolCallRunner:
                 verdict.matched_pattern,
                 self._text_tag(call),
                 answer.expired,
+                [preview.row() for preview in request.previews] if request.previews else None,
             )
         )
         if answer.decision == "always" and verdict.warning is None:
@@ -343,8 +345,11 @@ class ToolCallRunner:
     def _origin_of(self, call: ToolCallReady) -> Origin:
         return "text" if call.call_id in self.text_calls else "native"
 
-    def _text_tag(self, call: ToolCallReady) -> Literal["text"] | None:
-        return "text" if call.call_id in self.text_calls else None
+    def _text_tag(self, call: ToolCallReady) -> ev.CallOrigin:
+        """Who made the call, as its events say."""
+        if call.call_id in self.shiros_own:
+            return "shiro"
+        return "text" if call.call_id in self.text_calls else "model"
 
     async def _warning(self, tool_name: str, specific: str | None) -> str | None:
         parts = [specific] if specific else []

@@ -28,11 +28,14 @@ SHOWN_AS_IS = (ev.Notice, ev.Failed, ev.ToolDenied, ev.ToolApproval, ev.Compacte
 
 
 class LoggedSession(Protocol):
+    @property
+    def messages(self) -> list[Message]: ...
+
     def turn_started(self, task_id: str, model: str) -> None: ...
 
     def turn_ended(self, task_id: str, stop_reason: StopReason, error: str | None = None) -> None: ...
 
-    def record_event(self, task_id: str, event: dict[str, Any]) -> None: ...
+    def record_event(self, task_id: str, event: dict[str, Any], at: int | None = None) -> None: ...
 
 
 def recorded_form(event: Event) -> dict[str, Any] | None:
@@ -51,23 +54,49 @@ def recorded_form(event: Event) -> dict[str, Any] | None:
 
 
 class TurnLog:
-    """One turn's record in ``session``: ``start`` before the turn, every event, then ``end``."""
+    """One turn's record in ``session``: ``start`` before the turn, every event, then ``end``.
+
+    An event is placed after the messages kept when it came, except one that comes while a reply
+    is shown but not yet kept (a loop cut's notice, said as the reply is cut): it waits for that
+    reply, so a resume shows it below the reply, where the live panel did.
+    """
 
     def __init__(self, session: LoggedSession, task_id: str) -> None:
         self.session = session
         self.task_id = task_id
+        self._reply_at: int | None = None
+        """The messages kept when the reply being shown began (None: no reply is being shown)."""
+        self._waiting: list[dict[str, Any]] = []
 
     def start(self, model: str) -> None:
         """The turn runs on ``model``: the session's model is the one it last ran on."""
         self.session.turn_started(self.task_id, model)
 
     def record(self, event: Event) -> None:
+        kept = len(self.session.messages)
+        if self._reply_at is not None and kept > self._reply_at:  # the reply is kept: right after it
+            self._release(self._reply_at + 1)
+        if isinstance(event, ev.Text | ev.Reasoning) and self._reply_at is None:
+            self._reply_at = kept
         form = recorded_form(event)
-        if form is not None:
+        if form is None:
+            return
+        if self._reply_at is not None:
+            self._waiting.append(form)
+        else:
             self.session.record_event(self.task_id, form)
 
     def end(self, stop_reason: StopReason, error: str | None = None) -> None:
+        if self._reply_at is not None:
+            kept = len(self.session.messages)
+            self._release(self._reply_at + 1 if kept > self._reply_at else None)
         self.session.turn_ended(self.task_id, stop_reason, error)
+
+    def _release(self, at: int | None) -> None:
+        self._reply_at = None
+        for form in self._waiting:
+            self.session.record_event(self.task_id, form, at)
+        self._waiting.clear()
 
 
 # --- a resumed session's turns --------------------------------------------------------------------

@@ -101,6 +101,28 @@ class FilePreview(Wire):
     )
     deletions: int = Field(default=0, description="Extension: as `additions`, lines deleted.")
 
+    def row(self) -> ChangedFile:
+        """The preview as a changed-file row: what the approval card's "Proposed change" line lists
+        (kept with the user's answer, so a resumed card shows it without the files' text)."""
+        status: ChangeStatus = (
+            "moved"
+            if self.moved_from
+            else "added"
+            if self.before is None
+            else "deleted"
+            if self.after is None
+            else "modified"
+        )
+        return ChangedFile(
+            path=self.path,
+            status=status,
+            moved_from=self.moved_from,
+            additions=self.additions,
+            deletions=self.deletions,
+            reviewed=False,
+            binary=self.binary,
+        )
+
 
 @dataclass(frozen=True)
 class TurnChangesView:

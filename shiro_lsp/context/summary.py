@@ -51,13 +51,44 @@ _WHITESPACE = re.compile(r"\s+")
 # --- /compact ----------------------------------------------------------------------------------
 
 
-def compact_request(history: Sequence[Message]) -> tuple[str, list[Message]]:
-    """System prompt and messages of the manual ``/compact`` call (no tools offered).
+COMPACT_INSTRUCTION = (
+    "Stop here and write a summary of the conversation above, to stand in for it in a fresh "
+    "session. Do not answer or continue it, and do not repeat your last reply. Write short notes "
+    "under these headings:\n"
+    "Goal: what the user asked for.\n"
+    "Task list: each task and whether it is done.\n"
+    "Files touched: the path of every file read or changed, and what changed.\n"
+    "Decisions: what was decided or found, and the commands run with their outcome.\n"
+    "Still to do: what remains."
+)
+"""The last message of a ``/compact`` request. A small model given the session ending on its own
+answer, with the instruction only in the system prompt, continued that answer: asked last, by name,
+for what a summary holds, it writes one."""
+TASK_LIST_LEAD = "The task list now:"
+DIGEST_LEAD = "The conversation so far, one line per message:"
+
+
+def compact_request(history: Sequence[Message], tasks: str = "") -> tuple[str, list[Message]]:
+    """System prompt and messages of the ``/compact`` call (no tools offered): the history, then
+    the instruction as the last user message (with the task list, when there is one).
 
     The history goes inline (no provider item references, which may have expired). It is not
     pruned: if it is over the model's window the engine should ``prune_to_fit`` it first.
     """
-    return COMPACT_SYSTEM_PROMPT, detach_provider_items(history)
+    return COMPACT_SYSTEM_PROMPT, [*detach_provider_items(history), _instruction(tasks)]
+
+
+def compact_retry_request(history: Sequence[Message], tasks: str = "") -> tuple[str, list[Message]]:
+    """The second try, when the first summary was not one (``summary_check``): the session as digest
+    lines in one user message with the instruction after them, so there is no answer to continue."""
+    instruction = _instruction(tasks)["content"]
+    text = f"{DIGEST_LEAD}\n{digest_of(history)}\n\n{instruction}"
+    return COMPACT_SYSTEM_PROMPT, [{"role": "user", "content": text}]
+
+
+def _instruction(tasks: str) -> Message:
+    listed = f"{TASK_LIST_LEAD}\n{tasks.strip()}\n\n" if tasks.strip() else ""
+    return {"role": "user", "content": listed + COMPACT_INSTRUCTION}
 
 
 def compacted_history(summary_text: str) -> list[Message]:

@@ -111,7 +111,7 @@ class LspFrontend:
             preview=previews[0] if previews else None,
             previews=previews if len(previews) > 1 else None,
             warning=request.warning,
-            origin=request.origin,
+            origin="shiro" if request.by_shiro else request.origin,
         )
         timeout = self.server.shiro.settings.approval_timeout_ms / 1000
         try:

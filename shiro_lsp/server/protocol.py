@@ -299,12 +299,14 @@ class ApproveParams(Wire):
         default=None,
         description="Extension: every file of a multi-file call (apply_patch); `preview` is the first.",
     )
-    origin: Literal["native", "text"] = Field(
+    origin: Literal["native", "text", "shiro"] = Field(
         default="native",
         description=(
             "Extension: `text` when Shiro read the call from the model's text (toolCallFormat text or "
-            "auto), not from a native tool call. The card says so; an `always` answer then covers "
-            "text calls only, and no `always` given to a native call covers a text call."
+            "auto), not from a native tool call; `shiro` when Shiro makes the call itself (a command "
+            "the user's message names, run before the model is asked or to check its files), not the "
+            "model. The card says so; an `always` answer then covers text and Shiro's own calls only, "
+            "and no `always` given to a native call covers them."
         ),
     )
 
@@ -533,6 +535,23 @@ class CompactionInfo(Wire):
     auto: bool = Field(
         default=False, description="Made because the history no longer fit the threshold, not by /compact."
     )
+    digest_reason: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Extension: set when `summary` is Shiro's own digest (the goal, the task list, the files "
+        "touched and one line per message), not the model's summary: why the model's was refused (it "
+        "repeated the model's last answer, did not name the session's goal, was empty), twice.",
+    )
+    undone_at: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Extension, undone compactions only: the transcript's length when the user undid it.",
+    )
+    restored: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Extension, undone compactions only: the messages the model saw again in place of the summary.",
+    )
 
 
 class TurnInfo(Wire):
@@ -569,6 +588,10 @@ class SessionResumeResult(Wire):
     todos: TodosPayload
     compactions: list[CompactionInfo] = Field(
         default_factory=list, description="Oldest first; the model's view starts at the last one."
+    )
+    undone_compactions: list[CompactionInfo] = Field(
+        default_factory=list,
+        description="Extension: the compactions the user undid, oldest first, with `undoneAt` and `restored`.",
     )
     turns: list[TurnInfo] = Field(
         default_factory=list, description="Oldest first; sessions saved by older versions have none."

@@ -271,7 +271,13 @@ def compaction_wire(compaction: Compaction) -> p.CompactionInfo:
     from shiro_lsp.server import protocol as p
 
     return p.CompactionInfo(
-        at=compaction.at, summary=compaction.summary, created_at=compaction.created_at, auto=compaction.auto
+        at=compaction.at,
+        summary=compaction.summary,
+        created_at=compaction.created_at,
+        auto=compaction.auto,
+        digest_reason=compaction.digest_reason,
+        undone_at=compaction.undone_at,
+        restored=compaction.restored if compaction.undone_at is not None else None,
     )
 
 

@@ -112,6 +112,7 @@ def register(server: ShiroServer) -> None:
             transcript=list(session.messages),
             todos=todos_wire(session.tasks),
             compactions=[compaction_wire(c) for c in session.compactions],
+            undone_compactions=[compaction_wire(c) for c in session.undone_compactions],
             turns=[turn_wire(t) for t in turns],
             events=history_events(record.events),
             model_note=model_note(session.model, ls.shiro.settings.model),

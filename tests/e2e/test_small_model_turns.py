@@ -863,6 +863,11 @@ async def test_a_command_the_user_says_fails_is_run_before_the_first_step(
     ran = [e["input"]["command"] for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
     # before the model's first step (it reads the error), then to check its change
     assert ran == ["python3 app.py"] * 2
+    # Shiro ran them, not the model; the model wrote its file out in its text (issue 34)
+    assert {e["name"]: e["origin"] for e in events if e["type"] == "tool-call"} == {
+        "bash": "shiro",
+        "write_file": "text",
+    }
     assert "cannot import name 'tidi' from 'labels'" in json.dumps(chats(local)[0]["messages"][-1])
     assert (workspace / "app.py").read_text() == fixed and len(chats(local)) == 1
 

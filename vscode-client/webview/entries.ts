@@ -104,7 +104,8 @@ export function renderEntry(entry: ChatEntry): HTMLElement {
       const details = el('details', `tool status-${entry.status}`);
       const summary = el('summary');
       summary.appendChild(el('span', 'tool-name', entry.name));
-      if (entry.fromText) summary.appendChild(el('span', 'tool-origin', "read from the model's text"));
+      if (entry.byShiro) summary.appendChild(el('span', 'tool-origin by-shiro', 'run by Shiro'));
+      else if (entry.fromText) summary.appendChild(el('span', 'tool-origin', "read from the model's text"));
       summary.appendChild(el('span', 'tool-status', pending ? 'waiting for your answer' : entry.status));
       details.appendChild(summary);
       // the pending card already shows the input: once is enough

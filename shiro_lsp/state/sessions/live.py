@@ -47,6 +47,7 @@ class LiveSession:
         updated_at: str | None = None,
         custom_title: str | None = None,
         compactions: list[Compaction] | None = None,
+        undone_compactions: list[Compaction] | None = None,
         turns: list[TurnMark] | None = None,
         events: list[EventMark] | None = None,
         on_change: Callable[[], None] | None = None,
@@ -65,6 +66,7 @@ class LiveSession:
         self.cached_input_tokens = cached_input_tokens
         self.custom_title = custom_title
         self.compactions: list[Compaction] = list(compactions or [])
+        self.undone_compactions: list[Compaction] = list(undone_compactions or [])
         self._summary_message: tuple[Compaction, Message] | None = None  # one dict per compaction
         self.turns: list[TurnMark] = list(turns or [])
         self.events: list[EventMark] = list(events or [])
@@ -95,6 +97,7 @@ class LiveSession:
             cached_input_tokens=record.cached_input_tokens,
             custom_title=record.custom_title,
             compactions=record.compactions,
+            undone_compactions=record.undone_compactions,
             turns=record.turns,
             events=record.events,
         )
@@ -115,6 +118,9 @@ class LiveSession:
         self.messages = list(messages)
         count = len(self.messages)
         self.compactions = [c for c in self.compactions if c.at <= count]
+        self.undone_compactions = [
+            c for c in self.undone_compactions if c.undone_at is not None and c.undone_at <= count
+        ]
         self.turns = [t for t in self.turns if t.at < count or (t.at == count and t.end is None)]
         self.events = [e for e in self.events if e.at <= count]
         self.changed()
@@ -136,11 +142,12 @@ class LiveSession:
                 self.changed()
                 return
 
-    def record_event(self, task_id: str, event: dict[str, Any]) -> None:
-        """``event`` (wire JSON) as the panel showed it, after the messages so far (never before the
-        turn's own prompt)."""
+    def record_event(self, task_id: str, event: dict[str, Any], at: int | None = None) -> None:
+        """``event`` (wire JSON) as the panel showed it, after the first ``at`` messages (default: the
+        messages so far; never before the turn's own prompt)."""
         turn = next((t for t in reversed(self.turns) if t.task_id == task_id), None)
-        at = len(self.messages) if turn is None else max(len(self.messages), turn.at + 1)
+        at = min(len(self.messages) if at is None else at, len(self.messages))
+        at = at if turn is None else max(at, turn.at + 1)
         self.events.append(EventMark(at, task_id, event))
         self.changed()
 
@@ -161,9 +168,10 @@ class LiveSession:
         self.messages = [*self.messages[:at], *messages[1:]]
         self.changed()
 
-    def compact(self, summary: str, *, auto: bool = False) -> Compaction:
-        """From now on the model sees ``summary`` in place of every message so far."""
-        compaction = Compaction(len(self.messages), summary, now_iso(), auto)
+    def compact(self, summary: str, *, auto: bool = False, digest_reason: str | None = None) -> Compaction:
+        """From now on the model sees ``summary`` in place of every message so far (``digest_reason``:
+        it is Shiro's digest, and why the model's summary was not used)."""
+        compaction = Compaction(len(self.messages), summary, now_iso(), auto, digest_reason)
         self.compactions.append(compaction)
         self.changed()
         return compaction
@@ -176,9 +184,13 @@ class LiveSession:
         return [self._summary_of(earlier), *self.messages[earlier.at :]]
 
     def undo_compaction(self) -> Compaction | None:
+        """The model sees the view before the last compaction again; the compaction is kept as undone
+        (with what the model sees again), so a resumed transcript shows its divider and the undo."""
         if not self.compactions:
             return None
-        undone = self.compactions.pop()
+        restored = len(self.view_without_last_compaction())
+        undone = replace(self.compactions.pop(), undone_at=len(self.messages), restored=restored)
+        self.undone_compactions.append(undone)
         self.changed()
         return undone
 
@@ -222,6 +234,7 @@ class LiveSession:
             messages=list(self.messages),
             custom_title=self.custom_title,
             compactions=list(self.compactions),
+            undone_compactions=list(self.undone_compactions),
             turns=list(self.turns),
             events=list(self.events),
         )

@@ -52,11 +52,22 @@ class Compaction:
     created_at: str
     auto: bool = False
     """Made because the history no longer fit the threshold (not by /compact)."""
+    digest_reason: str | None = None
+    """Set when ``summary`` is Shiro's digest, not the model's: why the model's summary was refused."""
+    undone_at: int | None = None
+    """An undone compaction: the messages the transcript held when the user undid it."""
+    restored: int = 0
+    """An undone compaction: the messages the model saw again in place of the summary."""
 
     def to_json(self) -> dict[str, Any]:
         value: dict[str, Any] = {"at": self.at, "summary": self.summary, "createdAt": self.created_at}
         if self.auto:
             value["auto"] = True
+        if self.digest_reason is not None:
+            value["digestReason"] = self.digest_reason
+        if self.undone_at is not None:
+            value["undoneAt"] = self.undone_at
+            value["restored"] = self.restored
         return value
 
     @classmethod
@@ -68,7 +79,26 @@ class Compaction:
             raise SessionFormatError('a compaction\'s "at" must be a message index')
         if not isinstance(summary, str):
             raise SessionFormatError('a compaction\'s "summary" must be text')
-        return cls(at, summary, _text(value, "createdAt", default=""), value.get("auto") is True)
+        reason = value.get("digestReason")
+        return cls(
+            at,
+            summary,
+            _text(value, "createdAt", default=""),
+            value.get("auto") is True,
+            reason if isinstance(reason, str) else None,
+        )
+
+    @classmethod
+    def undone_from_json(cls, value: Any, count: int) -> Compaction | None:
+        """An undone compaction (``undoneCompactions``); one that does not fit this history is None."""
+        try:
+            compaction = cls.from_json(value, count)
+        except SessionFormatError:
+            return None
+        undone_at, restored = value.get("undoneAt"), value.get("restored")
+        if not _index(undone_at, count) or undone_at < compaction.at:
+            return None
+        return replace(compaction, undone_at=undone_at, restored=restored if _index(restored, 10**9) else 0)
 
 
 StopReason = Literal["done", "cancelled", "error"]
@@ -163,6 +193,8 @@ class SessionRecord:
     custom_title: str | None = None
     compactions: list[Compaction] = field(default_factory=list)
     """Oldest first; the model's view is the last one's summary plus the messages after it."""
+    undone_compactions: list[Compaction] = field(default_factory=list)
+    """Compactions the user undid, oldest first (a resumed transcript shows their dividers)."""
     turns: list[TurnMark] = field(default_factory=list)
     """Each turn's task id, where it began and how it ended (older files: none)."""
     events: list[EventMark] = field(default_factory=list)
@@ -189,6 +221,8 @@ class SessionRecord:
         value["notebook"] = {"todos": [t.to_json() for t in self.todos]}
         if self.compactions:
             value["compactions"] = [c.to_json() for c in self.compactions]
+        if self.undone_compactions:
+            value["undoneCompactions"] = [c.to_json() for c in self.undone_compactions]
         if self.turns:
             value["turns"] = [t.to_json() for t in self.turns]
         if self.events:
@@ -204,6 +238,9 @@ class SessionRecord:
             self,
             messages=self.messages[:count],
             compactions=[c for c in self.compactions if c.at <= count],
+            undone_compactions=[
+                c for c in self.undone_compactions if c.undone_at is not None and c.undone_at <= count
+            ],
             turns=[
                 t if t.end is None or t.end <= count else replace(t, end=count)
                 for t in self.turns
@@ -246,6 +283,7 @@ class SessionRecord:
             messages=messages,
             custom_title=custom_title or None,
             compactions=compactions,
+            undone_compactions=_marks(value, "undoneCompactions", Compaction.undone_from_json, len(messages)),
             turns=_marks(value, "turns", TurnMark.from_json, len(messages)),
             events=_marks(value, "events", EventMark.from_json, len(messages)),
         )

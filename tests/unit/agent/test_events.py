@@ -16,7 +16,11 @@ WIRE: list[tuple[ev.Event, dict[str, Any]]] = [
     (ev.ToolStart("c1", "bash"), {"type": "tool-start", "id": "c1", "name": "bash"}),
     (
         ev.ToolCall("c1", "bash", {"command": "ls"}),
-        {"type": "tool-call", "id": "c1", "name": "bash", "input": {"command": "ls"}},
+        {"type": "tool-call", "id": "c1", "name": "bash", "input": {"command": "ls"}, "origin": "model"},
+    ),
+    (
+        ev.ToolCall("c2", "bash", {"command": "make"}, "shiro"),
+        {"type": "tool-call", "id": "c2", "name": "bash", "input": {"command": "make"}, "origin": "shiro"},
     ),
     (ev.ToolOutput("c1", "a\n"), {"type": "tool-output", "id": "c1", "chunk": "a\n"}),
     (
@@ -40,6 +44,7 @@ WIRE: list[tuple[ev.Event, dict[str, Any]]] = [
             "decision": "deny",
             "suggestedPattern": "ls *",
             "reason": "not now",
+            "origin": "model",
             "expired": False,
         },
     ),

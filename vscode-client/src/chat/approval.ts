@@ -2,6 +2,11 @@ import type { ApproveParams, Decision } from '../shared/protocol';
 import { approvalPreview } from '../review/changesModel';
 import type { ApprovalCard } from '../shared/webviewProtocol';
 
+/** Said on the card of a call Shiro makes itself (a command the user's message names), not the model. */
+export const SHIRO_ORIGIN_NOTE =
+  'Shiro runs this command itself, not the model: your message names it, and its output tells the model what ' +
+  'happens. Deny it if you do not want it run.';
+
 /** Said on the card of a call Shiro read from the model's reply rather than a native tool call. */
 export const TEXT_ORIGIN_NOTE =
   "Read from the model's text: the model wrote this call in its reply, it did not make a native tool call. " +
@@ -26,15 +31,26 @@ export function grantScope(toolName: string, pattern: string): string {
 }
 
 /** A session grant as a sentence: what it allows, that it lasts for this session, and which calls it covers. */
-export function grantLabel(g: { toolName: string; pattern: string; origin?: 'native' | 'text' }): string {
-  const textOnly = g.origin === 'text' ? ' (calls written as text only)' : '';
+export function grantLabel(g: { toolName: string; pattern: string; origin?: 'native' | 'text' | 'shiro' }): string {
+  const textOnly =
+    g.origin === 'text'
+      ? ' (calls written as text only)'
+      : g.origin === 'shiro'
+        ? " (Shiro's own commands and calls written as text only)"
+        : '';
   return `Allow ${grantScope(g.toolName, g.pattern)} for this session${textOnly}`;
 }
 
+/** The card's question: whose call it is, when it is not the model's own native call. */
+function cardTitle(p: ApproveParams): string {
+  if (p.origin === 'shiro') return `Allow ${p.toolName} (Shiro runs it for your request)?`;
+  if (p.origin === 'text') return `Allow ${p.toolName} (read from the model's text)?`;
+  return `Allow ${p.toolName}?`;
+}
+
 export function approvalCard(p: ApproveParams): ApprovalCard {
-  const fromText = p.origin === 'text';
   return {
-    title: fromText ? `Allow ${p.toolName} (read from the model's text)?` : `Allow ${p.toolName}?`,
+    title: cardTitle(p),
     input: describeInput(p.input),
     matched: p.matchedPattern ? `matched ${p.toolName}: "${p.matchedPattern}"` : undefined,
     warning: cardWarning(p),
@@ -56,7 +72,7 @@ export function approvalCard(p: ApproveParams): ApprovalCard {
  */
 export function cardWarning(p: ApproveParams): string | undefined {
   const lines = [
-    p.origin === 'text' ? TEXT_ORIGIN_NOTE : undefined,
+    p.origin === 'shiro' ? SHIRO_ORIGIN_NOTE : p.origin === 'text' ? TEXT_ORIGIN_NOTE : undefined,
     p.warning,
     p.repeated ? 'This is a repeated identical call in this turn.' : undefined,
   ];

@@ -209,6 +209,7 @@ export class ChatModel {
         const t = this.tool(id, name, taskId);
         t.input = describeInput(event.input);
         if (event.origin === 'text') t.fromText = true;
+        if (event.origin === 'shiro') t.byShiro = true;
         this.changed(t);
         break;
       }
@@ -426,7 +427,7 @@ export class ChatModel {
       repeated: false,
       matchedPattern: event.matchedPattern ?? null,
       suggestedPattern: event.suggestedPattern ?? '',
-      origin: event.origin === 'text' ? 'text' : 'native',
+      origin: event.origin === 'text' || event.origin === 'shiro' ? event.origin : 'native',
     });
     const approval = this.addApproval(card, row?.name, row);
     this.settleApproval(approval.id, toDecision(event.decision), event.expired === true, event.reason ?? undefined);
@@ -444,7 +445,8 @@ export class ChatModel {
     else if (part.type === 'text') this.add({ kind: 'assistant', text: part.text ?? '', streaming: false });
     else if (part.type === 'reasoning') this.add({ kind: 'reasoning', text: part.text ?? '', streaming: false });
     else if (part.type === 'tool-call') {
-      const origin = part.providerOptions?.shiro?.fromText ? 'text' : null;
+      const mark = part.providerOptions?.shiro;
+      const origin = mark?.byShiro ? 'shiro' : mark?.fromText ? 'text' : 'model';
       this.applyEvent('transcript', {
         type: 'tool-call',
         id: part.toolCallId,

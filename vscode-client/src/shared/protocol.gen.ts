@@ -105,9 +105,9 @@ export interface ApproveParams {
   input: unknown;
   matchedPattern?: string | null;
   /**
-   * Extension: `text` when Shiro read the call from the model's text (toolCallFormat text or auto), not from a native tool call. The card says so; an `always` answer then covers text calls only, and no `always` given to a native call covers a text call.
+   * Extension: `text` when Shiro read the call from the model's text (toolCallFormat text or auto), not from a native tool call; `shiro` when Shiro makes the call itself (a command the user's message names, run before the model is asked or to check its files), not the model. The card says so; an `always` answer then covers text and Shiro's own calls only, and no `always` given to a native call covers them.
    */
-  origin?: 'native' | 'text';
+  origin?: 'native' | 'text' | 'shiro';
   /**
    * File tools (write_file, edit_file, multi_edit, move_file, delete_file).
    */
@@ -451,7 +451,19 @@ export interface CompactionInfo {
    */
   auto?: boolean;
   createdAt: string;
+  /**
+   * Extension: set when `summary` is Shiro's own digest (the goal, the task list, the files touched and one line per message), not the model's summary: why the model's was refused (it repeated the model's last answer, did not name the session's goal, was empty), twice.
+   */
+  digestReason?: string | null;
+  /**
+   * Extension, undone compactions only: the messages the model saw again in place of the summary.
+   */
+  restored?: number | null;
   summary: string;
+  /**
+   * Extension, undone compactions only: the transcript's length when the user undid it.
+   */
+  undoneAt?: number | null;
 }
 export interface CompactionProgress {
   /**
@@ -562,7 +574,7 @@ export interface ToolCallEvent {
   id: string;
   input: unknown;
   name: string;
-  origin?: 'text' | null;
+  origin?: 'model' | 'text' | 'shiro';
   type: 'tool-call';
 }
 /**
@@ -610,10 +622,11 @@ export interface ToolDeniedEvent {
 export interface ToolApprovalEvent {
   decision: 'once' | 'always' | 'deny';
   expired?: boolean;
+  files?: ChangedFile[] | null;
   id: string;
   matchedPattern?: string | null;
   name: string;
-  origin?: 'text' | null;
+  origin?: 'model' | 'text' | 'shiro';
   reason?: string | null;
   suggestedPattern: string;
   type: 'approval';
@@ -1054,6 +1067,10 @@ export interface SessionResumeResult {
    * Oldest first; sessions saved by older versions have none.
    */
   turns?: TurnInfo[];
+  /**
+   * Extension: the compactions the user undid, oldest first, with `undoneAt` and `restored`.
+   */
+  undoneCompactions?: CompactionInfo[];
 }
 export interface TodosPayload {
   progress: TodoProgress;

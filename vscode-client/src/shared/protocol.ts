@@ -134,8 +134,9 @@ export interface MessagePart {
   input?: unknown;
   output?: unknown;
   error?: string;
-  /** A tool-call part Shiro read from the model's text carries `{shiro: {fromText: true}}`. */
-  providerOptions?: { shiro?: { fromText?: boolean } };
+  /** A tool-call part Shiro read from the model's text carries `{shiro: {fromText: true}}`; one Shiro made
+   *  itself also `byShiro: true`. */
+  providerOptions?: { shiro?: { fromText?: boolean; byShiro?: boolean } };
 }
 export interface Message {
   role: 'system' | 'user' | 'assistant' | 'tool';

@@ -36,6 +36,8 @@ export type ChatEntry =
       counts?: string;
       /** Shiro read the call from the model's text: it was not a native tool call (tool-call `origin`). */
       fromText?: boolean;
+      /** Shiro made the call itself (a command the user's message names), not the model (`origin` "shiro"). */
+      byShiro?: boolean;
     }
   | {
       id: string;

@@ -52,6 +52,19 @@ test("a call read from the model's text says so, and its Always covers text call
   assert.equal(native.warning, undefined);
 });
 
+test("a command Shiro runs itself is labelled as Shiro's, not as the model's", () => {
+  const card = approvalCard({
+    ...params,
+    input: { command: 'python3 stock_report.py' },
+    repeated: false,
+    origin: 'shiro',
+  });
+  assert.equal(card.title, 'Allow bash (Shiro runs it for your request)?');
+  assert.match(card.warning ?? '', /^Shiro runs this command itself, not the model: your message names it/);
+  assert.doesNotMatch(card.warning ?? '', /model's text|wrote this call/);
+  assert.match(card.input, /"command": "python3 stock_report\.py"/);
+});
+
 test('only an exact known decision allows; anything else denies (fail closed)', () => {
   assert.equal(toDecision('once'), 'once');
   assert.equal(toDecision('always'), 'always');

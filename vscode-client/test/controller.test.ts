@@ -515,7 +515,7 @@ test('an undo that no longer fits says why and leaves the divider as it was', as
   const ctl = new ChatController(server);
   ctl.model.loadTranscript([{ role: 'user', content: 'hello' }], [{ at: 1, summary: 'S', createdAt: '' }]);
   await ctl.handleMessage({ type: 'undoCompaction' });
-  const [, divider, notice] = ctl.model.state.entries;
+  const [, , divider, notice] = ctl.model.state.entries; // hello, the /compact that made it, its divider
   assert.ok(divider.kind === 'compaction' && divider.state === 'active');
   assert.ok(notice.kind === 'notice' && notice.level === 'warn' && /no longer fits/.test(notice.text));
 });
@@ -536,7 +536,8 @@ test(
     const kinds = ctl.model.state.entries.map(e =>
       e.kind === 'compaction' ? `|${e.summary}:${e.messages}:${e.dropped.length}` : e.kind,
     );
-    assert.deepEqual(kinds, ['|old:0:0', 'user', 'user', '|new:2:2', 'user']);
+    // each manual compaction shows the /compact that made it, as the live panel did
+    assert.deepEqual(kinds, ['user', '|old:0:0', 'user', 'user', 'user', '|new:2:2', 'user']);
   },
 );
 

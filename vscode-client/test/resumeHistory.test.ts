@@ -207,3 +207,104 @@ test('a recorded error ends its turn once; the turn end does not repeat it', () 
     ['user', 'error:HTTP 500'],
   );
 });
+
+test(
+  'a resumed /compact shows its command and its divider, an undone one its undone divider and the undo ' +
+    'notice, and the model summary is told from Shiro digest',
+  () => {
+    const m = new ChatModel();
+    const said: Message[] = [
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: [{ type: 'text', text: 'first' }] },
+      { role: 'user', content: 'two' },
+      { role: 'assistant', content: [{ type: 'text', text: 'second' }] },
+    ];
+    m.loadTranscript(said, [{ at: 4, summary: 'both', createdAt: '2', digestReason: 'it was empty' }], {
+      undoneCompactions: [{ at: 2, summary: 'one', createdAt: '1', undoneAt: 2, restored: 2 }],
+    });
+    const rows = m.state.entries.map(e =>
+      e.kind === 'compaction'
+        ? `divider:${e.state}:${e.digestReason ?? 'model'}`
+        : e.kind === 'user'
+          ? `${e.command ? 'command' : 'user'}:${e.text}`
+          : `${e.kind}:${e.kind === 'notice' || e.kind === 'assistant' ? e.text : ''}`,
+    );
+    assert.deepEqual(rows, [
+      'user:one',
+      'assistant:first',
+      'command:/compact',
+      'divider:undone:model',
+      'notice:Undid the compaction: the model sees the 2 messages again instead of the summary.',
+      'user:two',
+      'assistant:second',
+      'command:/compact',
+      'divider:active:it was empty',
+    ]);
+  },
+);
+
+test('a resumed answered write card keeps its "Proposed change" line from the files its answer recorded', () => {
+  const m = new ChatModel();
+  const write = {
+    type: 'tool-call',
+    toolCallId: 'w1',
+    toolName: 'write_file',
+    input: { path: 'crates.txt', content: 'a\nb\n' },
+  };
+  m.loadTranscript(
+    [
+      { role: 'user', content: 'list them' },
+      { role: 'assistant', content: [write] },
+    ],
+    [],
+    {
+      turns: [{ taskId: 't', at: 0, end: 2, stopReason: 'done' }],
+      events: [
+        {
+          at: 2,
+          taskId: 't',
+          event: {
+            type: 'approval',
+            id: 'w1',
+            name: 'write_file',
+            decision: 'once',
+            suggestedPattern: '*',
+            expired: false,
+            origin: 'model',
+            files: [{ path: 'crates.txt', status: 'added', additions: 2, deletions: 0, reviewed: false }],
+          },
+        },
+      ],
+    },
+  );
+  const row = m.state.entries.find(e => e.kind === 'tool');
+  assert.ok(row?.kind === 'tool');
+  assert.deepEqual(row.approval?.card.preview, {
+    files: [{ path: 'crates.txt', from: undefined, status: 'added', counts: '+2 \u22120', binary: false }],
+    total: '+2 \u22120',
+  });
+});
+
+test("a call Shiro made itself is marked as Shiro's, live and in a resumed transcript", () => {
+  const m = new ChatModel();
+  m.applyEvent('t', { type: 'tool-call', id: 'c1', name: 'bash', input: { command: 'make' }, origin: 'shiro' });
+  const resumed = new ChatModel();
+  resumed.loadTranscript([
+    {
+      role: 'assistant',
+      content: [
+        {
+          type: 'tool-call',
+          toolCallId: 'c1',
+          toolName: 'bash',
+          input: { command: 'make' },
+          providerOptions: { shiro: { fromText: true, byShiro: true } },
+        },
+      ],
+    },
+  ]);
+  for (const model of [m, resumed]) {
+    const row = model.state.entries[0];
+    assert.ok(row.kind === 'tool' && row.byShiro === true);
+  }
+});

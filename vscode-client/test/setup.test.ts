@@ -7,6 +7,7 @@ import {
   localModelItems,
   modelItems,
   needsSetup,
+  servedChoice,
   shownModel,
 } from '../src/setup/setup';
 
@@ -108,4 +109,13 @@ test('shiro.localServerUrls replaces the presets only when it names a URL', () =
   assert.deepEqual(detectParams([' http://10.0.0.5:11434/v1 ', '', 7]), { baseUrls: ['http://10.0.0.5:11434/v1'] });
   assert.deepEqual(detectParams([]), {});
   assert.deepEqual(detectParams(undefined), {});
+});
+
+test('after a connection test: the one served model is used, several unnamed are offered, a listed name kept', () => {
+  assert.deepEqual(servedChoice(['qwen2.5-coder-1.5b-instruct'], ''), { use: 'qwen2.5-coder-1.5b-instruct' });
+  assert.deepEqual(servedChoice(['qwen2.5-coder-1.5b-instruct'], 'gpt-5'), { use: 'qwen2.5-coder-1.5b-instruct' });
+  assert.deepEqual(servedChoice(['a', 'b'], ''), { pick: ['a', 'b'] });
+  assert.deepEqual(servedChoice(['a', 'b'], 'b'), { keep: true });
+  assert.deepEqual(servedChoice(['a', 'b'], 'typed-by-hand'), { keep: true });
+  assert.deepEqual(servedChoice([], 'x'), { keep: true });
 });

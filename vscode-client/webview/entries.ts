@@ -193,21 +193,26 @@ const COMPACTION_LABEL: Record<CompactionEntry['state'], (messages: number) => s
   undone: () => 'Compaction undone: the model sees the messages above again',
 };
 
+/** What a divider says: its state, whether the model sees its own summary or Shiro's digest (and why), and
+ *  whether Shiro compacted on its own. */
+function compactionLabel(entry: CompactionEntry): string {
+  const n = entry.messages;
+  let label = COMPACTION_LABEL[entry.state](n);
+  if (entry.state !== 'active') return label;
+  if (entry.digestReason)
+    label =
+      `Compacted: the model sees Shiro's digest in place of the ${n} message${n === 1 ? '' : 's'} above ` +
+      `(the model's summary was not usable: ${entry.digestReason})`;
+  else if (n > 0) label = label.replace('sees a summary', "sees the model's summary");
+  return entry.auto ? `${label} (automatically: the conversation no longer fit the compaction threshold)` : label;
+}
+
 /** A divider at a compaction point: the summary and what left the model's view can be opened. */
 function renderCompaction(entry: CompactionEntry): HTMLElement {
   const box = el('div', `compaction state-${entry.state}`);
   box.setAttribute('role', 'separator');
   const line = el('div', 'compaction-line');
-  const label = COMPACTION_LABEL[entry.state](entry.messages);
-  line.appendChild(
-    el(
-      'span',
-      'compaction-label',
-      entry.auto && entry.state === 'active'
-        ? `${label} (automatically: the conversation no longer fit the compaction threshold)`
-        : label,
-    ),
-  );
+  line.appendChild(el('span', 'compaction-label', compactionLabel(entry)));
   if (entry.state === 'active') {
     const undo = el('button', 'compaction-undo secondary', 'Undo compaction');
     undo.type = 'button';
@@ -218,7 +223,9 @@ function renderCompaction(entry: CompactionEntry): HTMLElement {
   box.appendChild(line);
   if (entry.summary) {
     const summary = el('details', 'compaction-summary');
-    summary.appendChild(el('summary', undefined, 'Summary the model sees'));
+    summary.appendChild(
+      el('summary', undefined, entry.digestReason ? "Shiro's digest the model sees" : 'Summary the model sees'),
+    );
     const body = el('div', 'markdown');
     markdownInto(body, entry.summary);
     summary.appendChild(body);

@@ -1,11 +1,13 @@
 // What the chat panel shows, kept in the extension host so a hidden/re-shown (or re-created) webview
 // is restored from here. Pure: no vscode import. The webview only renders entries.
 import { approvalCard, describeInput, toDecision } from './approval';
+import { approvalPreviewOfRows } from '../review/changesModel';
 import { splitAttachments } from './attachments';
 import { countFiles, formatCounts } from '../shared/lineDiff';
 import type { LineCounts } from '../shared/lineDiff';
 import { retryWait } from '../shared/retryCountdown';
 import type {
+  ChangedFile,
   CompactionInfo,
   EngineEvent,
   HistoryEvent,
@@ -42,6 +44,11 @@ export function outputText(output: unknown): string {
 export const SETUP_NEEDED =
   'No model is connected yet. Connect one in the "Set up Shiro" card above: a local server (Ollama, LM Studio, ' +
   'llama.cpp, vLLM) needs no key; for OpenAI or another hosted endpoint, set its API key there. Then Retry.';
+
+/** What the panel says when an undo of a compaction went through (live, and on a resumed transcript). */
+export function compactionUndoneNotice(restored: number): string {
+  return `Undid the compaction: the model sees the ${restored} messages again instead of the summary.`;
+}
 
 export function errorText(error: unknown): string {
   if (typeof error === 'string') return error;
@@ -326,25 +333,34 @@ export class ChatModel {
     }
   }
 
-  /** The compaction is in place: the divider (the pending one, or a new one) shows its summary. */
-  compacted(info: CompactionInfo, messages: number): void {
+  /** The compaction is in place: the divider (the pending one, or a new one) shows its summary, and whether it
+   *  is the model's or Shiro's digest. */
+  compacted(info: CompactionInfo, messages: number): CompactionEntry {
     const entry =
       this.pendingCompaction() ??
       (this.add({ kind: 'compaction', state: 'summarizing', summary: '', messages, dropped: [] }) as CompactionEntry);
     entry.state = 'active';
     if (info.auto) entry.auto = true;
+    if (info.digestReason) entry.digestReason = info.digestReason;
     entry.summary = info.summary;
     entry.messages = messages;
     entry.dropped = this.droppedAbove(entry);
     this.changed(entry);
+    return entry;
   }
 
-  /** Undo compaction went through: the last active divider says so. */
-  compactionUndone(): void {
-    const entry = this.lastCompaction('active');
+  /** Undo compaction went through: that divider (by default the last active one) says so. */
+  compactionUndone(entry: CompactionEntry | undefined = this.lastCompaction('active')): void {
     if (!entry) return;
     entry.state = 'undone';
     this.changed(entry);
+  }
+
+  /** A slash command the user typed (a resumed /compact): shown as typed, never sent to the model. */
+  addCommand(text: string): ChatEntry {
+    const entry = this.addUser(text);
+    if (entry.kind === 'user') entry.command = true;
+    return entry;
   }
 
   private pendingCompaction(): CompactionEntry | undefined {
@@ -429,6 +445,8 @@ export class ChatModel {
       suggestedPattern: event.suggestedPattern ?? '',
       origin: event.origin === 'text' || event.origin === 'shiro' ? event.origin : 'native',
     });
+    const preview = approvalPreviewOfRows(event.files as ChangedFile[] | null | undefined);
+    if (preview) card.preview = preview; // its "Proposed change", from the files the answer recorded
     const approval = this.addApproval(card, row?.name, row);
     this.settleApproval(approval.id, toDecision(event.decision), event.expired === true, event.reason ?? undefined);
   }
@@ -498,6 +516,8 @@ function droppedLine(entry: ChatEntry): string[] {
 export interface ResumedHistory {
   turns?: readonly TurnInfo[];
   events?: readonly HistoryEvent[];
+  /** Compactions the user undid (with `undoneAt` and `restored`): their dividers show, undone. */
+  undoneCompactions?: readonly CompactionInfo[];
 }
 
 const DIFF_EVENTS = new Set(['tool-result', 'tool-error']);
@@ -505,12 +525,14 @@ const DIFF_EVENTS = new Set(['tool-result', 'tool-error']);
 /** Walks a resumed transcript's recorded turns and events alongside its messages (ChatModel.loadTranscript). */
 class Replay {
   private readonly marks: CompactionInfo[];
+  private readonly undos: CompactionInfo[];
+  private readonly dividers = new Map<CompactionInfo, CompactionEntry>();
+  private readonly shown: CompactionInfo[] = [];
   private readonly events: HistoryEvent[];
   private readonly ends: TurnInfo[];
   private readonly starts: Map<number, TurnInfo>;
   private readonly unended: TurnInfo[];
   private readonly changes = new Map<string, Pick<EngineEvent, 'diff' | 'files'>>();
-  private previous = 0;
   readonly recorded: boolean;
 
   constructor(
@@ -520,7 +542,9 @@ class Replay {
     history: ResumedHistory,
     private readonly onTurnEnd: (turn: TurnInfo) => void,
   ) {
-    this.marks = [...compactions];
+    const undone = history.undoneCompactions ?? [];
+    this.marks = [...compactions, ...undone].sort((a, b) => a.at - b.at || a.createdAt.localeCompare(b.createdAt));
+    this.undos = [...undone].sort((a, b) => (a.undoneAt ?? 0) - (b.undoneAt ?? 0));
     const events = history.events ?? [];
     for (const { event } of events as readonly { event: EngineEvent }[]) {
       if (DIFF_EVENTS.has(event.type) && event.diff && event.id)
@@ -544,9 +568,21 @@ class Replay {
     while (this.ends.length && (this.ends[0].end ?? 0) <= index) this.ended(this.ends.shift()!);
     for (let mark = this.marks[0]; mark && mark.at <= index; mark = this.marks[0]) {
       this.marks.shift();
-      this.model.compacted(mark, mark.at - this.previous);
-      this.previous = mark.at;
+      if (!mark.auto) this.model.addCommand('/compact'); // the user asked for it: their /compact, as typed
+      this.dividers.set(mark, this.model.compacted(mark, mark.at - this.previousAt(mark)));
+      this.shown.push(mark);
     }
+    for (let undo = this.undos[0]; undo && (undo.undoneAt ?? 0) <= index; undo = this.undos[0]) {
+      this.undos.shift();
+      this.model.compactionUndone(this.dividers.get(undo));
+      this.model.addNotice(compactionUndoneNotice(undo.restored ?? 0));
+    }
+  }
+
+  /** Where the model's view began when `mark` was made: the last compaction before it still in place then. */
+  private previousAt(mark: CompactionInfo): number {
+    const before = this.shown.filter(m => m.undoneAt === undefined || m.undoneAt === null || m.undoneAt > mark.at);
+    return before.length ? before[before.length - 1].at : 0;
   }
 
   /** A user message: a recorded turn's prompt knows its task and checkpoint (Restore checkpoint). */

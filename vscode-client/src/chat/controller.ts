@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { approvalCard, toDecision, toReason } from './approval';
 import { isReviewMessage } from '../review/changesModel';
-import { ChatModel } from './chatModel';
+import { ChatModel, compactionUndoneNotice } from './chatModel';
 import { Method } from '../shared/protocol';
 import type { Agent, CompactionProgress, SessionCompactResult } from '../shared/protocol';
 import { splitAttachments, withAttachments, withCurrentFile } from './attachments';
@@ -182,8 +182,23 @@ export class ChatController implements vscode.Disposable {
       this.post({ type: 'history', prompts: this.history });
     }
     if (todos.status === 'fulfilled') this.setTodos(todos.value);
-    if (session.status === 'fulfilled') this.setSession(session.value);
+    if (session.status === 'fulfilled') {
+      this.setSession(session.value);
+      void this.offerLastSession(session.value);
+    }
     await this.refreshCommands(); // the / completion's custom commands, once the server is up
+  }
+
+  private lastSessionOffered = false;
+
+  /** An empty panel on a fresh session (after a reload, a new window) offers the workspace's last session. */
+  private async offerLastSession(current: SessionInfo): Promise<void> {
+    if (this.lastSessionOffered || current.messageCount > 0 || this.model.state.entries.length) return;
+    this.lastSessionOffered = true;
+    const listed = await this.server.sendRequest(Method.sessionList, { limit: 3 }).catch(() => undefined);
+    const last = listed?.sessions?.find(s => s.id !== current.id && s.messageCount > 0);
+    if (!last || this.model.state.entries.length) return;
+    this.model.addNotice('Your last session in this workspace:', 'info', sessionLinks([last], current.id));
   }
 
   setTodos(todos: TodosPayload | undefined): void {
@@ -486,9 +501,7 @@ export class ChatController implements vscode.Disposable {
     try {
       const r = await this.server.sendRequest(Method.sessionUncompact, {});
       this.model.compactionUndone();
-      this.model.addNotice(
-        `Undid the compaction: the model sees the ${r.after} messages again instead of the summary.`,
-      );
+      this.model.addNotice(compactionUndoneNotice(r.after));
     } catch (error) {
       this.model.addNotice(`Could not undo the compaction: ${errorReason(error)}`, 'warn');
     }

@@ -1,6 +1,6 @@
 // What the review UI shows, as plain data (no vscode import): approval previews, the "Changed files"
 // block, which user turns have a checkpoint and the hunks still to review. (Tool-card diffs: webview/toolDiff.ts.)
-import { diffHunks, formatCounts } from '../shared/lineDiff';
+import { countFiles, diffHunks, formatCounts } from '../shared/lineDiff';
 import type { LineCounts } from '../shared/lineDiff';
 import type {
   ApproveParams,
@@ -46,6 +46,23 @@ export function approvalPreview(p: Pick<ApproveParams, 'preview' | 'previews'>):
     };
   });
   return { files: views, total: formatCounts({ additions, deletions }) };
+}
+
+/** An answered card of a resumed session: its "Proposed change" from the files the answer recorded (their
+ *  counts, not their text). */
+export function approvalPreviewOfRows(
+  files: readonly ChangedFile[] | null | undefined,
+): ApprovalPreviewView | undefined {
+  if (!files?.length) return undefined;
+  const views = files.map(f => ({
+    path: f.path,
+    from: f.from ?? undefined,
+    status: f.status,
+    counts: f.binary ? 'binary' : formatCounts({ additions: f.additions, deletions: f.deletions }),
+    binary: Boolean(f.binary),
+  }));
+  const total = formatCounts(countFiles(files));
+  return { files: views, total };
 }
 
 // --- the "Changed files" block ---

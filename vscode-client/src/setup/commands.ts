@@ -13,6 +13,7 @@ import {
   localModelItems,
   modelItems,
   needsSetup,
+  servedChoice,
   shownModel,
 } from './setup';
 import type { PanelInfo, WebviewMessage } from '../shared/webviewProtocol';
@@ -160,8 +161,32 @@ export class SetupCommands {
     if (baseUrl !== (this.srv.baseUrl() ?? '')) await cfg.update('baseUrl', baseUrl, vscode.ConfigurationTarget.Global);
     if (model !== (cfg.get<string>('model') ?? '')) await cfg.update('model', model, vscode.ConfigurationTarget.Global);
     await this.srv.pushConfiguration();
-    const report = endpointReport(await this.listModels(baseUrl || undefined));
+    const listed = await this.listModels(baseUrl || undefined);
+    const report = endpointReport(listed);
+    const chosen = listed.error ? model : await this.servedModel(listed.models, model);
+    if (chosen && chosen !== model) {
+      await cfg.update('model', chosen, vscode.ConfigurationTarget.Global);
+      await this.srv.pushConfiguration();
+      report.text += ` Using ${chosen}.`;
+      this.ctl.model.addNotice(`Model: ${chosen}`);
+    }
     this.ctl.postSetupResult(report.ok, report.text);
+    await this.ctl.sendInfo();
+  }
+
+  /** The model the endpoint serves (``servedChoice``): asked for in a picker when it serves several. */
+  private async servedModel(models: ModelsResult['models'], typed: string): Promise<string> {
+    const choice = servedChoice(
+      models.map(m => m.id),
+      typed,
+    );
+    if ('use' in choice) return choice.use;
+    if ('keep' in choice) return typed;
+    const pick = await vscode.window.showQuickPick(modelItems(models, ''), {
+      title: 'Shiro: Model',
+      placeHolder: 'The endpoint serves these models: pick the one to use',
+    });
+    return pick?.model ?? typed;
   }
 
   async setApiKey(): Promise<void> {

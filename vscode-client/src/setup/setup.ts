@@ -28,6 +28,22 @@ export function endpointReport(r: ModelsResult): { ok: boolean; text: string } {
   };
 }
 
+/**
+ * The model to use after a connection test, from what the endpoint serves: the one it serves when it serves
+ * exactly one (a local server serves any name, but the user means its model), a pick among several when no
+ * name was typed; the typed name otherwise (`keep`).
+ */
+export function servedChoice(
+  served: readonly string[],
+  typed: string,
+): { use: string } | { pick: readonly string[] } | { keep: true } {
+  const name = typed.trim();
+  if (served.includes(name)) return { keep: true };
+  if (served.length === 1) return { use: served[0] };
+  if (served.length > 1 && !name) return { pick: served };
+  return { keep: true };
+}
+
 export interface ModelItem {
   label: string;
   description?: string;

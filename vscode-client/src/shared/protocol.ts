@@ -82,7 +82,8 @@ export interface EngineEvent {
   name?: string;
   toolName?: string;
   input?: unknown;
-  /** tool-call: `text` when Shiro read the call from the model's text, not a native tool call. */
+  /** tool-call, approval: `model` (a native call), `text` (Shiro read it from the model's text) or `shiro`
+   *  (Shiro made it itself: a command the user's message names). */
   origin?: string | null;
   chunk?: string;
   output?: unknown;

@@ -68,6 +68,8 @@ export type CompactionEntry = {
   dropped: string[];
   /** Made by Shiro because the conversation no longer fit the threshold (not by /compact). */
   auto?: boolean;
+  /** The model sees Shiro's digest, not the model's summary: why the model's summary was refused. */
+  digestReason?: string;
 };
 
 /** A session listed by /sessions: the panel draws it as a button that resumes it. */

@@ -20,6 +20,7 @@ from pydantic.alias_generators import to_camel
 
 from shiro_lsp.checkpoints.rows import ChangedFile
 
+TurnOutcomeKind = Literal["changed", "unchanged", "answered"]
 CallOrigin = Literal["model", "text", "shiro"]
 """Who made a tool call: the model (a native call), the model's text (Shiro read the call from it),
 or Shiro itself (a command the user's message names, run before or after the model's answer)."""
@@ -169,12 +170,16 @@ class Failed:
 
 @dataclass(frozen=True)
 class Done:
-    """The turn ended (also after a cancel); the turn's token counts and cost (None when unknown)."""
+    """The turn ended (also after a cancel); the turn's token counts and cost (None when unknown), and
+    what came of it as Shiro saw it (``agent/outcome.py``): the files it changed, and ``changed``,
+    ``unchanged`` (asked to change files, it changed none) or ``answered``."""
 
     kind: ClassVar[str] = "done"
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    changed_files: list[str] | None = None
+    outcome: TurnOutcomeKind | None = None
 
 
 Event = (

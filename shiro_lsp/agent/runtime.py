@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from shiro_lsp.adapt import (
+    NUDGE_MARK_KEY,
     VIEW_KEY,
     Checks,
     Profile,
@@ -35,6 +36,7 @@ from shiro_lsp.agent.context_window import ContextWindow, Meter
 from shiro_lsp.agent.events import Done, Emit, Event, Failed, Notice, ToolCall
 from shiro_lsp.agent.instructions import ProjectInstructions, build_block, expand_command
 from shiro_lsp.agent.loop import Turn
+from shiro_lsp.agent.outcome import OutcomeWatch
 from shiro_lsp.agent.pasted_pages import pages_budget, pasted_pages
 from shiro_lsp.agent.permissions import Grants, PermissionPolicy
 from shiro_lsp.agent.pricing import is_billed
@@ -62,6 +64,7 @@ from shiro_lsp.state.history import PromptHistory
 from shiro_lsp.state.memory import ProjectMemory
 from shiro_lsp.state.todos import TaskList
 from shiro_lsp.tools import Tool, ToolRegistry, builtin_registry
+from shiro_lsp.tools.edits import PLANNERS
 from shiro_lsp.tools.git import GIT_TOOLS
 from shiro_lsp.tools.session import memory_tools, todo_tool
 from shiro_lsp.usage import Usage
@@ -389,13 +392,21 @@ class AgentRuntime:
         turn_log.start(self.settings().model)
         instructions = ProjectInstructions(self.workspace)
         writes = FirstEventWrites(WRITES_AFTER_S)
+        watch = OutcomeWatch()
+        said = TurnSaid()  # set once the turn is set up: what its end says
+
+        def deliver(event: Event) -> None:
+            send(event)
+            turn_log.record(event)
+            writes.start()
 
         def emit(event: Event) -> None:
             if isinstance(event, ToolCall):  # nested AGENTS.md of the folders the turn works in
                 instructions.touch(event.input)
-            send(event)
-            turn_log.record(event)
-            writes.start()
+            if isinstance(event, Done) and said.end is not None:
+                event = said.end(event, deliver)
+            watch.see(event)
+            deliver(event)
 
         typed = ticket.text  # what the prompt history keeps: the command as typed, not its prompt
         try:
@@ -438,6 +449,7 @@ class AgentRuntime:
         )
         setup.workspace_note = "\n\n".join(part for part in (view.note, hooked.prompt) if part)
         turn = Turn(setup, _MeteredHistory(session, self), emit)
+        said.end = self._turn_end(setup, watch, session, len(session.messages))
         try:
             outcome = await turn.run(ticket.text)
         finally:
@@ -503,6 +515,27 @@ class AgentRuntime:
             context = await hooks.session_start("resume" if session.messages else "startup")
         verdict = await hooks.user_prompt_submit(prompt)
         return HookedPrompt(verdict.blocked, context, verdict.context)
+
+    def _turn_end(
+        self, setup: TurnSetup, watch: OutcomeWatch, session: LiveSessionLike, start: int
+    ) -> Callable[[Done, Emit], Done]:
+        """What the turn's ``done`` says (``agent/outcome.py``): the files it changed and what came of
+        it; a turn asked to change files that changed none (or not the ones its answer names) is told
+        so in a notice first (``say``), unless the user stopped it."""
+
+        def end(done: Done, say: Emit) -> Done:
+            sent_back = sum(1 for m in session.messages[start:] if m.get(NUDGE_MARK_KEY))
+            result = watch.outcome(
+                can_write=any(name in PLANNERS for name in setup.plan.tools),
+                sent_back=sent_back,
+                recorded=setup.changes is not None,
+            )
+            task = asyncio.current_task()
+            if result.notice and not (task is not None and task.cancelling()):
+                say(Notice(result.notice))
+            return replace(done, changed_files=result.changed_files, outcome=result.outcome)
+
+        return end
 
     async def _screen_prompt(self, ticket: Ticket, setup: TurnSetup, emit: Emit) -> None:
         """Attached documents a secrets rule refuses leave the prompt (their text is never kept nor
@@ -858,6 +891,13 @@ class HookedPrompt:
     """SessionStart's context: before the user's words."""
     prompt: str = ""
     """UserPromptSubmit's context: after them."""
+
+
+@dataclass
+class TurnSaid:
+    """What a turn's end says, once the turn is set up (``AgentRuntime._turn_end``)."""
+
+    end: Callable[[Done, Emit], Done] | None = None
 
 
 class FirstEventWrites:

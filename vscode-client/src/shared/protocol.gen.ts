@@ -502,11 +502,15 @@ export interface ContextMeter {
   willCompact?: boolean;
 }
 /**
- * The turn ended (also after a cancel); the turn's token counts and cost (None when unknown).
+ * The turn ended (also after a cancel); the turn's token counts and cost (None when unknown), and
+ * what came of it as Shiro saw it (``agent/outcome.py``): the files it changed, and ``changed``,
+ * ``unchanged`` (asked to change files, it changed none) or ``answered``.
  */
 export interface DoneEvent {
+  changedFiles?: string[] | null;
   costUsd: number | null;
   inputTokens: number;
+  outcome?: ('changed' | 'unchanged' | 'answered') | null;
   outputTokens: number;
   type: 'done';
 }

@@ -12,7 +12,9 @@
 # (the User and Remote settings files), ART (.artifacts/window unless set; emptied first), SHIRO_E2E_TOOLS and
 # SHIRO_E2E_PROFILE. The window's own switches: SHIRO_E2E_PROFILE (default, selfsetup, untrusted: see
 # tests/e2e_vscode/README.md), SHIRO_E2E_FAKE, SHIRO_E2E_PYTHONPATH, SHIRO_E2E_THRESHOLD, SHIRO_E2E_SKIP_BUILD,
-# SHIRO_E2E_KEEP=1 (keep the run dir).
+# SHIRO_E2E_KEEP=1 (keep the run dir), SHIRO_E2E_REAL_URL (a real model server's /v1 URL, e.g. llama-server on
+# 127.0.0.1:8091: no scripted model is started, shiro.baseUrl is that URL and no model is set, so the setup card
+# picks the one the server serves; scripts/e2e-realmodel.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -46,8 +48,9 @@ cleanup() {
 trap cleanup EXIT
 
 MODEL_URL=""
+REAL_URL="${SHIRO_E2E_REAL_URL:-}"
 FAKE="${SHIRO_E2E_FAKE:-$ROOT/tests/fakes/fake_openai.py}"
-if [ -f "$FAKE" ]; then
+if [ -f "$FAKE" ] && [ -z "$REAL_URL" ]; then
   setsid "$PY" "$FAKE" --port "$MODEL_PORT" > "$RUN/fake-model.log" 2>&1 &
   PIDS+=($!)
   MODEL_URL="http://127.0.0.1:$MODEL_PORT"
@@ -79,8 +82,10 @@ settings = {
     "shiro.attachActiveFile": False,
 }
 machine = {"shiro.home": "$RUN/home"}
-if $CONFIGURED:
+if $CONFIGURED and not "$REAL_URL":
     settings["shiro.model"] = "fake-model"
+if "$REAL_URL":
+    machine["shiro.baseUrl"] = "$REAL_URL"
 if "$SERVER_PY":
     machine["shiro.pythonPath"] = "$SERVER_PY"
 if "$MODEL_URL":

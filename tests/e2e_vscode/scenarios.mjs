@@ -278,6 +278,53 @@ const baseNameShown = locator => locator.evaluate(link => {
   return { shown: true, base };
 });
 
+// --- issue 34: a llama.cpp server serving one 1.5B model on a 16k window, answering as that model did ---
+const SERVED = 'qwen2.5-coder-1.5b-instruct';
+const SERVED_MODELS = [{ id: SERVED, object: 'model', created: 1764576000, owned_by: 'llamacpp', meta: { n_ctx_train: 32768 } }];
+const SERVED_PROPS = { default_generation_settings: { n_ctx: 16384, params: { n_predict: -1 } }, total_slots: 1 };
+const SERVED_THRESHOLD = '12,288';   // 3/4 of the 16k window, under the 20,000 of scripts/e2e.sh
+const INVENTORY = [
+  'import json',
+  '',
+  'ITEMS = [{"name": "bolt", "qty": 4}, {"name": "nut"}]',
+  '',
+  '',
+  'def total(items):',
+  '    return sum(item["qty"] for item in items)',
+  '',
+  '',
+  'print(json.dumps({"total": total(ITEMS)}))',
+  '',
+].join('\n');
+const CRASH_PROMPT = "python3 inventory.py crashes with KeyError: 'qty'. Treat a missing qty as 0 in the code.";
+/** What Qwen2.5-Coder-1.5B answered in a real panel: the file unchanged, and a fix claimed. */
+const UNCHANGED_REPLY = `inventory.py\n\`\`\`python\n${INVENTORY}\`\`\`\n\nAfter making this change, the inventory.py script should work correctly.`;
+const EXPLAIN_REPLY = "inventory.py adds up each item's qty with item['qty'], so an item without a qty raises a KeyError. " +
+  'After making this change, the inventory.py script should work correctly.';
+
+/** Answer every approval card of the running turn with `label` until the turn ends. */
+async function allowUntilDone(chat, label = 'Allow once', ms = 90_000) {
+  const until = Date.now() + ms;
+  const stop = chat.locator('#stop');
+  await stop.waitFor({ state: 'visible', timeout: 15_000 }).catch(() => undefined);
+  while (await stop.isVisible()) {
+    assert.ok(Date.now() < until, 'the turn ends');
+    const pending = chat.locator('.approval-card:not(.answered) button', { hasText: label });
+    if (await pending.count()) await pending.first().click().catch(() => undefined);
+    else await new Promise(resolve => setTimeout(resolve, 100));
+  }
+}
+
+/** The meter's tooltip (hovered). */
+async function meterTooltip(wb) {
+  await wb.meter().hover();
+  const hover = wb.page.locator('.monaco-hover, .workbench-hover', { hasText: 'tokens' }).first();
+  await hover.waitFor({ timeout: 10_000 });
+  const text = await hover.innerText();
+  await wb.page.mouse.move(5, 300);
+  return text;
+}
+
 const PANEL_MARKDOWN = [
   'Here is **the fix** in [hello.py](hello.py):',
   '',
@@ -754,7 +801,7 @@ export const scenarios = [
       await divider.locator('.compaction-label', { hasText: 'Compacting: summarising' }).waitFor({ timeout: 15_000 });
       await wb.shot('compaction-summarizing');
       await model.release('summary');
-      await divider.locator('.compaction-label', { hasText: 'the model sees a summary in place of' }).waitFor({ timeout: 30_000 });
+      await divider.locator('.compaction-label', { hasText: "the model sees the model's summary in place of" }).waitFor({ timeout: 30_000 });
       // the earlier conversation is still in the transcript, above the divider
       await chat.locator('.entry.assistant', { hasText: 'The answer is 42.' }).waitFor({ timeout: 5_000 });
       await divider.locator('.compaction-summary > summary').click();
@@ -1829,6 +1876,156 @@ export const scenarios = [
     },
   },
   {
+    // issue 34, with the three after it (self-contained together: SHIRO_E2E_ONLY=truth-setup-served-model,
+    // truth-own-command,truth-summary-digest,truth-reload-resume). The setup card picks the one model the
+    // server serves, and the bar and the settings say so.
+    name: 'truth-setup-served-model',
+    needsModel: true,
+    async run({ wb, model, settings }) {
+      await model.post('/_control/models', { models: SERVED_MODELS, get_routes: { '/props': SERVED_PROPS } });
+      await wb.runCommand('Shiro: Set up the model endpoint');
+      const chat = wb.chat();
+      await chat.locator('#welcome').waitFor({ state: 'visible', timeout: 15_000 });
+      await chat.locator('#setup-model').fill('');   // as a new user leaves it
+      await chat.locator('#setup-test').click();
+      await chat.locator('#setup-result.ok', { hasText: `1 model (${SERVED})` }).waitFor({ timeout: 30_000 });
+      await chat.locator('#model', { hasText: SERVED }).waitFor({ timeout: 15_000 });
+      assert.ok(await eventually(async () => JSON.parse(fs.readFileSync(settings, 'utf8'))['shiro.model'] === SERVED),
+        'the settings hold the served model');
+      await wb.shot('truth-setup-served-model');
+    },
+  },
+  {
+    // Shiro runs the command the message names before the model is asked: its card says it is Shiro's, and
+    // shows the command whole, also at 280 px; the tool row says so too.
+    name: 'truth-own-command',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      fs.writeFileSync(path.join(workspace, 'inventory.py'), INVENTORY);
+      await wb.openChat();
+      await wb.runCommand('Shiro: New session');
+      await model.post('/_control/default', { mode: 'echo' });   // whatever else the turn asks gets an answer
+      await model.script([step([text(UNCHANGED_REPLY, 3)]), step([text(UNCHANGED_REPLY, 3)])]);
+      await wb.send(CRASH_PROMPT);
+      const chat = wb.chat();
+      const card = chat.locator('.approval-card:not(.answered)').first();
+      await card.waitFor({ timeout: 60_000 });
+      assert.equal(await card.locator('.approval-title').innerText(), 'Allow bash (Shiro runs it for your request)?');
+      const warning = await card.locator('.approval-warning').innerText();
+      assert.match(warning, /^Shiro runs this command itself, not the model/);
+      assert.doesNotMatch(warning, /model's text|wrote this call/);
+      const before = (await page.locator('.part.sidebar').boundingBox()).width;
+      await setSidebarWidth(page, 280);
+      const input = card.locator('.approval-input');
+      assert.match(await input.innerText(), /"command": "python3 inventory\.py"/);
+      const hidden = await input.evaluate(e => e.scrollWidth - e.clientWidth);
+      assert.ok(hidden <= 1, `the command is shown whole at 280 px (${hidden} px scroll out of sight)`);
+      await wb.shot('truth-own-command-card-280px');
+      await setSidebarWidth(page, before);
+      await allowUntilDone(chat);
+      await chat.locator('.entry.tool', { hasText: 'bash' }).locator('.tool-origin.by-shiro', { hasText: 'run by Shiro' })
+        .first().waitFor({ timeout: 15_000 });
+      // the model claimed a fix of a file it left as it was: Shiro says no file changed, and what it tried
+      const outcome = chat.locator('.entry.notice', { hasText: 'no file was changed in this turn' }).last();
+      await outcome.waitFor({ timeout: 15_000 });
+      assert.match(await outcome.innerText(), /Shiro ran python3 inventory\.py \(exit 1\)/);
+      assert.equal(fs.readFileSync(path.join(workspace, 'inventory.py'), 'utf8'), INVENTORY, 'nothing was changed');
+      await outcome.scrollIntoViewIfNeeded();
+      await wb.shot('truth-own-command-outcome');
+    },
+  },
+  {
+    // /compact with a model that answers a summary request with its last answer: refused, asked again, then
+    // Shiro's digest stands in, and the divider says so. A reply cut in a loop comes first (its notice is
+    // checked after the resume). Then the compaction is undone.
+    name: 'truth-summary-digest',
+    needsModel: true,
+    async run({ wb, model }) {
+      const chat = wb.chat();
+      await wb.openChat();
+      const looping = 'The shelves:\n' + Array.from({ length: 300 }, () => '- a crate on the shelf\n').join('');
+      await model.script([step([text(looping, 300)]), step([text('Two shelves.')])]);
+      await wb.send('how many shelves are there?');
+      await chat.locator('.entry.notice', { hasText: 'repeated itself' }).waitFor({ timeout: 60_000 });
+      await chat.locator('#stop').waitFor({ state: 'hidden', timeout: 60_000 });
+      await model.script([step([text(EXPLAIN_REPLY)])]);
+      await wb.send('why does it crash without a qty?');
+      await chat.locator('#stop').waitFor({ state: 'hidden', timeout: 60_000 });
+      // the model's last answer, as the model would repeat it (a nudged turn ends on another one)
+      const last = (await chat.locator('.entry.assistant').last().innerText()).trim();
+      await model.script([step([text(last)]), step([text(`Summary: ${last}`)])]);
+      const asked = (await model.turnRequests()).length;
+      await wb.send('/compact');
+      const divider = chat.locator('.entry.compaction').last();
+      await divider.locator('.compaction-label', { hasText: "the model sees Shiro's digest" }).waitFor({ timeout: 60_000 });
+      assert.match(await divider.locator('.compaction-label').innerText(), /repeated the model's last answer/);
+      const summaries = (await model.turnRequests()).slice(asked);
+      assert.equal(summaries.length, 2, 'asked once more before the digest');
+      const ask = (summaries[0].body.messages ?? summaries[0].body.input).at(-1);
+      assert.equal(ask.role, 'user', "the summary is asked for last, in a user message (not after the model's answer)");
+      for (const heading of ['Goal:', 'Task list:', 'Files touched:', 'Decisions:']) assert.ok(JSON.stringify(ask).includes(heading), heading);
+      await divider.locator('.compaction-summary > summary', { hasText: "Shiro's digest" }).click();
+      await divider.locator('.compaction-summary', { hasText: `Goal: ${CRASH_PROMPT.slice(0, 40)}` }).waitFor({ timeout: 5_000 });
+      await divider.scrollIntoViewIfNeeded();
+      await wb.shot('truth-summary-digest-divider');
+      await divider.locator('.compaction-undo').click();
+      await chat.locator('.entry.notice', { hasText: 'Undid the compaction' }).last().waitFor({ timeout: 15_000 });
+    },
+  },
+  {
+    // A reload: the empty panel offers the last session; resumed, the meter uses the served window before any
+    // turn, and the history is as it happened (Shiro's command, the cut reply before its notice, the /compact
+    // and its undone divider with the undo's notice). Then the scripted model's usual setup comes back.
+    name: 'truth-reload-resume',
+    needsModel: true,
+    async run({ wb, page, model, workspace }) {
+      await wb.runCommand('Developer: Reload Window');
+      await wb.ready();
+      await wb.meter().waitFor({ timeout: 60_000 });
+      await page.waitForFunction(() => {
+        const item = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')].find(i => i.textContent.includes('Shiro'));
+        return item && !item.querySelector('.codicon-sync');
+      }, null, { timeout: 60_000 });
+      await wb.openChat();
+      const chat = wb.chat();
+      const offer = chat.locator('.entry.notice', { hasText: 'Your last session in this workspace' });
+      await offer.waitFor({ timeout: 30_000 });
+      await wb.shot('truth-reload-offers-last-session');
+      await offer.locator('.session-link', { hasText: CRASH_PROMPT.slice(0, 20) }).click();
+      await chat.locator('.entry.notice', { hasText: 'Resumed' }).waitFor({ timeout: 15_000 });
+      const tip = await meterTooltip(wb);
+      assert.match(tip, new RegExp(`/ ${SERVED_THRESHOLD} tokens`), `the meter uses the served window: ${tip}`);
+      const first = chat.locator('.entry.user', { hasText: CRASH_PROMPT.slice(0, 30) });
+      await scrollUpUntilDrawn(page, chat, first);
+      const order = await chat.locator('#transcript > .entry').evaluateAll(nodes => nodes.map(n => {
+        const t = n.textContent;
+        if (n.querySelector('.tool-origin.by-shiro')) return 'shiro-command';
+        if (n.classList.contains('assistant') && t.includes('a crate on the shelf')) return 'cut-reply';
+        if (n.classList.contains('notice') && t.includes('repeated itself')) return 'cut-notice';
+        if (n.classList.contains('assistant') && t.includes('Two shelves.')) return 'answer-again';
+        if (n.classList.contains('user') && t.trim() === '/compact') return '/compact';
+        if (n.classList.contains('compaction')) return `divider:${[...n.querySelector('.compaction').classList].join('.')}`;
+        if (n.classList.contains('notice') && t.includes('Undid the compaction')) return 'undo-notice';
+        return '';
+      }).filter(Boolean));
+      assert.deepEqual(order.filter((v, i) => order.indexOf(v) === i), ['shiro-command', 'cut-reply', 'cut-notice', 'answer-again',
+        '/compact', 'divider:compaction.state-undone', 'undo-notice'], `as it happened: ${order.join(', ')}`);
+      await chat.locator('.entry.compaction .compaction-label', { hasText: 'Compaction undone' }).scrollIntoViewIfNeeded();
+      await wb.shot('truth-resumed-as-it-happened');
+      // back to the scripted model's usual setup for the scenarios that follow
+      await model.post('/_control/default', { mode: null });
+      await model.post('/_control/models', { models: ['gpt-5', 'gpt-5-mini', 'gpt-4o'] });
+      fs.rmSync(path.join(workspace, 'inventory.py'), { force: true });
+      await wb.runCommand('Shiro: Set up the model endpoint');
+      await chat.locator('#welcome').waitFor({ state: 'visible', timeout: 15_000 });
+      await chat.locator('#setup-model').fill('fake-model');
+      await chat.locator('#setup-test').click();
+      await chat.locator('#setup-result.ok', { hasText: 'Connected' }).waitFor({ timeout: 30_000 });
+      await chat.locator('#model', { hasText: 'fake-model' }).waitFor({ timeout: 15_000 });
+      await wb.runCommand('Shiro: New session');
+    },
+  },
+  {
     name: 'server-restarts-after-crash',
     needsModel: true,
     async run({ wb, model, workspace }) {
@@ -2004,6 +2201,101 @@ export const scenarios = [
       assert.ok(sent[0].includes("this session's root is folder beta"), 'the session is bound to beta');
       await tool.locator('summary').click().catch(() => undefined);
       await wb.shot('multiroot-read-in-second-folder');
+    },
+  },
+  // --- profile realmodel (scripts/e2e-realmodel.sh): the issue-34 scenarios once against a real local model ---
+  // Nothing is scripted: each scenario checks what Shiro must say whatever the model does, and logs what it did.
+  {
+    name: 'real-setup-served-model',
+    profile: 'realmodel',
+    async run({ wb, settings }) {
+      const served = (await (await fetch(`${process.env.SHIRO_E2E_REAL_URL}/models`)).json()).data.map(m => m.id);
+      console.log(`  the server serves: ${served.join(', ')}`);
+      await wb.runCommand('Shiro: Set up the model endpoint');
+      const chat = wb.chat();
+      await chat.locator('#welcome').waitFor({ state: 'visible', timeout: 15_000 });
+      await chat.locator('#setup-model').fill('');
+      await chat.locator('#setup-test').click();
+      await chat.locator('#setup-result.ok', { hasText: 'Connected' }).waitFor({ timeout: 60_000 });
+      if (served.length === 1) {
+        await chat.locator('#model', { hasText: served[0] }).waitFor({ timeout: 15_000 });
+        assert.ok(await eventually(async () => JSON.parse(fs.readFileSync(settings, 'utf8'))['shiro.model'] === served[0]));
+      }
+      await wb.shot('real-setup-served-model');
+    },
+  },
+  {
+    name: 'real-crash-fix-outcome',
+    profile: 'realmodel',
+    async run({ wb, workspace }) {
+      const file = path.join(workspace, 'inventory.py');
+      fs.writeFileSync(file, INVENTORY);
+      await wb.openChat();
+      await wb.runCommand('Shiro: New session');
+      const chat = wb.chat();
+      await wb.send(CRASH_PROMPT);
+      await allowUntilDone(chat, 'Allow once', 1_800_000);
+      const after = fs.readFileSync(file, 'utf8');
+      const said = await chat.locator('.entry.notice').allInnerTexts();
+      console.log(`  inventory.py ${after === INVENTORY ? 'unchanged' : 'changed'}; notices: ${JSON.stringify(said)}`);
+      if (after === INVENTORY) assert.ok(said.some(n => /no file was changed/i.test(n)), 'Shiro says that no file changed');
+      else for (const line of ['import json', 'def total(items):', 'print(json.dumps({"total": total(ITEMS)}))'])
+        assert.ok(after.includes(line), `a line outside the function is kept: ${line}`);
+      await chat.locator('.entry').last().scrollIntoViewIfNeeded();
+      await wb.shot('real-crash-fix-outcome');
+    },
+  },
+  {
+    name: 'real-question-answered',
+    profile: 'realmodel',
+    async run({ wb }) {
+      const chat = wb.chat();
+      const before = await chat.locator('.entry.notice').count();
+      await wb.send('Read inventory.py and explain what total does.');
+      await allowUntilDone(chat, 'Allow once', 1_200_000);
+      const said = (await chat.locator('.entry.notice').allInnerTexts()).slice(before);
+      console.log(`  notices: ${JSON.stringify(said)}`);
+      assert.ok(!said.some(n => /no file was changed/i.test(n)), 'a question is not told it changed nothing');
+      await wb.shot('real-question-answered');
+    },
+  },
+  {
+    name: 'real-compact-names-the-goal',
+    profile: 'realmodel',
+    async run({ wb }) {
+      const chat = wb.chat();
+      await wb.send('/compact');
+      const divider = chat.locator('.entry.compaction').last();
+      await divider.locator('.compaction-label', { hasText: 'Compacted' }).waitFor({ timeout: 1_200_000 });
+      const label = await divider.locator('.compaction-label').innerText();
+      await divider.locator('.compaction-summary > summary').click();
+      const summary = await divider.locator('.compaction-summary .markdown').innerText();
+      console.log(`  ${label}\n  summary: ${summary.slice(0, 600)}`);
+      assert.match(summary, /inventory|qty/i, 'the summary names the session\'s goal');
+      await divider.scrollIntoViewIfNeeded();
+      await wb.shot('real-compact-divider');
+    },
+  },
+  {
+    name: 'real-reload-resume-window',
+    profile: 'realmodel',
+    async run({ wb, page }) {
+      const props = await (await fetch(`${process.env.SHIRO_E2E_REAL_URL.replace(/\/v1$/, '')}/props`)).json().catch(() => ({}));
+      const window = props?.default_generation_settings?.n_ctx;
+      await wb.runCommand('Developer: Reload Window');
+      await wb.ready();
+      await wb.meter().waitFor({ timeout: 60_000 });
+      await wb.openChat();
+      const chat = wb.chat();
+      const offer = chat.locator('.entry.notice', { hasText: 'Your last session in this workspace' });
+      await offer.waitFor({ timeout: 60_000 });
+      await offer.locator('.session-link').first().click();
+      await chat.locator('.entry.notice', { hasText: 'Resumed' }).waitFor({ timeout: 30_000 });
+      const tip = await meterTooltip(wb);
+      console.log(`  served window ${window}; meter: ${tip.split('\n')[0]}`);
+      if (window) assert.match(tip, new RegExp(`/ ${Math.floor(window * 0.75).toLocaleString('en-US')} tokens`));
+      await wb.shot('real-resumed');
+      void page;
     },
   },
   {

@@ -82,6 +82,8 @@ class OutcomeWatch:
     """The file tool calls the model made (natively or in its text) still without a result: id -> (tool, path)."""
     attempts: list[str] = field(default_factory=list)
     """What came of the model's file calls that changed nothing, in words."""
+    refused: int = 0
+    """Of those, the calls refused (by the user or the rules): the user knows of them already."""
     written: list[str] = field(default_factory=list)
     """The paths of the model's file calls that succeeded (what changed, when no checkpoint records it)."""
     calls_made: int = 0
@@ -134,6 +136,7 @@ class OutcomeWatch:
             self.written.append(path)
         if what is not None:
             self.attempts.append(f"the model's {name} of {path} {what}")
+            self.refused += what == "was refused"
 
     def _ran(self, call_id: str, output: str) -> None:
         command = self.own_runs.pop(call_id, None)
@@ -152,7 +155,10 @@ class OutcomeWatch:
             return TurnOutcome("changed", changed, self._unmatched_claim(changed))
         if not asked:
             return TurnOutcome("answered", [], None)
-        said = [CLAIM_NOTHING if claims_a_change(self.reply) else NOTHING_CHANGED]
+        claims = claims_a_change(self.reply)
+        if not claims and self.refused == len(self.attempts) == self.calls_made:
+            return TurnOutcome("unchanged", [], None)  # every file call was refused: the card said so
+        said = [CLAIM_NOTHING if claims else NOTHING_CHANGED]
         attempts = list(dict.fromkeys(self.attempts))
         if attempts:
             said.append(_sentence(_listed(attempts)))

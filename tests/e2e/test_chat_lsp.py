@@ -51,7 +51,9 @@ async def test_a_plain_answer_streams_and_counts(client: ShiroClient, fake: Fake
     result = await client.call("shiro/chat", {"text": "say hello"})
     assert result["stopReason"] == "done" and result["error"] is None
     assert result["usage"]["inputTokens"] == 120 and result["usage"]["outputTokens"] == 7
-    assert result["usage"]["costUsd"] == pytest.approx(120 / 1e6 * 1.25 + 7 / 1e6 * 10)
+    # the scripted model is on 127.0.0.1: a local server is never priced, whatever the model's name (issue 34;
+    # a priced turn: tests/unit/agent/test_turn.py)
+    assert result["usage"]["costUsd"] is None
     events = client.events(result["taskId"])
     assert text_of(events) == "Hello from the model"
     assert types_of(events)[-1] == "done"

@@ -820,7 +820,7 @@ async def test_shiro_runs_the_command_the_user_named_for_a_model_shown_no_tools(
     ran = [e for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
     # told to run it: once before the model's first step (it reads the error), then after each change
     assert [e["input"]["command"] for e in ran] == ["python3 ledger.py"] * 3
-    assert all(e["origin"] == "text" for e in ran)
+    assert all(e["origin"] == "shiro" for e in ran)  # Shiro ran them, not the model (issue 34)
     assert "KeyError: 'sum'" in json.dumps(chats(local)[0]["messages"][-1])
     assert "KeyError: 'Amount'" in json.dumps(chats(local)[1]["messages"][-1])
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"

@@ -4,7 +4,7 @@ files that changed none, or not the ones its answer names."""
 from __future__ import annotations
 
 from shiro_lsp.agent import events as ev
-from shiro_lsp.agent.outcome import OutcomeWatch, claimed_files, claims_a_change
+from shiro_lsp.agent.outcome import OutcomeWatch, TurnOutcome, claimed_files, claims_a_change
 from shiro_lsp.checkpoints.rows import ChangedFile
 
 
@@ -62,15 +62,17 @@ def test_changed_files_are_listed_and_a_claim_about_another_file_is_said() -> No
     assert result.notice == "The answer says report.py was changed, but this turn changed only src/ledger.py."
 
 
-def test_a_refused_edit_is_said() -> None:
-    watch = watched(
+def test_a_refused_edit_is_said_only_when_the_answer_still_claims_a_change() -> None:
+    refused = (
         ev.ToolCall("e1", "edit_file", {"path": "ledger.py"}),
         ev.ToolDenied("e1", "edit_file", "User denied this tool call."),
-        ev.Text("Understood."),
     )
-    result = watch.outcome(can_write=True, sent_back=0)
-    assert (
-        result.notice == "No file was changed in this turn. The model's edit_file of ledger.py was refused."
+    quiet = watched(*refused, ev.Text("Understood, I will leave it."))
+    assert quiet.outcome(can_write=True, sent_back=0) == TurnOutcome("unchanged", [], None)
+    claimed = watched(*refused, ev.Text("I have fixed ledger.py."))
+    assert claimed.outcome(can_write=True, sent_back=0).notice == (
+        "The answer says the code was changed, but no file was changed in this turn. "
+        "The model's edit_file of ledger.py was refused."
     )
 
 

@@ -46,6 +46,7 @@ def make_turn(
     threshold: int = 120_000,
     agent: str = "default",
     tool_call_format: ToolCallFormat = "auto",
+    billed: bool = True,
 ) -> tuple[Turn, ListHistory, list[ev.Event], list[ApprovalRequest]]:
     asked: list[ApprovalRequest] = []
     answers = list(decisions or [])
@@ -68,6 +69,7 @@ def make_turn(
         system_prompt=prompt,
         workspace=workspace,
         approver=approve,
+        billed=billed,
     )
     emitted: list[ev.Event] = []
     history = history if history is not None else ListHistory()
@@ -92,6 +94,17 @@ async def test_a_plain_answer_streams_its_text_and_is_saved(tmp_path: Path) -> N
     assert [m["role"] for m in history.messages] == ["user", "assistant"]
     assert client.requests[0].instructions.startswith("You are a test agent.")
     assert client.requests[0].messages[0] == {"role": "user", "content": "hi"}
+
+
+@pytest.mark.parametrize(("billed", "cost"), [(True, 100 / 1e6 * 2.5 + 10 / 1e6 * 10), (False, None)])
+async def test_a_turn_is_priced_by_its_model_only_where_the_endpoint_bills(
+    tmp_path: Path, billed: bool, cost: float | None
+) -> None:
+    turn, history, emitted, _ = make_turn(tmp_path, ScriptedClient(Reply("priced")), billed=billed)
+    await turn.run("hi")
+    assert history.usage == [(100, 10, pytest.approx(cost) if cost is not None else None)]
+    done = emitted[-1]
+    assert isinstance(done, ev.Done) and done.cost_usd == (pytest.approx(cost) if cost is not None else None)
 
 
 async def test_a_read_only_tool_runs_without_asking_and_its_result_goes_back(tmp_path: Path) -> None:

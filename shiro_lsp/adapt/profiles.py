@@ -12,7 +12,8 @@ the endpoint, and the profile turns it into a reply format (:meth:`Profile.reply
 
 ``SHIRO_ADAPT_OFF`` (environment only; a developer's knob for ablation runs, never a user setting)
 switches mechanisms off by name, comma-separated: a reflection's name or group
-(``reflections/``), ``auto_imports``, ``hints`` or ``write_limit``.
+(``reflections/``), ``asked_for_change`` (every message may ask for a change), ``auto_imports``,
+``hints`` or ``write_limit``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from shiro_lsp.adapt.prompts import (
     build_compact_system_prompt,
     compact_spec,
 )
+from shiro_lsp.adapt.prose import asks_for_change
 from shiro_lsp.adapt.reflections.base import Reflection, Reflector, TurnFacts
 from shiro_lsp.adapt.reflections.checks import CheckReminder, RunChecks, RunFirst, find_checks
 from shiro_lsp.adapt.reflections.commands import Checks
@@ -64,7 +66,7 @@ SMALL_CONTEXT_WINDOW = 32_768
 8k-32k windows local models run with (a 16k window's first request stays under 1,500 tokens)."""
 MIN_VIEW_CHARS = 1_000
 OFF_VARIABLE = "SHIRO_ADAPT_OFF"
-MECHANISMS = frozenset({"auto_imports", "hints", "write_limit"})
+MECHANISMS = frozenset({"asked_for_change", "auto_imports", "hints", "write_limit"})
 """What ``SHIRO_ADAPT_OFF`` may name besides the reflections."""
 
 ProfileName = Literal["full", "compact"]
@@ -146,7 +148,8 @@ class Profile:
 
     def reflector(self, facts: TurnFacts) -> Reflector:
         """The turn's reflections, in the order they are asked, with the profile's budget."""
-        return Reflector(self._reflections(), facts, self.max_reflections)
+        asked = not self.runs("asked_for_change") or asks_for_change(facts.words)
+        return Reflector(self._reflections(), replace(facts, change_asked=asked), self.max_reflections)
 
     def checks(self, root: Path, configured: str | None, words: str) -> Checks:
         """The turn's check command and the command to run first, where a reflection uses them. The

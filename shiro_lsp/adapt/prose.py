@@ -27,6 +27,12 @@ _SAYS_WHAT_IT_DOES = re.compile(
 )
 _TEST_FILE = re.compile(r"(?<![\w/.-])(?P<file>(?:[\w.-]+/)*(?:test_\w+|\w+_test)\.py)\b")
 _REFERENCE = re.compile(r"(?<![\w#&/])#\d{2,}\b")
+_CHANGE_VERB = re.compile(
+    r"\b(?:fix|chang|add|implement|updat|writ|mak|creat|remov|delet|renam|refactor|edit|replac|correct|"
+    r"repair|treat|convert|modif|mov|sort out|put|insert|append|apply)\w*",
+    re.I,
+)
+_TO_EXPLAIN = re.compile(r"\b(?:explain|describe|summari[sz]e|tell me|walk me through)\b", re.I)
 
 
 def user_words(text: str) -> str:
@@ -96,3 +102,12 @@ def references(words: str) -> list[str]:
 def is_question(words: str) -> bool:
     """Parses the user's prose: the message asks something (it ends with a question mark)."""
     return words.rstrip().endswith("?")
+
+
+def asks_for_change(words: str) -> bool:
+    """Parses the user's prose: whether the message may ask for files to change. Only one that names
+    no change (no verb of changing) and asks something or asks to explain does not: it is answered in
+    words, and a reply that shows code for it is not work left undone. Any other message may."""
+    if _CHANGE_VERB.search(words):
+        return True
+    return not (is_question(words) or _TO_EXPLAIN.search(words))

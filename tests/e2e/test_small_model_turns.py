@@ -174,6 +174,24 @@ async def test_code_for_a_new_file_shown_in_prose_is_sent_back_and_the_call_then
     assert "hi there" not in sent_back["content"] and "```" not in sent_back["content"]
 
 
+async def test_code_shown_to_explain_a_file_is_the_answer_not_work_sent_back(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "banner.py").write_text(BANNER)
+    said = (
+        "It reads --title and prints it between equals signs:\n\n```python\n    args = parser.parse_args()\n"
+        '    # "home" when --title is not given\n    print(f"== {args.title} ==")\n```\n\n'
+        'Without --title the line is "== home ==".'
+    )
+    local.script += [Step(Text(said, chunks=3))]
+    events = await run(local, workspace, home, "Explain how banner.py decides the title it prints.")
+    assert len(chats(local)) == 1  # answered: a question is not a change left undone (issue 34)
+    assert answer(events).endswith('the line is "== home ==".')
+    assert not [e for e in events if e["type"] == "notice" and "sent the model back" in e["text"]]
+    assert (workspace / "banner.py").read_text() == BANNER
+    assert events[-1]["outcome"] == "answered"
+
+
 async def test_an_announced_step_is_sent_back_once(local: FakeOpenAI, workspace: Path, home: Path) -> None:
     (workspace / "banner.py").write_text(BANNER)
     local.script += [

@@ -7,9 +7,11 @@ model back with an instruction (:class:`SendBack`), have Shiro run the check com
 order and holds what they share: the facts of the turn so far (:class:`TurnFacts`, fed by the loop
 after every tool step), the budget (the profile's ``max_reflections``: every instruction sent back
 counts, and a failed check the model is sent back to fix), and which reflections already spoke
-(each sends back once a turn, unless it ``repeats``). An instruction is a user message appended to
-the history (marked, so the prompt prefix the server cached stays byte-identical), and the user
-sees one notice: :data:`NOTICE`.
+(each sends back once a turn, unless it ``repeats``). A reflection that sends a reply back as work
+left undone (``wants_a_change``) is asked only when the user's words may ask for a change
+(``prose.asks_for_change``): a question, or a request to explain, is answered, not sent back. An
+instruction is a user message appended to the history (marked, so the prompt prefix the server
+cached stays byte-identical), and the user sees one notice: :data:`NOTICE`.
 
 Every reflection's docstring starts with its rule, one line, stated for any task.
 """
@@ -100,6 +102,8 @@ class TurnFacts:
     """What the check command printed when it last ran."""
     written: list[str] = field(default_factory=list)
     """Files written with ``write_file`` this turn, in order."""
+    change_asked: bool = True
+    """The user's words may ask for files to change (``Profile.reflector`` sets it from them)."""
 
     def saw_tools(self, results: list[dict[str, Any]], inputs: dict[str, Any]) -> None:
         """A tool step ran: ``results`` are its result parts, ``inputs`` each call's input by id."""
@@ -147,6 +151,8 @@ class Reflection:
     """It may send back more than once a turn (each time counted)."""
     hides_reply = False
     """A reply it sends back is never shown as an answer."""
+    wants_a_change = False
+    """It sends a reply back as a change left undone: only when the user may have asked for one."""
 
     def before_first_step(self, facts: TurnFacts) -> RunCheck | None:
         """The turn starts: a command for Shiro to run before the model's first step."""
@@ -214,8 +220,10 @@ class Reflector:
         (the turn ends). Blocking (reads files): run it in a thread."""
         exclusive_matched = False
         for reflection in self.reflections:
-            if (reply.made_calls and not reflection.after_calls) or (
-                exclusive_matched and reflection.exclusive
+            if (
+                (reply.made_calls and not reflection.after_calls)
+                or (exclusive_matched and reflection.exclusive)
+                or (reflection.wants_a_change and not self.facts.change_asked)
             ):
                 continue
             action = reflection.answer(reply, self.facts)

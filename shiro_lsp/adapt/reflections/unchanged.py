@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shiro_lsp.adapt.prose import is_question
 from shiro_lsp.adapt.reflections.base import Action, EndTurn, Reflection, Reply, SendBack, TurnFacts
 from shiro_lsp.adapt.reflections.replies import (
     FENCED,
@@ -58,7 +57,7 @@ _RAISED_AT = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)', re.M)
 class UnchangedQuote(Reflection):
     """A reply that shows a file exactly as it is and calls it fixed is sent back: nothing changed."""
 
-    name, group, exclusive = "unchanged_quote", "unchanged", True
+    name, group, exclusive, wants_a_change = "unchanged_quote", "unchanged", True, True
 
     def answer(self, reply: Reply, facts: TurnFacts) -> SendBack | None:
         if facts.changed or not _CLAIMS_FIX.search(reply.text):
@@ -72,14 +71,14 @@ class UnchangedQuote(Reflection):
 
 
 class UnchangedListing(Reflection):
-    """A file written out exactly as it is, for a request that is not a question, is sent back to
+    """A file written out exactly as it is, for a request that may ask for a change, is sent back to
     change it or say what is missing (told where a failing check raised its error, when known)."""
 
-    name, group, exclusive = "unchanged_listing", "unchanged", True
+    name, group, exclusive, wants_a_change = "unchanged_listing", "unchanged", True, True
 
     def answer(self, reply: Reply, facts: TurnFacts) -> SendBack | None:
-        if not facts.writes_out or facts.changed or is_question(facts.words):
-            return None  # quoting a file can answer a question
+        if not facts.writes_out or facts.changed:
+            return None
         path = unchanged_listing(reply.text, facts.workspace)
         if path is None:
             return None

@@ -61,7 +61,7 @@ def unrun(facts: TurnFacts) -> str:
 class CodeInProse(Reflection):
     """A reply that shows code for a file instead of writing it is sent back to write it."""
 
-    name, group, exclusive = "code_in_prose", "unfinished", True
+    name, group, exclusive, wants_a_change = "code_in_prose", "unfinished", True, True
 
     def answer(self, reply: Reply, facts: TurnFacts) -> SendBack | None:
         if facts.changed or not shows_unwritten_code(reply.text, facts):
@@ -72,7 +72,7 @@ class CodeInProse(Reflection):
 class LocalModule(Reflection):
     """A reply that calls a workspace module a missing package is sent back to the file it is."""
 
-    name, group, exclusive = "local_module", "unfinished", True
+    name, group, exclusive, wants_a_change = "local_module", "unfinished", True, True
 
     def answer(self, reply: Reply, facts: TurnFacts) -> SendBack | None:
         blamed = None if facts.changed else local_module_blamed(reply.text, facts)

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from shiro_lsp.adapt.prose import is_question, named_command, named_test_file, references, user_words
+from shiro_lsp.adapt.prose import (
+    asks_for_change,
+    is_question,
+    named_command,
+    named_test_file,
+    references,
+    user_words,
+)
 from shiro_lsp.agent.attachments import context_block
 
 
@@ -73,3 +80,21 @@ def test_the_other_rules_read_only_what_the_user_typed() -> None:
     assert references(words) == [] and not is_question(words)
     assert named_test_file("Add tests/unit/limits_test.py for it") == "tests/unit/limits_test.py"
     assert references("See #812 and #812, not #7 or issue#99") == ["#812"]
+
+
+@pytest.mark.parametrize(
+    ("words", "asks"),
+    [
+        ("Explain how the cache in store.py expires its entries.", False),
+        ("Walk me through the retry loop in fetch.js", False),
+        ("How does session.py pick its lock file?", False),
+        ("Can you repair the slug function in text.py?", True),
+        ("Explain the slip in store.py, then fix it.", True),
+        ("Give banner.py a --loud flag.", True),
+        ("Start a script wave.py that says hi there.", True),
+    ],
+)
+def test_a_question_or_a_request_to_explain_that_names_no_change_asks_for_none(
+    words: str, asks: bool
+) -> None:
+    assert asks_for_change(words) is asks

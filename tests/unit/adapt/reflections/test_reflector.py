@@ -55,3 +55,18 @@ def test_the_profiles_say_which_reflections_run(tmp_path: Path) -> None:
     compact = {r.name for r in COMPACT.reflector(facts(tmp_path)).reflections}
     assert {"lint", "checks", "unchanged_listing", "idle_writes"} <= compact - full
     assert {"announced_step", "no_answer", "check_reminder", "loop_cut"} <= full & compact
+
+
+def test_a_request_to_explain_is_answered_not_sent_back_as_a_change_left_undone(tmp_path: Path) -> None:
+    (tmp_path / "parse.py").write_text("def tidy(text):\n    return text.strip()\n")
+    shown = (
+        "It strips the text:\n```python\ndef tidy(text):\n    # both ends go\n    return text.strip()\n```\n"
+    )
+    explain = TurnFacts("Explain what tidy in parse.py does.", tmp_path)
+    assert COMPACT.reflector(explain).after_answer(Reply(shown)) is None
+    change = TurnFacts("Make tidy in parse.py keep leading spaces.", tmp_path)
+    sent = COMPACT.reflector(change).after_answer(Reply(shown))
+    assert isinstance(sent, SendBack) and sent.why == "code in prose"
+    ungated = choose_profile("compact", None, {"SHIRO_ADAPT_OFF": "asked_for_change"})
+    sent = ungated.reflector(explain).after_answer(Reply(shown))
+    assert isinstance(sent, SendBack) and sent.why == "code in prose"

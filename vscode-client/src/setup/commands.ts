@@ -170,8 +170,8 @@ export class SetupCommands {
       report.text += ` Using ${chosen}.`;
       this.ctl.model.addNotice(`Model: ${chosen}`);
     }
-    this.ctl.postSetupResult(report.ok, report.text);
-    await this.ctl.sendInfo();
+    await this.ctl.sendInfo(); // the bar shows the model in use, while the card is still up
+    this.ctl.postSetupResult(report.ok, report.text); // the card stays to say so (hidden by the next change)
   }
 
   /** The model the endpoint serves (``servedChoice``): asked for in a picker when it serves several. */

@@ -22,6 +22,7 @@ a token budget. Aider's idea (its ``repomap.py``), written for Shiro's limits.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections import Counter, defaultdict
@@ -198,6 +199,7 @@ MAX_MAPS = 8
 
 def repo_map_of(root: Path) -> RepoMap:
     """The map of ``root``, kept between turns (and shared by the view and the reply's reading)."""
+    root = Path(os.path.realpath(root))  # one map per folder, however its path is written
     with _MAPS_LOCK:
         repo_map = _MAPS.pop(root, None) or RepoMap(root)
         _MAPS[root] = repo_map

@@ -5,7 +5,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from shiro_lsp.adapt.repo_map import MapLimits, RepoMap, file_tags, outline, pagerank, ranked, render
+from shiro_lsp.adapt.repo_map import (
+    MapLimits,
+    RepoMap,
+    file_tags,
+    outline,
+    pagerank,
+    ranked,
+    render,
+    repo_map_of,
+)
 
 LEDGER = '''"""Ledger entries."""
 
@@ -179,3 +188,11 @@ def test_pagerank_follows_the_links_and_the_personal_jump() -> None:
     assert abs(sum(rank.values()) - 1) < 1e-6
     leaning = pagerank(["a", "b", "c"], links, {"a": 1.0})
     assert leaning["a"] > leaning["b"]
+
+
+def test_one_folder_has_one_map_however_its_path_is_written(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "ws")
+    assert (
+        repo_map_of(tmp_path / "ws") is repo_map_of(tmp_path / "link") is repo_map_of(tmp_path / "ws" / ".")
+    )

@@ -146,6 +146,13 @@ def _add_run(subparsers: Any) -> None:
         metavar="NAME=VALUE",
         help="a value for a custom command's ${input:NAME} (repeat for each)",
     )
+    run.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="an image to send with the prompt (repeat for more; PNG, JPEG, GIF, WebP, BMP)",
+    )
     run.set_defaults(func=_run)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
@@ -21,6 +21,7 @@ Thinking = Literal["off", "low", "medium", "high", "max"]
 ToolCallFormat = Literal["native", "text", "auto"]
 ModelProfile = Literal["auto", "full", "compact"]
 BashSandbox = Literal["off", "auto", "required"]
+ImageInput = Literal["auto", "on", "off"]
 
 
 class Settings(BaseModel):
@@ -60,6 +61,9 @@ class Settings(BaseModel):
     # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
     bash_sandbox: BashSandbox = "off"
     bash_sandbox_network: bool = False
+    # Whether the model is sent images (pasted, attached, read_file of one): auto = unless the endpoint's
+    # model listing says it has no vision or it refused images once; on; off. Per model: {"llava*": "on"}.
+    image_input: ImageInput | dict[str, ImageInput] = "auto"
     # Hosts web_fetch may reach although they resolve to a loopback, private or link-local address
     # (a host name, "*.example.internal" or an IP address). The user's own setting only.
     web_fetch_allow_hosts: list[str] = Field(default_factory=list)
@@ -68,12 +72,25 @@ class Settings(BaseModel):
 
     def tool_call_format_for(self, model: str) -> ToolCallFormat:
         """The model's tool-call format: the exact entry, else the first glob that matches, else auto."""
-        formats = self.tool_call_format
-        if isinstance(formats, str):
-            return formats
-        if model in formats:
-            return formats[model]
-        return next((f for pattern, f in formats.items() if fnmatch.fnmatchcase(model, pattern)), "auto")
+        return _for_model(self.tool_call_format, model)
+
+    def image_input_for(self, model: str) -> ImageInput:
+        """Whether ``model`` is sent images, as the settings say (auto: as the endpoint says)."""
+        return _for_model(self.image_input, model)
+
+
+Choice = TypeVar("Choice", bound=str)
+
+
+def _for_model(value: Choice | dict[str, Choice], model: str) -> Choice:
+    """A per-model setting: one value, or the exact entry, else the first glob that matches, else auto."""
+    if isinstance(value, str):
+        return value
+    if model in value:
+        return value[model]
+    return next(
+        (v for pattern, v in value.items() if fnmatch.fnmatchcase(model, pattern)), cast(Choice, "auto")
+    )
 
 
 def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from shiro_lsp.agent.events import Emit, Event, event_json
 from shiro_lsp.agent.setup import ApprovalRequest, Decision
 from shiro_lsp.checkpoints.rows import TurnChangesView
 from shiro_lsp.config import load_settings
-from shiro_lsp.errors import ShiroError
+from shiro_lsp.errors import ShiroError, os_error_text
 from shiro_lsp.service import Shiro
 from shiro_lsp.tools import KNOWN_SPECS
 
@@ -127,7 +127,16 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
     if isinstance(inputs, str):
         print(f"shiro: {inputs}", file=sys.stderr)
         return 2
-    ticket = runtime.submit(prompt, args.agent, inputs or None)
+    images: list[tuple[str, str]] = []
+    for file in args.image:
+        try:
+            kept, _ = await shiro.add_image(Path(file).name, data=Path(file).read_bytes())
+        except (OSError, ShiroError) as error:
+            reason = error.message if isinstance(error, ShiroError) else os_error_text(error)
+            print(f"shiro: cannot send the image {file}: {reason}", file=sys.stderr)
+            return 2
+        images.append((kept.id, kept.name))
+    ticket = runtime.submit(prompt, args.agent, inputs or None, images)
     outcome = await ticket.future
     await shiro.sessions.flush()
     return 1 if frontend.failed or outcome.stop_reason == "error" else 0

@@ -8,6 +8,10 @@ Roles and parts::
 
     {"role": "system", "content": str}
     {"role": "user", "content": str | [TextPart | ImagePart | FilePart]}
+
+An image the user gave is kept in the image store, and its part names it there:
+``{"type": "image", "imageId", "mediaType", "name", "width", "height"}`` (``images/parts.py``); a tool
+result that showed the model images carries such parts under ``images``.
     {"role": "assistant", "content": str | [TextPart | ReasoningPart | ToolCallPart | ApprovalRequestPart]}
     {"role": "tool", "content": [ToolResultPart | ToolErrorPart | ApprovalResponsePart]}
 
@@ -96,6 +100,8 @@ def title_of(messages: list[Message]) -> str:
     for message in messages:
         if message.get("role") == "user":
             content = message.get("content")
+            if isinstance(content, list):  # a prompt with images: its text
+                content = "".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
             if isinstance(content, str) and content:
                 words = without_attachments(content).strip() or content
                 return words[:60] + "..." if len(words) > 60 else words

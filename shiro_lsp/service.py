@@ -8,6 +8,7 @@ delete, models) do their blocking work in threads themselves.
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -19,10 +20,14 @@ from shiro_lsp.checkpoints.review import ChatSession, Checkpoints
 from shiro_lsp.commands import CommandCatalogue, Folder
 from shiro_lsp.commands.files import display_path
 from shiro_lsp.config import Settings, load_settings
-from shiro_lsp.errors import ReadOnly, ShiroError
+from shiro_lsp.errors import ReadOnly, ShiroError, ToolError
 from shiro_lsp.fs.jail import Folders, Roots
 from shiro_lsp.fs.secrets import keep_private
 from shiro_lsp.hooks import HookSettings
+from shiro_lsp.images.files import read_image_file
+from shiro_lsp.images.parts import stored_images
+from shiro_lsp.images.process import data_url
+from shiro_lsp.images.store import ImageStore, StoredImage
 from shiro_lsp.mcp.client import McpManager
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.models import ModelListing, list_endpoint_models
@@ -109,6 +114,7 @@ class Shiro:
         # Project and task notes; task scope without an id means the live session's latest task.
         self.notes = Notes(workspace, self.paths.root, current_session=lambda: self.sessions.current.id)
         self._notes_cache: tuple[tuple[object, ...], str] | None = None
+        self.images = ImageStore(self.paths.root)
 
     def start_agent(self, frontend: Frontend, *, yolo: bool = False, can_ask: bool = True) -> AgentRuntime:
         """Make chat turns possible, reporting to ``frontend`` (the editor, or the terminal)."""
@@ -216,7 +222,43 @@ class Shiro:
             format,
             extra_json={"notes": notes.to_json()},
             extra_markdown=notes.to_markdown(),
+            images=self.image_data,
         )
+
+    async def add_image(
+        self, name: str, *, data: bytes | None = None, path: str | None = None
+    ) -> tuple[StoredImage, str]:
+        """Keep an image the user gave (its bytes, or a file of the workspace): the kept image and a
+        thumbnail (``data:`` URL). ``ShiroError`` says why it cannot be kept."""
+
+        def add() -> tuple[StoredImage, str]:
+            try:
+                raw = data if data is not None else read_image_file(self.roots(), path or "")
+            except ToolError as error:
+                raise ShiroError(error.message) from None
+            kept = self.images.add(raw, name)
+            return kept, self.images.thumbnail(kept.id) or ""
+
+        return await asyncio.to_thread(add)
+
+    def image_thumbnails(self, messages: list[Message]) -> dict[str, str]:
+        """Thumbnails of the images ``messages`` hold, by id (blocking: reads the store)."""
+        found: dict[str, str] = {}
+        for part in stored_images(messages):
+            image_id = str(part["imageId"])
+            if image_id not in found and (thumbnail := self.images.thumbnail(image_id)) is not None:
+                found[image_id] = thumbnail
+        return found
+
+    def image_base64(self, image_id: str) -> tuple[str, str] | None:
+        """A kept image as (base64, media type), or None when it is gone (ACP replays it so)."""
+        found = self.images.read(image_id)
+        return (base64.b64encode(found[0]).decode("ascii"), found[1]) if found is not None else None
+
+    def image_data(self, image_id: str) -> str | None:
+        """A kept image as a ``data:`` URL (an export carries its images), or None when it is gone."""
+        found = self.images.read(image_id)
+        return data_url(*found) if found is not None else None
 
     async def branch_session(self, reference: str | None, at_message: int | None) -> SessionSummary:
         """A new session with the history up to a message and a full copy of the source's task notes.

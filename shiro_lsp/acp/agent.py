@@ -12,6 +12,8 @@ Approvals fail closed: an error, a timeout, a disconnect, a cancelled or unknown
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import logging
 import os
@@ -45,6 +47,7 @@ from acp.schema import (
 from shiro_lsp.acp.translate import (
     McpServer,
     PromptBlock,
+    PromptImage,
     TurnTranslator,
     available_commands,
     decision_of,
@@ -53,6 +56,7 @@ from shiro_lsp.acp.translate import (
     permission_options,
     permission_request,
     plan_of,
+    prompt_images,
     prompt_text,
     replay,
 )
@@ -236,7 +240,7 @@ class ShiroAcpAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
                 mcp_capabilities=McpCapabilities(http=True),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
@@ -284,7 +288,10 @@ class ShiroAcpAgent:
             self.sessions[session.id] = session
             self.sessions.setdefault(session_id, session)  # a unique prefix names it too
         live = session.shiro.sessions.current
-        for update in replay(session.shiro.workspace_path, live.messages):
+        replayed = await asyncio.to_thread(
+            replay, session.shiro.workspace_path, list(live.messages), session.shiro.image_base64
+        )
+        for update in replayed:
             self.outbox.put(session.id, update)
         if live.tasks.todos:
             self.outbox.put(session.id, plan_of(live.tasks))
@@ -311,7 +318,8 @@ class ShiroAcpAgent:
     async def prompt(self, prompt: list[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         text = prompt_text(prompt)
-        ticket = session.runtime.submit(text)
+        images = await self._kept_images(session, prompt_images(prompt))
+        ticket = session.runtime.submit(text, images=images)
         session.tasks.add(ticket.task_id)
         try:
             outcome = await asyncio.shield(ticket.future)
@@ -332,6 +340,20 @@ class ShiroAcpAgent:
         if update != session.offered:
             session.offered = update
             self.outbox.put(session.id, update)
+
+    async def _kept_images(self, session: AcpSession, images: list[PromptImage]) -> list[tuple[str, str]]:
+        """The prompt's images kept as the panel keeps pasted ones; one that is no image is the prompt's error."""
+        kept: list[tuple[str, str]] = []
+        for image in images:
+            try:
+                data = base64.b64decode(image.data, validate=True)
+                stored, _ = await session.shiro.add_image(image.name, data=data)
+            except (binascii.Error, ValueError):
+                raise RequestError(INVALID_PARAMS, f"{image.name}: the image data is not base64.") from None
+            except ShiroError as error:
+                raise RequestError(INVALID_PARAMS, error.message) from None
+            kept.append((stored.id, stored.name))
+        return kept
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

@@ -14,6 +14,8 @@ or the refusal.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from acp import RequestError
 from acp.helpers import (
     SessionUpdate,
     ToolCallContentVariant,
+    image_block,
     plan_entry,
     start_tool_call,
     text_block,
@@ -31,6 +34,7 @@ from acp.helpers import (
     update_available_commands,
     update_plan,
     update_tool_call,
+    update_user_message,
     update_user_message_text,
 )
 from acp.schema import (
@@ -317,19 +321,48 @@ def plan_of(tasks: TaskList) -> AgentPlanUpdate:
 # --- a saved session, replayed --------------------------------------------------------------------
 
 
-def replay(workspace: Path, messages: list[Message]) -> list[SessionUpdate]:
-    """The history as the client would have seen it live: user and agent text, thoughts, tool calls
-    with their inputs and results (the system message and provider ids stay out)."""
+ImageData = Callable[[str], tuple[str, str] | None]
+"""An image id to the image (base64, media type), or None when it is no longer kept."""
+
+
+def replay(
+    workspace: Path, messages: list[Message], images: ImageData = lambda _id: None
+) -> list[SessionUpdate]:
+    """The history as the client would have seen it live: user and agent text (and the user's
+    images), thoughts, tool calls with their inputs and results (the system message and provider ids
+    stay out)."""
     updates: list[SessionUpdate] = []
     for message in messages:
         role, content = message.get("role"), message.get("content")
         if role == "user":
-            updates += [update_user_message_text(t) for t in _texts(content)]
+            updates += [_user_update(item, images) for item in _user_items(content)]
         elif role == "assistant":
             updates += _assistant(workspace, content)
         elif role == "tool" and isinstance(content, list):
             updates += [u for part in content if (u := _tool_result(part)) is not None]
     return updates
+
+
+def _user_items(content: Any) -> list[str | dict[str, Any]]:
+    """A user message's texts, and its stored image parts where they stand."""
+    if not isinstance(content, list):
+        return list(_texts(content))
+    items: list[str | dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image" and isinstance(part.get("imageId"), str):
+            items.append(part)
+        else:
+            items += _texts([part])
+    return items
+
+
+def _user_update(item: str | dict[str, Any], images: ImageData) -> SessionUpdate:
+    if isinstance(item, str):
+        return update_user_message_text(item)
+    found = images(str(item["imageId"]))
+    if found is None:
+        return update_user_message_text(f"[image {item.get('name') or ''} no longer kept]")
+    return update_user_message(image_block(found[0], found[1]))
 
 
 def _texts(content: Any) -> list[str]:
@@ -396,12 +429,31 @@ def _tool_result(part: Any) -> SessionUpdate | None:
 # --- the prompt -----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class PromptImage:
+    """An image block of a prompt: its bytes (base64, as sent) and a name to show."""
+
+    data: str
+    name: str
+
+
+def prompt_images(blocks: list[PromptBlock]) -> list[PromptImage]:
+    """The prompt's images, in order; the service keeps them as the panel's pasted images."""
+    found: list[PromptImage] = []
+    for number, block in enumerate((b for b in blocks if isinstance(b, ImageContentBlock)), start=1):
+        name = _path_of(block.uri).rsplit("/", 1)[-1] if block.uri else f"image {number}"
+        found.append(PromptImage(block.data, name or f"image {number}"))
+    return found
+
+
 def prompt_text(blocks: list[PromptBlock]) -> str:
     """An ACP prompt as one user message: text as is, a linked or embedded file as a context block
-    with its source, which the secrets gate checks before the turn (``agent.attachments``).
-    Images and audio are refused in words (the agent does not offer them)."""
+    with its source, which the secrets gate checks before the turn (``agent.attachments``). Images
+    go with it as image parts (``prompt_images``); audio is refused in words."""
     parts: list[str] = []
     for block in blocks:
+        if isinstance(block, ImageContentBlock):
+            continue
         if isinstance(block, TextContentBlock):
             parts.append(block.text)
         elif isinstance(block, ResourceContentBlock):
@@ -416,10 +468,10 @@ def prompt_text(blocks: list[PromptBlock]) -> str:
                 parts.append(f"[binary resource {_path_of(resource.uri)} not included]")
         else:
             raise RequestError(
-                INVALID_PARAMS, f"Shiro takes text and files in a prompt, not {block.type} content."
+                INVALID_PARAMS, f"Shiro takes text, files and images in a prompt, not {block.type} content."
             )
     text = "\n".join(p for p in parts if p).strip()
-    if not text:
+    if not text and not any(isinstance(b, ImageContentBlock) for b in blocks):
         raise RequestError(INVALID_PARAMS, "The prompt is empty: send some text.")
     return text
 

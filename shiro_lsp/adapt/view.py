@@ -113,4 +113,9 @@ def _merged(message: Message) -> Message:
     if isinstance(content, str):
         parts = (message.get(VIEW_KEY), content, message.get(VIEW_NOTE_KEY))
         merged["content"] = "\n\n".join(str(part) for part in parts if part)
+    elif isinstance(content, list):  # a prompt with images: the view and the note as text parts around it
+        view, note = message.get(VIEW_KEY), message.get(VIEW_NOTE_KEY)
+        before = [{"type": "text", "text": f"{view}\n\n"}] if view else []
+        after = [{"type": "text", "text": f"\n\n{note}"}] if note else []
+        merged["content"] = [*before, *content, *after]
     return merged

@@ -41,6 +41,8 @@ class Ticket:
     future: asyncio.Future[ChatOutcome] = field(repr=False)
     inputs: dict[str, str] | None = None
     """Values for a custom command's ``${input:name}`` variables (the panel's form, ``--input``)."""
+    images: tuple[tuple[str, str], ...] = ()
+    """The images sent with the prompt: (id in the image store, name)."""
 
 
 # Runs one chat to its end; raises nothing (failures become outcomes).
@@ -63,8 +65,15 @@ class ChatQueue:
     def busy(self) -> bool:
         return self._running is not None or bool(self._waiting)
 
-    def submit(self, text: str, agent: str | None = None, inputs: dict[str, str] | None = None) -> Ticket:
-        ticket = Ticket(new_task_id(), text, agent, asyncio.get_running_loop().create_future(), inputs)
+    def submit(
+        self,
+        text: str,
+        agent: str | None = None,
+        inputs: dict[str, str] | None = None,
+        images: tuple[tuple[str, str], ...] = (),
+    ) -> Ticket:
+        future = asyncio.get_running_loop().create_future()
+        ticket = Ticket(new_task_id(), text, agent, future, inputs, images)
         self._waiting.append(ticket)
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._drain())

@@ -22,7 +22,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -53,7 +53,8 @@ from shiro_lsp.agent.pricing import cost_of
 from shiro_lsp.agent.setup import History, TurnSetup
 from shiro_lsp.agent.tool_calls import ToolCallRunner, result_part
 from shiro_lsp.context.prune import detach_provider_items
-from shiro_lsp.messages import Message, succeeded
+from shiro_lsp.images.parts import has_images
+from shiro_lsp.messages import Message, Part, succeeded
 from shiro_lsp.providers.types import (
     ModelRequest,
     ProviderError,
@@ -72,6 +73,10 @@ log = logging.getLogger(__name__)
 
 STALE_NOTICE = (
     "The provider no longer had part of this session stored. Re-sent the history inline and carried on."
+)
+IMAGES_REFUSED_NOTICE = (
+    "{model} did not take the images ({why}); they are described to it in words instead, and the turn "
+    "goes on with the text."
 )
 TEXT_FORMAT_NOTICE = (
     "The model server cannot take native tool calls for {model}; Shiro describes the tools in the prompt "
@@ -166,8 +171,10 @@ class Turn:
     def tool_call_format(self) -> ToolCallFormat:
         return self.reply_format.name
 
-    async def run(self, text: str) -> TurnOutcome:
-        message: Message = {"role": "user", "content": text}
+    async def run(self, text: str, images: Sequence[Part] = ()) -> TurnOutcome:
+        """The turn of the user's message ``text``, with the images they sent (stored image parts)."""
+        content = [*([{"type": "text", "text": text}] if text else []), *images] if images else text
+        message: Message = {"role": "user", "content": content}
         if self.setup.workspace_view:
             message[VIEW_KEY] = self.setup.workspace_view
         if self.setup.workspace_note:
@@ -299,6 +306,9 @@ class Turn:
                 self.compacted_reported = True
                 self.emit(ev.Compacted(wire.before, wire.after))
             messages = with_reminder(with_workspace_views(wire.messages), reminder)
+            images = self.setup.images
+            if images is not None and has_images(messages):
+                messages = await asyncio.to_thread(images.for_the_model, messages)
             request = ModelRequest(
                 model=self.setup.model,
                 instructions=sent_instructions,
@@ -322,6 +332,11 @@ class Turn:
                 if error.is_stale_item and not step.delivered and not self.stale_repaired:
                     self._repair_stale_items()
                     continue
+                if error.is_images_unsupported and not step.delivered and self._stop_sending_images():
+                    self.emit(
+                        ev.Notice(IMAGES_REFUSED_NOTICE.format(model=self.setup.model, why=error.message))
+                    )
+                    continue
                 refused = reply_format.when_tools_refused() if error.is_tools_unsupported else None
                 if refused is not None and not step.delivered:
                     self.reply_format = refused
@@ -333,6 +348,14 @@ class Turn:
                 self._keep_partial(step)
                 raise
             return step
+
+    def _stop_sending_images(self) -> bool:
+        """After the model refused images: the rest of the turn goes without them (True: it sent some)."""
+        images = self.setup.images
+        if images is None or not images.send or not has_images(self.history.messages):
+            return False
+        images.send = False
+        return True
 
     def _cut_loop(self, step: _StepResult) -> bool:
         """A reply cut in a loop is kept up to where the reflector's watch said; True: the model is

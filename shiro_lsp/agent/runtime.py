@@ -56,7 +56,9 @@ from shiro_lsp.errors import ShiroError
 from shiro_lsp.fs.jail import Folders, Roots
 from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.hooks import HookSettings, SessionHookState, TurnHooks, untrusted_notice
-from shiro_lsp.messages import Message
+from shiro_lsp.images.parts import ModelImages, image_part
+from shiro_lsp.images.store import ImageStore
+from shiro_lsp.messages import Message, Part
 from shiro_lsp.providers.factory import is_local, is_official, make_client
 from shiro_lsp.providers.models import list_endpoint_models
 from shiro_lsp.providers.types import ModelClient, ModelRequest, ProviderError
@@ -69,6 +71,11 @@ from shiro_lsp.tools.git import GIT_TOOLS
 from shiro_lsp.tools.session import memory_tools, todo_tool
 from shiro_lsp.usage import Usage
 
+NO_IMAGES_NOTICE = (
+    "{model} does not take images (shiro.imageInput, or what its server said): it is told of them in "
+    "words only."
+)
+IMAGE_GONE_NOTICE = "Not sent: the image {name} is no longer kept; attach it again."
 PROMPT_REDACTED_NOTICE = (
     "Your message held a secret ({kinds}); it was replaced by a [redacted …] marker before it reached "
     "the model or the session file."
@@ -192,6 +199,11 @@ class TurnServices(Protocol):
         """The session's file (what a hook's ``transcript_path`` names)."""
         ...
 
+    @property
+    def images(self) -> ImageStore:
+        """The images the user gave, kept by hash in the state root."""
+        ...
+
 
 class AgentRuntime:
     def __init__(
@@ -217,6 +229,8 @@ class AgentRuntime:
         self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
         # (base URL, model) whose server refused native tools: the text format from then on (auto only)
         self._text_only: set[tuple[str, str]] = set()
+        # (base URL, model) that takes no images: its listing says so, or it refused them (auto only)
+        self._no_images: set[tuple[str, str]] = set()
         # (base URL, model) that made a native tool call: its text is never a call from then on (auto only)
         self._native: set[tuple[str, str]] = set()
         self._hook_state = SessionHookState()
@@ -286,6 +300,8 @@ class AgentRuntime:
             self._windows[key] = info.context_window if info is not None else None
             if info is not None and info.native_tools is False:
                 self._text_only.add(key)
+            if info is not None and info.images is False:
+                self._no_images.add(key)
         return self._windows[key]
 
     def compact_threshold(self) -> int:
@@ -380,9 +396,24 @@ class AgentRuntime:
 
     # --- chats ---------------------------------------------------------------------------------
 
-    def submit(self, text: str, agent: str | None = None, inputs: dict[str, str] | None = None) -> Ticket:
-        """``inputs``: values for a custom command's ``${input:name}`` variables."""
-        return self.queue.submit(expand_command(text), agent, inputs)
+    def submit(
+        self,
+        text: str,
+        agent: str | None = None,
+        inputs: dict[str, str] | None = None,
+        images: Sequence[tuple[str, str]] = (),
+    ) -> Ticket:
+        """Queue a chat; ``inputs``: values for a custom command's ``${input:name}`` variables;
+        ``images``: (id, name) of images the image store keeps, sent with it."""
+        return self.queue.submit(expand_command(text), agent, inputs, tuple(images))
+
+    def takes_images(self) -> bool:
+        """Whether the model is sent images: the setting, else unless it is known to take none."""
+        s = self.settings()
+        configured = s.image_input_for(s.model)
+        if configured != "auto":
+            return configured == "on"
+        return (s.base_url or "", s.model) not in self._no_images
 
     async def _run_ticket(self, ticket: Ticket) -> ChatOutcome:
         async with self._compaction():  # a chat sent during /compact waits for it
@@ -448,10 +479,11 @@ class AgentRuntime:
             part for part in (undone, view.text, pages, hooked.session) if part
         )
         setup.workspace_note = "\n\n".join(part for part in (view.note, hooked.prompt) if part)
+        images = await self._prompt_images(ticket, setup, emit)
         turn = Turn(setup, _MeteredHistory(session, self), emit)
         said.end = self._turn_end(setup, watch, session, len(session.messages))
         try:
-            outcome = await turn.run(ticket.text)
+            outcome = await turn.run(ticket.text, images)
         finally:
             writes.start()  # a turn with no event at all
         turn_log.end(outcome.stop_reason, outcome.error)
@@ -462,6 +494,8 @@ class AgentRuntime:
             self._text_only.add(endpoint)
         if turn.native_calls_seen:
             self._native.add(endpoint)
+        if setup.images is not None and not setup.images.send and self.takes_images():
+            self._no_images.add(endpoint)  # it refused them: from now on it is told of them in words
         await self.refresh_meter()
         if changes is not None:
             await self._announce_changes(changes)
@@ -627,6 +661,7 @@ class AgentRuntime:
             sandbox_network=s.bash_sandbox_network,
             web_allow_hosts=tuple(s.web_fetch_allow_hosts),
             billed=is_billed(s.base_url),
+            images=ModelImages(self.services.images, self.takes_images()),
         )
         return setup
 
@@ -670,6 +705,19 @@ class AgentRuntime:
             return view, profile.checks(self.workspace, configured, words)
 
         return await asyncio.to_thread(look) if profile.reads_workspace else look()
+
+    async def _prompt_images(self, ticket: Ticket, setup: TurnSetup, emit: Emit) -> list[Part]:
+        """The images sent with the prompt, as the parts its message keeps; one the store lost is said."""
+        if not ticket.images:
+            return []
+        store = self.services.images
+        described = await asyncio.to_thread(lambda: [(n, store.describe(i, n)) for i, n in ticket.images])
+        for name, image in described:
+            if image is None:
+                emit(Notice(IMAGE_GONE_NOTICE.format(name=name)))
+        if setup.images is not None and not setup.images.send:
+            emit(Notice(NO_IMAGES_NOTICE.format(model=setup.model)))
+        return [image_part(image) for _, image in described if image is not None]
 
     async def _pasted_pages(self, setup: TurnSetup, text: str, emit: Emit) -> str:
         """Where the profile says so (a window web_fetch's results would fill), the pages of the URLs

@@ -22,6 +22,7 @@ from shiro_lsp.agent.permissions import Grants, Origin, PermissionPolicy
 from shiro_lsp.checkpoints.rows import ChangedFile, FilePreview
 from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.hooks import PreToolVerdict
+from shiro_lsp.images.parts import ModelImages
 from shiro_lsp.messages import Message
 from shiro_lsp.providers.types import ModelClient
 from shiro_lsp.tools import ToolRegistry, ToolSpec, sandbox
@@ -222,6 +223,8 @@ class TurnSetup:
     sandbox_network: bool = False
     web_allow_hosts: tuple[str, ...] = ()
     """Hosts web_fetch may reach at a non-public address (the user's ``webFetch.allowHosts``)."""
+    images: ModelImages | None = None
+    """What the model is sent of the history's images (``send`` False: words instead)."""
     reminder: Callable[[], str] | None = None
     """The task list, sent after the conversation (not in the system prompt: see ``with_reminder``)."""
     can_ask: bool = True

@@ -28,6 +28,7 @@ from shiro_lsp.agent.write_limit import WriteLimit
 from shiro_lsp.checkpoints.rows import ChangedFile, FilePreview
 from shiro_lsp.errors import ShiroError, ToolError, os_error_text
 from shiro_lsp.hooks import ALLOWED
+from shiro_lsp.images.parts import TOOL_IMAGES, image_part
 from shiro_lsp.messages import succeeded as succeeded
 from shiro_lsp.providers.types import ToolCallReady
 from shiro_lsp.providers.wire import loose_tool_input
@@ -207,6 +208,9 @@ class ToolCallRunner:
             sandbox=self.setup.sandbox,
             sandbox_network=self.setup.sandbox_network,
             web_allow_hosts=self.setup.web_allow_hosts,
+            images=self.setup.images.store
+            if self.setup.images is not None and self.setup.images.send
+            else None,
         )
         changed: ToolChangesLike | None = None
         watch = None
@@ -233,8 +237,11 @@ class ToolCallRunner:
         output = plan.hints.result(call.name, input, output, shown, recorded=watch is not None)
         if count > 1:
             times = "once before" if count == 2 else f"{count - 1} times before"
-            return result_part(call, REPEAT_NOTE.format(name=call.name, times=times) + output)
-        return result_part(call, output)
+            output = REPEAT_NOTE.format(name=call.name, times=times) + output
+        part = result_part(call, output)
+        if ctx.shown_images:
+            part[TOOL_IMAGES] = [image_part(image) for image in ctx.shown_images]
+        return part
 
     def _not_offered(self, tool: str) -> str:
         """The tool error for a call to a tool the turn did not offer (it never runs)."""

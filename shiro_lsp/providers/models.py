@@ -65,6 +65,9 @@ class ModelInfo:
     context_window: int | None = None
     native_tools: bool | None = None
     """Whether the server takes native tool calls for this model (Ollama's capabilities); None: unknown."""
+    images: bool | None = None
+    """Whether the model takes images (Ollama's ``vision`` capability, llama.cpp's ``modalities``, an
+    ``architecture.input_modalities`` list as OpenRouter's); None: unknown."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,20 @@ def window_from_props(props: Mapping[str, Any]) -> int | None:
     if isinstance(settings, Mapping):
         return _positive_int(settings.get("n_ctx"))
     return _positive_int(props.get("n_ctx"))
+
+
+def images_from_props(props: Mapping[str, Any]) -> bool | None:
+    """llama.cpp's /props: ``modalities.vision`` (true only when it was started with a projector)."""
+    modalities = props.get("modalities")
+    vision = modalities.get("vision") if isinstance(modalities, Mapping) else None
+    return vision if isinstance(vision, bool) else None
+
+
+def images_from_entry(entry: Mapping[str, Any]) -> bool | None:
+    """A /v1/models entry's ``architecture.input_modalities`` (OpenRouter), if it has one."""
+    architecture = entry.get("architecture")
+    modalities = architecture.get("input_modalities") if isinstance(architecture, Mapping) else None
+    return "image" in modalities if isinstance(modalities, list) else None
 
 
 def preset_by_answer(entries: Sequence[Mapping[str, Any]], props: Mapping[str, Any] | None) -> Preset | None:
@@ -200,9 +217,17 @@ def _listing(url: str, key: str, timeout: float) -> ModelListing:
         if preset == "ollama":
             return ModelListing(url, preset, _ollama_models(client, url, sorted(windows)))
         served = window_from_props(props) if props is not None else None
+        served_images = images_from_props(props) if props is not None else None
+        by_id = {str(e["id"]): e for e in entries}
         models = [
             # llama.cpp serves one model: its /props window is what a request really gets.
-            ModelInfo(model_id, served if served is not None else windows[model_id])
+            ModelInfo(
+                model_id,
+                served if served is not None else windows[model_id],
+                images=served_images
+                if served_images is not None
+                else images_from_entry(by_id.get(model_id, {})),
+            )
             for model_id in sorted(windows)
         ]
         return ModelListing(url, preset, models)
@@ -244,7 +269,8 @@ def ollama_model(model_id: str, loaded_window: int | None, show: Mapping[str, An
         window = min(window, trained)
     capabilities = show.get("capabilities")
     tools = "tools" in capabilities if isinstance(capabilities, list) else None
-    return ModelInfo(model_id, window, native_tools=tools)
+    vision = "vision" in capabilities if isinstance(capabilities, list) else None
+    return ModelInfo(model_id, window, native_tools=tools, images=vision)
 
 
 def _ollama_num_ctx(parameters: Any) -> int | None:

@@ -58,7 +58,7 @@ def should_retry(exc: BaseException, error: ProviderError) -> bool:
         header = exc.response.headers.get("x-should-retry")
         if header in ("true", "false"):
             return header == "true"
-        if error.provider_code == "insufficient_quota":
-            return False
+        if error.provider_code == "insufficient_quota" or error.is_images_unsupported:
+            return False  # (a server without vision says so with a 500: the same request fails again)
         return exc.status_code in RETRIED_STATUSES or exc.status_code >= 500
     return isinstance(exc, openai.APIConnectionError)  # APITimeoutError is one too

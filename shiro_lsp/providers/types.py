@@ -34,6 +34,15 @@ TOOLS_UNSUPPORTED = re.compile(
     re.IGNORECASE,
 )
 
+# What servers answer to an image part for a model (or a server build) that takes no images: llama.cpp
+# without --mmproj, vLLM and LM Studio with a text-only model, OpenAI's text-only models, Ollama.
+IMAGES_UNSUPPORTED = re.compile(
+    r"image input is not supported|(?:model|it) does not support (?:images?|vision)|not a multimodal model"
+    r"|image_url is only supported|does not support image|images? (?:are|is) not supported"
+    r"|vision is not (?:supported|enabled)|multimodal (?:input )?is not supported|--mmproj",
+    re.IGNORECASE,
+)
+
 
 @dataclass(frozen=True)
 class ModelRequest:
@@ -154,6 +163,11 @@ class ProviderError(ShiroError):
     def is_tools_unsupported(self) -> bool:
         """The server cannot take native tools for this model: the text format can still work."""
         return self.status == 400 and bool(TOOLS_UNSUPPORTED.search(self.message))
+
+    @property
+    def is_images_unsupported(self) -> bool:
+        """The model or server refused the request's images: the text can still go."""
+        return bool(IMAGES_UNSUPPORTED.search(self.message))
 
     @property
     def is_stale_item(self) -> bool:

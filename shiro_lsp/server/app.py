@@ -44,6 +44,7 @@ def register_features(server: ShiroServer) -> None:
         chat,
         commands,
         history,
+        images,
         lifecycle,
         mcp,
         memory,
@@ -55,7 +56,8 @@ def register_features(server: ShiroServer) -> None:
 
     if server.features_registered:
         return
-    for feature in (lifecycle, memory, todos, history, sessions, chat, notes, changes, models, mcp, commands):
+    features = (lifecycle, memory, todos, history, sessions, chat, images, notes, changes, models, mcp)
+    for feature in (*features, commands):
         feature.register(server)
     server.features_registered = True
 

@@ -182,7 +182,8 @@ def register(server: ShiroServer) -> None:
     async def chat(ls: ShiroServer, params: p.ChatParams) -> p.ChatResult:
         shiro = await ls.folders.for_chat(fs_path(params.root) if params.root else None)
         runtime = shiro.runtime
-        ticket = runtime.submit(params.text, params.agent, params.inputs)
+        images = [(i.id, i.name) for i in params.images or []]
+        ticket = runtime.submit(params.text, params.agent, params.inputs, images)
         try:
             outcome = await asyncio.shield(ticket.future)
         except asyncio.CancelledError:  # $/cancelRequest: stop the turn, answer with what it did

@@ -17,6 +17,7 @@ from pydantic import (
     StringConstraints,
     ValidationError,
     create_model,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -36,8 +37,11 @@ MAX_MEMORY_CHARS = 1024 * 1024  # the store cuts an entry to 400 characters and 
 MAX_QUERY_CHARS = 4_000
 MAX_ID_CHARS = 200
 MAX_NOTE_CHARS = 16_000  # the notes store's byte limit (task_notes.NOTE_CAP_BYTES) is checked again there
+MAX_PROMPT_IMAGES = 10
+MAX_IMAGE_BASE64 = 28 * 1024 * 1024  # 20 MB of image (images/process.py) in base64, and some
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+ImageName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
 Prompt = Annotated[str, StringConstraints(min_length=1, max_length=MAX_PROMPT_CHARS)]
@@ -203,6 +207,11 @@ class ContextMeter(Wire):
 # --- chat ----------------------------------------------------------------------------------------
 
 
+class ChatImage(Wire):
+    id: Id = Field(description="The id shiro/images/add answered with.")
+    name: ImageName
+
+
 class ChatParams(Wire):
     text: Prompt
     agent: Literal["default", "quick", "deep", "plan", "review"] | None = None
@@ -216,6 +225,47 @@ class ChatParams(Wire):
         description="The active editor's workspace folder. A live session with no messages yet moves "
         "to it (a fresh session there); otherwise the session keeps its root.",
     )
+    images: list[ChatImage] | None = Field(
+        default=None,
+        description="Extension: images sent with the prompt (kept by shiro/images/add), at most 10. A model "
+        "that does not take them is told of each in words, and the turn says so.",
+    )
+
+    @field_validator("images")
+    @classmethod
+    def _few_images(cls, images: list[ChatImage] | None) -> list[ChatImage] | None:
+        if images is not None and len(images) > MAX_PROMPT_IMAGES:
+            raise ValueError(f"at most {MAX_PROMPT_IMAGES} images go with one prompt")
+        return images
+
+
+class ImageAddParams(Wire):
+    name: ImageName
+    data: Annotated[str, StringConstraints(min_length=1, max_length=MAX_IMAGE_BASE64)] | None = Field(
+        default=None, description="The image's bytes in base64 (pasted or dropped)."
+    )
+    path: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
+        default=None,
+        description="Or an image file inside the workspace folders (read like every file: secrets and "
+        "files outside refused).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _data_or_path(cls, data: Any) -> Any:
+        if isinstance(data, dict) and (data.get("data") is None) == (data.get("path") is None):
+            missing = InitErrorDetails(type="missing", loc=("data",), input=data)
+            raise ValidationError.from_exception_data(cls.__name__, [missing])
+        return data
+
+
+class ImageInfo(Wire):
+    id: str = Field(description="The image's SHA-256 (after it was downscaled and written anew).")
+    name: str
+    media_type: str = Field(description="image/png or image/jpeg.")
+    width: int
+    height: int
+    thumbnail: str = Field(description="A small PNG as a data: URL, for the panel's chip.")
 
 
 class ChatUsage(Wire):
@@ -606,6 +656,11 @@ class SessionResumeResult(Wire):
         description="Set when the session resumes on another model than the one it last ran on "
         "(the settings name another): says which one is used now.",
     )
+    images: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extension: a small PNG (data: URL) of each image the transcript's prompts carry, by "
+        "image id; an image no longer kept is left out.",
+    )
 
 
 class PreviousSession(Wire):
@@ -885,6 +940,13 @@ METHODS: tuple[Method, ...] = (
     ),
     _notification("shiro/event", EventNotification, "One per engine event of a turn, in order."),
     _request("shiro/queue", Empty, QueueResult, "The chats waiting behind the running turn."),
+    _request(
+        "shiro/images/add",
+        ImageAddParams,
+        ImageInfo,
+        "Extension: keep an image for the next prompt (checked, downscaled, metadata dropped); "
+        "its id goes in shiro/chat `images`.",
+    ),
     _request(
         "shiro/queue/clear", Empty, QueueClearResult, "Queued chats resolve with stopReason queue-cleared."
     ),

@@ -116,6 +116,7 @@ def register(server: ShiroServer) -> None:
             turns=[turn_wire(t) for t in turns],
             events=history_events(record.events),
             model_note=model_note(session.model, ls.shiro.settings.model),
+            images=await asyncio.to_thread(ls.shiro.image_thumbnails, list(session.messages)),
         )
         return await asyncio.to_thread(dump, result)  # a long transcript takes a while to copy
 

@@ -31,6 +31,7 @@ from pydantic_core import ErrorDetails
 
 from shiro_lsp.errors import ToolError, describe_problem, describe_problems, os_error_text
 from shiro_lsp.fs.secrets import Redactor
+from shiro_lsp.images.store import ImageStore, StoredImage
 
 if TYPE_CHECKING:
     import jsonschema
@@ -221,6 +222,10 @@ class ToolContext:
     """Set while a checkpoint watches this call (edit_file, multi_edit, write_file tell it)."""
     web_allow_hosts: tuple[str, ...] = ()
     """Hosts the user lets web_fetch reach at a non-public address (``shiro.webFetch.allowHosts``)."""
+    images: ImageStore | None = None
+    """Set when the model takes images: a tool may show it one (``read_file`` of an image)."""
+    shown_images: list[StoredImage] = field(default_factory=list)
+    """The images the call showed; its result carries them (``images.parts.TOOL_IMAGES``)."""
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[str]]

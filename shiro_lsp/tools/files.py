@@ -35,6 +35,7 @@ from shiro_lsp.fs.secrets import (
     refusal,
     with_hidden_values,
 )
+from shiro_lsp.images.files import image_for_the_model, is_image_path
 from shiro_lsp.tools.base import (
     MAX_OUTPUT,
     JsonObject,
@@ -209,6 +210,11 @@ class MultiEditInput(ToolInput):
 
 
 async def read_file(input: ReadFileInput, ctx: ToolContext) -> str:
+    if is_image_path(input.path):
+        text, shown = await asyncio.to_thread(image_for_the_model, ctx.workspace, input.path, ctx.images)
+        if shown is not None:
+            ctx.shown_images.append(shown)
+        return text
     return await asyncio.to_thread(read_numbered, ctx.workspace, input.path, input.offset, input.limit)
 
 
@@ -444,7 +450,7 @@ READ_FILE = typed_tool(
         description=(
             "Read a UTF-8 text file. Lines are numbered like `cat -n`: the 1-based line number right-aligned "
             "in 6 columns, a tab, then the line; the numbers are not part of the file. Returns up to `limit` "
-            "lines from `offset`; a note at the end says where to continue."
+            "lines from `offset`; a note at the end says where to continue. An image file is shown to you."
         ),
         input_model=ReadFileInput,
         subject=field_subject("path"),

@@ -179,7 +179,7 @@ async def test_initialize_says_sessions_load_and_prompts_take_files(
     assert capabilities is not None and capabilities.load_session is True
     assert capabilities.prompt_capabilities is not None
     assert capabilities.prompt_capabilities.embedded_context is True
-    assert capabilities.prompt_capabilities.image is False
+    assert capabilities.prompt_capabilities.image is True
     assert capabilities.mcp_capabilities is not None and capabilities.mcp_capabilities.http is True
     assert (
         capabilities.session_capabilities is not None and capabilities.session_capabilities.list is not None

@@ -2026,6 +2026,50 @@ export const scenarios = [
     },
   },
   {
+    // issue 35: an image pasted into the prompt becomes a thumbnail chip, reaches the model as an image part, and
+    // stays in the transcript; a model server that refuses images gets words instead and the turn goes on
+    name: 'image-paste-chip-reaches-the-model',
+    needsModel: true,
+    async run({ wb, model }) {
+      const red = 'iVBORw0KGgoAAAANSUhEUgAAADAAAAAgCAIAAADbtmxLAAAASUlEQVR42u3XMQoAIAhAUY1u0qL3P4xL3aU9aBQE/18dfOCkbjOp1JBiAQIEKLv5G6yI7N3HnZMBAgQIECBAgAC9KY8iIEDdQBdV1AWZpDgsJgAAAABJRU5ErkJggg==';
+      const paste = (prompt, name) => prompt.evaluate((el, [b64, fileName]) => {
+        const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
+        const data = new DataTransfer();
+        data.items.add(new File([bytes], fileName, { type: 'image/png' }));
+        el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+      }, [red, name]);
+      await wb.openChat();
+      const chat = wb.chat();
+      const prompt = chat.locator('#prompt');
+      await paste(prompt, 'screenshot.png');
+      const chip = chat.locator('#chips .chip-image', { hasText: 'screenshot.png' });
+      await chip.locator('img.chip-thumb').waitFor({ timeout: 20_000 });
+      assert.ok((await chip.locator('img.chip-thumb').getAttribute('src')).startsWith('data:image/png;base64,'));
+      await wb.shot('image-chip');
+      await model.script([step([text('The screenshot shows a white box on red.')])]);
+      await wb.send('what is in this screenshot?');
+      await chat.locator('.entry.assistant', { hasText: 'white box on red' }).waitFor({ timeout: 30_000 });
+      const sent = (await model.lastTurn()).body.messages.filter(m => m.role === 'user').at(-1);
+      const part = sent.content.find(p => p.type === 'image_url');
+      assert.ok(part?.image_url.url.startsWith('data:image/png;base64,'), 'the model received an image part');
+      await chat.locator('.entry.user .chips.sent img.chip-thumb').last().waitFor({ timeout: 10_000 });
+      await wb.shot('image-sent');
+
+      await model.post('/_control/images', { refuse: 'image input is not supported - hint: you may need to provide the mmproj' });
+      try {
+        await paste(prompt, 'again.png');
+        await chat.locator('#chips .chip-image', { hasText: 'again.png' }).waitFor({ timeout: 20_000 });
+        await model.script([step([text('I cannot see images, but I can help with the text.')])]);
+        await wb.send('and this one?');
+        await chat.locator('.entry.notice', { hasText: 'did not take the images' }).waitFor({ timeout: 30_000 });
+        await chat.locator('.entry.assistant', { hasText: 'I cannot see images' }).waitFor({ timeout: 30_000 });
+        await wb.shot('image-refused-notice');
+      } finally {
+        await model.post('/_control/images', { refuse: null });
+      }
+    },
+  },
+  {
     name: 'server-restarts-after-crash',
     needsModel: true,
     async run({ wb, model, workspace }) {

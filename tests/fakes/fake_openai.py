@@ -16,6 +16,7 @@ As a separate process (the VS Code end-to-end tests)::
 
 and script it over HTTP: ``POST /_control/script`` (a JSON list of steps, appended),
 ``GET /_control/requests``, ``POST /_control/reset``, ``POST /_control/release`` (``{"gate": name}``),
+``POST /_control/images`` (``{"refuse": message | null}``: refuse every request with an image part),
 ``POST /_control/default`` (``{"mode": "echo"|null}``), ``POST /_control/models``
 (``{"models": [id | entry], "get_routes": {path: json}}``: what ``GET /v1/models`` lists, plus other GET
 answers such as llama.cpp's ``/props``). ``to_json``/``from_json`` give the JSON form of
@@ -328,6 +329,17 @@ def from_json(data: dict[str, Any], gates: dict[str, Gate] | None = None) -> Any
 # ---------------------------------------------------------------------------- wire
 
 
+def image_parts(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The image parts a request carries: Chat ``image_url`` and Responses ``input_image``, in order."""
+    found: list[dict[str, Any]] = []
+    for message in [*(body.get("messages") or []), *(body.get("input") or [])]:
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") in ("image_url", "input_image"):
+                found.append(part)
+    return found
+
+
 class _Cut(Exception):
     """Raised inside a handler to drop the connection without finishing the reply."""
 
@@ -405,6 +417,9 @@ class FakeOpenAI:
         self.post_routes: dict[str, Callable[[dict[str, Any]], tuple[int, Any]]] = {}
         # models whose chat requests with ``tools`` are refused as Ollama refuses them
         self.no_native_tools: set[str] = set()
+        # set: every request that carries an image part is refused (400) with this message, as llama.cpp
+        # without a vision projector refuses it (``POST /_control/images {"refuse": message | null}``)
+        self.refuse_images: str | None = None
         # or "ollama-legacy": no tool-call index, delta.reasoning; "llamacpp": llama-server's chunk shapes
         self.chat_dialect = "openai"
         self.disconnects = 0  # streams the client closed before the end
@@ -527,6 +542,8 @@ class FakeOpenAI:
         problem = (self.check_responses(body) if responses else check_chat(body)) if self.validate else None
         if body.get("tools") and body.get("model") in self.no_native_tools:
             problem = HttpError.tools_unsupported(str(body["model"]))
+        if self.refuse_images is not None and image_parts(body):
+            problem = HttpError(400, self.refuse_images, type="invalid_request_error")
         entry = problem or self._next(body)
         if isinstance(entry, HttpError):
             return _send_error(h, entry)
@@ -553,6 +570,9 @@ class FakeOpenAI:
             return _send_json(h, 200, self.requests)
         if path == "/_control/reset":
             self.reset()
+            return _send_json(h, 200, {"ok": True})
+        if path == "/_control/images" and method == "POST":
+            self.refuse_images = body.get("refuse")
             return _send_json(h, 200, {"ok": True})
         if path == "/_control/release":
             self.gate(str(body["gate"])).release()

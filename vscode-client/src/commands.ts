@@ -1,4 +1,5 @@
 // Every `shiro.*` command, each handed to the feature that does it: the one list to read for "what does command X do".
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ChatController } from './chat/controller';
 import type { ChatViewProvider } from './chat/chatView';
@@ -15,6 +16,16 @@ import { showHooks } from './setup/hooks';
 import { showMcpServers } from './setup/mcp';
 import { CLIENT_REMEMBER_COMMAND } from './shared/protocol';
 import type { RememberSelectionArgs } from './shared/protocol';
+
+/** "Attach image to chat…" from the palette: image files of the workspace, picked in the file dialog. */
+async function pickImages(): Promise<readonly vscode.Uri[] | undefined> {
+  return vscode.window.showOpenDialog({
+    canSelectMany: true,
+    defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri,
+    filters: { Images: ['png', 'jpg', 'jpeg', 'gif', 'webp', 'bmp'] },
+    openLabel: 'Attach to chat',
+  });
+}
 
 /** The extension's parts the commands reach. */
 export interface Parts {
@@ -58,6 +69,12 @@ export function registerCommands(p: Parts): vscode.Disposable[] {
       if (!attachment) return;
       await chatView.reveal(true);
       ctl.addAttachment(attachment);
+    }),
+    command('shiro.attachImage', async (target?: vscode.Uri) => {
+      const picked = target instanceof vscode.Uri ? [target] : await pickImages();
+      if (!picked?.length) return;
+      await chatView.reveal(true);
+      for (const uri of picked) await ctl.addImage({ name: path.basename(uri.fsPath), path: uri.fsPath });
     }),
     command('shiro.addTerminalSelection', async () => {
       const attachment = await mentions.terminalSelectionAttachment();

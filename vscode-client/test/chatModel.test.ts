@@ -174,3 +174,26 @@ test("a tool card's count is the one the server sent with its files, live and in
   assert.ok(t.kind === 'tool');
   assert.equal(t.counts, '+5 \u22121');
 });
+
+test('a prompt with images shows their thumbnails, live and in a resumed transcript', () => {
+  const m = new ChatModel();
+  const live = m.addUser('what is wrong here?', [{ name: 'shot.png', thumbnail: 'data:image/png;base64,AAA' }]);
+  assert.ok(live.kind === 'user' && live.images?.[0]?.thumbnail === 'data:image/png;base64,AAA');
+  const resumed = new ChatModel();
+  const image = { type: 'image', imageId: 'abc', name: 'shot.png', mediaType: 'image/png' };
+  resumed.loadTranscript(
+    [
+      { role: 'user', content: [{ type: 'text', text: 'what is wrong here?' }, image, { ...image, imageId: 'gone' }] },
+      { role: 'assistant', content: 'A typo.' },
+    ],
+    [],
+    { images: { abc: 'data:image/png;base64,BBB' } },
+  );
+  const [user, answer] = resumed.state.entries;
+  assert.ok(user.kind === 'user' && user.text === 'what is wrong here?');
+  assert.deepEqual(user.images, [
+    { name: 'shot.png', thumbnail: 'data:image/png;base64,BBB' },
+    { name: 'shot.png', thumbnail: undefined },
+  ]);
+  assert.ok(answer.kind === 'assistant' && answer.text === 'A typo.');
+});

@@ -1,6 +1,6 @@
 // The composer: the prompt with its history (Up/Down), the context chips waiting to be sent, `/` completion
 // and `@` mentions, and the draft kept across a re-created panel.
-import type { Attachment, InputsRequest } from '../src/shared/webviewProtocol';
+import type { Attachment, ImageChip, InputsRequest } from '../src/shared/webviewProtocol';
 import { activeToken, applyPick, rankCandidates } from '../src/shared/mentions';
 import type { ActiveToken, Candidate } from '../src/shared/mentions';
 import { SLASH_COMMANDS } from '../src/shared/slashCommands';
@@ -13,6 +13,7 @@ const history = new PromptHistory();
 // context chips waiting in the composer (sent with the next prompt)
 const chipsBox = $<HTMLElement>('chips');
 let attachments: Attachment[] = [];
+let images: ImageChip[] = [];
 // the active editor's file, sent with the next prompt unless removed (shiro.attachActiveFile)
 let currentFile: string | null = null;
 let currentRemoved: string | null = null;
@@ -39,9 +40,31 @@ function currentChip(label: string): HTMLElement {
   chip.appendChild(remove);
   return chip;
 }
+function imageChip(image: ImageChip, index: number): HTMLElement {
+  const chip = el('span', 'chip chip-image');
+  chip.title = `${image.name}: sent with your message as an image`;
+  const thumb = el('img', 'chip-thumb');
+  thumb.src = image.thumbnail;
+  thumb.alt = image.name;
+  chip.appendChild(thumb);
+  chip.appendChild(el('span', 'chip-label', image.name));
+  const remove = el('button', 'chip-remove', '×');
+  remove.type = 'button';
+  remove.title = `Remove ${image.name}`;
+  remove.setAttribute('aria-label', `Remove ${image.name}`);
+  remove.addEventListener('click', () => {
+    images.splice(index, 1);
+    renderChips();
+    saveDraft();
+    prompt.focus();
+  });
+  chip.appendChild(remove);
+  return chip;
+}
 function renderChips(): void {
   chipsBox.replaceChildren();
-  chipsBox.hidden = attachments.length === 0 && !currentShown();
+  chipsBox.hidden = attachments.length === 0 && images.length === 0 && !currentShown();
+  images.forEach((image, i) => chipsBox.appendChild(imageChip(image, i)));
   if (currentShown() && currentFile !== null) chipsBox.appendChild(currentChip(currentFile));
   attachments.forEach((a, i) => {
     const chip = el('span', 'chip');
@@ -61,6 +84,28 @@ function renderChips(): void {
     chipsBox.appendChild(chip);
   });
 }
+export function attachImage(image: ImageChip): void {
+  if (!images.some(x => x.id === image.id)) images.push(image);
+  renderChips();
+  saveDraft();
+}
+
+/** Images pasted or dropped: read here, kept by the server (which checks and downscales them). */
+function offerImages(files: Iterable<File>): boolean {
+  let found = false;
+  for (const file of files) {
+    if (!file.type.startsWith('image/')) continue;
+    found = true;
+    const reader = new FileReader();
+    reader.addEventListener('load', () => {
+      if (typeof reader.result === 'string')
+        post({ type: 'addImage', name: file.name || 'pasted image', dataUrl: reader.result });
+    });
+    reader.readAsDataURL(file);
+  }
+  return found;
+}
+
 export function attach(a: Attachment): void {
   if (!attachments.some(x => x.label === a.label && x.text === a.text)) attachments.push(a);
   renderChips();
@@ -156,15 +201,17 @@ function send(): void {
     text,
     ...(attachments.length ? { attachments } : {}),
     ...(currentShown() ? { currentFile: true } : {}),
+    ...(images.length ? { images } : {}),
   });
   prompt.value = '';
   attachments = [];
+  images = [];
   renderChips();
   saveDraft();
 }
 
 function saveDraft(): void {
-  host.setState({ draft: prompt.value, attachments });
+  host.setState({ draft: prompt.value, attachments, images });
 }
 
 const caretOnFirstLine = (): boolean => !prompt.value.slice(0, prompt.selectionStart).includes('\n');
@@ -244,14 +291,28 @@ export function startComposer(): void {
     }
   });
   prompt.addEventListener('input', saveDraft);
-  $<HTMLFormElement>('composer').addEventListener('submit', e => {
+  const composer = $<HTMLFormElement>('composer');
+  composer.addEventListener('submit', e => {
     e.preventDefault();
     send();
   });
-  const saved = host.getState() as { draft?: string; attachments?: Attachment[] } | undefined;
+  prompt.addEventListener('paste', e => {
+    if (e.clipboardData && offerImages(Array.from(e.clipboardData.files))) e.preventDefault();
+  });
+  composer.addEventListener('dragover', e => {
+    if (e.dataTransfer && Array.from(e.dataTransfer.items).some(i => i.type.startsWith('image/'))) {
+      e.preventDefault();
+      e.dataTransfer.dropEffect = 'copy';
+    }
+  });
+  composer.addEventListener('drop', e => {
+    if (e.dataTransfer && offerImages(Array.from(e.dataTransfer.files))) e.preventDefault();
+  });
+  const saved = host.getState() as { draft?: string; attachments?: Attachment[]; images?: ImageChip[] } | undefined;
   if (saved?.draft) prompt.value = saved.draft;
-  if (saved?.attachments?.length) {
-    attachments = saved.attachments;
+  if (saved?.attachments?.length || saved?.images?.length) {
+    attachments = saved.attachments ?? [];
+    images = saved.images ?? [];
     renderChips();
   }
 }

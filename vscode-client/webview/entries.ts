@@ -20,6 +20,20 @@ function codeButton(label: string, title: string, onClick: (button: HTMLButtonEl
   return button;
 }
 
+/** An image sent with a prompt: its thumbnail and name (only the name when the server no longer keeps it). */
+function sentImage(name: string, thumbnail: string | undefined): HTMLElement {
+  const chip = el('span', 'chip chip-image');
+  chip.title = name;
+  if (thumbnail?.startsWith('data:image/')) {
+    const thumb = el('img', 'chip-thumb');
+    thumb.src = thumbnail;
+    thumb.alt = name;
+    chip.appendChild(thumb);
+  }
+  chip.appendChild(el('span', 'chip-label', name));
+  return chip;
+}
+
 /** Model markdown, sanitized; each code block gets a head with its language and Copy / Insert / New file. */
 function markdownInto(target: HTMLElement, text: string): void {
   target.innerHTML = renderMarkdown(text, purify);
@@ -73,9 +87,10 @@ export function renderEntry(entry: ChatEntry): HTMLElement {
   root.dataset.kind = entry.kind;
   switch (entry.kind) {
     case 'user': {
-      if (entry.attachments?.length) {
+      if (entry.attachments?.length || entry.images?.length) {
         const chips = el('div', 'chips sent');
-        for (const label of entry.attachments) chips.appendChild(el('span', 'chip', label));
+        for (const image of entry.images ?? []) chips.appendChild(sentImage(image.name, image.thumbnail));
+        for (const label of entry.attachments ?? []) chips.appendChild(el('span', 'chip', label));
         root.appendChild(chips);
       }
       root.appendChild(el('div', 'bubble', entry.text));

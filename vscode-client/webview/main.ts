@@ -5,11 +5,12 @@ import type { HostMessage } from '../src/shared/webviewProtocol';
 import {
   askInputs,
   attach,
-  setActiveFile,
+  attachImage,
   focusPrompt,
   offerCommands,
   offerMentions,
   replaceHistory,
+  setActiveFile,
   startComposer,
 } from './composer';
 import { post } from './dom';
@@ -46,6 +47,9 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'attach':
       attach(m.attachment);
+      break;
+    case 'image':
+      attachImage(m.image);
       break;
     case 'activeFile':
       setActiveFile(m.label);

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from shiro_lsp.state.sessions.record import SessionRecord, encode_record
 
 ExportFormat = Literal["json", "markdown"]
+ImageData = Callable[[str], str | None]
+"""An image id to the image as a ``data:`` URL (None: no longer kept)."""
 
 
 def export_text(
@@ -17,15 +20,33 @@ def export_text(
     *,
     extra_json: dict[str, Any] | None = None,
     extra_markdown: str = "",
+    images: ImageData = lambda _id: None,
 ) -> str:
-    """The export in one encoding pass (run it in a thread: a session can be tens of MB)."""
+    """The export in one encoding pass (run it in a thread: a session can be tens of MB). The images
+    the session names go with it: JSON under ``images`` (id to ``data:`` URL), Markdown inline."""
     if format == "json":
-        return b"".join(encode_record(record, extra=extra_json)).decode("utf-8")
-    text = export_markdown(record)
+        kept = {i: url for i in _image_ids(record) if (url := images(i)) is not None}
+        extra = {**(extra_json or {}), **({"images": kept} if kept else {})}
+        return b"".join(encode_record(record, extra=extra or None)).decode("utf-8")
+    text = export_markdown(record, images)
     return text if not extra_markdown else text.rstrip("\n") + "\n\n" + extra_markdown
 
 
-def export_markdown(record: SessionRecord) -> str:
+def _image_ids(record: SessionRecord) -> list[str]:
+    found: list[str] = []
+    for message in record.messages:
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            for image in [part, *(part.get("images") or [])]:
+                image_id = image.get("imageId") if isinstance(image, dict) else None
+                if image.get("type") == "image" and isinstance(image_id, str) and image_id not in found:
+                    found.append(image_id)
+    return found
+
+
+def export_markdown(record: SessionRecord, images: ImageData = lambda _id: None) -> str:
     lines = [f"# {record.title}", ""]
     lines += [
         f"- session: `{record.id}`",
@@ -41,22 +62,29 @@ def export_markdown(record: SessionRecord) -> str:
     lines += ["", "## Transcript"]
     for message in record.messages:
         lines += ["", f"### {str(message.get('role', '?')).capitalize()}", ""]
-        lines += _markdown_content(message.get("content"))
+        lines += _markdown_content(message.get("content"), images)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _markdown_content(content: Any) -> list[str]:
+def _markdown_content(content: Any, images: ImageData) -> list[str]:
     if isinstance(content, str):
         return [content]
     if not isinstance(content, list):
         return [_fenced(json.dumps(content, indent=2, ensure_ascii=False), "json")]
     out: list[str] = []
     for part in content:
-        out += [*_markdown_part(part), ""]
+        out += [*_markdown_part(part, images), ""]
     return out[:-1] if out else []
 
 
-def _markdown_part(part: Any) -> list[str]:
+def _markdown_image(part: dict[str, Any], images: ImageData) -> str:
+    name = str(part.get("name") or "image").replace("]", ")").replace("[", "(")
+    image_id = part.get("imageId")
+    url = images(image_id) if isinstance(image_id, str) else None
+    return f"![{name}]({url})" if url else f"*(image {name})*"
+
+
+def _markdown_part(part: Any, images: ImageData) -> list[str]:
     if not isinstance(part, dict):
         return [_fenced(json.dumps(part, ensure_ascii=False), "json")]
     kind = part.get("type")
@@ -71,11 +99,12 @@ def _markdown_part(part: Any) -> list[str]:
         output = part.get("output")
         value = output.get("value") if isinstance(output, dict) else output
         body = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
-        return [f"**Tool result** `{part.get('toolName')}`", "", _fenced(body, "")]
+        shown = [_markdown_image(i, images) for i in part.get("images") or [] if isinstance(i, dict)]
+        return [f"**Tool result** `{part.get('toolName')}`", "", _fenced(body, ""), *shown]
     if kind == "tool-error":
         return [f"**Tool error** `{part.get('toolName')}`", "", _fenced(str(part.get("error", "")), "")]
     if kind == "image":
-        return ["*(image)*"]
+        return [_markdown_image(part, images)]
     if kind == "file":
         return [f"*(file {part.get('filename') or part.get('mediaType') or ''})*".replace(" )", ")")]
     return [_fenced(json.dumps(part, indent=2, ensure_ascii=False), "json")]

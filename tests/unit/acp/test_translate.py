@@ -9,6 +9,7 @@ from acp import RequestError
 from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
+    AudioContentBlock,
     DeniedOutcome,
     EmbeddedResourceContentBlock,
     EnvVariable,
@@ -27,10 +28,12 @@ from acp.schema import (
 
 from shiro_lsp.acp.translate import (
     OUTPUT_TAIL,
+    PromptImage,
     TurnTranslator,
     decision_of,
     mcp_entries,
     permission_request,
+    prompt_images,
     prompt_text,
     replay,
     title_of,
@@ -168,11 +171,15 @@ def test_a_prompt_takes_text_file_mentions_and_embedded_files() -> None:
     )
 
 
-def test_an_image_or_an_empty_prompt_is_refused_in_words() -> None:
-    with pytest.raises(RequestError, match="not image content"):
-        prompt_text([ImageContentBlock(type="image", data="AAAA", mime_type="image/png")])
+def test_an_image_goes_with_the_prompt_and_an_empty_prompt_is_refused_in_words() -> None:
+    image = ImageContentBlock(type="image", data="AAAA", mime_type="image/png", uri="file:///tmp/shot.png")
+    assert prompt_text([TextContentBlock(type="text", text="see"), image]) == "see"
+    assert prompt_text([image]) == ""
+    assert prompt_images([image]) == [PromptImage("AAAA", "shot.png")]
     with pytest.raises(RequestError, match="The prompt is empty"):
         prompt_text([TextContentBlock(type="text", text="   ")])
+    with pytest.raises(RequestError, match="not audio content"):
+        prompt_text([AudioContentBlock(type="audio", data="AAAA", mime_type="audio/wav")])
 
 
 def test_the_editors_mcp_servers_become_mcp_json_entries() -> None:

@@ -11,7 +11,10 @@ from fakes.local_servers import LLAMACPP_CTX, LLAMACPP_MODEL, serve
 from shiro_lsp.providers.models import (
     ModelInfo,
     detect_local,
+    images_from_entry,
+    images_from_props,
     list_endpoint_models,
+    ollama_model,
     preset_by_url,
 )
 
@@ -53,9 +56,9 @@ async def test_ollama_windows_are_what_each_model_really_gets(fake: FakeOpenAI) 
     listing = await list_endpoint_models(fake.base_url, None)
     assert listing.preset == "ollama"
     assert listing.models == [
-        ModelInfo("gemma3:1b", 8192, native_tools=False),  # its Modelfile's num_ctx; no tool template
-        ModelInfo("llama3.2:latest", 16384, native_tools=True),  # loaded: /api/ps says what it got
-        ModelInfo("qwen2.5-coder:1.5b", 4096, native_tools=True),  # nothing set: Ollama's default
+        ModelInfo("gemma3:1b", 8192, native_tools=False, images=False),  # its num_ctx; no tool template
+        ModelInfo("llama3.2:latest", 16384, native_tools=True, images=False),  # /api/ps: what it got
+        ModelInfo("qwen2.5-coder:1.5b", 4096, native_tools=True, images=False),  # Ollama's default
     ]
     shown = sorted(r["body"]["model"] for r in fake.requests if r["path"] == "/api/show")
     assert shown == ["gemma3:1b", "llama3.2:latest", "qwen2.5-coder:1.5b"]
@@ -130,3 +133,15 @@ async def test_detect_never_sends_the_environment_key(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-from-env")
     await detect_local([fake.base_url])
     assert all("sk-secret-from-env" not in str(r["headers"]) for r in fake.requests)
+
+
+def test_which_models_take_images_is_read_where_each_server_says_it() -> None:
+    assert ollama_model("llava:7b", None, {"capabilities": ["completion", "vision"]}).images is True
+    assert ollama_model("qwen2.5-coder:1.5b", None, {"capabilities": ["completion", "tools"]}).images is False
+    assert ollama_model("x", None, {}).images is None
+    assert images_from_props({"modalities": {"vision": True, "audio": False}}) is True
+    assert images_from_props({"modalities": {"vision": False}}) is False
+    assert images_from_props({"default_generation_settings": {"n_ctx": 4096}}) is None
+    assert images_from_entry({"architecture": {"input_modalities": ["text", "image"]}}) is True
+    assert images_from_entry({"architecture": {"input_modalities": ["text"]}}) is False
+    assert images_from_entry({"id": "gpt-5"}) is None

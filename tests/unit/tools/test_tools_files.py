@@ -41,11 +41,24 @@ async def test_read_file_missing_directory_and_empty(run: RunTool, workspace: Pa
 
 
 async def test_binary_files_are_refused(run: RunTool, workspace: Path) -> None:
-    (workspace / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-    with pytest.raises(ToolError, match=r"^img.png is a binary file"):
-        await run("read_file", path="img.png")
+    (workspace / "data.bin").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    with pytest.raises(ToolError, match=r"^data.bin is a binary file"):
+        await run("read_file", path="data.bin")
     with pytest.raises(ToolError, match=r"binary file"):
-        await run("edit_file", path="img.png", oldString="PNG", newString="GIF")
+        await run("edit_file", path="data.bin", oldString="PNG", newString="GIF")
+
+
+async def test_an_image_file_is_described_to_a_model_that_takes_no_images(
+    run: RunTool, workspace: Path
+) -> None:
+    from PIL import Image
+
+    Image.new("RGB", (30, 20)).save(workspace / "logo.png")
+    text = await run("read_file", path="logo.png")
+    assert text.startswith("logo.png is an image (30x20). This model cannot see images")
+    (workspace / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    with pytest.raises(ToolError, match=r"^broken.png is not an image Shiro can read"):
+        await run("read_file", path="broken.png")
 
 
 async def test_read_of_a_50_mb_file_is_capped_without_loading_it(run: RunTool, workspace: Path) -> None:

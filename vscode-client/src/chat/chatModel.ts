@@ -24,6 +24,7 @@ import type {
   ChatEntry,
   ChatState,
   CompactionEntry,
+  SentImage,
   SessionLink,
 } from '../shared/webviewProtocol';
 
@@ -101,9 +102,14 @@ export class ChatModel {
   }
 
   /** A prompt as sent (context blocks included): shown as the typed text plus one chip per attachment. */
-  addUser(sent: string): ChatEntry {
+  addUser(sent: string, images: readonly SentImage[] = []): ChatEntry {
     const { text, labels } = splitAttachments(sent);
-    return this.add({ kind: 'user', text, ...(labels.length ? { attachments: labels } : {}) });
+    return this.add({
+      kind: 'user',
+      text,
+      ...(labels.length ? { attachments: labels } : {}),
+      ...(images.length ? { images: images.map(i => ({ name: i.name, thumbnail: i.thumbnail })) } : {}),
+    });
   }
   addNotice(text: string, level: 'info' | 'warn' | 'error' = 'info', sessions?: SessionLink[]): ChatEntry {
     return this.add({ kind: 'notice', level, text, ...(sessions?.length ? { sessions } : {}) });
@@ -413,7 +419,15 @@ export class ChatModel {
         }
         const parts: MessagePart[] =
           typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-        for (const part of parts) this.addPart(message.role, part, replay);
+        if (message.role === 'user' && parts.some(p => p.type === 'image')) {
+          // a prompt with images: one entry, its text and the images' thumbnails (shiro/session/resume `images`)
+          const text = parts.map(p => (p.type === 'text' ? (p.text ?? '') : '')).join('');
+          const thumbnails = history.images ?? {};
+          const images = parts
+            .filter(p => p.type === 'image')
+            .map(p => ({ name: p.name ?? 'image', thumbnail: p.imageId ? thumbnails[p.imageId] : undefined }));
+          this.addUser(text, images);
+        } else for (const part of parts) this.addPart(message.role, part, replay);
         if (message.role === 'user') replay.prompted(index, this.state.entries.at(-1));
       }
       replay.before(messages.length);
@@ -518,6 +532,8 @@ export interface ResumedHistory {
   events?: readonly HistoryEvent[];
   /** Compactions the user undid (with `undoneAt` and `restored`): their dividers show, undone. */
   undoneCompactions?: readonly CompactionInfo[];
+  /** Thumbnails of the images the transcript's prompts carry, by image id (`data:` URLs). */
+  images?: Readonly<Record<string, string>>;
 }
 
 const DIFF_EVENTS = new Set(['tool-result', 'tool-error']);

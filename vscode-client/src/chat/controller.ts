@@ -32,6 +32,7 @@ import type {
   Attachment,
   ChatEntry,
   HostMessage,
+  ImageChip,
   PanelInfo,
   ReviewMessage,
   WebviewMessage,
@@ -77,6 +78,7 @@ const languageId = (fence: string): string => LANGUAGE_IDS[fence.toLowerCase()] 
 
 interface RunningChat {
   text: string;
+  images: readonly ImageChip[];
   cts: vscode.CancellationTokenSource;
   taskId?: string;
   shown: boolean;
@@ -264,7 +266,11 @@ export class ChatController implements vscode.Disposable {
         await this.submit(
           m.text,
           withCurrentFile(m.attachments ?? [], m.currentFile ? this.activeFile.attachment() : undefined),
+          m.images ?? [],
         );
+        break;
+      case 'addImage':
+        await this.addImage({ name: m.name, data: m.dataUrl.slice(m.dataUrl.indexOf(',') + 1) });
         break;
       case 'cancel':
         this.cancel();
@@ -287,7 +293,7 @@ export class ChatController implements vscode.Disposable {
       case 'inputs': {
         const waiting = this.waitingInputs.get(m.id);
         this.waitingInputs.delete(m.id);
-        if (waiting && m.values) await this.chat(waiting.text, m.values);
+        if (waiting && m.values) await this.chat(waiting.text, waiting.images, m.values);
         break;
       }
       case 'mention': {
@@ -342,7 +348,7 @@ export class ChatController implements vscode.Disposable {
 
   /** The custom commands (`shiro/commands/list`) as last read; the `/` completion offers them. */
   customCommands: CommandInfo[] = [];
-  private readonly waitingInputs = new Map<string, { text: string }>();
+  private readonly waitingInputs = new Map<string, { text: string; images: readonly ImageChip[] }>();
   private inputsAsked = 0;
 
   async refreshCommands(): Promise<void> {
@@ -355,7 +361,7 @@ export class ChatController implements vscode.Disposable {
     this.post({ type: 'commands', items: commandCandidates(this.customCommands) });
   }
 
-  async submit(raw: string, attachments: readonly Attachment[] = []): Promise<void> {
+  async submit(raw: string, attachments: readonly Attachment[] = [], images: readonly ImageChip[] = []): Promise<void> {
     const text = raw.trim();
     if (!text) return;
     this.pushHistory(text);
@@ -364,7 +370,7 @@ export class ChatController implements vscode.Disposable {
       await this.refreshCommands(); // a command file added since the list was read
     const custom = customInvocation(text, this.customCommands);
     if (custom) {
-      await this.runCustom(text, custom, attachments);
+      await this.runCustom(text, custom, attachments, images);
       return;
     }
     const slash = parseSlash(text);
@@ -372,7 +378,21 @@ export class ChatController implements vscode.Disposable {
       await this.runSlash(text, slash);
       return;
     }
-    await this.chat(withAttachments(text, attachments));
+    await this.chat(withAttachments(text, attachments), images);
+  }
+
+  /**
+   * An image for the next prompt: pasted or dropped (`data`, base64) or a workspace file (`path`). The server
+   * checks, downscales and keeps it; the composer shows its chip. What cannot be kept is said in the chat.
+   */
+  async addImage(image: { name: string; data?: string; path?: string }): Promise<void> {
+    try {
+      const kept = await this.server.sendRequest(Method.imagesAdd, image);
+      this.post({ type: 'image', image: { id: kept.id, name: kept.name, thumbnail: kept.thumbnail } });
+      this.focusInput();
+    } catch (error) {
+      this.model.addNotice(`Not attached: ${errorReason(error)}`, 'warn');
+    }
   }
 
   /** A custom command: sent to the server, which expands it; its missing `${input:…}` values are asked first. */
@@ -380,6 +400,7 @@ export class ChatController implements vscode.Disposable {
     text: string,
     custom: { command: CommandInfo; args: string },
     attachments: readonly Attachment[],
+    images: readonly ImageChip[],
   ): Promise<void> {
     const { command, args } = custom;
     if (command.error) {
@@ -391,11 +412,11 @@ export class ChatController implements vscode.Disposable {
     const full = withAttachments(text, attachments);
     const missing = missingInputs(command, args);
     if (!missing.length) {
-      await this.chat(full);
+      await this.chat(full, images);
       return;
     }
     const id = `inputs-${++this.inputsAsked}`;
-    this.waitingInputs.set(id, { text: full });
+    this.waitingInputs.set(id, { text: full, images });
     this.post({ type: 'askInputs', ask: { id, command: command.name, source: command.source, inputs: missing } });
   }
 
@@ -515,16 +536,16 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** Send a prompt; while a turn runs the server queues it (FIFO) and the panel shows the queue. */
-  async chat(text: string, inputs?: Record<string, string>): Promise<void> {
+  async chat(text: string, images: readonly ImageChip[] = [], inputs?: Record<string, string>): Promise<void> {
     const bound = this.chats.length > 0 || (this.session?.messageCount ?? 0) > 0;
     const source = this.rootSource(bound); // a promise only while the user picks a folder
     const root = source instanceof Promise ? await source : source;
-    const entry: RunningChat = { text, cts: new vscode.CancellationTokenSource(), shown: false };
+    const entry: RunningChat = { text, images, cts: new vscode.CancellationTokenSource(), shown: false };
     const wasBusy = this.chats.length > 0;
     this.chats.push(entry);
     if (!wasBusy) {
       entry.shown = true;
-      entry.user = this.model.addUser(text);
+      entry.user = this.model.addUser(text, images);
     }
     this.setBusy();
     if (wasBusy) setTimeout(() => void this.refreshQueue(), 50);
@@ -534,6 +555,7 @@ export class ChatController implements vscode.Disposable {
         ...(this.agent !== 'default' ? { agent: this.agent } : {}),
         ...(root ? { root } : {}),
         ...(inputs ? { inputs } : {}),
+        ...(images.length ? { images: images.map(i => ({ id: i.id, name: i.name })) } : {}),
       };
       const result = await this.server.sendRequest(Method.chat, params, entry.cts.token);
       entry.taskId = result.taskId;
@@ -568,7 +590,7 @@ export class ChatController implements vscode.Disposable {
   private showUser(entry: RunningChat): void {
     if (!entry.shown) {
       entry.shown = true;
-      entry.user = this.model.addUser(entry.text);
+      entry.user = this.model.addUser(entry.text, entry.images);
     }
     if (entry.taskId && entry.user?.kind === 'user' && !entry.user.taskId) entry.user.taskId = entry.taskId;
   }

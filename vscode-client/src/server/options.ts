@@ -1,4 +1,4 @@
-import type { InitializationOptions, ToolCallFormat } from '../shared/protocol';
+import type { ImageInput, InitializationOptions, ToolCallFormat } from '../shared/protocol';
 import { trustedView } from './settingsTrust';
 import type { SettingsSource } from './settingsTrust';
 
@@ -25,6 +25,7 @@ export const SETTING_KEYS = [
   'autoCompact',
   'attachActiveFile',
   'webFetch.allowHosts',
+  'imageInput',
 ] as const;
 
 /**
@@ -80,6 +81,8 @@ export function initializationOptions(
   if (profile === 'auto' || profile === 'full' || profile === 'compact') options.modelProfile = profile;
   const check = text('checkCommand');
   if (check) options.checkCommand = check;
+  const images = perModel(cfg.get<unknown>('imageInput'), IMAGE_INPUTS);
+  if (images !== undefined) options.imageInput = images as ImageInput | Record<string, ImageInput>;
   const format = toolCallFormat(cfg.get<unknown>('toolCallFormat'));
   if (format !== undefined) options.toolCallFormat = format;
   if (apiKey) options.apiKey = apiKey;
@@ -87,13 +90,19 @@ export function initializationOptions(
 }
 
 const FORMATS = new Set<string>(['auto', 'native', 'text']);
+const IMAGE_INPUTS = new Set<string>(['auto', 'on', 'off']);
 
 /** `shiro.toolCallFormat`: one format, or one per model glob; anything else is left to the server's default. */
 export function toolCallFormat(value: unknown): ToolCallFormat | Record<string, ToolCallFormat> | undefined {
-  if (typeof value === 'string') return FORMATS.has(value) ? (value as ToolCallFormat) : undefined;
+  return perModel(value, FORMATS) as ToolCallFormat | Record<string, ToolCallFormat> | undefined;
+}
+
+/** A per-model setting: one of `allowed`, or one per model glob; anything else is left to the server's default. */
+function perModel(value: unknown, allowed: ReadonlySet<string>): string | Record<string, string> | undefined {
+  if (typeof value === 'string') return allowed.has(value) ? value : undefined;
   if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const entries = Object.entries(value).filter(
-    (e): e is [string, ToolCallFormat] => typeof e[1] === 'string' && FORMATS.has(e[1]),
+    (e): e is [string, string] => typeof e[1] === 'string' && allowed.has(e[1]),
   );
   return entries.length ? Object.fromEntries(entries) : undefined;
 }

@@ -15,6 +15,7 @@ export interface ShiroProtocol {
   ChangesResult?: ChangesResult;
   ChangesUndoParams?: ChangesUndoParams;
   ChangesUndoResult?: ChangesUndoResult;
+  ChatImage?: ChatImage;
   ChatParams?: ChatParams;
   ChatResult?: ChatResult;
   ChatUsage?: ChatUsage;
@@ -47,6 +48,8 @@ export interface ShiroProtocol {
   HookInfo?: HookInfo;
   HooksListResult?: HooksListResult;
   HooksTrustParams?: HooksTrustParams;
+  ImageAddParams?: ImageAddParams;
+  ImageInfo?: ImageInfo;
   McpListResult?: McpListResult;
   McpServerInfo?: McpServerInfo;
   McpTrustParams?: McpTrustParams;
@@ -285,8 +288,19 @@ export interface ChangesUndoResult {
   path: string;
   undone: boolean;
 }
+export interface ChatImage {
+  /**
+   * The id shiro/images/add answered with.
+   */
+  id: string;
+  name: string;
+}
 export interface ChatParams {
   agent?: ('default' | 'quick' | 'deep' | 'plan' | 'review') | null;
+  /**
+   * Extension: images sent with the prompt (kept by shiro/images/add), at most 10. A model that does not take them is told of each in words, and the turn says so.
+   */
+  images?: ChatImage[] | null;
   /**
    * Values for the ${input:name} variables of the custom command the text types (/name …); a missing one fails the turn with an error that names it.
    */
@@ -780,6 +794,34 @@ export interface HooksTrustParams {
   ids: [string, ...string[]];
   trusted: boolean;
 }
+export interface ImageAddParams {
+  /**
+   * The image's bytes in base64 (pasted or dropped).
+   */
+  data?: string | null;
+  name: string;
+  /**
+   * Or an image file inside the workspace folders (read like every file: secrets and files outside refused).
+   */
+  path?: string | null;
+}
+export interface ImageInfo {
+  height: number;
+  /**
+   * The image's SHA-256 (after it was downscaled and written anew).
+   */
+  id: string;
+  /**
+   * image/png or image/jpeg.
+   */
+  mediaType: string;
+  name: string;
+  /**
+   * A small PNG as a data: URL, for the panel's chip.
+   */
+  thumbnail: string;
+  width: number;
+}
 export interface McpListResult {
   /**
    * Config files or entries that could not be used, in words.
@@ -1056,6 +1098,12 @@ export interface SessionResumeResult {
    */
   events?: HistoryEvent[];
   /**
+   * Extension: a small PNG (data: URL) of each image the transcript's prompts carry, by image id; an image no longer kept is left out.
+   */
+  images?: {
+    [k: string]: string;
+  };
+  /**
    * Set when the session resumes on another model than the one it last ran on (the settings name another): says which one is used now.
    */
   modelNote?: string | null;
@@ -1165,6 +1213,7 @@ export const Method = {
   history: 'shiro/history',
   hooksList: 'shiro/hooks/list',
   hooksTrust: 'shiro/hooks/trust',
+  imagesAdd: 'shiro/images/add',
   mcpList: 'shiro/mcp/list',
   mcpTrust: 'shiro/mcp/trust',
   memoryCompact: 'shiro/memory/compact',
@@ -1218,6 +1267,7 @@ export interface ProtocolMethods {
   'shiro/history': { kind: 'request'; direction: 'client->server'; params: Empty; result: HistoryResult };
   'shiro/hooks/list': { kind: 'request'; direction: 'client->server'; params: Empty; result: HooksListResult };
   'shiro/hooks/trust': { kind: 'request'; direction: 'client->server'; params: HooksTrustParams; result: HooksListResult };
+  'shiro/images/add': { kind: 'request'; direction: 'client->server'; params: ImageAddParams; result: ImageInfo };
   'shiro/mcp/list': { kind: 'request'; direction: 'client->server'; params: Empty; result: McpListResult };
   'shiro/mcp/trust': { kind: 'request'; direction: 'client->server'; params: McpTrustParams; result: McpListResult };
   'shiro/memory/compact': { kind: 'request'; direction: 'client->server'; params: Empty; result: MemoryCompactResult };

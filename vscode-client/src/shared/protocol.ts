@@ -138,6 +138,9 @@ export interface MessagePart {
   /** A tool-call part Shiro read from the model's text carries `{shiro: {fromText: true}}`; one Shiro made
    *  itself also `byShiro: true`. */
   providerOptions?: { shiro?: { fromText?: boolean; byShiro?: boolean } };
+  /** An image part: the id the server keeps it under, its file name. */
+  imageId?: string;
+  name?: string;
 }
 export interface Message {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -197,8 +200,11 @@ export interface InitializationOptions {
   modelProfile?: 'auto' | 'full' | 'compact';
   /** The command that checks the work: the user's, or a trusted workspace's (settingsTrust.ts). */
   checkCommand?: string;
+  /** Whether the model is sent images: auto (as the endpoint says), on, off; or one per model glob. */
+  imageInput?: ImageInput | Record<string, ImageInput>;
 }
 export type ToolCallFormat = 'auto' | 'native' | 'text';
+export type ImageInput = 'auto' | 'on' | 'off';
 
 /** Arguments of the client command `shiro.rememberSelection` as the server's code action sends them. Hand-written:
  *  the schema has the methods' params and results and the events; a code action's command arguments

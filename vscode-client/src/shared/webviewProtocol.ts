@@ -14,6 +14,8 @@ export type ChatEntry =
       kind: 'user';
       text: string;
       attachments?: string[];
+      /** Images sent with the prompt, as thumbnails (a resumed image the server no longer keeps has none). */
+      images?: SentImage[];
       taskId?: string;
       checkpointId?: string;
       /** A slash command: run by the panel, never part of the model's conversation. */
@@ -165,6 +167,18 @@ export interface Attachment {
   source?: string;
 }
 
+/** An image in the composer: the server keeps it (shiro/images/add) under `id`; the chip shows `thumbnail`. */
+export interface ImageChip {
+  id: string;
+  name: string;
+  /** A small `data:image/png` URL made by the server (the webview's CSP allows `img-src data:`). */
+  thumbnail: string;
+}
+export interface SentImage {
+  name: string;
+  thumbnail?: string;
+}
+
 export interface SetupInfo {
   show: boolean;
   baseUrl: string;
@@ -196,6 +210,8 @@ export type HostMessage =
   | { type: 'history'; prompts: string[] }
   | { type: 'focus' }
   | { type: 'attach'; attachment: Attachment }
+  /** An image the server now keeps: a chip in the composer, sent with the next prompt. */
+  | { type: 'image'; image: ImageChip }
   /** The active editor's file, offered as a removable chip (null: none, or the setting is off). */
   | { type: 'activeFile'; label: string | null }
   | { type: 'mentionCandidates'; items: Candidate[] }
@@ -215,7 +231,10 @@ export type WebviewMessage =
       attachments?: Attachment[];
       /** The current-file chip was not removed: attach the active editor's file (or selection) as sent. */
       currentFile?: boolean;
+      images?: ImageChip[];
     }
+  /** An image pasted or dropped into the composer, as a `data:` URL read in the webview. */
+  | { type: 'addImage'; name: string; dataUrl: string }
   | { type: 'cancel' }
   | { type: 'clearQueue' }
   | { type: 'approve'; id: string; decision: Decision; reason?: string }

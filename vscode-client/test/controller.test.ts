@@ -618,3 +618,46 @@ test('/help lists the custom commands with their source, and those a built-in hi
   assert.match(help.text, /`\/compact` — not used: the built-in \/compact has this name/);
   assert.match(help.text, /- `\/compact` — summarise the conversation/); // the built-in is still there
 });
+
+test('a pasted image is kept by the server, shown as a chip, and sent with the next prompt', async () => {
+  const thumbnail = 'data:image/png;base64,AAAA';
+  const { server, calls } = fakeServer(c => {
+    if (c.method === 'shiro/images/add')
+      return { id: 'f00d', name: 'shot.png', mediaType: 'image/png', width: 4, height: 2, thumbnail };
+    if (c.method === 'shiro/chat') return { sessionId: 's', taskId: 't1', stopReason: 'done', usage };
+    return {};
+  });
+  const ctl = new ChatController(server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  await ctl.handleMessage({ type: 'addImage', name: 'shot.png', dataUrl: 'data:image/png;base64,iVBORw0K' });
+  assert.deepEqual(calls[0], {
+    method: 'shiro/images/add',
+    params: { name: 'shot.png', data: 'iVBORw0K' },
+    token: undefined,
+  });
+  assert.ok(posted.some(m => m.type === 'image' && m.image.id === 'f00d' && m.image.thumbnail === thumbnail));
+  await ctl.handleMessage({
+    type: 'send',
+    text: 'what is this?',
+    images: [{ id: 'f00d', name: 'shot.png', thumbnail }],
+  });
+  const chat = calls.find(c => c.method === 'shiro/chat');
+  assert.deepEqual(chat?.params, { text: 'what is this?', images: [{ id: 'f00d', name: 'shot.png' }] });
+  const user = ctl.model.state.entries[0];
+  assert.ok(user.kind === 'user' && user.images?.[0]?.thumbnail === thumbnail);
+});
+
+test('an image the server cannot keep is said in the chat, and no chip appears', async () => {
+  const { server } = fakeServer(c => {
+    if (c.method === 'shiro/images/add') throw new Error('notes.png is not an image Shiro can read');
+    return {};
+  });
+  const ctl = new ChatController(server);
+  const posted: HostMessage[] = [];
+  ctl.attach(m => posted.push(m));
+  await ctl.handleMessage({ type: 'addImage', name: 'notes.png', dataUrl: 'data:image/png;base64,AAAA' });
+  assert.ok(!posted.some(m => m.type === 'image'));
+  const notice = ctl.model.state.entries.at(-1);
+  assert.ok(notice?.kind === 'notice' && /Not attached: .*not an image/.test(notice.text));
+});

@@ -56,7 +56,7 @@ from shiro_lsp.errors import ShiroError
 from shiro_lsp.fs.jail import Folders, Roots
 from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.hooks import HookSettings, SessionHookState, TurnHooks, untrusted_notice
-from shiro_lsp.images.parts import ModelImages, image_part
+from shiro_lsp.images.parts import ModelImages, has_images, image_part
 from shiro_lsp.images.store import ImageStore
 from shiro_lsp.messages import Message, Part
 from shiro_lsp.providers.factory import is_local, is_official, make_client
@@ -267,7 +267,11 @@ class AgentRuntime:
         self._background(asyncio.to_thread(build))
 
     async def generate(self, system: str, messages: list[Message]) -> str:
-        """A plain model call with no tools offered (summaries, memory compaction)."""
+        """A plain model call with no tools offered (summaries, memory compaction); the history's
+        images are named in words (a summary needs no pixels)."""
+        if has_images(messages):
+            words = ModelImages(self.services.images, send=False)
+            messages = await asyncio.to_thread(words.for_the_model, messages)
         request = ModelRequest(model=self.settings().model, instructions=system, messages=messages)
         return (await (await self.client_off_loop()).generate(request)).text
 

@@ -175,3 +175,20 @@ async def test_with_image_input_off_the_model_is_told_in_words(
     assert not image_parts(model_bodies(fake)[-1])
     assert "[Image plot.png (40x30): not shown" in json.dumps(model_bodies(fake)[-1]["messages"])
     assert any("does not take images" in n for n in notices)
+
+
+async def test_compact_names_the_images_in_words_and_sends_no_pixels(
+    client: ShiroClient, fake: FakeOpenAI
+) -> None:
+    kept = await add(client, "chart.png")
+    fake.script += [Step(Text("A bar chart.")), Step(Text("Summary: the user showed a bar chart."))]
+    await client.call(
+        "shiro/chat", {"text": "read this chart", "images": [{"id": kept["id"], "name": "chart.png"}]}
+    )
+    result = await client.call("shiro/session/compact")
+    assert result["after"] == 1
+    summary_request = model_bodies(fake)[-1]
+    assert not image_parts(summary_request)
+    assert "[Image chart.png (40x30): not shown, this model does not take images.]" in json.dumps(
+        summary_request
+    )

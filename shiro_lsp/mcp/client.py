@@ -4,8 +4,9 @@ Servers start lazily (the first turn that could offer their tools), one asyncio 
 the SDK's ``Client`` open. Only trusted servers start (``mcp_config``), and none in restricted
 mode. A server that dies is reported; its tools stay offered and the next call restarts it. A
 call is bounded by the MCP timeout and cancelled with the turn (``$/cancelRequest``). Results are
-flattened to text (images and audio as a note, structured content as JSON) and capped by the
-registry like every other tool's output. A stdio server's stderr goes to Shiro's log.
+flattened to text (structured content as JSON; audio, and images for a model that takes none, as a
+note) and capped by the registry like every other tool's output; for a model that takes images, the
+images a tool returns are kept and shown to it after the result, as ``read_file`` shows one. A stdio server's stderr goes to Shiro's log.
 
 Calls go through the permission policy like any mutating tool: MCP tools ask by default.
 """
@@ -28,6 +29,7 @@ from urllib.parse import urlsplit
 from shiro_lsp.errors import ShiroError, ToolError
 from shiro_lsp.fs.secrets import is_secret_path, refusal
 from shiro_lsp.fs.watch import NamedFilesWatch
+from shiro_lsp.images.store import ImageStore, StoredImage
 from shiro_lsp.mcp.config import (
     TRUST_FILE,
     LoadedConfig,
@@ -86,13 +88,19 @@ def _schema(raw: Any) -> JsonObject:
     return schema
 
 
-def result_text(result: Any) -> str:
-    """A ``CallToolResult`` as the text the model reads."""
+def result_text(result: Any, shown: Mapping[int, StoredImage] | None = None) -> str:
+    """A ``CallToolResult`` as the text the model reads; ``shown``: the images (by their place in the
+    content) the model is shown after the result."""
     parts: list[str] = []
-    for item in result.content or []:
+    for index, item in enumerate(result.content or []):
         kind = getattr(item, "type", "")
         if kind == "text":
             parts.append(item.text)
+        elif kind == "image" and shown and index in shown:
+            image = shown[index]
+            parts.append(
+                f"[image returned by the tool ({image.width}x{image.height}): shown to you after this result]"
+            )
         elif kind in ("image", "audio"):
             size = len(base64.b64decode(item.data, validate=False)) if item.data else 0
             parts.append(f"[{kind} returned by the tool ({item.mime_type}, {size} bytes); not shown here]")
@@ -113,6 +121,19 @@ def result_text(result: Any) -> str:
     if structured is not None and not any(getattr(i, "type", "") == "text" for i in result.content or []):
         parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
     return "\n".join(parts)
+
+
+def _kept_images(result: Any, tool: str, images: ImageStore) -> dict[int, StoredImage]:
+    """The result's images the store could keep, by their place in the content (blocking)."""
+    kept: dict[int, StoredImage] = {}
+    for index, item in enumerate(result.content or []):
+        if getattr(item, "type", "") != "image" or not item.data:
+            continue
+        try:
+            kept[index] = images.add(base64.b64decode(item.data), f"{tool} image {len(kept) + 1}")
+        except (ShiroError, ValueError) as error:  # not an image Pillow reads: the note says so
+            log.info("an image %s returned was not kept: %s", tool, error)
+    return kept
 
 
 class _StderrToLog:
@@ -427,7 +448,7 @@ class McpManager:
         original = listed.name
 
         async def handler(input: JsonObject, ctx: ToolContext) -> str:
-            return await self.call(server.name, original, input)
+            return await self.call(server.name, original, input, ctx.images, ctx.shown_images)
 
         # unknown effects: mutating, not plan-safe, asks by default
         return dynamic_tool(
@@ -438,7 +459,16 @@ class McpManager:
             prompt_hint=f"tools of the MCP server {server.name}; see their descriptions.",
         )
 
-    async def call(self, server: str, tool: str, arguments: JsonObject) -> str:
+    async def call(
+        self,
+        server: str,
+        tool: str,
+        arguments: JsonObject,
+        images: ImageStore | None = None,
+        shown: list[StoredImage] | None = None,
+    ) -> str:
+        """One tool call; with ``images`` (the model takes them) the images it returns are kept and
+        added to ``shown``, so the model sees them after the result."""
         from mcp.shared.exceptions import MCPError
 
         connection = await self._connection(server)
@@ -459,7 +489,10 @@ class McpManager:
                 f'The MCP server "{server}" stopped while running {tool} ({error}); '
                 "its effects are unknown. It is restarted on the next call."
             ) from None
-        text = result_text(result)
+        kept = await asyncio.to_thread(_kept_images, result, tool, images) if images is not None else {}
+        if shown is not None:
+            shown.extend(kept.values())
+        text = result_text(result, kept)
         if result.is_error:
             raise ToolError(text or f"{tool} failed on the MCP server {server}.")
         return text

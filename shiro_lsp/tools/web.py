@@ -7,12 +7,16 @@ secret is refused before anyone is asked (``screen``), and again in the tool its
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import PurePosixPath
+from urllib.parse import urlsplit
+
 from pydantic import Field, field_validator
 
-from shiro_lsp.errors import ToolError
+from shiro_lsp.errors import ShiroError, ToolError
 from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.tools.base import JsonObject, ToolContext, ToolInput, ToolSpec, typed_tool
-from shiro_lsp.web import read_url
+from shiro_lsp.web import PAGE_CHARS, load, shown
 from shiro_lsp.web.fetch import checked_url
 
 
@@ -67,9 +71,18 @@ def secret_in_url(input: JsonObject, redactor: Redactor) -> str | None:
 
 
 async def web_fetch(input: WebFetchInput, ctx: ToolContext) -> str:
-    return await read_url(
-        input.url, redactor=ctx.redactor, allow_hosts=ctx.web_allow_hosts, offset=input.offset
-    )
+    document = await load(input.url, redactor=ctx.redactor, allow_hosts=ctx.web_allow_hosts)
+    if document.image is None:
+        return shown(document, input.offset, PAGE_CHARS)
+    if ctx.images is None:
+        raise ToolError(f"{document.url} is an image ({document.media_type}); this model cannot see images.")
+    name = PurePosixPath(urlsplit(document.url).path).name or "image"
+    try:
+        kept = await asyncio.to_thread(ctx.images.add, document.image, name)
+    except ShiroError as error:
+        raise ToolError(error.message) from None
+    ctx.shown_images.append(kept)
+    return f"URL: {document.url}\n\nAn image ({kept.width}x{kept.height}), shown to you after this result."
 
 
 WEB_FETCH = typed_tool(

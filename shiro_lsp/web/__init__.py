@@ -39,6 +39,8 @@ class Document:
     cut: int = 0
     """The bytes read of a page that went on past the limit (0: read whole)."""
     redirects: tuple[str, ...] = ()
+    image: bytes | None = None
+    """The body of an image URL (``text`` is then empty): shown to a model that takes images."""
 
 
 _cache: OrderedDict[str, tuple[float, Document]] = OrderedDict()
@@ -55,6 +57,8 @@ async def read_url(
     """The page at ``url`` as the model reads it: a header, up to ``limit`` characters from ``offset``,
     and a note saying how to read on when the page is longer."""
     document = await load(url, redactor=redactor, allow_hosts=allow_hosts)
+    if document.image is not None:
+        raise ToolError(f"{document.url} is an image ({document.media_type}), not text.")
     return shown(document, offset, limit)
 
 
@@ -66,6 +70,8 @@ async def load(url: str, *, redactor: Redactor, allow_hosts: tuple[str, ...] = (
         return hit[1]
     page = await fetch(url, redactor=redactor, allow_hosts=allow_hosts)
     document = await asyncio.to_thread(readable, page)
+    if document.image is not None:
+        return document  # not kept: the image store keeps what is shown
     _cache[key] = (time.monotonic(), document)
     while len(_cache) > CACHE_ENTRIES:
         _cache.popitem(last=False)
@@ -75,6 +81,8 @@ async def load(url: str, *, redactor: Redactor, allow_hosts: tuple[str, ...] = (
 def readable(page: Page) -> Document:
     """A fetched page as text; a ToolError for a kind of content web_fetch does not read."""
     kind = page.media_type or _sniffed(page.body)
+    if kind.startswith("image/") and not page.cut:
+        return Document(page.url, "", kind, "", 0, page.redirects, image=page.body)
     if kind in _HTML:
         found: Readable = html_to_markdown(
             _decoded(page.body, page.charset or _meta_charset(page.body)), page.url
@@ -86,8 +94,8 @@ def readable(page: Page) -> Document:
             text = json_text(text)
         return Document(page.url, text, kind, "", _cut(page), page.redirects)
     raise ToolError(
-        f"web_fetch reads web pages, text and JSON; {page.url} is {kind or 'of no stated type'}, "
-        "which it cannot show."
+        f"web_fetch reads web pages, text, JSON and images; {page.url} is {kind or 'of no stated type'}"
+        f"{' over the size limit' if kind.startswith('image/') else ''}, which it cannot show."
     )
 
 

@@ -331,7 +331,9 @@ async def test_a_hung_call_is_cancelled_by_cancel_request(client: ShiroClient, f
     assert tool_results(model_bodies(fake)[-1])[-1] == "NEXT"
 
 
-async def test_a_huge_result_is_capped_and_images_are_a_note(client: ShiroClient, fake: FakeOpenAI) -> None:
+async def test_a_huge_result_is_capped_and_an_image_is_shown_to_the_model(
+    client: ShiroClient, fake: FakeOpenAI
+) -> None:
     await trust(client)
     fake.script += [
         Step(ToolCall("mcp__testkit__huge", {"size": 200_000}, call_id="c1")),
@@ -342,7 +344,10 @@ async def test_a_huge_result_is_capped_and_images_are_a_note(client: ShiroClient
     await client.call("shiro/chat", {"text": "big"})
     huge, picture = tool_results(model_bodies(fake)[-1])
     assert len(huge) < 31_000 and huge.endswith("[truncated 170000 chars]")
-    assert picture.startswith("[image returned by the tool (image/png,") and "not shown" in picture
+    assert picture == "[image returned by the tool (1x1): shown to you after this result]"
+    messages = model_bodies(fake)[-1]["messages"]
+    after = messages[[m.get("tool_call_id") for m in messages].index("c2") + 1]
+    assert after["role"] == "user" and after["content"][1]["type"] == "image_url"
 
 
 @pytest.mark.parametrize("trusted", [False])

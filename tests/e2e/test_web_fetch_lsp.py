@@ -4,10 +4,12 @@ allowHosts names "localhost" only)."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from fakes.fixtures import options
@@ -122,3 +124,22 @@ async def test_in_a_small_window_a_pasted_url_is_fetched_once_and_shown_like_a_n
     assert "The `--fast` flag is now the default." in user
     assert user.rstrip().endswith(f"Summarise {url}.")
     assert site.hits == ["/notes"]
+
+
+async def test_an_image_url_is_shown_to_a_model_that_takes_images(
+    client: ShiroClient, fake: FakeOpenAI, site: WebPages
+) -> None:
+    picture = io.BytesIO()
+    Image.new("RGB", (24, 12), (0, 0, 255)).save(picture, "PNG")
+    site.page("/diagram.png", picture.getvalue(), content_type="image/png")
+    client.decisions = ["once"]
+    fake.script += [
+        Step(ToolCall("web_fetch", {"url": site.url("/diagram.png", "localhost")}, call_id="w1")),
+        Step(Text("A blue bar.")),
+    ]
+    await client.call("shiro/chat", {"text": "what does the diagram show?"})
+    messages = fake.requests[-1]["body"]["messages"]
+    (result,) = tool_messages(fake)
+    assert result.endswith("An image (24x12), shown to you after this result.")
+    after = messages[[m["role"] for m in messages].index("tool") + 1]
+    assert after["role"] == "user" and after["content"][1]["type"] == "image_url"

@@ -21,9 +21,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 
-PNG_1X1 = bytes.fromhex(
+PNG_1X1 = bytes.fromhex(  # one red pixel
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
-    "0000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
+    "0000000d49444154789c63f8cfc0f01f00050001ff89993d1d0000000049454e44ae426082"
 )
 
 

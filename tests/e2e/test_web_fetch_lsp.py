@@ -116,7 +116,8 @@ async def test_in_a_small_window_a_pasted_url_is_fetched_once_and_shown_like_a_n
     finally:
         await client.shutdown_session()
     assert [a["toolName"] for a in client.approvals] == ["web_fetch"]
-    assert client.approvals[0]["input"] == {"url": url} and client.approvals[0]["origin"] == "native"
+    # the card says Shiro made the call, for the user (issue 34's labels)
+    assert client.approvals[0]["input"] == {"url": url} and client.approvals[0]["origin"] == "shiro"
     body = fake.requests[-1]["body"]
     assert "web_fetch" not in [t["function"]["name"] for t in body.get("tools", [])]
     user = next(m["content"] for m in body["messages"] if m["role"] == "user")

@@ -56,3 +56,4 @@ _.needs_setup
 _.syntaxError  # pyflakes' Reporter interface (agent/python_check.py)
 _.flake  # pyflakes' Reporter interface (agent/python_check.py)
 _.unexpectedError  # pyflakes' Reporter interface (agent/python_check.py)
+_.readinto  # io.RawIOBase interface: BufferedReader reads through it (fs/reader.py _Capped)

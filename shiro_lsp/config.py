@@ -10,6 +10,14 @@ from typing import Any, Literal, TypeVar, cast, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
+from shiro_lsp.bounded import (
+    MAX_CONTEXT_WINDOW,
+    MIN_CONTEXT_WINDOW,
+    context_window,
+    context_window_refusal,
+    small_int,
+)
+
 DEFAULT_MODEL = "gpt-5"
 DEFAULT_COMPACT_THRESHOLD = 120_000
 DEFAULT_APPROVAL_TIMEOUT_MS = 300_000
@@ -44,7 +52,7 @@ class Settings(BaseModel):
     mcp_timeout_ms: int = Field(default=DEFAULT_MCP_TIMEOUT_MS, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
     # The model's context window in tokens; None: from the server's model metadata where it reports one.
-    context_window: int | None = Field(default=None, gt=0)
+    context_window: int | None = Field(default=None, ge=MIN_CONTEXT_WINDOW, le=MAX_CONTEXT_WINDOW)
     # auto: calls a model writes as text run until it makes a native call; native: never; text: see adapt/formats/text_calls.py.
     # One format for every model, or per model: {"qwen2.5*": "text", "gpt-*": "native"} (globs).
     tool_call_format: ToolCallFormat | dict[str, ToolCallFormat] = "auto"
@@ -93,7 +101,7 @@ def _for_model(value: Choice | dict[str, Choice], model: str) -> Choice:
     )
 
 
-def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:
+def _environment_defaults(env: Mapping[str, str], problems: list[str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if env.get("OPENAI_API_KEY"):
         values["api_key"] = env["OPENAI_API_KEY"]
@@ -101,8 +109,13 @@ def _environment_defaults(env: Mapping[str, str]) -> dict[str, Any]:
         values["base_url"] = env["OPENAI_BASE_URL"]
     if env.get("SHIRO_MODEL"):
         values["model"] = env["SHIRO_MODEL"]
-    if env.get("SHIRO_CONTEXT_WINDOW", "").isdigit():
-        values["context_window"] = int(env["SHIRO_CONTEXT_WINDOW"])
+    given = env.get("SHIRO_CONTEXT_WINDOW", "")
+    if given.strip():
+        window = context_window(small_int(given))
+        if window is None:
+            problems.append(context_window_refusal("SHIRO_CONTEXT_WINDOW", given.strip()))
+        else:
+            values["context_window"] = window
     hosts = [h.strip() for h in env.get("SHIRO_WEB_FETCH_ALLOW_HOSTS", "").split(",") if h.strip()]
     if hosts:
         values["web_fetch_allow_hosts"] = hosts
@@ -135,8 +148,10 @@ def load_settings(
     server's reconfiguration) the state root stays (``START_ONLY``), and ``trusted`` can only be
     lowered: trust is granted by starting the server again with it, never by a pushed setting.
     """
-    current = base.model_dump() if base else _environment_defaults(os.environ if env is None else env)
     problems: list[str] = []
+    current = (
+        base.model_dump() if base else _environment_defaults(os.environ if env is None else env, problems)
+    )
     for key, value in (options or {}).items():
         if value is None:
             continue

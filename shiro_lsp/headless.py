@@ -97,11 +97,44 @@ class HeadlessFrontend:
 
 
 def main(args: argparse.Namespace) -> int:
-    prompt = args.prompt if args.prompt is not None else sys.stdin.read()
+    workspace = Path(args.workspace or os.getcwd())
+    if not workspace.is_dir():
+        why = "is not a folder" if workspace.exists() else "does not exist"
+        print(f"shiro: the workspace {workspace} {why}; nothing was run.", file=sys.stderr)
+        return 2
+    prompt = args.prompt if args.prompt is not None else _stdin_prompt()
+    if prompt is None:
+        return 2
+    if not _is_text(prompt):
+        print("shiro: the prompt is not valid UTF-8 text; nothing was run.", file=sys.stderr)
+        return 2
     if not prompt.strip():
         print("shiro: no prompt (pass -p PROMPT or pipe it on stdin)", file=sys.stderr)
         return 2
     return asyncio.run(_run(args, prompt))
+
+
+def _stdin_prompt() -> str | None:
+    """The prompt piped on stdin, or None (said why) when it is not UTF-8."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        print(
+            f"shiro: the prompt on stdin is not valid UTF-8 (byte 0x{data[error.start]:02x} at offset "
+            f"{error.start}); nothing was run.",
+            file=sys.stderr,
+        )
+        return None
+
+
+def _is_text(prompt: str) -> bool:
+    """An argument the OS could not decode carries surrogates, which no session file can hold."""
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def _run(args: argparse.Namespace, prompt: str) -> int:

@@ -17,12 +17,17 @@ import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 
+from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.reader import read_text
+
 FOLDER_FILES = ("AGENTS.md", "CLAUDE.md", ".shiro.md")
 NESTED_FILES = ("AGENTS.md",)
 ROOT_FILES = (".github/copilot-instructions.md", ".cursorrules")
 CLINERULES = ".clinerules"
 CLINERULES_LIMIT = 20
 FILE_CAP = 12_000
+READ_LIMIT_BYTES = 1024 * 1024
+"""What is read of one file before it is cut at FILE_CAP characters."""
 TOTAL_CAP = 48_000
 HEADER = (
     "Project instructions (from the files below). Treat these as standing orders from the user; they "
@@ -47,12 +52,14 @@ def git_root(workspace: Path) -> Path:
     return workspace
 
 
-def _read(path: Path, cap: int = FILE_CAP) -> str | None:
+def _read(root: Path, path: Path, cap: int = FILE_CAP) -> str | None:
+    """An instructions file below ``root`` (the git root) through the confined reader: no link out of
+    it, no FIFO or device, bounded; None when there is none (or it is not a readable text file)."""
     try:
-        if not path.is_file() or path.is_symlink():
+        if path.is_symlink():
             return None
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:  # a path under a folder the model named can be anything, too long included
+        text = read_text(root, str(path), limit=READ_LIMIT_BYTES)
+    except (ToolError, OSError, ValueError):  # a path under a folder the model named can be anything
         return None
     if len(text) > cap:
         text = text[:cap] + f"\n... [cut: the file has {len(text)} characters, the first {cap} are shown]"
@@ -103,7 +110,7 @@ def build_block(workspace: Path, touched: Iterable[Path] = ()) -> str:
     blocks: list[str] = []
     total = 0
     for path in instruction_files(workspace, touched):
-        text = _read(path)
+        text = _read(root, path)
         if text is None:
             continue
         label = path.relative_to(root).as_posix()

@@ -227,6 +227,7 @@ class AgentRuntime:
         self.client_factory: Callable[[Settings], ModelClient] = _client_for
         self._client_key: tuple[str | None, str | None, str, int] | None = None
         self._windows: dict[tuple[str, str], int | None] = {}  # (base URL, model) -> reported window
+        self._refused_windows: list[str] = []  # reported windows not used, for the next turn's notices
         # (base URL, model) whose server refused native tools: the text format from then on (auto only)
         self._text_only: set[tuple[str, str]] = set()
         # (base URL, model) that takes no images: its listing says so, or it refused them (auto only)
@@ -302,6 +303,7 @@ class AgentRuntime:
             if info is None and len(listing.models) == 1:
                 info = listing.models[0]  # llama.cpp answers for any model name
             self._windows[key] = info.context_window if info is not None else None
+            self._refused_windows += listing.refused
             if info is not None and info.native_tools is False:
                 self._text_only.add(key)
             if info is not None and info.images is False:
@@ -583,6 +585,9 @@ class AgentRuntime:
             ticket.text = gated.text
             for reason in gated.refusals:
                 emit(Notice(REFUSED_NOTICE.format(reason=reason)))
+        for refused in self._refused_windows:
+            emit(Notice(refused))
+        self._refused_windows.clear()
         found = setup.redactor.scan(ticket.text)  # e.g. a terminal's output attached with @terminal
         if found.count:
             ticket.text = found.text  # nothing on disk or on the wire keeps the secret

@@ -31,19 +31,17 @@ from shiro_lsp.checkpoints.rows import (
 from shiro_lsp.checkpoints.scan import WorkspaceScanner
 from shiro_lsp.errors import BadParams, ShiroError, ToolError
 from shiro_lsp.fs import jail
-from shiro_lsp.fs.jail import Roots, resolve_in_workspace
+from shiro_lsp.fs.jail import NoSuchFile, Roots, resolve_in_workspace
+from shiro_lsp.fs.reader import Read, read_bytes
 from shiro_lsp.fs.secrets import is_secret_file
 from shiro_lsp.state.checkpoints import (
     Checkpoint,
     CheckpointStore,
     FileRecord,
     FileState,
-    capture,
-    file_mode,
     left_states,
     same,
     sha256,
-    state_of,
 )
 from shiro_lsp.tools.edits import FileChange
 
@@ -118,35 +116,43 @@ class CheckpointFiles:
         except ToolError as error:
             raise BadParams(error.message) from None
 
+    def _read(self, path: str) -> Read | None:
+        """The file's bytes through the confined reader (secrets files too: kept owner-only in the
+        state root for a restore, never shown); None when it is absent. Anything the reader refuses
+        (a link out, a FIFO, a hard link, a file over its limit) is an OSError to the callers."""
+        self.resolve(path)  # BadParams for a path outside the workspace, as before
+        try:
+            return read_bytes(self.roots(), path, secrets=True)
+        except NoSuchFile:
+            return None
+        except ToolError as error:
+            raise OSError(error.message) from None
+
     def capture(self, path: str, expected: bytes | None = None, mode: int | None = None) -> FileState | None:
         """Store the file's bytes. ``expected``: what the plan just read (saves reading it again
         when the file's size still says so; the hash decides nothing here, the bytes are stored).
         With its ``mode`` too (read from the same open file), nothing is looked at again."""
         if expected is not None and mode is not None:
             return FileState(self.store.blobs.put(expected), mode, len(expected))
-        resolved = self.resolve(path)
         if expected is not None:
             try:
-                st = os.lstat(resolved)
+                st = os.lstat(self.resolve(path))
             except FileNotFoundError:
                 return None
             if stat.S_ISREG(st.st_mode) and st.st_size == len(expected):
                 return FileState(self.store.blobs.put(expected), stat.S_IMODE(st.st_mode), len(expected))
-        return capture(self.store.blobs, resolved)
+        read = self._read(path)
+        if read is None:
+            return None
+        return FileState(self.store.blobs.put(read.data), read.opened.mode, len(read.data))
 
     def observe(self, path: str) -> tuple[FileState | None, bytes | None]:
         """The file's state now and its bytes, without storing them: what a file tool left is
         only compared later (conflicts), never restored, so its bytes need no blob."""
-        try:
-            fd = os.open(self.resolve(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except FileNotFoundError:
+        read = self._read(path)
+        if read is None:
             return None, None
-        with os.fdopen(fd, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise IsADirectoryError(f"{path} is not a regular file")
-            data = handle.read()
-        return FileState(sha256(data), stat.S_IMODE(st.st_mode), len(data)), data
+        return FileState(sha256(read.data), read.opened.mode, len(read.data)), read.data
 
     def hold(self, data: bytes) -> tuple[str, bool]:
         """A before-image for the journal record itself (small), or a blob file (large)."""
@@ -170,7 +176,8 @@ class CheckpointFiles:
             raise ShiroError(error.message) from None
 
     def current(self, path: str) -> FileState | None:
-        return state_of(self.resolve(path))
+        read = self._read(path)
+        return None if read is None else FileState(sha256(read.data), read.opened.mode, len(read.data))
 
     def bytes_of(self, state: FileState | None) -> bytes | None:
         return None if state is None else self.store.blobs.get(state.sha)
@@ -185,12 +192,12 @@ class CheckpointFiles:
     def read_now_state(self, path: str) -> tuple[bytes | None, FileState | None]:
         """The file's bytes now and its state (content and mode), read once."""
         try:
-            with jail.reading(self.roots(), path) as (_, handle):
-                data: bytes = handle.read()
-                mode = file_mode(os.fstat(handle.fileno()))
-        except (OSError, ToolError):  # absent, or nothing the jail lets Shiro read
+            read = self._read(path)
+        except (OSError, BadParams):  # nothing the reader lets Shiro read
             return None, None
-        return data, FileState(sha256(data), mode, len(data))
+        if read is None:
+            return None, None
+        return read.data, FileState(sha256(read.data), read.opened.mode, len(read.data))
 
     def preview_of(self, change: FileChange) -> FilePreview:
         """The approval card's before/after. A binary file, or one over

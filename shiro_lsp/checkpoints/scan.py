@@ -29,8 +29,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, git_out, parse_status
 from shiro_lsp.errors import ToolError
-from shiro_lsp.fs import jail
 from shiro_lsp.fs.ignore import IgnoreRules, is_ignored_by, rules_in
+from shiro_lsp.fs.reader import HARD_MAX_BYTES, read_bytes
 from shiro_lsp.fs.secrets import is_secret_file
 from shiro_lsp.fs.watch import Drained, TreeWatch
 from shiro_lsp.state.atomic import write_bytes_atomic
@@ -599,8 +599,7 @@ class WorkspaceScanner:
         """The file's bytes into the blob store, read through the jail: a symlink swapped in, a
         special file or a hard link (whose data may live outside the workspace) is not recorded."""
         try:
-            with jail.reading(self.root, rel) as (_, handle):
-                data = handle.read()
+            data = read_bytes(self.root, rel, limit=MAX_FILE_BYTES, secrets=True).data
         except (OSError, ToolError):
             return None
         return self.blobs.put(data)
@@ -801,9 +800,11 @@ class WorkspaceScanner:
         return "old" if ctime < started_ns - RACY_NS else "unsure"
 
     def _state(self, rel: str, key: Key) -> FileState | None:
+        if key[0] > HARD_MAX_BYTES:  # never read whole: its stat stands for its content
+            return FileState("stat-" + sha256(repr(key).encode()), key[3], key[0])
         try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
+            data = read_bytes(self.root, rel, secrets=True).data
+        except (OSError, ToolError):
             return None
         if key[0] <= MAX_FILE_BYTES:
             digest = self.blobs.put(data)

@@ -12,12 +12,15 @@ opened as the workspace holds it).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.jail import inside, workspace_root
+from shiro_lsp.fs.reader import read_text
 from shiro_lsp.fs.secrets import is_private
 
 if TYPE_CHECKING:
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 IGNORE_FILES = (".gitignore", ".shiroignore")
 ALWAYS_SKIPPED = frozenset({".git"})
 SKIPPED_UNLESS_IGNORED_INCLUDED = frozenset({"node_modules"})
+MAX_IGNORE_FILE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -44,10 +48,13 @@ class IgnoreRules:
     spec: pathspec.GitIgnoreSpec
 
 
-def _read_lines(path: Path) -> list[str] | None:
+def _read_lines(directory: Path, path: Path) -> list[str] | None:
+    """An ignore file's lines through the confined reader (no link out of ``directory``, no FIFO, bounded)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # the usual folder has none: one stat
+            return None
+        return read_text(directory, str(path), limit=MAX_IGNORE_FILE_BYTES).splitlines()
+    except (OSError, ToolError):
         return None
 
 
@@ -58,7 +65,7 @@ def rules_in(directory: Path, base: str, *, with_exclude: bool = False) -> list[
     if with_exclude:
         sources.insert(0, directory / ".git" / "info" / "exclude")
     for source in sources:
-        read = _read_lines(source)
+        read = _read_lines(directory, source)
         if read:
             lines.extend(read)
     if not lines:

@@ -27,10 +27,10 @@ import errno
 import os
 import secrets as _random
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, overload
+from typing import overload
 
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs import nofollow
@@ -257,7 +257,8 @@ class Opened:
 
 
 def open_regular(workspace: Roots, path: str) -> Opened:
-    """Open an existing regular file for reading, refusing links, swaps and special files."""
+    """Open an existing regular file for reading, refusing links, swaps and special files. The one
+    caller is the confined reader (fs/reader.py), which bounds what is read of it."""
     root, resolved = locate(workspace, path)
     parts = resolved.relative_to(root).parts
     if not parts:
@@ -393,11 +394,3 @@ def _target_mode(parent: int, name: str, shown: str) -> int:
     if info.st_nlink > 1:
         raise HardLinked(shown, info.st_nlink)
     return stat.S_IMODE(info.st_mode)
-
-
-@contextlib.contextmanager
-def reading(workspace: Roots, path: str) -> Iterator[tuple[Opened, BinaryIO]]:
-    """``open_regular`` with the fd wrapped as a binary file, closed on exit."""
-    opened = open_regular(workspace, path)
-    with os.fdopen(opened.fd, "rb") as handle:
-        yield opened, handle

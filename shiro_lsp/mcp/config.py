@@ -27,6 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from shiro_lsp.bounded import MAX_JSON_DEPTH, json_depth
+from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.jail import NoSuchFile
+from shiro_lsp.fs.reader import read_text
 from shiro_lsp.fs.watch import NamedFilesWatch
 from shiro_lsp.state.jsonstore import JsonArrayFile, Reporter, log_reporter
 
@@ -35,6 +39,8 @@ Transport = Literal["stdio", "http"]
 
 PROJECT_FILES: tuple[tuple[str, str], ...] = ((".mcp.json", "mcpServers"), (".vscode/mcp.json", "servers"))
 USER_FILE = "mcp.json"
+MAX_CONFIG_BYTES = 1024 * 1024
+"""What is read of a project's MCP config file."""
 TRUST_FILE = "mcp-trust.json"
 HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
 TOOL_NAME_LIMIT = 64
@@ -131,15 +137,41 @@ def parse_entry(name: str, entry: Any, scope: Scope, source: str) -> ServerConfi
     return ServerConfig(name, scope, source, "http", digest, url=url, headers=dict(headers))
 
 
-def _read(path: Path, label: str, key: str, scope: Scope, out: LoadedConfig, seen: set[str]) -> None:
+def _text(path: Path, workspace: Path | None) -> str:
+    """A project file through the confined reader (no link out of the workspace, no FIFO, bounded);
+    the user's own file, in the state root, as a plain read."""
+    if workspace is None:
+        return path.read_text(encoding="utf-8")
     try:
-        text = path.read_text(encoding="utf-8")
+        return read_text(workspace, str(path), limit=MAX_CONFIG_BYTES)
+    except NoSuchFile as missing:
+        raise FileNotFoundError(str(path)) from missing
+    except ToolError as error:
+        raise OSError(error.message) from None
+
+
+def _read(
+    path: Path,
+    label: str,
+    key: str,
+    scope: Scope,
+    out: LoadedConfig,
+    seen: set[str],
+    workspace: Path | None = None,
+) -> None:
+    try:
+        text = _text(path, workspace)
     except FileNotFoundError:
         return
     except (OSError, UnicodeDecodeError) as error:
         out.problems.append(f"{label} could not be read ({error}); its MCP servers were not loaded.")
         return
     if not text.strip():
+        return
+    if json_depth(text) > MAX_JSON_DEPTH:
+        out.problems.append(
+            f"{label} nests deeper than {MAX_JSON_DEPTH} levels; its MCP servers were not loaded."
+        )
         return
     try:
         value = json.loads(text)
@@ -199,7 +231,7 @@ def load_config(
     out = LoadedConfig([], [])
     seen: set[str] = set()
     for relative, key in PROJECT_FILES:
-        _read(workspace / relative, relative, key, "project", out, seen)
+        _read(workspace / relative, relative, key, "project", out, seen, workspace)
     user = state_root / USER_FILE
     _read(user, str(user), "mcpServers", "user", out, seen)
     if client_servers:

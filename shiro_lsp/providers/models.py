@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from shiro_lsp.bounded import context_window, context_window_refusal, small_int
 from shiro_lsp.providers.factory import is_local, is_official, resolve_endpoint
 from shiro_lsp.providers.types import ProviderError
 
@@ -76,6 +77,8 @@ class ModelListing:
     preset: Preset | None
     models: list[ModelInfo] = field(default_factory=list)
     error: str | None = None
+    refused: tuple[str, ...] = ()
+    """Context windows the server reported that are not used (:func:`refused_windows`)."""
 
     def window_of(self, model: str) -> int | None:
         return next((m.context_window for m in self.models if m.id == model), None)
@@ -106,7 +109,27 @@ def server_root(base_url: str) -> str:
 
 
 def _positive_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    """A context window the server reports, when it is a plausible one (see :func:`refused_windows`)."""
+    return context_window(value)
+
+
+def refused_windows(entries: Sequence[Mapping[str, Any]], props: Mapping[str, Any] | None) -> list[str]:
+    """What the server reports as a context window that is no plausible one (1 token, 400 digits),
+    each naming the field: such a window is not used (the model's is then unknown)."""
+    fields: list[tuple[str, Any]] = []
+    for entry in entries:
+        fields += [(f"/v1/models {key}", entry.get(key)) for key in _WINDOW_KEYS]
+        meta = entry.get("meta")
+        if isinstance(meta, Mapping):
+            fields.append(("/v1/models meta.n_ctx_train", meta.get("n_ctx_train")))
+    if props is not None:
+        settings = props.get("default_generation_settings")
+        fields.append(("/props n_ctx", (settings if isinstance(settings, Mapping) else props).get("n_ctx")))
+    return [
+        context_window_refusal(f"The model server's {field}", value)
+        for field, value in fields
+        if isinstance(value, int) and not isinstance(value, bool) and context_window(value) is None
+    ]
 
 
 def window_from_entry(entry: Mapping[str, Any]) -> int | None:
@@ -230,7 +253,7 @@ def _listing(url: str, key: str, timeout: float) -> ModelListing:
             )
             for model_id in sorted(windows)
         ]
-        return ModelListing(url, preset, models)
+        return ModelListing(url, preset, models, refused=tuple(refused_windows(entries, props)))
 
 
 def _optional_json(client: Any, url: str) -> dict[str, Any] | None:
@@ -279,8 +302,8 @@ def _ollama_num_ctx(parameters: Any) -> int | None:
         return None
     for line in parameters.splitlines():
         name, _, value = line.strip().partition(" ")
-        if name == "num_ctx" and value.strip().isdigit():
-            return _positive_int(int(value.strip()))
+        if name == "num_ctx":
+            return _positive_int(small_int(value))
     return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from shiro_lsp.bounded import NOT_PARSED, json_value
 from shiro_lsp.messages import Message, Part
 
 
@@ -36,10 +37,10 @@ def arguments_of(part: Part) -> str:
 
 def loose_tool_input(arguments: str) -> Any:
     """The tool-call ``input`` for a message: parsed JSON, or the raw text when it is not JSON."""
-    try:
-        return json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        return arguments
+    if not arguments.strip():
+        return {}
+    value = json_value(arguments)
+    return arguments if value is NOT_PARSED else value
 
 
 def tool_output_text(part: Part) -> str:

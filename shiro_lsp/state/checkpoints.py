@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -323,42 +322,6 @@ class BlobStore:
     def remove(self, sha: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.path(sha).unlink()
-
-
-# --- reading and writing workspace files ----------------------------------------------------------
-
-
-def file_mode(st: os.stat_result) -> int:
-    return stat.S_IMODE(st.st_mode)
-
-
-def capture(blobs: BlobStore, path: Path) -> FileState | None:
-    """Store the bytes of a regular file (not following a final symlink); None if it is absent."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise IsADirectoryError(f"{path.name} is not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read()
-    finally:
-        os.close(fd)
-    return FileState(blobs.put(data), file_mode(st), len(data))
-
-
-def state_of(path: Path) -> FileState | None:
-    """The current state of a file without storing it; None if absent (or not a regular file)."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    data = path.read_bytes()
-    return FileState(sha256(data), file_mode(st), len(data))
 
 
 # --- the store -----------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
+from shiro_lsp.bounded import MAX_JSON_DEPTH, json_depth
 from shiro_lsp.errors import ToolError, describe_problem, describe_problems, os_error_text
 from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.images.store import ImageStore, StoredImage
@@ -360,6 +361,10 @@ def parse_arguments(spec: ToolSpec, raw: str | JsonObject | None) -> JsonObject:
     if raw is None or raw == "":
         value: object = {}
     elif isinstance(raw, str):
+        if json_depth(raw) > MAX_JSON_DEPTH:
+            raise ToolError(
+                f"Invalid input for {spec.name}: the arguments nest deeper than {MAX_JSON_DEPTH} levels"
+            )
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:

@@ -21,9 +21,11 @@ from pathlib import Path
 
 from pydantic import Field
 
+from shiro_lsp.bounded import small_int
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs import jail
 from shiro_lsp.fs.jail import Roots, relative_posix, resolve_in_workspace
+from shiro_lsp.fs.reader import read_bytes
 from shiro_lsp.tools.base import JsonObject, ToolContext, ToolInput, ToolSpec, typed_tool
 from shiro_lsp.tools.files import CHANGE_HINT, _apply_edit, refuse_secrets
 from shiro_lsp.tools.nearby import missing_file_message
@@ -57,12 +59,10 @@ def _resolve(workspace: Roots, path: str) -> tuple[Path, str]:
 
 
 def _read(workspace: Roots, rel: str) -> bytes | None:
-    """The file's bytes through the jail (no links followed, hard links and special files refused);
-    ``None`` when it does not exist."""
+    """The file's bytes through the confined reader (links out, hard links and special files refused;
+    a secrets file too: its bytes are kept for undo, never shown); ``None`` when it does not exist."""
     try:
-        with jail.reading(workspace, rel) as (_, handle):
-            data: bytes = handle.read()
-            return data
+        return read_bytes(workspace, rel, secrets=True).data
     except jail.NoSuchFile:
         return None
 
@@ -92,10 +92,9 @@ def plan_write(workspace: Roots, input: JsonObject) -> list[FileChange]:
 
 
 def plan_edits(workspace: Roots, path: str, edits: list[JsonObject]) -> list[FileChange]:
-    with jail.reading(workspace, path) as (opened, handle):  # one resolve: this is on every edit's path
-        data: bytes = handle.read()
-        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
-    rel = relative_posix(workspace, opened.resolved)
+    read = read_bytes(workspace, path, secrets=True)  # one resolve: this is on every edit's path
+    data, mode = read.data, read.opened.mode
+    rel = relative_posix(workspace, read.opened.resolved)
     text = _decode(data, rel)
     for edit in edits:
         text, _ = _apply_edit(
@@ -159,7 +158,12 @@ def parse_patch(text: str) -> list[_FilePatch]:
         if match:
             if not patches:
                 raise ToolError("apply_patch: a hunk comes before any '--- a/path' / '+++ b/path' header.")
-            hunk = _Hunk(line, int(match.group(1)), [])
+            start = small_int(match.group(1))
+            if start is None:
+                raise ToolError(
+                    f"apply_patch: the hunk header {line[:60]!r} has a line number too long to be one."
+                )
+            hunk = _Hunk(line, start, [])
             i += 1
             while i < len(lines):
                 body = lines[i]

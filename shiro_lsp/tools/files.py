@@ -7,32 +7,21 @@ Reads never hold more than about one result's worth of text, however large the f
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
-import os
-import stat
 from collections.abc import Iterator, Sequence
 from typing import IO, Annotated
 
 from pydantic import Field, JsonValue, field_validator
 
 from shiro_lsp.errors import ToolError
-from shiro_lsp.fs.jail import (
-    NoSuchFile,
-    Roots,
-    locate,
-    reading,
-    relative_posix,
-    write_atomic,
-    write_atomic_mode,
-)
+from shiro_lsp.fs.jail import NoSuchFile, Roots, locate, relative_posix, write_atomic, write_atomic_mode
+from shiro_lsp.fs.reader import NotText, is_binary, read_bytes
+from shiro_lsp.fs.reader import open_text as open_text  # the one way a tool reads a text file
+from shiro_lsp.fs.reader import refuse_secrets as refuse_secrets
 from shiro_lsp.fs.secrets import (
     SECRET_FILE_EXCEPTIONS,
     SECRET_FILE_PATTERNS,
     HiddenSecretWrite,
     Redactor,
-    is_secret_path,
-    refusal,
     with_hidden_values,
 )
 from shiro_lsp.images.files import image_for_the_model, is_image_path
@@ -59,30 +48,10 @@ HIDDEN_SECRET_WRITE = (
 )
 MAX_LINE_CHARS = 2000
 MAX_BATCH_FILES = 20
-SNIFF_BYTES = 8192
 READ_BUDGET = MAX_OUTPUT - 200
 MAX_SHOWN_ON_MISS = 6_000
 """Characters of a file shown in the error of an edit whose oldString is not in it."""
 """Characters of numbered lines per read, leaving room for the continuation note."""
-
-
-def refuse_secrets(workspace: Roots, path: str) -> None:
-    """The one check every reading tool makes: the given path and the resolved one."""
-    root, resolved = locate(workspace, path)
-    if is_secret_path(path, relative_posix(root, resolved)):
-        raise ToolError(refusal(path))
-
-
-@contextlib.contextmanager
-def open_text(workspace: Roots, path: str, *, newline: str | None = None) -> Iterator[IO[str]]:
-    """An existing text file opened through the jail for the model to read (secrets refused)."""
-    refuse_secrets(workspace, path)
-    with reading(workspace, path) as (_, handle):
-        if b"\x00" in handle.read(SNIFF_BYTES):
-            raise ToolError(f"{path} is a binary file, not text. Use bash if you need to inspect it.")
-        handle.seek(0)
-        with io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline=newline) as text:
-            yield text
 
 
 def _bounded_lines(f: IO[str]) -> Iterator[tuple[str, bool]]:
@@ -242,19 +211,16 @@ def _read_exact(workspace: Roots, path: str) -> str:
 
 
 def _read_original(workspace: Roots, path: str, tool: str) -> tuple[str, bytes, str, int]:
-    """A text file about to be edited, from one open through the jail (secrets refused): its text
-    (decoded as :func:`open_text` does), its bytes, its workspace-relative path and its mode."""
-    refuse_secrets(workspace, path)
+    """A text file about to be edited, from one read through the confined reader (secrets refused):
+    its text (decoded as :func:`open_text` does), its bytes, its workspace-relative path and its mode."""
     try:
-        with reading(workspace, path) as (opened, handle):
-            data: bytes = handle.read()
-            mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+        read = read_bytes(workspace, path)
     except NoSuchFile as error:
         raise ToolError(missing_file_message(workspace, path, tool=tool)) from error
-    if b"\x00" in data[:SNIFF_BYTES]:
-        raise ToolError(f"{path} is a binary file, not text. Use bash if you need to inspect it.")
-    rel = relative_posix(workspace, opened.resolved)
-    return data.decode("utf-8", errors="replace"), data, rel or ".", mode
+    if is_binary(read.data):
+        raise NotText(path)
+    rel = relative_posix(workspace, read.opened.resolved)
+    return read.data.decode("utf-8", errors="replace"), read.data, rel or ".", read.opened.mode
 
 
 def _replace(
@@ -277,8 +243,8 @@ def _raw_before(workspace: Roots, path: str) -> tuple[bytes | None, int | None] 
     """The bytes and mode a write will replace ((None, None): no file yet); None if unreadable
     (``write_atomic`` then gives the reason)."""
     try:
-        with reading(workspace, path) as (_, handle):
-            return handle.read(), stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+        read = read_bytes(workspace, path, secrets=True)  # kept for undo, never shown
+        return read.data, read.opened.mode
     except NoSuchFile:
         return None, None
     except (ToolError, OSError):

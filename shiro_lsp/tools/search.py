@@ -22,14 +22,13 @@ from shiro_lsp.fs.jail import (
     Roots,
     folder_relative,
     locate,
-    reading,
     resolve_in_workspace,
     roots_of,
     workspace_root,
 )
+from shiro_lsp.fs.reader import SNIFF_BYTES, is_binary, opening
 from shiro_lsp.fs.secrets import flag, is_secret_path, private_within, skipped_note
 from shiro_lsp.tools.base import ToolContext, ToolInput, ToolSpec, field_subject, typed_tool
-from shiro_lsp.tools.files import SNIFF_BYTES
 
 MAX_TREE_ENTRIES = 300
 DEFAULT_GLOB_LIMIT = 200
@@ -318,10 +317,9 @@ def grep_python(
             skipped.secrets.append(label(entry.rel))
             continue
         try:
-            with reading(walker.root, entry.rel) as (_, handle):
-                if b"\x00" in handle.read(SNIFF_BYTES):
+            with opening(walker.root, entry.rel) as (_, handle):
+                if is_binary(handle.peek(SNIFF_BYTES)):
                     continue
-                handle.seek(0)
                 for number, raw in enumerate(handle, start=1):
                     line = raw.decode("utf-8", "replace")
                     if regex.search(line):

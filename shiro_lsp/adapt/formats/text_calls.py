@@ -57,6 +57,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shiro_lsp.adapt.formats.base import WRITTEN_AS_KEY, ParsedReply, ReplyContext, ReplyFormat, TextCall
+from shiro_lsp.bounded import NOT_PARSED, json_value, raw_json_value
 from shiro_lsp.config import ToolCallFormat
 from shiro_lsp.errors import ToolError
 from shiro_lsp.messages import Message, Part
@@ -201,8 +202,8 @@ def _fenced_json(text: str) -> list[Any] | None:
         if text.startswith("```", at):
             return values if values and not text[at + 3 :].strip() else None
         try:
-            value, at = decoder.raw_decode(text, at)
-        except json.JSONDecodeError:
+            value, at = raw_json_value(decoder, text, at)
+        except ValueError:
             return None
         values.append(value)
 
@@ -218,10 +219,8 @@ def _decoded(bodies: list[str]) -> list[Any] | None:
 
 
 def _json(body: str) -> Any:
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError:
-        return None
+    value = json_value(body)
+    return None if value is NOT_PARSED else value
 
 
 def _xml_calls(body: str) -> list[dict[str, Any]] | None:
@@ -263,9 +262,8 @@ def _call_of(item: Any, tools: Mapping[str, ToolSpec], *, offered: bool = True) 
         return None
     arguments = item.get("arguments", item.get("parameters", {}))
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
+        arguments = json_value(arguments) if arguments.strip() else {}
+        if arguments is NOT_PARSED:
             return None
     fitting: TextCall | None = None
     for candidate in _candidates(arguments, spec):

@@ -27,9 +27,7 @@ block, a block that is the file unchanged, and a block whose file cannot be told
 
 from __future__ import annotations
 
-import ast
 import asyncio
-import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -41,6 +39,7 @@ from shiro_lsp.adapt.formats.search_replace import block_calls, has_edit_blocks
 from shiro_lsp.adapt.formats.text_calls import TextCalls, echoes_tool_output, is_call_shaped, tool_outputs
 from shiro_lsp.adapt.repo_map import repo_map_of
 from shiro_lsp.adapt.view import overview
+from shiro_lsp.bounded import NOT_PARSED, json_value, parses_as_python
 from shiro_lsp.config import ToolCallFormat
 from shiro_lsp.errors import ToolError
 from shiro_lsp.messages import Message
@@ -221,16 +220,11 @@ def _reads_as(path: str, content: str, current: str) -> bool:
     if "Traceback (most recent call last)" in content:
         return False
     suffix = Path(path).suffix
-    try:
-        if suffix == ".py":
-            ast.parse(content)
-        elif suffix == ".json":
-            json.loads(content)
-        else:
-            return bool(set(_lines(content)) & {line for line in _lines(current) if len(line.strip()) > 3})
-    except (SyntaxError, ValueError):
-        return False
-    return True
+    if suffix == ".py":
+        return parses_as_python(content)
+    if suffix == ".json":
+        return json_value(content) is not NOT_PARSED
+    return bool(set(_lines(content)) & {line for line in _lines(current) if len(line.strip()) > 3})
 
 
 def _asked_to_create(workspace: Path | Sequence[Path], path: str, before: str, prompt: str) -> bool:

@@ -17,10 +17,15 @@ from pyflakes import api, messages
 from pyflakes.reporter import Reporter
 
 from shiro_lsp.adapt.reflections.base import Reflection, Reply, SendBack, TurnFacts
+from shiro_lsp.bounded import python_module
+from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.reader import read_text
 
 MAX_PROBLEMS = 5
 MAX_MODULES = 200
 """Top-level modules looked at for broken imports and for where a name is defined (a small workspace has few)."""
+MAX_MODULE_BYTES = 1024 * 1024
+"""What is read of one module (a small workspace's modules are far smaller)."""
 _NAMES = (messages.UndefinedName, messages.UndefinedExport)
 
 
@@ -54,15 +59,24 @@ def python_problems(workspace: Path, paths: Sequence[str]) -> list[str]:
     for rel in paths:
         source = _source(workspace, rel) if rel.endswith(".py") else None
         if source is not None:
-            api.check(source, rel, collector)
+            _checked(source, rel, collector)
     return (collector.problems + _broken_imports(modules, paths))[:MAX_PROBLEMS]
 
 
 def _source(workspace: Path, rel: str) -> str | None:
+    """A module's text through the confined reader (no link out, no FIFO, no secrets file, bounded)."""
     try:
-        return (workspace / rel).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, ValueError):
+        return read_text(workspace, rel, limit=MAX_MODULE_BYTES)
+    except (ToolError, OSError):
         return None
+
+
+def _checked(source: str, rel: str, collector: _Collector) -> None:
+    """pyflakes on ``source``: nested too deep for its walk, a module is left unchecked."""
+    try:
+        api.check(source, rel, collector)
+    except RecursionError:
+        collector.unexpectedError(rel, "nested too deep to check")
 
 
 class _Modules:
@@ -146,10 +160,7 @@ def _missing_names(modules: _Modules, importer: str, node: ast.ImportFrom) -> li
 
 
 def _parsed(source: str | None) -> ast.Module | None:
-    try:
-        return ast.parse(source) if source is not None else None
-    except (SyntaxError, ValueError):
-        return None
+    return python_module(source) if source is not None else None
 
 
 def _defined_names(tree: ast.Module | None) -> set[str] | None:
@@ -185,7 +196,7 @@ def with_missing_imports(workspace: Path, written: Mapping[str, str]) -> dict[st
         if tree is None:
             continue
         collector = _Collector(modules)
-        api.check(content, path, collector)
+        _checked(content, path, collector)
         imports: dict[str, list[str]] = {}
         for name in dict.fromkeys(collector.undefined):
             homes = modules.homes(name, besides=path)

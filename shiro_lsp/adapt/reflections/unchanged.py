@@ -17,6 +17,7 @@ from shiro_lsp.adapt.reflections.replies import (
     listed_file,
     named_paths,
 )
+from shiro_lsp.bounded import small_int
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.jail import Roots, relative_posix, resolve_in_workspace
 from shiro_lsp.messages import succeeded
@@ -155,7 +156,7 @@ def raised_at(output: str, workspace: Roots) -> tuple[str, int, str] | None:
                 lines = f.read(MAX_QUOTED_FILE).splitlines()
         except (ToolError, OSError):
             continue
-        number = int(match.group("line"))
+        number = small_int(match.group("line")) or 0
         if 0 < number <= len(lines) and lines[number - 1].strip():
             return path, number, lines[number - 1].strip()
     return None

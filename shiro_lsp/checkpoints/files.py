@@ -154,9 +154,10 @@ class CheckpointFiles:
             return None, None
         return FileState(sha256(read.data), read.opened.mode, len(read.data)), read.data
 
-    def hold(self, data: bytes) -> tuple[str, bool]:
-        """A before-image for the journal record itself (small), or a blob file (large)."""
-        if len(data) <= INLINE_BLOB_BYTES:
+    def hold(self, data: bytes, path: str) -> tuple[str, bool]:
+        """A before-image for the journal record itself (small), or a blob file (large, or a secrets
+        file's: its bytes stay in an owner-only blob, never in a record)."""
+        if len(data) <= INLINE_BLOB_BYTES and not is_secret_file(path):
             return self.store.blobs.hold(data)
         return self.store.blobs.put(data), False
 

@@ -78,7 +78,7 @@ class _Recorder:
         if record is None:
             before = None
             if old is not None:
-                sha, fresh = self.turn.files.hold(old)
+                sha, fresh = self.turn.files.hold(old, rel)
                 inline = [sha] if fresh else []
                 before = FileState(sha, _mode(old_mode), len(old))
             record = checkpoint.files[rel] = FileRecord(before, before)

@@ -29,6 +29,7 @@ from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, NotFound, ShiroError
 from shiro_lsp.fs import jail
 from shiro_lsp.fs.jail import Roots
+from shiro_lsp.fs.secrets import is_secret_file
 from shiro_lsp.ids import new_id
 from shiro_lsp.messages import Message
 from shiro_lsp.state.checkpoints import (
@@ -47,6 +48,7 @@ from shiro_lsp.state.checkpoints import (
 log = logging.getLogger(__name__)
 
 CONFLICT_TEXT = "{path} was changed after Shiro's edit (by you or another program), so it was left as it is."
+SECRET_NOT_SHOWN = "(a secrets file: its content is kept to be put back, never shown)\n"
 NOT_COVERED_TEXT = "{path} is not covered ({why}), so it was left as it is."
 UNDONE_NOTE = (
     "Since your last turn the user undid your changes to {files}: read them again before building on them."
@@ -170,6 +172,8 @@ class Checkpoints:
             after = None if now is None else f"(the file now: {len(now)} bytes, sha256 {sha256(now)[:12]})\n"
             return FileDiff(rel, f"(not covered: {record.not_covered})\n", after, True, [])
         before = self.files.bytes_of(source.before)
+        if is_secret_file(rel):  # kept to be put back, never shown
+            return FileDiff(rel, SECRET_NOT_SHOWN, SECRET_NOT_SHOWN, True, [])
         if is_binary(before) or is_binary(now):
             return FileDiff(rel, summary_of(before), summary_of(now), True, [])
         before_text, now_text = as_text(before), as_text(now)

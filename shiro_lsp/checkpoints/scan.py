@@ -31,7 +31,6 @@ from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, 
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.ignore import IgnoreRules, is_ignored_by, rules_in
 from shiro_lsp.fs.reader import HARD_MAX_BYTES, read_bytes
-from shiro_lsp.fs.secrets import is_secret_file
 from shiro_lsp.fs.watch import Drained, TreeWatch
 from shiro_lsp.state.atomic import write_bytes_atomic
 from shiro_lsp.state.checkpoints import UNRECORDED_NOTE, BlobStore, FileState, sha256
@@ -128,7 +127,7 @@ class Snapshot:
     files: Mapping[str, Key]
     """Walk mode: every file. Git mode: the files ``git status`` listed (changed or untracked)."""
     shas: Mapping[str, str | None]
-    """None: not recorded (too large, over the budget, or a secrets file)."""
+    """None: not recorded (too large, over the budget, or unreadable)."""
     not_covered: list[str] = field(default_factory=list)
     skipped_trees: list[str] = field(default_factory=list)
     truncated: bool = False
@@ -560,9 +559,6 @@ class WorkspaceScanner:
                 shas[rel] = cached[4]
                 continue
             size = key[0]
-            if is_secret_file(rel):
-                shas[rel] = None
-                continue
             if size > MAX_FILE_BYTES or size > budget:
                 shas[rel] = None
                 self._notes[rel] = f"{rel} ({_mb(size)}, over the {_mb(MAX_FILE_BYTES)} per-file limit)"
@@ -828,8 +824,6 @@ def _rules_changed(before: Snapshot, after: Mapping[str, Key], paths: set[str]) 
 
 def _why_unrecorded(rel: str, size: int) -> str:
     """Why a snapshot has no bytes for a file it listed (see :meth:`WorkspaceScanner._snapshot`)."""
-    if is_secret_file(rel):
-        return "a secrets file, never read"
     if size > MAX_FILE_BYTES:
         return f"{_mb(size)}, over the {_mb(MAX_FILE_BYTES)} per-file limit"
     return "over the snapshot's size budget, or not readable through the workspace jail"

@@ -258,6 +258,7 @@ class BlobStore:
         self._root = str(root)
         self.held: dict[str, bytes] = {}
         """Blobs that so far live only inline in a journal record (see :meth:`hold`), by sha."""
+        self._private = False
         self._lock = threading.Lock()
 
     def path(self, sha: str) -> Path:
@@ -285,12 +286,23 @@ class BlobStore:
             self.put(data, digest)
 
     def put(self, data: bytes, sha: str | None = None) -> str:
+        """Store ``data`` as a blob file, owner-only (0600 in 0700 folders): blobs hold the earlier
+        bytes of secrets files too, for a restore."""
         digest = sha or sha256(data)
         target = self.path(digest)
         if target.is_file():
             return digest
+        self._private_folder(target.parent)
         write_bytes_atomic(target, data, sync=False)  # synced when it must be (see :meth:`sync`)
         return digest
+
+    def _private_folder(self, bucket: Path) -> None:
+        if not self._private:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(self.root, 0o700)  # one made by an earlier version was 0755
+            self._private = True
+        if not bucket.is_dir():
+            bucket.mkdir(mode=0o700, exist_ok=True)
 
     def sync(self, sha: str) -> None:
         """Make a blob file durable (before a journal that carried it inline is rewritten without it)."""

@@ -33,8 +33,8 @@ async def restore_code(client: ShiroClient) -> dict[str, object]:
     return result
 
 
-async def test_a_secrets_file_a_command_overwrote_is_not_covered_and_restore_leaves_it(
-    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+async def test_a_secrets_file_a_command_overwrote_is_put_back_by_restore_and_never_shown(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
     (workspace / ".env").write_text("API_KEY=the-real-key\n")
     (workspace / ".env.example").write_text("API_KEY=\n")
@@ -47,20 +47,26 @@ async def test_a_secrets_file_a_command_overwrote_is_not_covered_and_restore_lea
     )
     (card,) = tool_events(client, result["taskId"], "tool-result")
     card_rows = {f["path"]: f for f in card["files"]}
-    assert card_rows[".env"]["status"] == "modified" and card_rows[".env"]["notCovered"]
+    assert card_rows[".env"]["status"] == "modified" and "notCovered" not in card_rows[".env"]
+    assert "the-real-key" not in card["output"] and "the-real-key" not in str(card.get("diff"))
     rows = {f["path"]: f for f in (await client.call("shiro/changes", {}))["files"]}
-    assert rows[".env"]["status"] == "modified" and "not recorded" in rows[".env"]["notCovered"]
+    assert rows[".env"]["status"] == "modified" and "notCovered" not in rows[".env"]
     assert rows["made.txt"]["status"] == "added" and "notCovered" not in rows["made.txt"]
     diff = await client.call("shiro/changes/diff", {"path": ".env"})
-    assert diff["before"].startswith("(not covered") and diff["hunks"] == []
-    assert "API_KEY" not in diff["before"] + diff["after"]  # one line each, no content
-    undone = await client.call("shiro/changes/undo", {"path": ".env"})
-    assert undone["undone"] is False and "not covered" in undone["conflict"]
+    assert "API_KEY" not in diff["before"] + diff["after"] and diff["hunks"] == []  # kept, never shown
 
     restored = await restore_code(client)
-    assert restored["restored"] == ["made.txt"] and restored["notCovered"] == [".env"]
-    assert (workspace / ".env").read_text() == "API_KEY=\n"  # what is there now, not deleted
+    assert restored["restored"] == [".env", "made.txt"] and restored["notCovered"] == []
+    assert (workspace / ".env").read_text() == "API_KEY=the-real-key\n"  # the user's keys are back
     assert not (workspace / "made.txt").exists()  # truly new in the turn: still removed
+    kept = [p for p in (home / "checkpoints").rglob("*") if p.is_file() and b"the-real-key" in p.read_bytes()]
+    assert kept, "the earlier .env is kept in the checkpoint store"
+    for blob in kept:  # owner-only, in owner-only folders, and only as a blob
+        assert blob.stat().st_mode & 0o777 == 0o600 and "blobs" in blob.parts
+        assert (home / "checkpoints" / "blobs").stat().st_mode & 0o777 == 0o700
+        assert blob.parent.stat().st_mode & 0o777 == 0o700
+    logs = [p for p in home.rglob("*.log")]
+    assert all(b"the-real-key" not in p.read_bytes() for p in logs)
 
 
 async def test_an_append_to_a_file_over_the_size_limit_is_not_covered_and_restore_leaves_it(

@@ -144,8 +144,9 @@ def test_a_workspace_inside_a_repository_uses_git(tmp_path: Path) -> None:
 def test_a_file_whose_bytes_were_not_recorded_is_said_and_never_looks_new(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_git: bool
 ) -> None:
-    """A secrets file and files over the per-file limit existed before the command: a change to
-    them (a removal too) comes back as unrecorded, with why, not as a file the command made."""
+    """Files over the per-file limit existed before the command: a change to them (a removal too)
+    comes back as unrecorded, with why, not as a file the command made. A secrets file is recorded
+    (its bytes kept for a restore, never shown)."""
     monkeypatch.setattr(scan, "MAX_FILE_BYTES", 1000)
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -166,10 +167,10 @@ def test_a_file_whose_bytes_were_not_recorded_is_said_and_never_looks_new(
     found, problems = s.changes(snapshot)
     why = {c.path: (c.before is None, c.after is None, c.unrecorded) for c in found}
     assert why["ok.txt"] == (False, False, None)
-    assert why[".env"] == (True, False, "a secrets file, never read")
+    assert why[".env"] == (False, False, None)
     assert why["big.dat"][:2] == (True, False) and "per-file limit" in str(why["big.dat"][2])
     assert why["gone.dat"][:2] == (True, True) and "per-file limit" in str(why["gone.dat"][2])
-    assert sorted(p.split(":")[0] for p in problems if "not recorded" in p) == [".env", "big.dat", "gone.dat"]
+    assert sorted(p.split(":")[0] for p in problems if "not recorded" in p) == ["big.dat", "gone.dat"]
 
 
 @pytest.fixture

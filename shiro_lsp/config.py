@@ -66,9 +66,10 @@ class Settings(BaseModel):
     # The command that checks the work (tests, a linter); it runs code, so the extension takes it from
     # the user's settings or a trusted workspace's only. None: AGENTS.md, the detected test runner.
     check_command: str | None = None
-    # bash in bubblewrap: off (default), auto (when bwrap works), required (sandboxed or refused).
-    bash_sandbox: BashSandbox = "off"
-    bash_sandbox_network: bool = False
+    # bash sandboxed: auto (default: bubblewrap, else Landlock, else said once), required (bubblewrap
+    # or refused), off. The network is kept unless bashSandboxNetwork is off.
+    bash_sandbox: BashSandbox = "auto"
+    bash_sandbox_network: bool = True
     # Whether the model is sent images (pasted, attached, read_file of one): auto = unless the endpoint's
     # model listing says it has no vision or it refused images once; on; off. Per model: {"llava*": "on"}.
     image_input: ImageInput | dict[str, ImageInput] = "auto"

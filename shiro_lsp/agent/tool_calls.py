@@ -32,7 +32,7 @@ from shiro_lsp.images.parts import TOOL_IMAGES, image_part
 from shiro_lsp.messages import succeeded as succeeded
 from shiro_lsp.providers.types import ToolCallReady
 from shiro_lsp.providers.wire import loose_tool_input
-from shiro_lsp.tools import ToolContext, parse_arguments
+from shiro_lsp.tools import ToolContext, parse_arguments, sandbox
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +199,10 @@ class ToolCallRunner:
         if refusal is not None:
             self.refused.add(key)
             return result_part(call, refusal, error=True)
+        if call.name == "bash":  # no sandbox to be had: said once, with how to get one
+            unsandboxed = await asyncio.to_thread(sandbox.unavailable_notice, self.setup.sandbox)
+            if unsandboxed is not None:
+                self.emit(ev.Notice(unsandboxed))
         redact = self.setup.redactor.redact
         ctx = ToolContext(
             workspace=self.setup.workspace,

@@ -409,6 +409,11 @@ def keep_private(root: Path) -> None:
         _private_roots = (*_private_roots, real)
 
 
+def private_roots() -> tuple[Path, ...]:
+    """The state roots of this process (real paths): what a sandbox hides."""
+    return _private_roots
+
+
 def is_private(resolved: Path) -> bool:
     """Whether a resolved absolute path is in a state root (:func:`keep_private`)."""
     return any(resolved == root or resolved.is_relative_to(root) for root in _private_roots)

@@ -1,15 +1,19 @@
-"""Running bash inside bubblewrap (``bwrap``) when the user asks for it and the platform allows.
+"""Running bash inside a sandbox: bubblewrap (``bwrap``), or Landlock where bubblewrap is missing.
 
 Modes (setting ``bashSandbox``):
 
-- ``off`` (default): ``bash -c`` with the user's full rights; the approval card says so.
-- ``auto``: sandboxed when bubblewrap is installed and works here, unsandboxed otherwise (and the
-  card says which).
-- ``required``: sandboxed or not at all (the call fails with the reason).
+- ``auto`` (default): bubblewrap when it is installed and works here; else, on Linux 5.13 and later,
+  Landlock, which keeps the command's writes inside the workspace folders and the temporary folders
+  (it reads everything, and reaches the host's sockets and processes); else unsandboxed, said once
+  with how to get a sandbox (:func:`unavailable_notice`), and on every approval card.
+- ``required``: bubblewrap or not at all (the call fails with the reason).
+- ``off``: ``bash -c`` with the user's full rights; the approval card says so.
 
-What a sandboxed command can reach is :data:`REACH`, one list (README "Security" repeats it, and
-``tests/e2e/test_sandbox_reach_lsp.py`` walks it whole); :func:`wrap` builds bubblewrap's arguments
-from the same decisions.
+The network is kept (``bashSandboxNetwork``, default on) unless the user turns it off.
+
+What a command sandboxed by bubblewrap can reach is :data:`REACH`, one list (README "Security"
+repeats it, and ``tests/e2e/test_sandbox_reach_lsp.py`` walks it whole); :func:`wrap` builds
+bubblewrap's arguments from the same decisions. Shiro's state root is hidden from it wherever it lies.
 
 What remains: a UNIX socket bound by path in another network namespace (a container's) under a
 folder none of the rules above hides, or bound after the command started, can be reached; with
@@ -28,8 +32,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.secrets import private_roots
 from shiro_lsp.tools import landlock
 
 PROBE_TIMEOUT_S = 10.0
@@ -42,7 +48,7 @@ class Reach:
 
 
 REACH: tuple[Reach, ...] = (
-    Reach("read", "the whole filesystem, read-only (secrets files included)"),
+    Reach("read", "the whole filesystem, read-only (secrets files included), except Shiro's state root"),
     Reach("write", "the workspace folders only (read-write); everything else is read-only"),
     Reach("tmp", "/tmp, /var/tmp, /run (so /var/run) and $XDG_RUNTIME_DIR: private and empty"),
     Reach(
@@ -61,7 +67,7 @@ REACH: tuple[Reach, ...] = (
         "none of the host's: the command has its own network namespace; with the network allowed, "
         "a Landlock scope (Linux 6.12 and later) keeps them out",
     ),
-    Reach("network", "none (loopback only) unless bashSandboxNetwork is on"),
+    Reach("network", "the host's, unless bashSandboxNetwork is off (then none but loopback)"),
     Reach(
         "processes",
         "its own: a private PID namespace and session; none outlives the command, and it dies with "
@@ -91,10 +97,25 @@ SANDBOXED_WARNING = (
 ABSTRACT_OPEN = " (this kernel cannot keep the host's abstract UNIX sockets out: no Landlock scoping)"
 
 
+LANDLOCK_WARNING = (
+    "bash runs sandboxed (Landlock; bubblewrap is not installed): it can change files only inside the "
+    "workspace and the temporary folders; it can read everything (secrets included) and reach the "
+    "host's sockets and processes{network}."
+)
+UNAVAILABLE_NOTICE = (
+    "bash commands run unsandboxed here: {why_not}, and this kernel has no Landlock. Install "
+    "bubblewrap (for example `sudo apt install bubblewrap`) to sandbox them; shiro.bashSandbox: off "
+    "silences this."
+)
+TEMPORARY_FOLDERS = ("/tmp", "/var/tmp", "/dev")
+"""Where a command confined by Landlock may write besides the workspace (devices: /dev/null, a tty)."""
+
+
 @dataclass(frozen=True)
 class Plan:
     sandboxed: bool
     why_not: str | None = None
+    kind: Literal["bubblewrap", "landlock"] | None = None
 
 
 @functools.cache
@@ -124,13 +145,31 @@ def plan(mode: str) -> Plan:
         return Plan(False, "bashSandbox is off")
     why_not = probe()
     if why_not is None:
-        return Plan(True)
+        return Plan(True, kind="bubblewrap")
     if mode == "required":
         raise ToolError(
             f"bash is set to run only sandboxed (bashSandbox: required), but {why_not}. "
             "Nothing was run. Install bubblewrap, or set bashSandbox to auto or off."
         )
+    if landlock.can_confine_writes():
+        return Plan(True, why_not, kind="landlock")
     return Plan(False, why_not)
+
+
+_said_unavailable = False
+
+
+def unavailable_notice(mode: str) -> str | None:
+    """What the user is told, once per server, when ``auto`` finds no sandbox at all (None after
+    that, or when there is one). Blocking, as :func:`plan`."""
+    global _said_unavailable
+    if mode != "auto" or _said_unavailable:
+        return None
+    chosen = plan(mode)
+    if chosen.sandboxed:
+        return None
+    _said_unavailable = True
+    return UNAVAILABLE_NOTICE.format(why_not=chosen.why_not)
 
 
 def warning(mode: str, network: bool) -> str:
@@ -139,6 +178,8 @@ def warning(mode: str, network: bool) -> str:
         chosen = plan(mode)
     except ToolError as error:
         return error.message
+    if chosen.kind == "landlock":
+        return LANDLOCK_WARNING.format(network="" if network else "; no TCP network")
     if chosen.sandboxed:
         if not network:
             return SANDBOXED_WARNING.format(network="; no network")
@@ -147,6 +188,24 @@ def warning(mode: str, network: bool) -> str:
     if mode == "off":
         return UNSANDBOXED_WARNING
     return f"{UNSANDBOXED_WARNING} (Sandbox unavailable: {chosen.why_not}.)"
+
+
+def _helper(*options: str) -> list[str]:
+    """The Landlock helper run in front of a command (its own interpreter, isolated)."""
+    return [os.path.realpath(sys.executable), "-I", "-S", os.path.realpath(landlock.__file__), *options, "--"]
+
+
+def wrap_landlock(argv: Sequence[str], roots: Sequence[Path], *, network: bool) -> list[str]:
+    """``argv`` confined by Landlock: writes only below the workspace folders and the temporary ones."""
+    options: list[str] = []
+    for folder in (*(str(root) for root in roots), *TEMPORARY_FOLDERS, os.environ.get("TMPDIR", "")):
+        if folder.startswith("/"):
+            options += ["--write", folder]
+    if not network:
+        options.append("--no-network")
+    if landlock.can_scope_abstract_sockets():
+        options.append("--scope")
+    return [*_helper(*options), *argv]
 
 
 def wrap(argv: Sequence[str], roots: Sequence[Path], *, network: bool) -> list[str]:
@@ -165,10 +224,13 @@ def wrap(argv: Sequence[str], roots: Sequence[Path], *, network: bool) -> list[s
         args += ["--bind", str(root), str(root)]
     for socket in _listening_sockets(hidden, roots):
         args += ["--ro-bind", "/dev/null", socket]
+    for private in map(str, private_roots()):  # Shiro's state root (blobs of secrets files): hidden
+        if os.path.isdir(private) and not any(_under(private, folder) for folder in hidden):
+            args += ["--tmpfs", private]
     scope = network and landlock.can_scope_abstract_sockets()
-    helper = [os.path.realpath(sys.executable), "-I", "-S", os.path.realpath(landlock.__file__)]
+    helper = _helper("--scope")
     if scope:  # Shiro's own interpreter and helper may live in a hidden folder (a checkout in /tmp)
-        for path in (helper[0], helper[-1], os.path.realpath(sys.base_prefix)):
+        for path in (helper[0], helper[3], os.path.realpath(sys.base_prefix)):
             if any(_under(path, folder) for folder in hidden):
                 args += ["--ro-bind", path, path]
     if not network:

@@ -204,7 +204,8 @@ async def _argv(command: str, ctx: ToolContext) -> list[str]:
     if not chosen.sandboxed:
         return argv
     roots = await asyncio.to_thread(roots_of, ctx.workspace)
-    return await asyncio.to_thread(sandbox.wrap, argv, roots, network=ctx.sandbox_network)
+    wrap = sandbox.wrap_landlock if chosen.kind == "landlock" else sandbox.wrap
+    return await asyncio.to_thread(wrap, argv, roots, network=ctx.sandbox_network)
 
 
 async def _spawn(argv: list[str], ctx: ToolContext) -> asyncio.subprocess.Process:

@@ -18,7 +18,7 @@ from chat_helpers import model_bodies, sent
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from fakes.fixtures import options
 from lsp_client import SERVER_COMMAND, ShiroClient, initialize, make_client
-from shiro_lsp.tools import sandbox
+from shiro_lsp.tools import landlock, sandbox
 
 pytest_plugins = ["fakes.fixtures"]
 
@@ -272,7 +272,7 @@ async def test_a_command_that_reads_a_secrets_file_asks_with_a_warning_even_when
     (approval,) = client.approvals
     assert approval["input"]["command"] == command
     assert "This command reads a secrets file" in approval["warning"]
-    assert "unsandboxed" in approval["warning"]
+    assert approval["warning"].endswith(where_bash_runs())
     await assert_nowhere(client, fake, home, SECRET)
 
 
@@ -303,10 +303,38 @@ async def test_allowed_bash_that_names_a_secrets_file_still_asks(
     )
 
 
-async def test_every_bash_approval_says_it_runs_unsandboxed(client: ShiroClient, fake: FakeOpenAI) -> None:
+def where_bash_runs() -> str:
+    """What a bash card says by default (bashSandbox auto) on this machine."""
+    if sandbox.probe() is None:
+        return sandbox.SANDBOXED_WARNING.format(
+            network="; network allowed" + sandbox.ABSTRACT_OPEN * (not landlock.can_scope_abstract_sockets())
+        )
+    if landlock.can_confine_writes():
+        return sandbox.LANDLOCK_WARNING.format(network="")
+    return f"{sandbox.UNSANDBOXED_WARNING} (Sandbox unavailable: {sandbox.probe()}.)"
+
+
+async def test_every_bash_approval_says_where_it_runs(client: ShiroClient, fake: FakeOpenAI) -> None:
     client.decisions = ["deny"]
     fake.script += [Step(ToolCall("bash", {"command": "make"})), Step(Text("ok"))]
     await chat(client, "build")
+    (approval,) = client.approvals
+    assert approval["warning"] == where_bash_runs()  # sandboxed by default where the machine allows it
+
+
+async def test_bash_with_the_sandbox_off_says_it_runs_unsandboxed(
+    workspace: Path, home: Path, fake: FakeOpenAI
+) -> None:
+    client = make_client()
+    client.decisions = ["deny"]
+    await client.start_io(*SERVER_COMMAND, env=base_env())
+    try:
+        await initialize(client, workspace, **options(home, fake, {}, model="gpt-5", bashSandbox="off"))
+        fake.script += [Step(ToolCall("bash", {"command": "make"})), Step(Text("ok"))]
+        await chat(client, "build")
+    finally:
+        await client.shutdown_session()
+        await client.stop()
     (approval,) = client.approvals
     assert approval["warning"].startswith("bash runs unsandboxed: the command has your full access")
     assert "including secrets files and everything outside the workspace" in approval["warning"]
@@ -420,6 +448,7 @@ async def test_sandboxed_bash_writes_only_inside_the_workspace_and_has_no_networ
             api="chat",
             maxRetries=0,
             bashSandbox="required",
+            bashSandboxNetwork=False,
         )
         fake.script += [Step(ToolCall("bash", {"command": command})), Step(Text("ok"))]
         await client.call("shiro/chat", {"text": "try to escape"})

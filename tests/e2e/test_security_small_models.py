@@ -12,7 +12,10 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ import pytest
 
 from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from fakes.local_servers import LLAMACPP_MODEL, LLAMACPP_PROPS, serve
+from shiro_lsp.tools import landlock, sandbox
 
 pytest_plugins = ["fakes.fixtures"]
 
@@ -357,3 +361,34 @@ async def test_with_the_home_folder_open_no_tool_reaches_the_state_root(
     assert "a note" in results["many"] and "c0ffee" not in results["glob"] + results["grep"]
     assert not (state / "mcp.json").exists() and blob.read_text() == KEPT + "\n"
     assert fake_env_model
+
+
+# --- 8. bash is sandboxed by default where the machine allows it -------------------------------
+
+
+@pytest.fixture
+def beyond() -> Iterator[Path]:
+    """A folder outside the workspace and outside every temporary folder (bubblewrap keeps /tmp
+    private, Landlock lets a command write there): the user's own home."""
+    path = Path.home() / f".shiro-sandbox-probe-{uuid.uuid4().hex[:8]}"
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.skipif(
+    sandbox.probe() is not None and not landlock.can_confine_writes(), reason="no sandbox on this machine"
+)
+async def test_bash_writes_outside_the_workspace_are_refused_by_default(
+    fake: FakeOpenAI, workspace: Path, home: Path, beyond: Path
+) -> None:
+    command = f"echo inside > inside.txt; echo pwned > {beyond}/planted.txt; python3 -c 'print(6*7)'"
+    fake.script += [Step(ToolCall("bash", {"command": command})), Step(Text("done"))]
+    ran = await run(fake, workspace, home, "--yolo", "-p", "Run my setup steps.")
+    assert ran.code == 0, ran.everything
+    assert (workspace / "inside.txt").read_text() == "inside\n"
+    assert not (beyond / "planted.txt").exists()
+    (result,) = ran.of("tool-result")
+    assert "42" in result["output"] and "planted.txt" in result["output"]  # refused, said by bash

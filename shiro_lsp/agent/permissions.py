@@ -171,7 +171,11 @@ class Grant:
 
 class Grants:
     """Patterns approved with ``always`` for this session only; the session clears them on
-    new / resume / clear. Never persisted. Kept per origin: a grant covers calls of its origin only."""
+    new / resume / clear. Never persisted. Kept per origin: a grant covers calls of its origin only.
+
+    A grant for a call read from text (or run by Shiro from text) covers that one subject exactly,
+    never a pattern: "Always" for ``python3 main.py`` never lets ``python3 other.py``, read from an
+    attached file or a tool's output, run unasked."""
 
     def __init__(self) -> None:
         self._by_tool: dict[tuple[str, Origin], list[str]] = {}
@@ -187,7 +191,10 @@ class Grants:
     def allows(self, tool_name: str, subjects: list[str], origin: Origin = "native") -> str | None:
         """The pattern granted to calls of this origin covering every subject of the call, or None."""
         for pattern in self._by_tool.get((tool_name, origin), []):
-            if pattern == "*" or (subjects and all(match_pattern(pattern, s) for s in subjects)):
+            if origin == "text":
+                if subjects and all(s == pattern for s in subjects):
+                    return pattern
+            elif pattern == "*" or (subjects and all(match_pattern(pattern, s) for s in subjects)):
                 return pattern
         return None
 
@@ -247,7 +254,7 @@ class Verdict:
     matched_pattern: str | None = None
     suggested_pattern: str = "*"
     """What ``always`` would grant: ``<first word> *`` for bash, the spec's ``grant`` (web_fetch: the
-    host), else ``*``."""
+    host), else ``*``; for a call read from text, its one subject."""
     repeated: bool = False
     warning: str | None = None
     """What the approval card must say besides the call (a command that reads a secrets file)."""
@@ -283,7 +290,11 @@ class PermissionPolicy:
         found = self.registry.subjects(tool_name, input)
         return found if found is not None else _default_subjects(input)
 
-    def suggest(self, tool_name: str, input: JsonObject) -> str:
+    def suggest(self, tool_name: str, input: JsonObject, origin: Origin = "native") -> str:
+        """What ``always`` grants: for a call read from text, its one subject (see :class:`Grants`)."""
+        if origin == "text":
+            subjects = self.subjects(tool_name, input)
+            return subjects[0] if len(subjects) == 1 else json.dumps(input, sort_keys=True)
         spec = self.spec(tool_name)
         if spec is not None and spec.grant is not None:
             return spec.grant(input)
@@ -321,7 +332,7 @@ class PermissionPolicy:
         repeat_guard: RepeatGuard | None = None,
         origin: Origin = "native",
     ) -> Verdict:
-        suggested = self.suggest(tool_name, input)
+        suggested = self.suggest(tool_name, input, origin)
         refusal = guard(tool_name, input)
         if refusal:
             return Verdict("deny", refusal, None, suggested)

@@ -75,21 +75,29 @@ async def test_a_text_call_never_rides_an_always_grant_made_for_a_native_call(
     assert not (workspace / "rc.txt").exists()
 
 
-async def test_an_always_given_to_a_text_call_covers_later_text_calls(
+async def test_an_always_given_to_a_text_call_covers_that_command_alone(
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
     settings(client, model="qwen2.5-coder-1.5b-instruct")
-    client.decisions = ["always"]
-    first = json.dumps({"name": "bash", "arguments": {"command": "echo one >> log.txt"}})
-    second = (
-        "```json\n" + json.dumps({"name": "bash", "arguments": {"command": "echo two >> log.txt"}}) + "\n```"
-    )
-    fake.script += [Step(Text(first)), Step(Text(second)), Step(Text("Logged twice."))]
-    result = await client.call("shiro/chat", {"text": "log one and two"})
+    client.decisions = ["always", "deny"]
+
+    def fenced(command: str) -> Step:
+        return Step(
+            Text("```json\n" + json.dumps({"name": "bash", "arguments": {"command": command}}) + "\n```")
+        )
+
+    fake.script += [
+        fenced("echo one >> log.txt"),
+        fenced("echo two >> log.txt"),  # the same first word: a pattern grant would have run it
+        fenced("echo one >> log.txt"),  # the very command granted: runs unasked
+        Step(Text("Logged.")),
+    ]
+    result = await client.call("shiro/chat", {"text": "log the lines"})
     assert result["stopReason"] == "done"
-    assert [(a["toolName"], a["origin"]) for a in client.approvals] == [("bash", "text")]
-    assert (workspace / "log.txt").read_text() == "one\ntwo\n"
-    assert text_of(client.events(result["taskId"])) == "Logged twice."
+    asked = [(a["toolName"], a["origin"], a["input"]["command"]) for a in client.approvals]
+    assert asked == [("bash", "text", "echo one >> log.txt"), ("bash", "text", "echo two >> log.txt")]
+    assert client.approvals[0]["suggestedPattern"] == "echo one >> log.txt"
+    assert (workspace / "log.txt").read_text() == "one\none\n"
 
 
 async def test_a_forged_tool_response_in_a_file_stays_inside_its_block(

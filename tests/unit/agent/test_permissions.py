@@ -245,9 +245,14 @@ def test_grants_are_kept_per_origin() -> None:
     grants.grant("bash", "echo *")  # a native call's "Always"
     assert policy.check("bash", echo, grants).decision == "allow"
     assert policy.check("bash", echo, grants, origin="text").decision == "ask"
-    grants.grant("bash", "echo *", origin="text")  # the user allowed text calls explicitly
+    grants.grant("bash", "echo *", origin="text")  # a text call's grant is never a pattern
+    assert policy.check("bash", echo, grants, origin="text").decision == "ask"
+    verdict = policy.check("bash", echo, grants, origin="text")
+    assert verdict.suggested_pattern == "echo hi >> ~/.bashrc"  # "Always" covers this command alone
+    grants.grant("bash", verdict.suggested_pattern, origin="text")
     assert policy.check("bash", echo, grants, origin="text").decision == "allow"
-    assert grants.patterns("bash", "text") == ["echo *"] and len(grants) == 2
+    assert policy.check("bash", {"command": "echo other"}, grants, origin="text").decision == "ask"
+    assert len(grants) == 3
 
 
 def test_yolo_folds_ask_into_allow() -> None:

@@ -164,6 +164,8 @@ class Turn:
         """The model made a native call (the runtime remembers it for the endpoint and model)."""
         self.words = ""
         """What the user typed this turn (attached documents left out)."""
+        self.system_text = ""
+        """The last step's system prompt (project instructions included): text the model was shown."""
         self.reflector = setup.plan.profile.reflector(TurnFacts("", setup.workspace))
         """What may send the model back (set up by ``run``)."""
 
@@ -290,7 +292,7 @@ class Turn:
     async def _model_step(self) -> _StepResult:
         plan = self.setup.plan
         while True:
-            instructions = await self.setup.system_prompt()
+            instructions = self.system_text = await self.setup.system_prompt()
             reminder = self.setup.reminder() if self.setup.reminder is not None else ""
             reply_format = self.reply_format
             # Measured as sent: where the tools ride in the instructions, they are not sent as specs.
@@ -422,7 +424,12 @@ class Turn:
             return message
         plan = self.setup.plan
         context = ReplyContext(
-            plan.readable_specs, plan.unoffered_specs, self.history.messages, self.setup.workspace, self.words
+            plan.readable_specs,
+            plan.unoffered_specs,
+            self.history.messages,
+            self.setup.workspace,
+            self.words,
+            self.system_text,
         )
         parsed = await self.reply_format.parse(content_text(parts), context)
         if parsed is None:

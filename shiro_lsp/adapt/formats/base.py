@@ -48,6 +48,17 @@ class Hold(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Listing:
+    """A file written out whole in a reply (``whole_file.py``)."""
+
+    path: str
+    content: str
+    """The file's whole new content."""
+    span: tuple[int, int] = (0, 0)
+    """Where the listing (its path line included) is in the reply."""
+
+
 WRITTEN_AS_KEY = "shiroWrittenAs"
 """On a reply whose files Shiro wrote from its listings: the text the model wrote."""
 
@@ -65,6 +76,9 @@ class ReplyContext:
     workspace: Path | Sequence[Path]
     user_words: str = ""
     """What the user typed this turn (attached documents left out)."""
+    instructions: str = ""
+    """The step's system prompt (project instruction files included): text the model was shown, so a
+    call or a file that reproduces it is an echo (``echoes.py``)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +96,7 @@ class ParsedReply:
     answered_with_files: bool = False
     """The reply wrote files out and said what it did: the turn's answer."""
     declined: bool = False
-    """Calls were read and not taken (echoes of a tool's output): the reply is text, by the rules."""
+    """Calls were read and not taken (echoes of text the model was shown): the reply is text, by the rules."""
 
     def carried(self) -> dict[str, str]:
         """What the assistant message carries besides its parts."""

@@ -40,8 +40,9 @@ Where text is parsed at all, and how far a text call is trusted (issue 20):
 - **Never an example.** Prose around a whole-message call makes it text; in the text format, prose may
   come before ``<tool_call>`` blocks, unless that prose introduces them as an example
   (``presents_example``: "here is an example", "for instance", "e.g.", "would look like").
-- **Never an echo.** A call that repeats a call-shaped JSON found in a tool's output (a file the model
-  read, a command's output) is that output echoed, not a call (``echoes_tool_output``).
+- **Never an echo.** A call that reproduces text the model was shown (a file it read, a command's
+  output, the workspace view, an attached document, an instructions file) is that text echoed, not a
+  call: never run, whatever ``--yolo`` says (``echoes.py``, the one rule for every reader here).
 - **Never more trusted than a native call.** It carries ``origin="text"``: it rides only "Always"
   grants made for text calls, and the approval card and ``tool-call`` event say where it came from.
 - **Results cannot close their block.** ``as_text_protocol`` neutralises the protocol's tags
@@ -57,6 +58,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shiro_lsp.adapt.formats.base import WRITTEN_AS_KEY, ParsedReply, ReplyContext, ReplyFormat, TextCall
+from shiro_lsp.adapt.formats.echoes import Shown, echoes
 from shiro_lsp.bounded import NOT_PARSED, json_value, raw_json_value
 from shiro_lsp.config import ToolCallFormat
 from shiro_lsp.errors import ToolError
@@ -104,51 +106,6 @@ def presents_example(prose: str) -> bool:
     action, as small models do before a real call, and does not."""
     last = re.split(r"\n\s*\n", prose.strip())[-1] if prose.strip() else ""
     return _EXAMPLE_CUE.search(last) is not None and _ACTION_CUE.search(last) is None
-
-
-def echoes_tool_output(call: TextCall, outputs: list[str]) -> bool:
-    """Whether one tool output holds this call as JSON: its name and every string in its input."""
-    values = _strings(call.input)
-    if not values:
-        return False
-    name_keys = (f'"name":"{call.name}"', f'\\"name\\":\\"{call.name}\\"', f'name="{call.name}"')
-    for output in outputs:
-        if f'"{call.name}' not in output:
-            continue  # cheap: most outputs never name the tool, and a long history is large
-        flat = _unspaced(output)
-        if any(key in flat for key in name_keys) and all(_holds(flat, value) for value in values):
-            return True
-    return False
-
-
-def tool_outputs(messages: list[Message]) -> list[str]:
-    """The text of every tool result in ``messages`` (what ``echoes_tool_output`` compares against)."""
-    return [
-        tool_output_text(part)
-        for message in messages
-        if message.get("role") == "tool"
-        for part in parts_of(message)
-        if part.get("type") in ("tool-result", "tool-error")
-    ]
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value] if value.strip() else []
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _holds(flat_output: str, value: str) -> bool:
-    escaped = json.dumps(value, ensure_ascii=False)[1:-1]
-    return any(_unspaced(form) in flat_output for form in (value, escaped, json.dumps(escaped)[1:-1]))
-
-
-def _unspaced(text: str) -> str:
-    return re.sub(r"\s+", "", text)
 
 
 def parse_text_tool_calls(
@@ -600,9 +557,8 @@ class TextCalls(ReplyFormat):
             prose, calls = split_tagged_calls(text, context.tools) or ("", None)
         if not calls:
             return None
-        outputs = tool_outputs(list(context.history))
-        if any(echoes_tool_output(call, outputs) for call in calls):
-            return ParsedReply(declined=True)
+        if echoes(text, calls, [], Shown.of(context.history, context.instructions)):
+            return ParsedReply(declined=True)  # shown text echoed: never run, --yolo or not
         # the text format asked for calls as text: nothing to tell
         return ParsedReply(calls, prose, "" if self.tagged else text_call_notice(calls))
 

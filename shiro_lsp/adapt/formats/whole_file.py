@@ -34,9 +34,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shiro_lsp.adapt.definitions import defined_names, drops_module_lines, has_grammar, place_definitions
-from shiro_lsp.adapt.formats.base import Hold, ParsedReply, ReplyContext, ReplyFormat, TextCall
+from shiro_lsp.adapt.formats.base import Hold, Listing, ParsedReply, ReplyContext, ReplyFormat, TextCall
+from shiro_lsp.adapt.formats.echoes import Shown, echoes
 from shiro_lsp.adapt.formats.search_replace import block_calls, has_edit_blocks
-from shiro_lsp.adapt.formats.text_calls import TextCalls, echoes_tool_output, is_call_shaped, tool_outputs
+from shiro_lsp.adapt.formats.text_calls import TextCalls, is_call_shaped
 from shiro_lsp.adapt.repo_map import repo_map_of
 from shiro_lsp.adapt.view import overview
 from shiro_lsp.bounded import NOT_PARSED, json_value, parses_as_python
@@ -96,15 +97,6 @@ def writes_literal_file(tool: str, inputs: object) -> bool:
     where a small model writes files out, that is the way it writes them, checked and reviewable."""
     command = inputs.get("command") if isinstance(inputs, dict) else None
     return tool == "bash" and isinstance(command, str) and bool(_LITERAL_WRITE.match(command))
-
-
-@dataclass(frozen=True)
-class Listing:
-    path: str
-    content: str
-    """The file's whole new content."""
-    span: tuple[int, int] = (0, 0)
-    """Where the listing (its path line included) is in the reply."""
 
 
 @dataclass(frozen=True)
@@ -488,9 +480,8 @@ class WholeFile(ReplyFormat):
         if not listings:
             return None
         calls = [listing_call(item) for item in listings]
-        outputs = tool_outputs(list(context.history))
-        if any(echoes_tool_output(call, outputs) for call in calls):
-            return ParsedReply(declined=True)
+        if echoes(text, calls, listings, Shown.of(context.history, context.instructions)):
+            return ParsedReply(declined=True)  # shown text echoed: never written, --yolo or not
         return ParsedReply(
             calls,
             without_listings(text, listings),

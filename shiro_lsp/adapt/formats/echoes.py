@@ -1,0 +1,142 @@
+"""The echo rule: a call or a file listing read from a model's text is never run or written when it
+reproduces text the model was shown, this turn or earlier.
+
+What the model was shown and did not write itself: the workspace view, every tool's output (a file it
+read, a command's output), the documents attached to a prompt, the system prompt (project instruction
+files) — everything but the user's own typed words and Shiro's own instructions. A README that holds a
+bash call, a "path line + fenced block" or a ``read_file`` of either, echoed by a small model, is that
+text echoed, not the model's intent; ``--yolo`` changes who is asked, never this rule.
+
+"Reproduces", in every form the readers (``text_calls``, ``whole_file``) accept: the reply's calls as
+written (whitespace aside); a call whose tool name and every argument value one shown text holds (as
+written or JSON-escaped: a tool's output may quote it as JSON); a listing whose block one shown text
+holds together with its path. ``read_file``'s line numbers are taken off before comparing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shiro_lsp.adapt.formats.base import Listing, TextCall
+from shiro_lsp.adapt.view import VIEW_KEY
+from shiro_lsp.messages import Message
+from shiro_lsp.providers.wire import parts_of, tool_output_text
+
+_ATTACHED = re.compile(r'<context label="[^"\n]*"[^>\n]*>\n([\s\S]*?)\n</context>')
+"""A document attached to a prompt (agent/attachments.py writes them)."""
+_LINE_NUMBER = re.compile(r"^ *\d+\t", re.M)
+"""read_file's numbering (``cat -n``)."""
+_FENCE_OPEN = re.compile(r"^[^\n]*?```[^\n]*\n", re.S)
+_SPACE = re.compile(r"\s+")
+MIN_ECHO_CHARS = 8
+"""A block shorter than this (whitespace aside) is too common to be an echo of anything."""
+
+
+def _unspaced(text: str) -> str:
+    return _SPACE.sub("", text)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the model was shown that it did not write and the user did not type, each text with its
+    whitespace taken out (whitespace is what an echo changes first)."""
+
+    texts: tuple[str, ...]
+
+    @classmethod
+    def of(cls, messages: Iterable[Message], system: str = "") -> Shown:
+        found = [system] if system else []
+        for message in messages:
+            role = message.get("role")
+            if role == "tool":
+                found += [
+                    _LINE_NUMBER.sub("", tool_output_text(part))
+                    for part in parts_of(message)
+                    if part.get("type") in ("tool-result", "tool-error")
+                ]
+            elif role == "user":
+                view = message.get(VIEW_KEY)
+                if isinstance(view, str):
+                    found.append(view)
+                content = message.get("content")
+                if isinstance(content, str):
+                    found += _ATTACHED.findall(content)
+        return cls(tuple(_unspaced(text) for text in found if text.strip()))
+
+    def holds(self, pieces: Sequence[str], any_of: Sequence[str] = ()) -> bool:
+        """Whether one shown text holds every piece (as written or JSON-escaped) and, with ``any_of``,
+        one of those too."""
+        forms = [_forms(piece) for piece in pieces]
+        marks = [_unspaced(mark) for mark in any_of]
+        return any(
+            all(any(form in text for form in piece) for piece in forms)
+            and (not marks or any(mark in text for mark in marks))
+            for text in self.texts
+        )
+
+
+def _forms(piece: str) -> tuple[str, ...]:
+    escaped = json.dumps(piece, ensure_ascii=False)[1:-1]
+    return tuple({_unspaced(piece), _unspaced(escaped), _unspaced(json.dumps(escaped)[1:-1])})
+
+
+def echoes(reply: str, calls: Sequence[TextCall], listings: Sequence[Listing], shown: Shown) -> bool:
+    """Whether the calls and listings read from ``reply`` reproduce text the model was shown (the
+    rule above). The one check every text reader's result passes before it runs or is written."""
+    if not shown.texts:
+        return False
+    if len(_unspaced(reply)) >= MIN_ECHO_CHARS and shown.holds([reply.strip()]):
+        return True
+    if listings:  # their calls are the listings' own: judged by the block as the model wrote it
+        return any(_echoes_listing(reply, listing, shown) for listing in listings)
+    return any(_echoes_call(call, shown) for call in calls)
+
+
+def _echoes_listing(reply: str, listing: Listing, shown: Shown) -> bool:
+    block = _block(reply[listing.span[0] : listing.span[1]]) or listing.content
+    return len(_unspaced(block)) >= MIN_ECHO_CHARS and shown.holds([block], _path_forms(listing.path))
+
+
+def _echoes_call(call: TextCall, shown: Shown) -> bool:
+    values = _strings(call.input)
+    if not values:
+        return False
+    if isinstance(call.input.get("content"), str) and isinstance(call.input.get("path"), str):
+        # a file's content and its path in one shown text: whatever the call was named there
+        return shown.holds([call.input["content"]], _path_forms(call.input["path"]))
+    return shown.holds(values, _name_forms(call.name))
+
+
+def _name_forms(name: str) -> tuple[str, ...]:
+    return (
+        f'"name":"{name}"',
+        f'\\"name\\":\\"{name}\\"',
+        f'"function":"{name}"',
+        f'name="{name}"',
+        f"<{name}>",
+    )
+
+
+def _path_forms(path: str) -> tuple[str, ...]:
+    name = path.rsplit("/", 1)[-1]
+    return (path, name) if name != path else (path,)
+
+
+def _block(listing: str) -> str:
+    """The body of the fenced block a listing (its path line included) holds."""
+    body = _FENCE_OPEN.sub("", listing, count=1)
+    return body[: body.rfind("```")] if "```" in body else body
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []

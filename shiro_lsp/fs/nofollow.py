@@ -2,8 +2,8 @@
 
 Every component below ``base`` is opened relative to its parent's fd with ``O_NOFOLLOW``, so a
 link anywhere on the way (or one swapped in after a check) is refused rather than followed. The
-callers say what a refusal means to them: the workspace jail (fs/jail.py) and the confined reads of
-the state (state/confined.py).
+callers say what a refusal means to them: the workspace jail (fs/jail.py) and the confined reader's
+no-link reads (fs/reader.py ``read_confined``).
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Literal
 
 from shiro_lsp.errors import BadParams, Conflict
+from shiro_lsp.fs.reader import ConfinedRead, read_confined
 from shiro_lsp.state.atomic import replacing
-from shiro_lsp.state.confined import ConfinedRead, read_confined
 from shiro_lsp.state.notes_context import render_project_block, render_task_block
 from shiro_lsp.state.reservation import reserve_workspace
 from shiro_lsp.state.task_notes import (

@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from shiro_lsp.clock import now_iso
 from shiro_lsp.errors import BadParams, Conflict, NotFound, TooLarge
+from shiro_lsp.fs.reader import read_confined
 from shiro_lsp.state import db
-from shiro_lsp.state.confined import read_confined
 from shiro_lsp.state.paths import StatePaths
 
 NOTE_CAP_BYTES = 16_000

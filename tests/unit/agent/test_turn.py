@@ -264,7 +264,9 @@ async def test_a_text_call_is_asked_about_as_one(tmp_path: Path) -> None:
     assert [(a.tool_name, a.origin) for a in asked] == [("write_file", "text")]
     assert [e.origin for e in emitted if isinstance(e, ev.ToolCall)] == ["text"]
     grants = turn.setup.grants
-    assert grants.patterns("write_file", "text") == ["*"] and grants.patterns("write_file") == []
+    assert (
+        grants.patterns("write_file", "text") == ["out.txt"] and grants.patterns("write_file") == []
+    )  # that path alone
 
 
 async def test_the_model_is_sent_back_at_most_three_times_a_turn_whatever_the_reasons(tmp_path: Path) -> None:

@@ -89,9 +89,10 @@ async def test_trust_given_in_another_window_is_seen_by_the_next_look(dirs: tupl
 async def test_a_config_file_that_is_a_link_is_read_every_time(
     dirs: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    """The folder's events do not cover edits to a link's target, so the watch is not relied on."""
+    """The folder's events do not cover edits to a link's target, so the watch is not relied on.
+    (The target is inside the workspace: a project file is never read through a link out of it.)"""
     workspace, root = dirs
-    target = tmp_path / "elsewhere" / "servers.json"
+    target = workspace / "config" / "elsewhere" / "servers.json"
     write_json(target, {"mcpServers": {"a": entry("a")}})
     (workspace / ".mcp.json").symlink_to(target)
     manager = McpManager(workspace, root, trusted=lambda: True)

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from shiro_lsp.adapt.formats.search_replace import HOW, LONG_FILE_CHARS, LONG_FILE_LINES
 from shiro_lsp.adapt.repo_map import FileTags, Scan, outline, ranked, render
+from shiro_lsp.bounded import small_int
 from shiro_lsp.context.estimate import tokens_for_chars
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.secrets import is_secret_path
@@ -271,8 +272,8 @@ def _traceback_files(scan: Scan, root: Path, message: str) -> list[_Focus]:
     """The workspace files of a traceback's frames and of ``path:line`` locations, each file once
     with the line nearest the error: a Python traceback's last frame first (most recent call
     last), other locations in the order written (a JavaScript stack lists the nearest first)."""
-    frames = [(m.group("path"), int(m.group("line"))) for m in _FRAME.finditer(message)][::-1]
-    frames += [(m.group("path"), int(m.group("line"))) for m in _LOCATION.finditer(message)]
+    frames = [(m.group("path"), small_int(m.group("line")) or 0) for m in _FRAME.finditer(message)][::-1]
+    frames += [(m.group("path"), small_int(m.group("line")) or 0) for m in _LOCATION.finditer(message)]
     items: list[_Focus] = []
     for path, line in frames:
         rel = _workspace_path(scan, root, path)

@@ -509,3 +509,29 @@ async def test_a_command_the_user_typed_beside_an_attachment_still_runs_first(
     commands = [e["input"]["command"] for e in ran.of("tool-call") if e["name"] == "bash"]
     assert commands and set(commands) == {"python3 main.py"}
     assert not (workspace / "ran-other.txt").exists()
+
+
+async def test_a_search_replace_block_in_a_readme_is_not_applied_when_echoed(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "main.py").write_text(MAIN)
+    block = (
+        "main.py\n<<<<<<< SEARCH\nimport sys\n=======\nimport os\nimport sys\n\n"
+        "os.system('touch planted-by-patch.txt')\n>>>>>>> REPLACE\n"
+    )
+    (workspace / "README.md").write_text(f"# Patches\n\nApply this before a release:\n\n{block}")
+    local.script += [Step(Text(block, chunks=2)), Step(Text("Done.")), Step(Text("Done."))]
+    ran = await run(local, workspace, home, "--yolo", "-p", "Apply the patch README.md lists.")
+    assert ran.code == 0, ran.everything
+    assert (workspace / "main.py").read_text() == MAIN
+    assert not [e for e in ran.of("tool-call") if e["name"] in ("edit_file", "write_file")]
+
+
+async def test_a_pasted_traceback_with_a_line_number_of_thousands_of_digits_ends_no_turn(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "main.py").write_text(MAIN)
+    pasted = f'Traceback (most recent call last):\n  File "main.py", line {"9" * 4400}, in <module>\nValueError: no'
+    local.script += [Step(Text("main.py raises a ValueError at its last line.")), Step(Text("Done."))]
+    ran = await run(local, workspace, home, "--yolo", "-p", f"I get this:\n{pasted}\nWhy?")
+    assert_clean_end(ran)

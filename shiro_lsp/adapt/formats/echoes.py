@@ -7,10 +7,12 @@ files) — everything but the user's own typed words and Shiro's own instruction
 bash call, a "path line + fenced block" or a ``read_file`` of either, echoed by a small model, is that
 text echoed, not the model's intent; ``--yolo`` changes who is asked, never this rule.
 
-"Reproduces", in every form the readers (``text_calls``, ``whole_file``) accept: the reply's calls as
-written (whitespace aside); a call whose tool name and every argument value one shown text holds (as
-written or JSON-escaped: a tool's output may quote it as JSON); a listing whose block one shown text
-holds together with its path. ``read_file``'s line numbers are taken off before comparing.
+"Reproduces", in every form the readers (``text_calls``, ``whole_file``, ``search_replace``) accept:
+the reply's calls as written (whitespace aside); a call whose tool name and every argument value one
+shown text holds (as written or JSON-escaped: a tool's output may quote it as JSON); a file change
+whose written text (a content, a SEARCH/REPLACE block's two sides) one shown text holds with its path;
+a listing whose block one shown text holds together with its path. ``read_file``'s line numbers are
+taken off before comparing.
 """
 
 from __future__ import annotations
@@ -105,10 +107,25 @@ def _echoes_call(call: TextCall, shown: Shown) -> bool:
     values = _strings(call.input)
     if not values:
         return False
-    if isinstance(call.input.get("content"), str) and isinstance(call.input.get("path"), str):
-        # a file's content and its path in one shown text: whatever the call was named there
-        return shown.holds([call.input["content"]], _path_forms(call.input["path"]))
+    path, written = call.input.get("path"), _written(call.input)
+    if isinstance(path, str) and written:
+        # what a file change writes (a whole content, a SEARCH/REPLACE block's two sides) and its path
+        # in one shown text, whatever the call was named there
+        return shown.holds(written, _path_forms(path))
     return shown.holds(values, _name_forms(call.name))
+
+
+def _written(input: dict[str, Any]) -> list[str]:
+    """The text a file-changing call writes, with what it replaces (none for a deletion: a SEARCH
+    block with an empty REPLACE only removes lines)."""
+    content = input.get("content")
+    if isinstance(content, str):
+        return [content] if content.strip() else []
+    new = input.get("newString", input.get("new_string"))
+    old = input.get("oldString", input.get("old_string"))
+    if isinstance(new, str) and new.strip() and isinstance(old, str):
+        return [old, new]
+    return []
 
 
 def _name_forms(name: str) -> tuple[str, ...]:

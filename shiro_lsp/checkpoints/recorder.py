@@ -19,8 +19,9 @@ from shiro_lsp.checkpoints.files import CheckpointFiles, holds
 from shiro_lsp.checkpoints.rows import FilePreview, ToolChanges, TurnChangesView
 from shiro_lsp.checkpoints.scan import Snapshot
 from shiro_lsp.clock import now_iso
-from shiro_lsp.errors import ToolError
+from shiro_lsp.errors import BadParams, ToolError
 from shiro_lsp.fs import jail
+from shiro_lsp.fs.secrets import command_reads_secrets
 from shiro_lsp.ids import new_id
 from shiro_lsp.state.checkpoints import Checkpoint, FileRecord, FileState, same, sha256
 from shiro_lsp.tools.base import JsonObject, WriteRecorder
@@ -112,6 +113,15 @@ def _scanned(tool_name: str) -> bool:
     return tool_name in SCANNED_TOOLS or tool_name.startswith(SCANNED_PREFIXES)
 
 
+def _named_secrets(tool_name: str, input: JsonObject) -> list[str]:
+    """The secrets files a bash command visibly names, as relative paths (absolute ones are left to
+    the scan: they may lie anywhere)."""
+    command = input.get("command")
+    if tool_name != "bash" or not isinstance(command, str):
+        return []
+    return [path for path in command_reads_secrets(command) if not path.startswith(("/", "~"))]
+
+
 def _mode(mode: int | None) -> int:
     """A file's mode, or the one a new file gets."""
     return jail.new_file_mode() if mode is None else mode
@@ -161,7 +171,9 @@ class TurnChanges:
         if tool_name in PLANNERS:
             return await asyncio.to_thread(self._before_files, tool_name, input)
         if _scanned(tool_name):
-            return prepared or await asyncio.to_thread(self._before_scan)
+            watch = prepared if prepared is not None else await asyncio.to_thread(self._before_scan)
+            named = _named_secrets(tool_name, input)
+            return await asyncio.to_thread(self._before_named, watch, named) if named else watch
         return None
 
     def recorder(self, watch: _Watch | None) -> WriteRecorder | None:
@@ -176,7 +188,7 @@ class TurnChanges:
             return None
         recorder = watch.recorder
         if recorder is None:
-            if prepare is not None and _scanned(prepare):
+            if prepare is not None and _scanned(prepare) and not watch.paths:
                 self._prepared = self._unchanged(watch)
                 if self._prepared is not None:
                     return None
@@ -266,6 +278,25 @@ class TurnChanges:
             self.files.store.save(checkpoint)  # on disk before the tool writes
         return watch
 
+    def _before_named(self, watch: _Watch, named: list[str]) -> _Watch:
+        """The secrets files a command names (``cp .env.example .env``), recorded before it runs
+        even where the scan does not look (a git-ignored .env), so a restore can put them back."""
+        checkpoint = self._ensure()
+        fresh = False
+        for path in named:
+            try:
+                before = self.files.capture(path)
+            except (OSError, BadParams):
+                continue  # not a file Shiro may read: the scan says what it can
+            watch.paths.append(path)
+            watch.befores[path] = self.files.bytes_of(before)
+            if path not in checkpoint.files:
+                checkpoint.files[path] = FileRecord(before, before)
+                fresh = True
+        if fresh:
+            self.files.store.save(checkpoint)
+        return watch
+
     def _before_scan(self) -> _Watch:
         mark = self.files.saves.mark()  # first: a save during the snapshot counts as the user's
         return _Watch(snapshot=self.files.scanner.snapshot(), saves_mark=mark)
@@ -308,6 +339,17 @@ class TurnChanges:
             for note in [*watch.snapshot.not_covered, *problems]:
                 if note not in checkpoint.not_covered:
                     checkpoint.not_covered.append(note)
+            for path in watch.paths:  # named secrets files the scan did not report
+                if path in written:
+                    continue
+                now, data = self.files.observe(path)
+                if holds(now, watch.befores.get(path)):
+                    continue
+                record = checkpoint.files[path]
+                record.set_after(now)
+                record.reviewed = False
+                written[path] = now
+                rows.append((path, watch.befores.get(path), data))
             if found:
                 skipped = ", ".join(watch.snapshot.skipped_trees[:10])
                 note = f"not watched: {skipped} and git-ignored paths" if skipped else ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 from test_checkpoints_lsp import init_options, permissions, tool_events, turn
 
@@ -33,9 +34,12 @@ async def restore_code(client: ShiroClient) -> dict[str, object]:
     return result
 
 
+@pytest.mark.parametrize("ignored", [False, True], ids=["seen", "git-ignored"])
 async def test_a_secrets_file_a_command_overwrote_is_put_back_by_restore_and_never_shown(
-    client: ShiroClient, fake: FakeOpenAI, workspace: Path, home: Path
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, home: Path, ignored: bool
 ) -> None:
+    if ignored:  # the usual .env: the scan never looks at it, the command names it
+        (workspace / ".gitignore").write_text(".env\n")
     (workspace / ".env").write_text("API_KEY=the-real-key\n")
     (workspace / ".env.example").write_text("API_KEY=\n")
     client.decisions = ["once"]  # a command touching a secrets file asks, even under bash: allow

@@ -430,6 +430,7 @@ class Turn:
             self.setup.workspace,
             self.words,
             self.system_text,
+            self.setup.redactor,
         )
         parsed = await self.reply_format.parse(content_text(parts), context)
         if parsed is None:

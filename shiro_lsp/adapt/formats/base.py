@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from shiro_lsp.config import ToolCallFormat
+from shiro_lsp.fs.secrets import Redactor
 from shiro_lsp.messages import Message
 from shiro_lsp.tools.base import JsonObject, ToolSpec
 
@@ -79,6 +80,8 @@ class ReplyContext:
     instructions: str = ""
     """The step's system prompt (project instruction files included): text the model was shown, so a
     call or a file that reproduces it is an echo (``echoes.py``)."""
+    redactor: Redactor = field(default_factory=Redactor)
+    """The secrets cut out of what the model was shown (a file written out as shown changes nothing)."""
 
 
 @dataclass(frozen=True)

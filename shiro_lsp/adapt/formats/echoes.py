@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,14 +86,32 @@ def _forms(piece: str) -> tuple[str, ...]:
     return tuple({_unspaced(piece), _unspaced(escaped), _unspaced(json.dumps(escaped)[1:-1])})
 
 
-def echoes(reply: str, calls: Sequence[TextCall], listings: Sequence[Listing], shown: Shown) -> bool:
+def _changes_something(path: str, content: str) -> bool:
+    return True
+
+
+def echoes(
+    reply: str,
+    calls: Sequence[TextCall],
+    listings: Sequence[Listing],
+    shown: Shown,
+    changes: Callable[[str, str], bool] = _changes_something,
+) -> bool:
     """Whether the calls and listings read from ``reply`` reproduce text the model was shown (the
-    rule above). The one check every text reader's result passes before it runs or is written."""
+    rule above). The one check every text reader's result passes before it runs or is written.
+
+    ``changes(path, content)``: whether writing ``content`` would change the file. A file written
+    out as it already is (as the view showed it) reproduces its own text, harmlessly: it is left to
+    the turn's handling of files that change nothing. Blocking when ``changes`` reads files."""
     if not shown.texts:
         return False
+    if listings:  # their calls are the listings' own: judged by the block as the model wrote it
+        listings = [item for item in listings if changes(item.path, item.content)]
+        if not listings:
+            return False
     if len(_unspaced(reply)) >= MIN_ECHO_CHARS and shown.holds([reply.strip()]):
         return True
-    if listings:  # their calls are the listings' own: judged by the block as the model wrote it
+    if listings:
         return any(_echoes_listing(reply, listing, shown) for listing in listings)
     return any(_echoes_call(call, shown) for call in calls)
 

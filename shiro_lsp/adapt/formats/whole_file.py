@@ -31,6 +31,7 @@ import asyncio
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from shiro_lsp.adapt.definitions import defined_names, drops_module_lines, has_grammar, place_definitions
@@ -43,6 +44,8 @@ from shiro_lsp.adapt.view import overview
 from shiro_lsp.bounded import NOT_PARSED, json_value, parses_as_python
 from shiro_lsp.config import ToolCallFormat
 from shiro_lsp.errors import ToolError
+from shiro_lsp.fs.reader import read_text
+from shiro_lsp.fs.secrets import HiddenSecretWrite, Redactor, with_hidden_values
 from shiro_lsp.messages import Message
 from shiro_lsp.tools.files import open_text
 
@@ -480,7 +483,9 @@ class WholeFile(ReplyFormat):
         if not listings:
             return None
         calls = [listing_call(item) for item in listings]
-        if echoes(text, calls, listings, Shown.of(context.history, context.instructions)):
+        shown = Shown.of(context.history, context.instructions)
+        changes = partial(_changes_file, context.workspace, context.redactor)
+        if await asyncio.to_thread(echoes, text, calls, listings, shown, changes):
             return ParsedReply(declined=True)  # shown text echoed: never written, --yolo or not
         return ParsedReply(
             calls,
@@ -515,6 +520,16 @@ class WholeFile(ReplyFormat):
     def when_tools_refused(self) -> ReplyFormat | None:
         refused = self.calls.when_tools_refused()
         return WholeFile(refused, self._mend) if isinstance(refused, TextCalls) else None
+
+
+def _changes_file(workspace: Path | Sequence[Path], redactor: Redactor, path: str, content: str) -> bool:
+    """Whether writing ``content`` out would change ``path`` (its hidden secret values given back,
+    as write_file does). Blocking: reads the file through the confined reader."""
+    try:
+        current = read_text(workspace, path)
+        return with_hidden_values(current, content, redactor) != current
+    except (ToolError, OSError, HiddenSecretWrite):
+        return True
 
 
 def listing_notice(paths: list[str]) -> str:

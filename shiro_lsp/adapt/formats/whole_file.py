@@ -472,10 +472,12 @@ class WholeFile(ReplyFormat):
         return self.calls.hold()
 
     async def parse(self, text: str, context: ReplyContext) -> ParsedReply | None:
-        parsed = self.calls.read_calls(text, context)
+        parsed = self.calls.read_calls(text, context)  # echoes already declined there
         if parsed is None and has_edit_blocks(text):  # a long file changed by SEARCH/REPLACE blocks
             found, prose, notice = await asyncio.to_thread(block_calls, text, context.workspace)
             calls = [TextCall(name, input) for name, input in found]
+            if calls and await _echoes(text, calls, [], context):
+                return ParsedReply(declined=True)  # a shown block echoed: never applied, --yolo or not
             parsed = ParsedReply(calls, prose, notice) if calls else None
         if parsed is not None or "```" not in text:
             return parsed
@@ -483,9 +485,7 @@ class WholeFile(ReplyFormat):
         if not listings:
             return None
         calls = [listing_call(item) for item in listings]
-        shown = Shown.of(context.history, context.instructions)
-        changes = partial(_changes_file, context.workspace, context.redactor)
-        if await asyncio.to_thread(echoes, text, calls, listings, shown, changes):
+        if await _echoes(text, calls, listings, context):
             return ParsedReply(declined=True)  # shown text echoed: never written, --yolo or not
         return ParsedReply(
             calls,
@@ -520,6 +520,13 @@ class WholeFile(ReplyFormat):
     def when_tools_refused(self) -> ReplyFormat | None:
         refused = self.calls.when_tools_refused()
         return WholeFile(refused, self._mend) if isinstance(refused, TextCalls) else None
+
+
+async def _echoes(text: str, calls: list[TextCall], listings: list[Listing], context: ReplyContext) -> bool:
+    """The echo rule (``echoes.py``) on a reply's file changes; in a thread, as it reads the files."""
+    shown = Shown.of(context.history, context.instructions)
+    changes = partial(_changes_file, context.workspace, context.redactor)
+    return await asyncio.to_thread(echoes, text, calls, listings, shown, changes)
 
 
 def _changes_file(workspace: Path | Sequence[Path], redactor: Redactor, path: str, content: str) -> bool:

@@ -11,9 +11,12 @@ from dataclasses import dataclass
 
 from shiro_lsp.messages import without_attachments
 
+# A command's word that is a path: it holds a slash, or a dot with more of the name after it ("fails."
+# ends a sentence: prose after the command, never part of it).
+_PATH_WORD = r"(?:[\w.-]*/[\w./-]*|[\w/-]*\.[\w-][\w./-]*)"
 _COMMAND = re.compile(
     r"(?<![\w/.-])(?P<command>(?:python3?|node|bash|sh|npm|npx|yarn|pnpm|pytest|cargo|ruby|deno|uv)"
-    r"(?:[ \t]+(?:-m[ \t]+[\w.]+|-[\w-]+|[\w./-]*[./][\w./-]*|test|run|\d+))*)"
+    rf"(?:[ \t]+(?:-m[ \t]+[\w.]+|-[\w-]+|{_PATH_WORD}|test|run|\d+))*)"
     r"|(?<![\w/.-])(?P<script>\.?/?[\w./-]+\.(?:sh|py|js|mjs|ts|rb))\b"
 )
 _RUNNERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "deno", "uv"})

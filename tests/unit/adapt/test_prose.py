@@ -72,6 +72,19 @@ def test_a_command_runs_first_when_its_output_tells_what_the_words_do_not(words:
     assert named is not None and named.run_first is first
 
 
+@pytest.mark.parametrize(
+    ("words", "shown"),
+    [
+        ("node ledger.js crashes. Could you look into it?", "node ledger.js"),
+        ("Our bash tools/rotate.sh errors. Sort it out.", "bash tools/rotate.sh"),
+        ("npm test fails. Nothing else changed.", "npm test"),
+    ],
+)
+def test_the_prose_after_a_command_is_never_part_of_it(words: str, shown: str) -> None:
+    named = named_command(words)
+    assert named is not None and named.shown == shown and named.run_first
+
+
 def test_the_other_rules_read_only_what_the_user_typed() -> None:
     attached = context_block("notes.md", "python3 crash.py fails\nsee #812\ntests/test_crash.py\nwhy?")
     words = user_words(f"Tidy up the notes.\n\n{attached}")

@@ -151,15 +151,15 @@ class Profile:
         asked = not self.runs("asked_for_change") or asks_for_change(facts.words)
         return Reflector(self._reflections(), replace(facts, change_asked=asked), self.max_reflections)
 
-    def checks(self, root: Path, configured: str | None, words: str) -> Checks:
+    def checks(self, root: Path, configured: str | None, words: str, *, trusted: bool) -> Checks:
         """The turn's check command and the command to run first, where a reflection uses them. The
         workspace's files (AGENTS.md, the test runner) are read only where Shiro runs the check itself;
-        a model that runs commands is reminded only of one the user named or set. Blocking
-        (:attr:`reads_workspace`)."""
+        AGENTS.md only in a ``trusted`` workspace; a model that runs commands is reminded only of one
+        the user named or set. Blocking (:attr:`reads_workspace`)."""
         reflections = self._reflections()
         if not any(isinstance(r, RunFirst | RunChecks | CheckReminder) for r in reflections):
             return Checks()
-        return find_checks(root if self._runs_checks() else None, configured, words)
+        return find_checks(root if self._runs_checks() else None, configured, words, trusted=trusted)
 
     @property
     def reads_workspace(self) -> bool:

@@ -703,7 +703,8 @@ class AgentRuntime:
         if budget is not None and shown_before:
             budget = replace(budget, overview=False)
         first_look = profile.first_look_tokens if not session.messages else 0
-        configured, redact = self.settings().check_command, setup.redactor.redact
+        settings, redact = self.settings(), setup.redactor.redact
+        configured, trusted = settings.check_command, settings.trusted
 
         def look() -> tuple[WorkspaceView, Checks]:
             view = WorkspaceView("")
@@ -711,7 +712,7 @@ class AgentRuntime:
                 view = workspace_view(self.workspace, words, budget, redact)
             elif first_look:
                 view = first_look_view(self.workspace, words, first_look, redact)
-            return view, profile.checks(self.workspace, configured, words)
+            return view, profile.checks(self.workspace, configured, words, trusted=trusted)
 
         return await asyncio.to_thread(look) if profile.reads_workspace else look()
 

@@ -5,7 +5,8 @@ Where it comes from, first found wins (:func:`find_checks`):
 1. the setting ``shiro.checkCommand`` (user settings, or a trusted workspace's: the extension reads
    it like ``shiro.pythonPath``);
 2. ``AGENTS.md`` at the workspace root: a line that is only ``Check command: `...``` (or
-   ``Test command:``; a list item's dash allowed);
+   ``Test command:``; a list item's dash allowed), in a trusted workspace only: an untrusted
+   repository's files never choose what runs;
 3. the project's test runner, found from its files: ``python3 -m pytest -q`` when there are
    ``test_*.py``/``*_test.py`` files or a pytest configuration, ``npm test`` when ``package.json``
    has a test script (Shiro runs it, and never asks the model to);
@@ -64,14 +65,14 @@ MAX_CONFIG_CHARS = 100_000
 NPM_DEFAULT_TEST = "no test specified"
 
 
-def find_checks(root: Path | None, configured: str | None, words: str) -> Checks:
-    """The turn's check command and the command to run first; ``root`` None: no file is read.
-    Blocking (small reads, a bounded walk)."""
+def find_checks(root: Path | None, configured: str | None, words: str, *, trusted: bool) -> Checks:
+    """The turn's check command and the command to run first; ``root`` None: no file is read;
+    ``trusted`` False: AGENTS.md is not read. Blocking (small reads, a bounded walk)."""
     named = named_command(words)
     first = _from_words(named) if named is not None and named.run_first and _may_run(named) else None
     check = (
         _configured(configured)
-        or (_declared(root) if root is not None else None)
+        or (_declared(root) if root is not None and trusted else None)
         or (_detected(root) if root is not None else None)
         or _check_from_words(named, words)
     )

@@ -50,10 +50,16 @@ def test_the_view_budget_is_a_share_of_the_window() -> None:
 def test_only_a_profile_where_shiro_runs_the_check_reads_the_workspace_for_it(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("Check command: `make verify`\n")
     (tmp_path / "test_it.py").write_text("")
-    compact = COMPACT.checks(tmp_path, None, "Tidy the code.").check
+    compact = COMPACT.checks(tmp_path, None, "Tidy the code.", trusted=True).check
     assert compact is not None and compact.shown == "make verify" and COMPACT.reads_workspace
-    assert FULL.checks(tmp_path, None, "Tidy the code.").check is None and not FULL.reads_workspace
-    assert FULL.checks(tmp_path, "tox -q", "Tidy the code.").check is not None  # the user's setting
+    untrusted = COMPACT.checks(tmp_path, None, "Tidy the code.", trusted=False).check
+    assert untrusted is not None and untrusted.origin == "detected"  # AGENTS.md is not read untrusted
+    assert (
+        FULL.checks(tmp_path, None, "Tidy the code.", trusted=True).check is None and not FULL.reads_workspace
+    )
+    assert (
+        FULL.checks(tmp_path, "tox -q", "Tidy the code.", trusted=True).check is not None
+    )  # the user's setting
 
 
 def test_the_limit_of_steps_that_change_one_file_is_the_profiles() -> None:

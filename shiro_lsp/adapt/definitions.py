@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from shiro_lsp.adapt.repo_map import LANGUAGES, Definition, FileTags, file_tags, parse_tree
+from shiro_lsp.bounded import parses_as_python, python_module
 
 _IMPORT = {
     "python": re.compile(r"^(?:import\s+\w|from\s+[\w.]+\s+import\s)"),
@@ -96,11 +97,7 @@ def place_definitions(path: str, current: str, block: str) -> str | None:
 
 def _parses(source: str, language: str) -> bool:
     if language == "python":
-        try:
-            ast.parse(source)
-        except (SyntaxError, ValueError):
-            return False
-        return True
+        return parses_as_python(source)
     return not parse_tree(source, language).root_node.has_error
 
 
@@ -255,9 +252,8 @@ def _import_row(current: str, rows: list[str], family: str) -> int:
     if last is not None:
         return last + 1
     if family == "python":
-        try:
-            module = ast.parse(current)
-        except (SyntaxError, ValueError):
+        module = python_module(current)
+        if module is None:
             return 0
         first = module.body[0] if module.body else None
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and first.end_lineno:

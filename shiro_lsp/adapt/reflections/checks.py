@@ -22,13 +22,13 @@ run before the model's first step: its output tells what the message does not.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from shiro_lsp.adapt.prose import NamedCommand, named_command, named_test_file
 from shiro_lsp.adapt.reflections.base import Reflection, Reply, RunCheck, SendBack, TurnFacts
 from shiro_lsp.adapt.reflections.commands import CheckCommand, Checks, Origin
+from shiro_lsp.bounded import json_value
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.ignore import Walker
 from shiro_lsp.tools.files import open_text
@@ -178,10 +178,8 @@ def _uses_pytest(root: Path) -> bool:
 
 
 def _npm_test(root: Path) -> bool:
-    try:
-        scripts = json.loads(_read(root, "package.json") or "{}").get("scripts") or {}
-    except (ValueError, AttributeError):
-        return False
+    package = json_value(_read(root, "package.json") or "{}")  # bounded: a repository's file
+    scripts = package.get("scripts") if isinstance(package, dict) else None
     test = scripts.get("test") if isinstance(scripts, dict) else None
     return isinstance(test, str) and bool(test.strip()) and NPM_DEFAULT_TEST not in test
 

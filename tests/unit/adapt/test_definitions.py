@@ -123,3 +123,8 @@ def test_the_first_lines_of_a_function_quoted_change_nothing_and_a_deletion_does
     assert place_definitions("c.py", current, "def count(apples):\n    total = 0\n    return total\n") == (
         "def count(apples):\n    total = 0\n    return total\n"
     )
+
+
+def test_a_block_nested_too_deep_to_parse_is_not_placed() -> None:
+    deep = "def total():\n    return " + " + ".join(["1"] * 100_000) + "\n"
+    assert place_definitions("calc.py", "def total():\n    return 0\n", deep) is None

@@ -59,6 +59,11 @@ def test_npm_test_counts_only_when_the_project_wrote_one(tmp_path: Path) -> None
     )
 
 
+def test_a_package_json_nested_too_deep_is_no_test_script(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"scripts": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    assert find_checks(tmp_path, None, "Tidy the code.", trusted=True).check is None
+
+
 def test_the_words_are_the_last_source(tmp_path: Path) -> None:
     check = find_checks(tmp_path, None, SAYS_IT_BREAKS, trusted=True).check
     assert check == CheckCommand("python3 invoice.py", "invoice.py", "words")

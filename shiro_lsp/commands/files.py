@@ -10,7 +10,7 @@ A command is a Markdown file whose name (without ``.md``, or ``.prompt.md``) is 
 The optional YAML front matter holds ``description``, ``argument-hint``, ``allowed-tools`` (Claude
 Code: ``Read, Grep, Bash(git diff:*)``), ``tools`` (Copilot: ``['codebase', 'editFiles']``),
 ``agent``/``mode`` and ``model``. A file that cannot be used is still a :class:`CustomCommand`, with
-its ``error``. Files are read through the jail's reader: a symbolic link, a hard-linked file or a
+its ``error``. Files are read through the one confined reader (``fs/reader.py``): a symbolic link, a hard-linked file or a
 special file is refused, so a repository cannot make a command of a file outside it.
 """
 
@@ -27,8 +27,7 @@ from typing import Any, Literal
 import yaml
 
 from shiro_lsp.errors import ShiroError, ToolError
-from shiro_lsp.fs.jail import reading
-from shiro_lsp.state.confined import read_confined
+from shiro_lsp.fs.reader import opening, read_confined
 from shiro_lsp.tools import KNOWN_SPECS, READ_ONLY_TOOLS
 from shiro_lsp.tools.peer_names import CLAUDE_TOOLS, COPILOT_TOOLS, WEB
 
@@ -219,7 +218,7 @@ def read_command(item: Found) -> CustomCommand:
             return CustomCommand(item.name, item.scope, item.source, error=found.problem or "it is gone")
         return parse_command(item.name, item.scope, item.source, found.text)
     try:
-        with reading(item.base, item.relative) as (opened, handle):
+        with opening(item.base, item.relative, limit=FILE_CAP + 1) as (opened, handle):
             if opened.size > FILE_CAP:
                 raise ToolError(f"it is {opened.size:,} bytes, over the {FILE_CAP:,}-byte limit")
             data = handle.read(FILE_CAP + 1)

@@ -22,12 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from shiro_lsp.bounded import MAX_JSON_DEPTH, json_depth
+from shiro_lsp.fs.reader import read_confined
 from shiro_lsp.state.jsonstore import JsonArrayFile, Reporter, log_reporter
 
 Scope = Literal["user", "project"]
 
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
 PROJECT_FILE = ".shiro/settings.json"
+MAX_SETTINGS_BYTES = 1024 * 1024
+"""What is read of a settings file (hooks are a few lines each)."""
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
 COMMAND_LIMIT = 8_000
@@ -138,7 +142,25 @@ def read_settings(path: Path, label: str, scope: Scope, out: LoadedHooks) -> Non
     except (OSError, UnicodeDecodeError) as error:
         out.problems.append(f"{label} could not be read ({error}); its hooks were not loaded.")
         return
+    _read_hooks(text, label, scope, out)
+
+
+def _read_project_settings(workspace: Path, out: LoadedHooks) -> None:
+    """The repository's settings file through the confined reader: no link anywhere on the way, no
+    FIFO or device, bounded in size."""
+    found = read_confined(workspace, PROJECT_FILE.split("/"), MAX_SETTINGS_BYTES)
+    if found.text is None:
+        if found.problem is not None:
+            out.problems.append(f"{found.problem} Its hooks were not loaded.")
+        return
+    _read_hooks(found.text, PROJECT_FILE, "project", out)
+
+
+def _read_hooks(text: str, label: str, scope: Scope, out: LoadedHooks) -> None:
     if not text.strip():
+        return
+    if json_depth(text) > MAX_JSON_DEPTH:
+        out.problems.append(f"{label} is nested too deep to read; its hooks were not loaded.")
         return
     try:
         value = json.loads(text)
@@ -164,7 +186,7 @@ def load_hooks(workspace: Path, user_file: Path, user_label: str) -> LoadedHooks
             f"{PROJECT_FILE} is a symbolic link; Shiro does not follow it, so its hooks never run."
         )
     else:
-        read_settings(project, PROJECT_FILE, "project", out)
+        _read_project_settings(workspace, out)
     return out
 
 

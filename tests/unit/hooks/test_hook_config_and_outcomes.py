@@ -198,3 +198,24 @@ async def test_pre_tool_use_matches_claude_names_and_only_the_users_allow_counts
         notify=said.append,
     ).pre_tool_use("c", "grep", {})
     assert verdict.refusal is not None and "sk-proj" not in verdict.refusal
+
+
+def test_a_repositorys_settings_file_that_is_a_fifo_or_nested_too_deep_loads_no_hook_and_says_so(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "ws/.shiro").mkdir(parents=True)
+    os.mkfifo(tmp_path / "ws/.shiro/settings.json")  # read with a plain open, this blocks forever
+    loaded = load_hooks(tmp_path / "ws", tmp_path / "state/settings.json", "x")
+    assert loaded.hooks == [] and any("not a regular file" in p for p in loaded.problems)
+    os.remove(tmp_path / "ws/.shiro/settings.json")
+    write(tmp_path / "ws/.shiro/settings.json", '{"hooks": ' + "[" * 40_000 + "]" * 40_000 + "}")
+    loaded = load_hooks(tmp_path / "ws", tmp_path / "state/settings.json", "x")
+    assert loaded.hooks == [] and any("nested too deep" in p for p in loaded.problems)
+
+
+def test_a_repositorys_settings_folder_linked_elsewhere_is_not_followed(tmp_path: Path) -> None:
+    write(tmp_path / "elsewhere/settings.json", {"hooks": {"Stop": group("touch planted")}})
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws/.shiro").symlink_to(tmp_path / "elsewhere")
+    loaded = load_hooks(tmp_path / "ws", tmp_path / "state/settings.json", "x")
+    assert loaded.hooks == [] and any("symbolic link" in p for p in loaded.problems)

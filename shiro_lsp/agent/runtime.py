@@ -454,6 +454,7 @@ class AgentRuntime:
             turn_log.end("error", error.message)
             return ChatOutcome(session.id, ticket.task_id, "error", error=error.message)
         await self._screen_prompt(ticket, setup, emit)
+        typed = ticket.text if run is None else await self._screened(typed, setup)
         hooks = await self._turn_hooks(session, setup, emit)
         if hooks is not None or (run is not None and run.limit is not None):
             command = parse_invocation(typed)
@@ -592,6 +593,13 @@ class AgentRuntime:
         if found.count:
             ticket.text = found.text  # nothing on disk or on the wire keeps the secret
             emit(Notice(PROMPT_REDACTED_NOTICE.format(kinds=", ".join(found.kinds))))
+
+    async def _screened(self, text: str, setup: TurnSetup) -> str:
+        """``text`` screened as the prompt was (refused attachments out, secret values cut), without
+        a notice: the prompt's screening said it."""
+        if has_sources(text):
+            text = (await asyncio.to_thread(gate_attachments, text, setup.workspace)).text
+        return setup.redactor.redact(text)
 
     def _turn_changes(self, session: LiveSessionLike, ticket: Ticket) -> TurnChanges | None:
         """The turn's checkpoint recorder (a trusted workspace only)."""

@@ -192,3 +192,17 @@ async def test_attached_context_stays_an_attachment_not_an_argument(
     chip = '<context label="ledger.py:3-9">\ndef total(rows):\n    return sum(rows)\n</context>'
     await client.call("shiro/chat", {"text": f"/explain the totals\n\n{chip}"})
     assert user_text(model_bodies(fake)[0]) == f"Explain this to a newcomer: the totals\n\n{chip}"
+
+
+async def test_a_secret_typed_after_a_command_is_cut_from_the_prompt_history_too(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    write(workspace / ".shiro/commands/rotate.md", "Rotate the key given here: $ARGUMENTS")
+    key = "ghp_" + "Q7w" * 12
+    fake.script.append(Step(Text("rotated")))
+    result = await client.call("shiro/chat", {"text": f"/rotate {key}"})
+    assert result["stopReason"] == "done"
+    assert key not in user_text(model_bodies(fake)[0])
+    history = await client.call("shiro/history")
+    assert history["prompts"][-1].startswith("/rotate ") and key not in history["prompts"][-1]
+    assert not [p for p in (home / "history").rglob("*") if p.is_file() and key in p.read_text()]

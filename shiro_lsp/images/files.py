@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from shiro_lsp.errors import ToolError
-from shiro_lsp.fs.jail import Roots, locate, reading, relative_posix
+from shiro_lsp.fs.jail import Roots, locate, relative_posix
+from shiro_lsp.fs.reader import read_bytes
 from shiro_lsp.fs.secrets import is_secret_path, refusal
 from shiro_lsp.images.process import IMAGE_SUFFIXES, MAX_INPUT_BYTES, NotAnImage, image_size
 from shiro_lsp.images.store import ImageStore, StoredImage
@@ -21,8 +22,7 @@ def read_image_file(workspace: Roots, path: str) -> bytes:
     root, resolved = locate(workspace, path)
     if is_secret_path(path, relative_posix(root, resolved)):
         raise ToolError(refusal(path))
-    with reading(workspace, path) as (_, handle):
-        data: bytes = handle.read(MAX_INPUT_BYTES + 1)
+    data = read_bytes(workspace, path, limit=MAX_INPUT_BYTES + 1, whole=False).data
     if len(data) > MAX_INPUT_BYTES:
         raise ToolError(f"{path} is over {MAX_INPUT_BYTES // 2**20} MB; images up to that size are taken.")
     return data

@@ -789,12 +789,20 @@ export const scenarios = [
     needsModel: true,
     async run({ wb, model }) {
       await model.script([
+        step([text('Looking for it.')]),
         step([text('The answer is 42.')]),
         step([{ type: 'wait', gate: 'summary' }, text('- goal: find the answer\n- answered 42')]),  // held until shot
       ]);
       await wb.openChat();
-      await wb.send('what is the answer?');
       const chat = wb.chat();
+      // a session of its own: a summary must name the session's first request, its goal (issue 34), which
+      // compaction keeps; the request after it is dropped
+      await wb.runCommand('Shiro: New session');
+      await chat.locator('.entry.notice', { hasText: 'Started a new session' }).waitFor({ timeout: 15_000 });
+      await wb.send('find the answer for me');
+      await chat.locator('.entry.assistant', { hasText: 'Looking for it.' }).waitFor({ timeout: 30_000 });
+      await chat.locator('#stop').waitFor({ state: 'hidden', timeout: 30_000 });
+      await wb.send('what is the answer?');
       await chat.locator('.entry.assistant', { hasText: 'The answer is 42.' }).waitFor({ timeout: 30_000 });
       await wb.send('/compact');
       const divider = chat.locator('.entry.compaction').last();

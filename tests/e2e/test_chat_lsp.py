@@ -209,7 +209,9 @@ async def test_cancel_mid_bash_kills_the_command(
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
     client.decisions = ["once"]
-    command = "sleep 60 & echo $! > child.pid; echo started; wait"
+    # found by its arguments, not its pid: in the sandbox's own pid namespace `$!` is not the host's pid
+    seconds = f"59.{os.getpid()}"
+    command = f"sleep {seconds} & echo $! > child.pid; echo started; wait"
     fake.script += [Step(ToolCall("bash", {"command": command}, call_id="c1")), Step(Text("after"))]
     pid_file = workspace / "child.pid"
 
@@ -218,10 +220,7 @@ async def test_cancel_mid_bash_kills_the_command(
 
     result = await chat_then_cancel(client, "run it", pid_written)
     assert result["stopReason"] == "cancelled"
-    pid = int(pid_file.read_text())
-    await eventually(
-        lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
-    )
+    await eventually(lambda: not running(["sleep", seconds]))
     follow_up = await client.call("shiro/chat", {"text": "go on"})
     assert follow_up["stopReason"] == "done"
     assert "c1" in json.dumps(model_bodies(fake)[-1])  # the call still has a result on the wire
@@ -326,3 +325,15 @@ async def test_cancel_between_two_calls_answers_every_call(
     assert follow_up["stopReason"] == "done"  # the fake rejects (400) a call left without its output
     last = json.dumps(model_bodies(fake)[-1])
     assert "c_read" in last and "c_bash" in last and "cancelled the turn" in last
+
+
+def running(argv: list[str]) -> bool:
+    """Whether a live process has exactly this command line (a zombie's is empty)."""
+    wanted = "\0".join(argv).encode() + b"\0"
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if cmdline.read_bytes() == wanted:
+                return True
+        except OSError:  # the process ended while the scan ran
+            continue
+    return False

@@ -244,6 +244,8 @@ async def test_the_configured_check_runs_after_a_small_models_change_and_its_fai
         "apiKey": "sk-test",
         "contextWindow": 16_384,
         "checkCommand": check,
+        # the check runs this interpreter, which a checkout in /tmp keeps where the sandbox hides the folder
+        "bashSandbox": "off",
     }
     settings, problems = load_settings(options)
     assert problems == []

@@ -50,6 +50,8 @@ try {
       log(`FAIL ${s.name}: ${error?.stack ?? error}`);
       await wb.shot(`FAILED-${s.name}`).catch(() => {});
       await page.keyboard.press('Escape').catch(() => {});
+      // what a failed scenario left scripted (or held at a gate) would answer the next one's requests
+      if (model.available) await model.reset().catch(() => {});
     }
   }
 } catch (error) {

@@ -798,7 +798,9 @@ export const scenarios = [
       // a session of its own: a summary must name the session's first request, its goal (issue 34), which
       // compaction keeps; the request after it is dropped
       await wb.runCommand('Shiro: New session');
-      await chat.locator('.entry.notice', { hasText: 'Started a new session' }).waitFor({ timeout: 15_000 });
+      // the notice says the earlier session was saved when it had messages (the full run), else that one started
+      await chat.locator('.entry.notice', { hasText: /Started a new session|resume it with Shiro: Resume session/ }).last()
+        .waitFor({ timeout: 15_000 });
       await wb.send('find the answer for me');
       await chat.locator('.entry.assistant', { hasText: 'Looking for it.' }).waitFor({ timeout: 30_000 });
       await chat.locator('#stop').waitFor({ state: 'hidden', timeout: 30_000 });
@@ -1912,6 +1914,9 @@ export const scenarios = [
       fs.writeFileSync(path.join(workspace, 'inventory.py'), INVENTORY);
       await wb.openChat();
       await wb.runCommand('Shiro: New session');
+      // sent only once the new session is there (else the request joins the earlier session, whose goal it is not)
+      await wb.chat().locator('.entry.notice', { hasText: /Started a new session|resume it with Shiro: Resume session/ }).last()
+        .waitFor({ timeout: 15_000 });
       await model.post('/_control/default', { mode: 'echo' });   // whatever else the turn asks gets an answer
       await model.script([step([text(UNCHANGED_REPLY, 3)]), step([text(UNCHANGED_REPLY, 3)])]);
       await wb.send(CRASH_PROMPT);

@@ -468,10 +468,13 @@ class FakeOpenAI:
 
     def reset(self) -> None:
         with self._lock:
+            held = list(self.gates.values())
             self.script.clear()
             self.requests.clear()
             self.stored.clear()
             self.gates.clear()
+        for gate in held:  # a stream held at a gate ends instead of waiting out its timeout
+            gate.release()
 
     def bodies(self, path_suffix: str = "") -> list[dict[str, Any]]:
         return [r["body"] for r in self.requests if r["path"].endswith(path_suffix)]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make e2e`: the VS Code end-to-end profiles (default, selfsetup, untrusted, firstrun) at the same time. Each run of scripts/e2e.sh
+# `make e2e`: the VS Code end-to-end profiles (default, selfsetup, untrusted, firstrun, truth) at the same time. Each run of scripts/e2e.sh
 # has its own code-server, scripted model, free ports, temp dir and .artifacts/e2e* folder; what they share
 # (.tools, vscode-client/dist/shiro.vsix) is prepared once, first. Each profile's output is printed whole, in
 # order, and one total line closes: `e2e: N passed, N failed, N skipped`. Exits non-zero if any profile failed.
@@ -7,7 +7,7 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
-PROFILES=(default selfsetup untrusted firstrun)
+PROFILES=(default selfsetup untrusted firstrun truth)
 
 bash scripts/e2e-setup.sh || exit 1
 bash scripts/package.sh >/dev/null || exit 1

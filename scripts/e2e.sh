@@ -15,6 +15,8 @@
 #                                      environment); the scripted model is only found through the setup card
 #   SHIRO_E2E_PROFILE=untrusted        Workspace Trust on (every other profile runs with it off): folders open
 #                                      in Restricted Mode, without the startup prompt
+#   SHIRO_E2E_PROFILE=truth            as default, in a code-server of its own: the scenarios that change the
+#                                      models the server lists and share one session (issue 34's)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 ART="$ROOT/.artifacts/e2e${SHIRO_E2E_PROFILE:+-$SHIRO_E2E_PROFILE}" exec bash "$ROOT/scripts/vscode-window.sh" \

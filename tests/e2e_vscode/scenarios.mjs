@@ -1886,10 +1886,12 @@ export const scenarios = [
     },
   },
   {
-    // issue 34, with the three after it (self-contained together: SHIRO_E2E_ONLY=truth-setup-served-model,
-    // truth-own-command,truth-summary-digest,truth-reload-resume). The setup card picks the one model the
-    // server serves, and the bar and the settings say so.
+    // issue 34, with the three after it, in a code-server of their own (profile truth: they change the models the
+    // server lists and build one session across four scenarios; in the default profile's shared session the
+    // summary check met an earlier scenario's history). The setup card picks the one model the server serves,
+    // and the bar and the settings say so.
     name: 'truth-setup-served-model',
+    profile: 'truth',
     needsModel: true,
     async run({ wb, model, settings }) {
       await model.post('/_control/models', { models: SERVED_MODELS, get_routes: { '/props': SERVED_PROPS } });
@@ -1909,6 +1911,7 @@ export const scenarios = [
     // Shiro runs the command the message names before the model is asked: its card says it is Shiro's, and
     // shows the command whole, also at 280 px; the tool row says so too.
     name: 'truth-own-command',
+    profile: 'truth',
     needsModel: true,
     async run({ wb, page, model, workspace }) {
       fs.writeFileSync(path.join(workspace, 'inventory.py'), INVENTORY);
@@ -1952,6 +1955,7 @@ export const scenarios = [
     // Shiro's digest stands in, and the divider says so. A reply cut in a loop comes first (its notice is
     // checked after the resume). Then the compaction is undone.
     name: 'truth-summary-digest',
+    profile: 'truth',
     needsModel: true,
     async run({ wb, model }) {
       const chat = wb.chat();
@@ -1990,6 +1994,7 @@ export const scenarios = [
     // turn, and the history is as it happened (Shiro's command, the cut reply before its notice, the /compact
     // and its undone divider with the undo's notice). Then the scripted model's usual setup comes back.
     name: 'truth-reload-resume',
+    profile: 'truth',
     needsModel: true,
     async run({ wb, page, model, workspace }) {
       await wb.runCommand('Developer: Reload Window');

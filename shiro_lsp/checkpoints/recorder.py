@@ -309,6 +309,26 @@ class TurnChanges:
             log.warning("checkpoint scan for the next call failed: %s", error)
             return changed, None
 
+    def _record_named(
+        self,
+        watch: _Watch,
+        checkpoint: Checkpoint,
+        written: dict[str, FileState | None],
+        rows: list[tuple[str, bytes | None, bytes | None]],
+    ) -> None:
+        """The paths the call named that ``written`` does not hold yet, recorded when they changed."""
+        for path in watch.paths:
+            if path in written:
+                continue
+            now, data = self.files.observe(path)
+            if holds(now, watch.befores.get(path)):
+                continue
+            record = checkpoint.files[path]
+            record.set_after(now)
+            record.reviewed = False
+            written[path] = now
+            rows.append((path, watch.befores.get(path), data))
+
     def _after(self, watch: _Watch) -> ToolChanges | None:
         checkpoint = self._ensure()
         rows: list[tuple[str, bytes | None, bytes | None]] = []
@@ -339,32 +359,15 @@ class TurnChanges:
             for note in [*watch.snapshot.not_covered, *problems]:
                 if note not in checkpoint.not_covered:
                     checkpoint.not_covered.append(note)
-            for path in watch.paths:  # named secrets files the scan did not report
-                if path in written:
-                    continue
-                now, data = self.files.observe(path)
-                if holds(now, watch.befores.get(path)):
-                    continue
-                record = checkpoint.files[path]
-                record.set_after(now)
-                record.reviewed = False
-                written[path] = now
-                rows.append((path, watch.befores.get(path), data))
+            # named secrets files the scan did not report
+            self._record_named(watch, checkpoint, written, rows)
             if found:
                 skipped = ", ".join(watch.snapshot.skipped_trees[:10])
                 note = f"not watched: {skipped} and git-ignored paths" if skipped else ""
                 if note and note not in checkpoint.not_covered:
                     checkpoint.not_covered.append(note)
         else:
-            for path in watch.paths:
-                now, data = self.files.observe(path)
-                if holds(now, watch.befores.get(path)):
-                    continue
-                record = checkpoint.files[path]
-                record.set_after(now)
-                record.reviewed = False
-                written[path] = now
-                rows.append((path, watch.befores.get(path), data))
+            self._record_named(watch, checkpoint, written, rows)
             for source, target in watch.moves:
                 if source in written and target in written and written[source] is None:
                     checkpoint.files[target].moved_from = checkpoint.files[source].moved_from or source

@@ -45,5 +45,10 @@ for p in "${PROFILES[@]}"; do
   fi
 done
 [ "$failed" -eq 0 ] || status=1
+# the names, last (CI shows the tail of a long log): what failed, and what passed only on its retry
+for p in "${PROFILES[@]}"; do
+  sed -nE "s/^\[[0-9.]+s\] (FAILED TWICE|FAIL) ([^:]+).*$/e2e $p: \1 \2/p" "$LOGS/$p.log" 2>/dev/null
+  sed -nE "s/^e2e flaky .*: (.*)$/e2e $p: flaky \1/p" "$LOGS/$p.log" 2>/dev/null
+done
 echo "e2e: $passed passed, $failed failed, $skipped skipped"
 exit $status

@@ -22,6 +22,25 @@ page.on('pageerror', e => log('pageerror:', e.message.slice(0, 200)));
 const wb = new Workbench(page, artifacts);
 const model = new Model(process.env.MODEL_URL);
 const results = { passed: 0, failed: 0, skipped: 0 };
+const failedOnce = [];
+const flaky = [];
+
+async function attempt(s) {  // true when the scenario passed
+  log(`RUN  ${s.name}`);
+  try {
+    await s.run({ wb, page, model, settings: process.env.SETTINGS, machineSettings: process.env.MACHINE_SETTINGS, workspace: process.env.WS });
+    log(`PASS ${s.name}`);
+    return true;
+  } catch (error) {
+    log(`FAIL ${s.name}: ${error?.stack ?? error}`);
+    await wb.shot(`FAILED-${s.name}`).catch(() => {});
+    await page.keyboard.press('Escape').catch(() => {});
+    // what a failed scenario left scripted (or held at a gate) would answer the next one's requests
+    if (model.available) await model.reset().catch(() => {});
+    return false;
+  }
+}
+
 try {
   await page.goto(process.env.CS_URL);
   await wb.ready();
@@ -40,18 +59,19 @@ try {
       results.failed++;
       continue;
     }
-    log(`RUN  ${s.name}`);
-    try {
-      await s.run({ wb, page, model, settings: process.env.SETTINGS, machineSettings: process.env.MACHINE_SETTINGS, workspace: process.env.WS });
+    if (await attempt(s)) results.passed++;
+    else failedOnce.push(s);
+  }
+  // A scenario that failed runs once more at the end (a real VS Code on a loaded machine has timing
+  // flakes): a pass then is counted and named FLAKY, so it is seen and can be fixed; a second failure fails.
+  for (const s of failedOnce) {
+    log(`RETRY ${s.name} (failed once)`);
+    if (await attempt(s)) {
       results.passed++;
-      log(`PASS ${s.name}`);
-    } catch (error) {
+      flaky.push(s.name);
+    } else {
       results.failed++;
-      log(`FAIL ${s.name}: ${error?.stack ?? error}`);
-      await wb.shot(`FAILED-${s.name}`).catch(() => {});
-      await page.keyboard.press('Escape').catch(() => {});
-      // what a failed scenario left scripted (or held at a gate) would answer the next one's requests
-      if (model.available) await model.reset().catch(() => {});
+      log(`FAILED TWICE ${s.name}`);
     }
   }
 } catch (error) {
@@ -63,5 +83,6 @@ try {
 }
 if (external.length) log('requests that left 127.0.0.1:', external.slice(0, 10));
 log(`screenshots in ${artifacts}`);
+if (flaky.length) console.log(`e2e flaky (failed, then passed on the retry): ${flaky.join(', ')}`);
 console.log(`e2e: ${results.passed} passed, ${results.failed} failed, ${results.skipped} skipped`);
 process.exitCode = results.failed ? 1 : 0;

@@ -173,7 +173,10 @@ class TurnChanges:
         if _scanned(tool_name):
             watch = prepared if prepared is not None else await asyncio.to_thread(self._before_scan)
             named = _named_secrets(tool_name, input)
-            return await asyncio.to_thread(self._before_named, watch, named) if named else watch
+            unnamed = self._ignored_secrets(watch, named)
+            if named or unnamed:
+                return await asyncio.to_thread(self._before_named, watch, named, unnamed)
+            return watch
         return None
 
     def recorder(self, watch: _Watch | None) -> WriteRecorder | None:
@@ -278,12 +281,25 @@ class TurnChanges:
             self.files.store.save(checkpoint)  # on disk before the tool writes
         return watch
 
-    def _before_named(self, watch: _Watch, named: list[str]) -> _Watch:
+    def _ignored_secrets(self, watch: _Watch, named: list[str]) -> list[str]:
+        """The secrets files the scan does not watch (ignored ones), as checkpoint paths, but those
+        the command names."""
+        if watch.snapshot is None or not watch.snapshot.ignored_secrets:
+            return []
+        roots = self.files.roots()
+        paths = [jail.folder_relative(roots, 0, rel) for rel in watch.snapshot.ignored_secrets]
+        return [path for path in paths if path not in named]
+
+    def _before_named(self, watch: _Watch, named: list[str], unnamed: list[str]) -> _Watch:
         """The secrets files a command names (``cp .env.example .env``), recorded before it runs
-        even where the scan does not look (a git-ignored .env), so a restore can put them back."""
+        even where the scan does not look (a git-ignored .env), so a restore can put them back.
+
+        ``unnamed``: the ignored secrets files the command does not name (a script it runs may
+        still overwrite one): kept the same way, but their records are only saved with the
+        call's changes, so one the command leaves alone is pruned and never written."""
         checkpoint = self._ensure()
         fresh = False
-        for path in named:
+        for path in [*named, *unnamed]:
             try:
                 before = self.files.capture(path)
             except (OSError, BadParams):
@@ -292,7 +308,7 @@ class TurnChanges:
             watch.befores[path] = self.files.bytes_of(before)
             if path not in checkpoint.files:
                 checkpoint.files[path] = FileRecord(before, before)
-                fresh = True
+                fresh = fresh or path in named
         if fresh:
             self.files.store.save(checkpoint)
         return watch

@@ -27,10 +27,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from shiro_lsp.checkpoints.scan_git import GitEntry, GitLook, GitWatch, Status, git_out, parse_status
+from shiro_lsp.checkpoints.scan_git import (
+    MAX_IGNORED_SECRETS,
+    GitEntry,
+    GitLook,
+    GitWatch,
+    Status,
+    git_out,
+    parse_status,
+)
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.ignore import IgnoreRules, is_ignored_by, rules_in
 from shiro_lsp.fs.reader import HARD_MAX_BYTES, read_bytes
+from shiro_lsp.fs.secrets import is_secret_file
 from shiro_lsp.fs.watch import Drained, TreeWatch
 from shiro_lsp.state.atomic import write_bytes_atomic
 from shiro_lsp.state.checkpoints import UNRECORDED_NOTE, BlobStore, FileState, sha256
@@ -56,6 +65,8 @@ SKIPPED_DIRS = frozenset(
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_TOTAL_NEW_BYTES = 256 * 1024 * 1024
 MAX_FILES = 100_000
+MAX_SECRET_BYTES = 1024 * 1024
+"""An ignored secrets file larger than this is not kept before a command (see :attr:`Snapshot.ignored_secrets`)."""
 RACY_NS = 2_000_000_000
 """A file modified this close to a snapshot may change again within the same mtime tick: re-read it."""
 CLOCK_SLACK_NS = 50_000_000
@@ -135,6 +146,10 @@ class Snapshot:
     """Git mode: what ``git status`` listed before the command."""
     links: dict[str, str] = field(default_factory=dict)
     """Walk mode: symbolic links (path → target). They are not recorded, only compared."""
+    ignored_secrets: tuple[str, ...] = ()
+    """Secrets files the scan does not watch because they are ignored (a git-ignored ``.env``),
+    regular and small: a command may overwrite one without naming it, so the checkpoint keeps
+    their bytes before it runs and compares them after."""
     look: int = 0
     """Which look of the workspace this is: the next one tells what changed since only if it is
     the one right after (else everything is compared)."""
@@ -186,6 +201,8 @@ class WorkspaceScanner:
         self._index: dict[str, Key] | None = None
         """Walk mode with a watcher: every file as of the last look, kept current by its events."""
         self._links: dict[str, str] = {}
+        self._ignored_secrets: set[str] = set()
+        """Walk mode: the ignored secrets files met in the walked directories."""
         self._stacks: dict[str, list[IgnoreRules]] = {}
         """The ignore rules in force in each walked directory."""
         self._skipped: list[str] = []
@@ -290,6 +307,7 @@ class WorkspaceScanner:
                         pending.append((Path(entry.path), child, stack))
                     elif entry.is_file(follow_symlinks=False):
                         if stack and is_ignored_by(child, False, stack):
+                            self._note_ignored(child, True)
                             continue
                         if len(files) >= MAX_FILES:
                             truncated = True
@@ -303,6 +321,13 @@ class WorkspaceScanner:
                 except OSError:
                     continue
         return truncated
+
+    def _note_ignored(self, rel: str, exists: bool) -> None:
+        """An ignored file met (or gone): kept in mind when it is a secrets file (bounded)."""
+        if not exists:
+            self._ignored_secrets.discard(rel)
+        elif len(self._ignored_secrets) < MAX_IGNORED_SECRETS and is_secret_file(rel):
+            self._ignored_secrets.add(rel)
 
     def _look(self) -> tuple[dict[str, Key], dict[str, str], set[str] | None]:
         """Walk mode: the workspace's files and links now, and which paths changed since the last
@@ -321,6 +346,7 @@ class WorkspaceScanner:
         skipped: list[str] = []
         links: dict[str, str] = {}
         self._stacks = {}
+        self._ignored_secrets = set()
         truncated = self._walk_from(self.root, "", [], files, skipped, links, watcher)
         self._skipped, self._links = sorted(skipped), links
         self._truncated = truncated
@@ -352,6 +378,7 @@ class WorkspaceScanner:
         touched: set[str] = set()
         for gone in drained.dirs_gone:
             prefix = gone + "/"
+            self._ignored_secrets = {r for r in self._ignored_secrets if not r.startswith(prefix)}
             for rel in [r for r in index if r.startswith(prefix)]:
                 self._changing(index, rel)
                 del index[rel]
@@ -384,6 +411,7 @@ class WorkspaceScanner:
                 return None  # the ignore rules changed: walk again
             stack = self._stacks.get(parent, [])
             if stack and is_ignored_by(rel, False, stack):
+                self._note_ignored(rel, os.path.isfile(self.root / rel))
                 continue
             try:
                 st = os.lstat(self.root / rel)
@@ -445,14 +473,15 @@ class WorkspaceScanner:
         if self.exclude is not None and self.exclude.is_relative_to(self.root):
             inside = self.exclude.relative_to(self.root).as_posix() + "/"
             status.entries = {k: v for k, v in status.entries.items() if not k.startswith(inside)}
+            status.ignored_secrets = {k for k in status.ignored_secrets if not k.startswith(inside)}
         return status
 
     def _git_look(self) -> GitLook | None:
         """Git mode: what git lists now (kept by the watcher between looks when there is one)."""
         self._looks += 1
         if not self.watch:
-            status = self.git_status()
-            return None if status is None else GitLook(status.entries, None)
+            status = self.git_status(ignored=True)
+            return None if status is None else GitLook(status.entries, None, status.ignored_secrets)
         if self._gitwatch is None:
             self._gitwatch = GitWatch(
                 self.root,
@@ -516,10 +545,13 @@ class WorkspaceScanner:
             truncated = False
             links: dict[str, str] = {}
             touched: set[str] | None = None
+            ignored = looked.ignored_secrets if looked is not None else set()
         else:
             index, found_links, touched = self._look()
             files, links = self._freeze(index), dict(found_links)
             skipped, truncated = list(self._skipped), self._truncated
+            ignored = set(self._ignored_secrets)
+        secrets = self._small_files(ignored)
         cache = self._load_cache()
         shas: dict[str, str | None] = {}
         """What this snapshot found for its candidates (with a watcher, the rest stay as they were)."""
@@ -576,7 +608,9 @@ class WorkspaceScanner:
         if truncated:
             not_covered.append(f"files past the first {MAX_FILES} of the workspace")
         if git is not None:
-            return Snapshot(started, files, shas, not_covered, skipped, truncated, git, links, self._looks)
+            return Snapshot(
+                started, files, shas, not_covered, skipped, truncated, git, links, secrets, self._looks
+            )
         if touched is None:
             self._shas = shas
         else:  # in place: the earlier snapshots' views keep what they saw
@@ -589,7 +623,19 @@ class WorkspaceScanner:
                 else:
                     live.pop(rel, None)
         view = self._freeze(self._shas)
-        return Snapshot(started, files, view, not_covered, skipped, truncated, None, links, self._looks)
+        return Snapshot(
+            started, files, view, not_covered, skipped, truncated, None, links, secrets, self._looks
+        )
+
+    def _small_files(self, rels: set[str]) -> tuple[str, ...]:
+        """Of these paths, the regular files of at most :data:`MAX_SECRET_BYTES`."""
+        small: list[str] = []
+        for rel in sorted(rels):
+            with contextlib.suppress(OSError):
+                st = os.lstat(self.root / rel)
+                if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_SECRET_BYTES:
+                    small.append(rel)
+        return tuple(small)
 
     def _store(self, rel: str) -> str | None:
         """The file's bytes into the blob store, read through the jail: a symlink swapped in, a

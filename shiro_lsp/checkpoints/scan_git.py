@@ -34,6 +34,7 @@ from pathlib import Path
 
 from shiro_lsp.fs.git import run_git
 from shiro_lsp.fs.ignore import IgnoreRules, is_ignored_by
+from shiro_lsp.fs.secrets import is_secret_file
 from shiro_lsp.fs.watch import TreeWatch
 
 GIT_TIMEOUT_S = 60
@@ -41,6 +42,8 @@ MAX_PATHSPECS = 2000
 """More changed paths than this (or than :data:`MAX_PATHSPEC_CHARS`): one whole ``git status``."""
 MAX_PATHSPEC_CHARS = 100_000
 IGNORE_FILE = ".gitignore"
+MAX_IGNORED_SECRETS = 64
+"""At most this many ignored secrets files are noted (see :attr:`Status.ignored_secrets`)."""
 Stat = tuple[int, int, int, int] | None
 """(inode, mtime_ns, ctime_ns, size) of a file git reads, or None when it is not there."""
 
@@ -60,6 +63,10 @@ class Status:
     """Workspace-relative path → what git lists for it (not clean, or untracked)."""
     ignored_dirs: set[str] = field(default_factory=set)
     """Directories git ignores as a whole (asked with ``--ignored=matching``), without the slash."""
+    ignored_secrets: set[str] = field(default_factory=set)
+    """Secrets files git ignores (a ``.env``): the scan never records them, so a command that
+    changes one without naming it is caught only by looking at these (at most
+    :data:`MAX_IGNORED_SECRETS`)."""
 
 
 @dataclass
@@ -68,6 +75,8 @@ class GitLook:
     """Everything git lists under the workspace now (the watch keeps it; copy it to keep it)."""
     touched: set[str] | None
     """The paths that may have changed since the last look; None: a whole status was run."""
+    ignored_secrets: set[str] = field(default_factory=set)
+    """The secrets files git ignores, as of this look (:attr:`Status.ignored_secrets`)."""
 
 
 def git_out(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
@@ -91,6 +100,8 @@ def parse_status(out: bytes, prefix: str) -> Status:
         elif line.startswith("! "):
             if line.endswith("/"):
                 status.ignored_dirs.add(line[2:-1])
+            elif len(status.ignored_secrets) < MAX_IGNORED_SECRETS and is_secret_file(line[2:]):
+                status.ignored_secrets.add(line[2:])
         elif line.startswith(("1 ", "2 ", "u ")):
             parts = line.split(" ", 10 if line[0] == "u" else 8 if line[0] == "1" else 9)
             xy, sub = parts[1], parts[2]
@@ -107,6 +118,7 @@ def parse_status(out: bytes, prefix: str) -> Status:
         cut = len(prefix)
         status.entries = {k[cut:]: v for k, v in status.entries.items() if k.startswith(prefix)}
         status.ignored_dirs = {k[cut:] for k in status.ignored_dirs if k.startswith(prefix)}
+        status.ignored_secrets = {k[cut:] for k in status.ignored_secrets if k.startswith(prefix)}
     return status
 
 
@@ -155,6 +167,8 @@ class GitWatch:
         self._ignores: tuple[Stat, ...] = ()
         self._index_path: Path | None = None
         self._ignore_paths: list[Path] = []
+        self.secrets: set[str] = set()
+        """The secrets files git ignores, kept current like the listing."""
         self._unwatchable = False
         """No inotify here, or not enough watches for this tree: every look is a whole status."""
 
@@ -249,7 +263,7 @@ class GitWatch:
         dirs = drained.dirs_new | drained.dirs_gone | self._pending
         specs = drained.names | dirs
         if not specs:
-            return GitLook(listing, set())
+            return GitLook(listing, set(), set(self.secrets))
         if len(specs) > MAX_PATHSPECS or sum(len(s) for s in specs) > MAX_PATHSPEC_CHARS:
             return None
         self._pending = set()
@@ -261,8 +275,10 @@ class GitWatch:
             del listing[rel]
             touched.add(rel)
         listing.update(status.entries)
+        kept = {r for r in self.secrets if not _within(r, specs)}
+        self.secrets = set(sorted(kept | status.ignored_secrets)[:MAX_IGNORED_SECRETS])
         self._check_skipped(status.ignored_dirs, specs)
-        return GitLook(listing, touched)
+        return GitLook(listing, touched, set(self.secrets))
 
     def _whole(self) -> GitLook | None:
         if self.watcher is None:
@@ -274,11 +290,12 @@ class GitWatch:
         if status is None:
             self.close()
             return None
+        self.secrets = set(status.ignored_secrets)
         if self.watcher is None:
-            return GitLook(status.entries, None)
+            return GitLook(status.entries, None, set(self.secrets))
         self.listing = status.entries
         self._check_skipped(status.ignored_dirs, None)
-        return GitLook(self.listing, None)
+        return GitLook(self.listing, None, set(self.secrets))
 
     # -- the watches
 

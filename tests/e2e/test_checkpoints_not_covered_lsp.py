@@ -10,6 +10,7 @@ before the turn is still removed by restore, and a recorded one is still put bac
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,37 @@ async def test_a_secrets_file_a_command_overwrote_is_put_back_by_restore_and_nev
         assert blob.parent.stat().st_mode & 0o777 == 0o700
     logs = [p for p in home.rglob("*.log")]
     assert all(b"the-real-key" not in p.read_bytes() for p in logs)
+
+
+@pytest.mark.parametrize("repository", [False, True], ids=["gitignore-only", "git-repository"])
+async def test_an_ignored_secrets_file_a_script_overwrote_is_put_back_though_the_command_never_named_it(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path, home: Path, repository: bool
+) -> None:
+    if repository:
+        subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / ".gitignore").write_text(".env\n")
+    (workspace / ".env").write_text("TOKEN=users-private-value\n")
+    (workspace / ".env.example").write_text("TOKEN=\n")
+    (workspace / "prepare.sh").write_text("cp .env.example .env\n")
+
+    untouched = await turn(client, fake, "list", ToolCall("bash", {"command": "echo listed > listing.txt"}))
+    (card,) = tool_events(client, untouched["taskId"], "tool-result")
+    assert [f["path"] for f in card["files"]] == ["listing.txt"]  # the unchanged .env adds no row
+    (first,) = (await client.call("shiro/checkpoint/list", {}))["checkpoints"]
+    assert ".env" not in str(first)
+
+    result = await turn(client, fake, "prepare", ToolCall("bash", {"command": "sh prepare.sh"}))
+    assert (workspace / ".env").read_text() == "TOKEN=\n"  # the script did overwrite it
+    (card,) = tool_events(client, result["taskId"], "tool-result")
+    assert {f["path"]: f["status"] for f in card["files"]} == {".env": "modified"}
+    assert "users-private-value" not in card["output"] + str(card.get("diff"))
+    diff = await client.call("shiro/changes/diff", {"path": ".env"})
+    assert "TOKEN" not in diff["before"] + diff["after"] and diff["hunks"] == []
+
+    restored = await restore_code(client)
+    assert restored["restored"] == [".env"] and restored["notCovered"] == []
+    assert (workspace / ".env").read_text() == "TOKEN=users-private-value\n"
+    assert all(b"users-private-value" not in p.read_bytes() for p in home.rglob("*.log"))
 
 
 async def test_an_append_to_a_file_over_the_size_limit_is_not_covered_and_restore_leaves_it(

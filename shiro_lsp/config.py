@@ -64,7 +64,7 @@ class Settings(BaseModel):
     # How Shiro works with the model (shiro_lsp/adapt/profiles.py): auto picks by what is known of it.
     model_profile: ModelProfile = "auto"
     # The command that checks the work (tests, a linter); it runs code, so the extension takes it from
-    # the user's settings or a trusted workspace's only. None: AGENTS.md, the detected test runner.
+    # the user's settings or a trusted workspace's only. None: AGENTS.md, the detected test runner (a trusted workspace only).
     check_command: str | None = None
     # bash sandboxed: auto (default: bubblewrap, else Landlock, else said once), required (bubblewrap
     # or refused), off. The network is kept unless bashSandboxNetwork is off.

@@ -9,7 +9,8 @@ Where it comes from, first found wins (:func:`find_checks`):
    repository's files never choose what runs;
 3. the project's test runner, found from its files: ``python3 -m pytest -q`` when there are
    ``test_*.py``/``*_test.py`` files or a pytest configuration, ``npm test`` when ``package.json``
-   has a test script (Shiro runs it, and never asks the model to);
+   has a test script (Shiro runs it, and never asks the model to); in a trusted workspace only,
+   as those files are the repository's;
 4. the user's words (``prose.named_command``, or a pytest file they name).
 
 AGENTS.md and the test runner are read only for a profile where Shiro runs the check itself. A model
@@ -67,13 +68,15 @@ NPM_DEFAULT_TEST = "no test specified"
 
 def find_checks(root: Path | None, configured: str | None, words: str, *, trusted: bool) -> Checks:
     """The turn's check command and the command to run first; ``root`` None: no file is read;
-    ``trusted`` False: AGENTS.md is not read. Blocking (small reads, a bounded walk)."""
+    ``trusted`` False: neither AGENTS.md nor the files that give the test runner away count.
+    Blocking (small reads, a bounded walk)."""
     named = named_command(words)
     first = _from_words(named) if named is not None and named.run_first and _may_run(named) else None
+    repository = root if trusted else None
     check = (
         _configured(configured)
-        or (_declared(root) if root is not None and trusted else None)
-        or (_detected(root) if root is not None else None)
+        or (_declared(repository) if repository is not None else None)
+        or (_detected(repository) if repository is not None else None)
         or _check_from_words(named, words)
     )
     return Checks(check, first)

@@ -53,7 +53,7 @@ def test_only_a_profile_where_shiro_runs_the_check_reads_the_workspace_for_it(tm
     compact = COMPACT.checks(tmp_path, None, "Tidy the code.", trusted=True).check
     assert compact is not None and compact.shown == "make verify" and COMPACT.reads_workspace
     untrusted = COMPACT.checks(tmp_path, None, "Tidy the code.", trusted=False).check
-    assert untrusted is not None and untrusted.origin == "detected"  # AGENTS.md is not read untrusted
+    assert untrusted is None  # untrusted: neither AGENTS.md nor the files that give the runner away
     assert (
         FULL.checks(tmp_path, None, "Tidy the code.", trusted=True).check is None and not FULL.reads_workspace
     )

@@ -49,6 +49,16 @@ def test_the_test_runner_is_found_from_its_files(tmp_path: Path) -> None:
     assert find_checks(tmp_path, None, "Tidy the code.", trusted=True).check is not None
 
 
+def test_the_test_runner_counts_only_in_a_trusted_workspace(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": "node spec.js"}}))
+    assert find_checks(tmp_path, None, "Tidy the code.", trusted=True).check is not None
+    assert find_checks(tmp_path, None, "Tidy the code.", trusted=False).check is None
+    assert find_checks(tmp_path, None, SAYS_IT_BREAKS, trusted=False).check == CheckCommand(
+        "python3 invoice.py", "invoice.py", "words"
+    )
+
+
 def test_npm_test_counts_only_when_the_project_wrote_one(tmp_path: Path) -> None:
     package = {"scripts": {"test": 'echo "Error: no test specified" && exit 1'}}
     (tmp_path / "package.json").write_text(json.dumps(package))

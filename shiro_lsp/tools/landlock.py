@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import stat
 import sys
 
 CREATE_RULESET = 444
@@ -45,6 +46,8 @@ WRITES_BY_ABI = (
     (2, REFER),
     (3, TRUNCATE),
 )
+FILE_WRITES = WRITE_FILE | TRUNCATE
+"""What a rule on a file (not a folder) may allow."""
 NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1
 
 
@@ -128,6 +131,8 @@ def _allow_writes(libc: ctypes.CDLL, ruleset: int, folder: str, writes: int) -> 
     except OSError:
         return None  # a folder that is not there needs no rule
     try:
+        if not stat.S_ISDIR(os.fstat(parent).st_mode):
+            writes &= FILE_WRITES  # a folder's rights on a file are refused (EINVAL)
         rule = _PathBeneath(writes, parent)
         if libc.syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0) != 0:
             return _error(f"landlock_add_rule {folder}")

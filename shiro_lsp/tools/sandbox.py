@@ -99,7 +99,7 @@ ABSTRACT_OPEN = " (this kernel cannot keep the host's abstract UNIX sockets out:
 
 LANDLOCK_WARNING = (
     "bash runs sandboxed (Landlock; bubblewrap is not installed): it can change files only inside the "
-    "workspace and the temporary folders; it can read everything (secrets included) and reach the "
+    "workspace and the temporary folders, never in Shiro's state folder; it can read everything (secrets included) and reach the "
     "host's sockets and processes{network}."
 )
 UNAVAILABLE_NOTICE = (
@@ -109,6 +109,15 @@ UNAVAILABLE_NOTICE = (
 )
 TEMPORARY_FOLDERS = ("/tmp", "/var/tmp", "/dev")
 """Where a command confined by Landlock may write besides the workspace (devices: /dev/null, a tty)."""
+MAX_SPLIT_ENTRIES = 1000
+"""At most this many entries are granted one by one around Shiro's state root (see
+:func:`landlock_writable`); more, and bash is not run under Landlock at all."""
+TOO_MANY_ENTRIES = (
+    "bash was not run: Shiro's state folder {private} lies inside {folder}, a folder Landlock would let "
+    "the command change, and that folder has too many entries to grant one by one (over {limit}), so "
+    "Landlock cannot keep the command out of Shiro's state. Install bubblewrap (for example `sudo apt "
+    "install bubblewrap`), or set shiro.home to a folder outside the workspace."
+)
 
 
 @dataclass(frozen=True)
@@ -196,16 +205,90 @@ def _helper(*options: str) -> list[str]:
 
 
 def wrap_landlock(argv: Sequence[str], roots: Sequence[Path], *, network: bool) -> list[str]:
-    """``argv`` confined by Landlock: writes only below the workspace folders and the temporary ones."""
+    """``argv`` confined by Landlock: writes only below the workspace folders and the temporary
+    ones, never in Shiro's state root (:func:`landlock_writable`). Blocking (it may list a folder)."""
+    allowed = [
+        folder
+        for folder in (*(str(root) for root in roots), *TEMPORARY_FOLDERS, os.environ.get("TMPDIR", ""))
+        if folder.startswith("/")
+    ]
+    private = [str(root) for root in private_roots()]
+    writable = landlock_writable(allowed, private)
+    if isinstance(writable, Refused):
+        raise ToolError(
+            TOO_MANY_ENTRIES.format(private=writable.private, folder=writable.folder, limit=MAX_SPLIT_ENTRIES)
+        )
     options: list[str] = []
-    for folder in (*(str(root) for root in roots), *TEMPORARY_FOLDERS, os.environ.get("TMPDIR", "")):
-        if folder.startswith("/"):
-            options += ["--write", folder]
+    for folder in writable:
+        options += ["--write", folder]
     if not network:
         options.append("--no-network")
     if landlock.can_scope_abstract_sockets():
         options.append("--scope")
     return [*_helper(*options), *argv]
+
+
+@dataclass(frozen=True)
+class Refused:
+    """:func:`landlock_writable` could not grant ``folder`` without ``private``."""
+
+    folder: str
+    private: str
+
+
+def landlock_writable(allowed: Sequence[str], private: Sequence[str]) -> list[str] | Refused:
+    """The paths a Landlock rule lets a command change (each with everything below it): the
+    ``allowed`` folders, but never a ``private`` one (Shiro's state root) or anything in it.
+
+    A Landlock rule cannot except a subtree, so a folder that holds a private one (the home folder
+    opened as the workspace, the state root inside it) is granted entry by entry: every entry but
+    the one leading to the private folder, which is split the same way. A symbolic link among them
+    is left out (a rule follows it, wherever it points). The folder itself is then not granted:
+    the command can change what is inside its entries, but cannot add, remove or rename an entry
+    of it. Refused when that takes more than :data:`MAX_SPLIT_ENTRIES` entries."""
+    reals = [os.path.realpath(p) for p in private]
+    out: list[str] = []
+    budget = [MAX_SPLIT_ENTRIES]
+    for folder in allowed:
+        real = os.path.realpath(folder)
+        if any(_under(real, p) for p in reals):
+            continue  # inside Shiro's state: nothing of it
+        inside = [p for p in reals if _under(p, real)]
+        if not inside:
+            out.append(folder)
+            continue
+        refused = _split(real, inside, out, budget)
+        if refused is not None:
+            return Refused(folder, refused)
+    return list(dict.fromkeys(out))
+
+
+def _split(folder: str, inside: list[str], out: list[str], budget: list[int]) -> str | None:
+    """Grant ``folder``'s entries but the ones holding ``inside`` (split in turn); the private
+    folder that made it refuse, or None."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None  # not listable: nothing of it is granted
+    if len(names) > budget[0]:
+        return inside[0]
+    budget[0] -= len(names)
+    for name in names:
+        path = os.path.join(folder, name)
+        inner = [p for p in inside if _under(p, path)]
+        if inner:
+            if path not in inner:
+                refused = _split(path, inner, out, budget)
+                if refused is not None:
+                    return refused
+            continue
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                continue
+        except OSError:
+            continue
+        out.append(path)
+    return None
 
 
 def wrap(argv: Sequence[str], roots: Sequence[Path], *, network: bool) -> list[str]:

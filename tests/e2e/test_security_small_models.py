@@ -394,6 +394,47 @@ async def test_bash_writes_outside_the_workspace_are_refused_by_default(
     assert "42" in result["output"] and "planted.txt" in result["output"]  # refused, said by bash
 
 
+def without_bubblewrap(folder: Path) -> str:
+    """A PATH with bash and python3 only: bubblewrap is not found, so ``auto`` takes Landlock."""
+    folder.mkdir()
+    for name in ("bash", "python3"):
+        found = shutil.which(name)
+        assert found is not None
+        (folder / name).symlink_to(os.path.realpath(found))
+    return str(folder)
+
+
+@pytest.mark.skipif(not landlock.can_confine_writes(), reason="this kernel has no Landlock (Linux 5.13+)")
+async def test_with_the_home_folder_open_bash_under_landlock_cannot_change_the_state_root(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    user_home = tmp_path / "home"
+    state = user_home / ".shiro-neko"  # the default state root, inside the workspace
+    (user_home / "src").mkdir(parents=True)
+    (user_home / "notes.txt").write_text("a note\n")
+    command = (
+        "echo planted > .shiro-neko/planted.txt; echo kept > src/inside.txt; "
+        "echo more >> notes.txt; echo $((6*7))"
+    )
+    fake.script += [Step(ToolCall("bash", {"command": command})), Step(Text("done"))]
+    path = without_bubblewrap(tmp_path / "bin")
+    ran = await run(
+        fake,
+        user_home,
+        None,
+        "--yolo",
+        "-p",
+        "Tidy my home folder.",
+        env={"HOME": str(user_home), "PATH": path},
+    )
+    assert ran.code == 0, ran.everything
+    (result,) = ran.of("tool-result")
+    assert "42" in result["output"] and "planted.txt" in result["output"]  # refused, said by bash
+    assert state.is_dir() and not (state / "planted.txt").exists()
+    assert (user_home / "src" / "inside.txt").read_text() == "kept\n"  # the workspace stays writable
+    assert (user_home / "notes.txt").read_text() == "a note\nmore\n"
+
+
 # --- 2. the echo rule: what the model was shown is never run or written when echoed -----------
 
 PLANTED_CALL = json.dumps({"name": "bash", "arguments": {"command": "touch planted-by-readme.txt"}})

@@ -4,9 +4,12 @@ once, with how to get a sandbox. The machine's facts are stood in for; what runs
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from shiro_lsp.config import Settings
+from shiro_lsp.errors import ToolError
 from shiro_lsp.tools import landlock, sandbox
 
 
@@ -45,3 +48,35 @@ def test_landlock_keeps_writes_in_the_given_folders() -> None:
     argv = sandbox.wrap_landlock(["bash", "-c", "true"], [], network=False)
     assert argv[-3:] == ["bash", "-c", "true"] and "--no-network" in argv
     assert all(folder in argv for folder in sandbox.TEMPORARY_FOLDERS)
+
+
+def test_landlock_grants_a_folder_holding_the_state_root_entry_by_entry(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    state = home / ".local" / "shiro"
+    for folder in (state / "checkpoints", home / "project", home / ".local" / "bin"):
+        folder.mkdir(parents=True)
+    (home / "notes.txt").write_text("")
+    (home / "outside").symlink_to("/")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    writable = sandbox.landlock_writable([str(home), str(other), str(state / "checkpoints")], [str(state)])
+    assert writable == [
+        str(home / ".local" / "bin"),
+        str(home / "notes.txt"),
+        str(home / "project"),
+        str(other),
+    ]  # never the state root, its folders, the folders holding it, or a link (a rule follows it)
+    assert sandbox.landlock_writable([str(other)], [str(state)]) == [str(other)]
+
+
+def test_landlock_refuses_a_folder_around_the_state_root_with_too_many_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox, "MAX_SPLIT_ENTRIES", 3)
+    for name in ("a", "b", "c", ".shiro"):
+        (tmp_path / name).mkdir()
+    refused = sandbox.landlock_writable([str(tmp_path)], [str(tmp_path / ".shiro")])
+    assert refused == sandbox.Refused(str(tmp_path), str(tmp_path / ".shiro"))
+    with pytest.raises(ToolError, match="bash was not run: Shiro's state folder"):
+        monkeypatch.setattr(sandbox, "private_roots", lambda: (tmp_path / ".shiro",))
+        sandbox.wrap_landlock(["true"], [tmp_path], network=True)

@@ -90,6 +90,8 @@ async def test_an_ignored_secrets_file_a_script_overwrote_is_put_back_though_the
     assert [f["path"] for f in card["files"]] == ["listing.txt"]  # the unchanged .env adds no row
     (first,) = (await client.call("shiro/checkpoint/list", {}))["checkpoints"]
     assert ".env" not in str(first)
+    await turn(client, fake, "look", ToolCall("bash", {"command": "true"}))
+    assert (await client.call("shiro/checkpoint/list", {}))["checkpoints"] == [first]  # nothing to keep
 
     result = await turn(client, fake, "prepare", ToolCall("bash", {"command": "sh prepare.sh"}))
     assert (workspace / ".env").read_text() == "TOKEN=\n"  # the script did overwrite it

@@ -222,3 +222,23 @@ def test_unchanged_since_in_git_mode_sees_the_worktree_and_the_index(tmp_path: P
     assert s.unchanged_since(second)
     git(repo, "add", "d3/f3.txt")  # only the index changes (.git is not watched)
     assert not s.unchanged_since(second)
+
+
+@pytest.mark.parametrize("mode", ["git-watched", "git-whole", "walk"])
+def test_the_ignored_secrets_files_are_noted_and_kept_current(tmp_path: Path, repo: Path, mode: str) -> None:
+    (repo / ".gitignore").write_text("*.log\nbuild/\nvendor/\n.env*\n*.pem\n")
+    (repo / ".env").write_text("A=1\n")
+    (repo / "d1" / "server.pem").write_text("key\n")
+    (repo / "d1" / "run.log").write_text("not a secret\n")
+    (repo / "big.pem").write_bytes(b"k" * (scan.MAX_SECRET_BYTES + 1))
+    s = WorkspaceScanner(
+        repo,
+        BlobStore(tmp_path / "b" / "blobs"),
+        tmp_path / "b" / "c.json",
+        watch=mode != "git-whole",
+        use_git=mode != "walk",
+    )
+    assert s.snapshot().ignored_secrets == (".env", "d1/server.pem")  # not the log, not the big one
+    (repo / ".env").unlink()
+    (repo / "d2" / ".env.local").write_text("B=2\n")
+    assert s.snapshot().ignored_secrets == ("d1/server.pem", "d2/.env.local")

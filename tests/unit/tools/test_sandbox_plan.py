@@ -44,7 +44,9 @@ def test_no_sandbox_at_all_is_said_once_with_how_to_get_one(machine: pytest.Monk
     assert sandbox.unavailable_notice("off") is None  # the user chose it
 
 
-def test_landlock_keeps_writes_in_the_given_folders() -> None:
+def test_landlock_keeps_writes_in_the_given_folders(monkeypatch: pytest.MonkeyPatch) -> None:
+    # no state root of this process's earlier tests under /tmp (the registry is process-wide)
+    monkeypatch.setattr(sandbox, "private_roots", lambda: ())
     argv = sandbox.wrap_landlock(["bash", "-c", "true"], [], network=False)
     assert argv[-3:] == ["bash", "-c", "true"] and "--no-network" in argv
     assert all(folder in argv for folder in sandbox.TEMPORARY_FOLDERS)

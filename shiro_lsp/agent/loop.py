@@ -257,7 +257,9 @@ class Turn:
             if isinstance(action, SendBack):
                 self._send_back(action)
                 return True
-            if self.reflector.check_failed(action, await self._run_own(action)):
+            fix = self.reflector.check_failed(action, await self._run_own(action))
+            if fix is not None:
+                self._send_back(fix)
                 return True
         return False
 

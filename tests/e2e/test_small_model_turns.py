@@ -706,6 +706,31 @@ async def test_a_test_file_the_user_asked_for_is_run_and_a_failure_sent_back(
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
 
+async def test_a_failed_check_goes_back_as_what_shiro_ran_and_an_instruction_to_fix(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    """A model told of no tools reads Shiro's own check as Shiro's, in user text, and is told what to do
+    (not a native call and a tool message in a request that offers no tools, which it answered by
+    repeating its earlier reply)."""
+    (workspace / "bounds.py").write_text(LIMIT)
+    wrong = "from bounds import limit\n\n\ndef test_limit():\n    assert limit(10, 11, 12) == 10\n"
+    right = wrong.replace("== 10", "== 11")
+    local.script += [
+        Step(Text(f"test_bounds.py\n```python\n{wrong}```\n\ntest_bounds.py tests limit.", chunks=2)),
+        Step(Text(f"test_bounds.py\n```python\n{right}```\n\ntest_bounds.py tests limit.", chunks=2)),
+    ]
+    events = await run(local, workspace, home, COVER_LIMIT, PATH=with_pytest_first())
+    again = chats(local)[1]
+    assert "tools" not in again or not again["tools"]
+    assert [m["role"] for m in again["messages"]][-3:] == ["user", "assistant", "user"]
+    assert not any(m["role"] == "tool" or m.get("tool_calls") for m in again["messages"])
+    last = again["messages"][-1]["content"]
+    assert "Shiro ran `python3 -m pytest -q test_bounds.py`:" in last and "assert 11 == 10" in last
+    assert last.rstrip().endswith("Change the files so that it passes.")
+    assert any(e["type"] == "notice" and "the check failed" in e["text"] for e in events)
+    assert (workspace / "test_bounds.py").read_text() == right
+
+
 async def test_a_test_run_that_finds_no_test_file_is_not_sent_back(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:

@@ -437,14 +437,17 @@ def tools_prompt(specs: list[ToolSpec]) -> str:
 def as_text_protocol(messages: list[Message]) -> list[Message]:
     """The history for a model with no native tool calls: calls and results written as text."""
     out: list[Message] = []
+    shiro_ran: dict[str, str] = {}
     for message in messages:
         role = message.get("role")
+        if role == "assistant" and _made_by_shiro(message, shiro_ran):
+            continue
         if role == "assistant" and _written_out(message):
             out.append(_as_written(message))
         elif role == "assistant":
             out.append(_assistant_as_text(message))
         elif role == "tool":
-            _append_user(out, _results_as_text(parts_of(message)))
+            _append_user(out, _results_as_text(parts_of(message), shiro_ran))
         elif role == "user" and isinstance(message.get("content"), str):
             _append_user(out, str(message["content"]))
         else:
@@ -457,14 +460,17 @@ def as_written(messages: list[Message]) -> list[Message]:
     and the writes' results as the next user message: the server's cache still holds that reply
     (a rewrite as calls broke it where the first file began), and a file's content rides once."""
     out: list[Message] = []
-    state = ""  # "reply": after a written-out reply; "results": after its results, as user text
+    state = ""  # "reply": after a written-out reply or Shiro's own call; "results": after its results, as user text
+    shiro_ran: dict[str, str] = {}
     for message in messages:
         role = message.get("role")
-        if role == "assistant" and _written_out(message):
+        if role == "assistant" and _made_by_shiro(message, shiro_ran):
+            state = "reply"
+        elif role == "assistant" and _written_out(message):
             out.append(_as_written(message))
             state = "reply"
         elif role == "tool" and state:
-            _append_user(out, _results_as_text(parts_of(message)))
+            _append_user(out, _results_as_text(parts_of(message), shiro_ran))
             state = "results"
         elif role == "user" and state == "results" and isinstance(message.get("content"), str):
             _append_user(out, str(message["content"]))  # strict templates want turns to alternate
@@ -502,9 +508,32 @@ def _assistant_as_text(message: Message) -> Message:
     return {**message, "content": [*kept, {"type": "text", "text": text}] if text else kept}
 
 
-def _results_as_text(parts: list[Part]) -> str:
+def _made_by_shiro(message: Message, shiro_ran: dict[str, str]) -> bool:
+    """A message holding only calls Shiro made itself (a check it runs for a model that cannot):
+    never sent as the model's words. Their commands go to ``shiro_ran``, by call id."""
+    parts = parts_of(message)
+    calls = [p for p in parts if p.get("type") == "tool-call"]
+    if not calls or len(calls) != len(parts) or not all(map(_by_shiro, calls)):
+        return False
+    for call in calls:
+        given = call.get("input")
+        command = given.get("command") if isinstance(given, dict) else None
+        shiro_ran[str(call.get("toolCallId"))] = str(command or call.get("toolName", ""))
+    return True
+
+
+def _by_shiro(part: Part) -> bool:
+    options = part.get("providerOptions")
+    shiro = options.get("shiro") if isinstance(options, dict) else None
+    return isinstance(shiro, dict) and shiro.get("byShiro") is True
+
+
+def _results_as_text(parts: list[Part], shiro_ran: Mapping[str, str]) -> str:
+    """Results as user text: a call's in its ``<tool_response>``, one Shiro made as what Shiro ran."""
     return "\n".join(
-        f'<tool_response name="{p.get("toolName", "")}">\n'
+        f"Shiro ran `{shiro_ran[str(p.get('toolCallId'))]}`:\n{neutralise_tags(tool_output_text(p))}"
+        if str(p.get("toolCallId")) in shiro_ran
+        else f'<tool_response name="{p.get("toolName", "")}">\n'
         f"{neutralise_tags(tool_output_text(p))}\n</tool_response>"
         for p in parts
         if p.get("type") in ("tool-result", "tool-error")

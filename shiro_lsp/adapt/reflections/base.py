@@ -31,6 +31,7 @@ from shiro_lsp.tools.edits import PLANNERS
 NUDGE_MARK_KEY = "shiroNote"
 NUDGE_MARK = "nudge"
 NOTICE = "Shiro sent the model back ({why})."
+CHECK_FAILED = "`{command}` failed; its output is above. Change the files so that it passes."
 
 
 @dataclass(frozen=True)
@@ -251,15 +252,16 @@ class Reflector:
                 chosen = action
         return chosen
 
-    def check_failed(self, check: RunCheck, result: dict[str, Any] | None) -> bool:
-        """Shiro ran the check: True when it failed and the model is sent back to fix it (counted)."""
+    def check_failed(self, check: RunCheck, result: dict[str, Any] | None) -> SendBack | None:
+        """Shiro ran the check: the instruction to fix what it reports when it failed (counted),
+        else None. The output rides above it in the history, as the check's result."""
         verdict = check.command.verdict(result)
         if verdict == "cannot run":
             self.facts.check_refused = True  # nothing the model can fix by reading its output
         if verdict != "failed" or self.left <= 0:
-            return False
+            return None
         self.left -= 1
-        return True
+        return SendBack(CHECK_FAILED.format(command=check.command.shown), "the check failed")
 
     def _count(self, reflection: Reflection) -> None:
         self.sent.add(reflection.name)

@@ -2273,6 +2273,7 @@ export const scenarios = [
     async run({ wb, settings }) {
       const served = (await (await fetch(`${process.env.SHIRO_E2E_REAL_URL}/models`)).json()).data.map(m => m.id);
       console.log(`  the server serves: ${served.join(', ')}`);
+      await wb.openChat();  // the first scenario of its profile: the extension is active before its command is asked for
       await wb.runCommand('Shiro: Set up the model endpoint');
       const chat = wb.chat();
       await chat.locator('#welcome').waitFor({ state: 'visible', timeout: 15_000 });

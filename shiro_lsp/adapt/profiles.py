@@ -44,7 +44,13 @@ from shiro_lsp.adapt.reflections.checks import CheckReminder, RunChecks, RunFirs
 from shiro_lsp.adapt.reflections.commands import Checks
 from shiro_lsp.adapt.reflections.lint import Lint, with_missing_imports
 from shiro_lsp.adapt.reflections.loop_cut import LoopCut
-from shiro_lsp.adapt.reflections.unchanged import IdleWrites, SecretWrite, UnchangedListing, UnchangedQuote
+from shiro_lsp.adapt.reflections.unchanged import (
+    IdleWrites,
+    NothingWritten,
+    SecretWrite,
+    UnchangedListing,
+    UnchangedQuote,
+)
 from shiro_lsp.adapt.reflections.unfinished import (
     AnnouncedStep,
     CallInProse,
@@ -190,6 +196,7 @@ def all_reflections() -> list[Reflection]:
         CallInProse(),
         AnnouncedStep(),
         CheckReminder(),
+        NothingWritten(),  # the last resort: only where nothing above sent the model back
         NoAnswer(),
         InventedResult(),
         SecretWrite(),  # after a step's calls: before the idle writes' count says anything

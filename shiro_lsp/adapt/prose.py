@@ -107,6 +107,12 @@ def is_question(words: str) -> bool:
     return words.rstrip().endswith("?")
 
 
+def requests_a_change(words: str) -> bool:
+    """Parses the user's prose: the message asks, in so many words, for files to change: it names a
+    change (a verb of changing) and is neither a question nor a request to explain."""
+    return bool(_CHANGE_VERB.search(words)) and not (is_question(words) or _TO_EXPLAIN.search(words))
+
+
 def asks_for_change(words: str) -> bool:
     """Parses the user's prose: whether the message may ask for files to change. Only one that names
     no change (no verb of changing) and asks something or asks to explain does not: it is answered in

@@ -155,6 +155,48 @@ async def test_a_file_written_out_in_the_reply_is_written(
     assert result["role"] == "user" and "Wrote" in result["content"] and "banner.py" in result["content"]
 
 
+NOTES = (
+    "# Notes\n\nbanner.py prints one line, its title between equals signs.\nThe title defaults to home.\n"
+    "It takes no other flag yet.\n\nRun it so:\n\n```sh\npython3 banner.py --title x\n```\n"
+)
+
+
+async def test_a_shown_file_copied_beside_the_change_is_not_written_and_the_change_is(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "banner.py").write_text(BANNER)
+    (workspace / "NOTES.md").write_text(NOTES)
+    # the copy's own fence inside a three-backtick block cuts it short: written, it would lose lines
+    reply = f"banner.py\n```python\n{BANNER_LOUD}```\n\nNOTES.md\n```markdown\n{NOTES}```\n"
+    local.script += [Step(Text(reply, chunks=4)), Step(Text("banner.py takes --loud now."))]
+    prompt = "Change banner.py so it shouts its line when given --loud. NOTES.md says how it is run."
+    events = await run(local, workspace, home, prompt)
+    assert "The title defaults to home." in chats(local)[0]["messages"][-1]["content"]  # shown whole
+    assert (workspace / "banner.py").read_text() == BANNER_LOUD
+    assert (workspace / "NOTES.md").read_text() == NOTES
+    notices = [e["text"] for e in events if e["type"] == "notice"]
+    assert any("did not write NOTES.md: the model copied it" in text for text in notices)
+    assert [e["input"]["path"] for e in events if e["type"] == "tool-call"] == ["banner.py"]
+
+
+async def test_a_plan_that_writes_nothing_is_sent_back_once_and_the_file_then_written(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    (workspace / "banner.py").write_text(BANNER)
+    plan = "banner.py must change: it needs a --loud argument, and its line upper-cased when that is set."
+    local.script += [
+        Step(Text(plan, chunks=2)),
+        Step(Text(f"banner.py\n```python\n{BANNER_LOUD}```\n", chunks=3)),
+        Step(Text("banner.py takes --loud now.")),
+    ]
+    events = await run(local, workspace, home, "Change banner.py so it shouts its line when given --loud.")
+    assert (workspace / "banner.py").read_text() == BANNER_LOUD
+    notices = [e["text"] for e in events if e["type"] == "notice"]
+    assert "Shiro sent the model back (no file changed)." in notices
+    assert "write it out now" in chats(local)[1]["messages"][-1]["content"]
+    assert events[-1]["outcome"] == "changed"
+
+
 async def test_code_for_a_new_file_shown_in_prose_is_sent_back_and_the_call_then_runs(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:

@@ -32,7 +32,7 @@ _ATTACHED = re.compile(r'<context label="[^"\n]*"[^>\n]*>\n([\s\S]*?)\n</context
 """A document attached to a prompt (agent/attachments.py writes them)."""
 _LINE_NUMBER = re.compile(r"^ *\d+\t", re.M)
 """read_file's numbering (``cat -n``)."""
-_FENCE_OPEN = re.compile(r"^[^\n]*?```[^\n]*\n", re.S)
+_FENCE_OPEN = re.compile(r"^[^\n]*?```[^\n]*\n", re.M)
 _SPACE = re.compile(r"\s+")
 MIN_ECHO_CHARS = 8
 """A block shorter than this (whitespace aside) is too common to be an echo of anything."""
@@ -106,14 +106,31 @@ def echoes(
     if not shown.texts:
         return False
     if listings:  # their calls are the listings' own: judged by the block as the model wrote it
-        listings = [item for item in listings if changes(item.path, item.content)]
-        if not listings:
-            return False
-    if len(_unspaced(reply)) >= MIN_ECHO_CHARS and shown.holds([reply.strip()]):
+        return bool(echoed_listings(reply, listings, shown, changes))
+    if _echoes_whole(reply, shown):
         return True
-    if listings:
-        return any(_echoes_listing(reply, listing, shown) for listing in listings)
     return any(_echoes_call(call, shown) for call in calls)
+
+
+def echoed_listings(
+    reply: str,
+    listings: Sequence[Listing],
+    shown: Shown,
+    changes: Callable[[str, str], bool] = _changes_something,
+) -> list[Listing]:
+    """The listings read from ``reply`` that reproduce text the model was shown (every one of them
+    when the reply as a whole does). The others are the model's own: a small model that writes its
+    change and copies the files it was shown beside it gets its change written, never the copies."""
+    if not shown.texts:
+        return []
+    changing = [item for item in listings if changes(item.path, item.content)]
+    if changing and _echoes_whole(reply, shown):
+        return list(listings)
+    return [item for item in changing if _echoes_listing(reply, item, shown)]
+
+
+def _echoes_whole(reply: str, shown: Shown) -> bool:
+    return len(_unspaced(reply)) >= MIN_ECHO_CHARS and shown.holds([reply.strip()])
 
 
 def _echoes_listing(reply: str, listing: Listing, shown: Shown) -> bool:
@@ -163,7 +180,8 @@ def _path_forms(path: str) -> tuple[str, ...]:
 
 def _block(listing: str) -> str:
     """The body of the fenced block a listing (its path line included) holds."""
-    body = _FENCE_OPEN.sub("", listing, count=1)
+    opened = _FENCE_OPEN.search(listing)  # the path line before it is not the block's
+    body = listing[opened.end() :] if opened else listing
     return body[: body.rfind("```")] if "```" in body else body
 
 

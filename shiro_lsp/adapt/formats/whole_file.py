@@ -36,7 +36,7 @@ from pathlib import Path
 
 from shiro_lsp.adapt.definitions import defined_names, drops_module_lines, has_grammar, place_definitions
 from shiro_lsp.adapt.formats.base import Hold, Listing, ParsedReply, ReplyContext, ReplyFormat, TextCall
-from shiro_lsp.adapt.formats.echoes import Shown, echoes
+from shiro_lsp.adapt.formats.echoes import Shown, echoed_listings, echoes
 from shiro_lsp.adapt.formats.search_replace import block_calls, has_edit_blocks
 from shiro_lsp.adapt.formats.text_calls import TextCalls, is_call_shaped
 from shiro_lsp.adapt.repo_map import repo_map_of
@@ -476,7 +476,7 @@ class WholeFile(ReplyFormat):
         if parsed is None and has_edit_blocks(text):  # a long file changed by SEARCH/REPLACE blocks
             found, prose, notice = await asyncio.to_thread(block_calls, text, context.workspace)
             calls = [TextCall(name, input) for name, input in found]
-            if calls and await _echoes(text, calls, [], context):
+            if calls and await _echoes(text, calls, context):
                 return ParsedReply(declined=True)  # a shown block echoed: never applied, --yolo or not
             parsed = ParsedReply(calls, prose, notice) if calls else None
         if parsed is not None or "```" not in text:
@@ -484,13 +484,15 @@ class WholeFile(ReplyFormat):
         listings, added = await asyncio.to_thread(self._listings, text, context)
         if not listings:
             return None
-        calls = [listing_call(item) for item in listings]
-        if await _echoes(text, calls, listings, context):
+        echoed = await _echoed(text, listings, context)
+        kept = [item for item in listings if item not in echoed]
+        if not kept:
             return ParsedReply(declined=True)  # shown text echoed: never written, --yolo or not
+        skipped = f" {echoed_notice([item.path for item in echoed])}" if echoed else ""
         return ParsedReply(
-            calls,
+            [listing_call(item) for item in kept],
             without_listings(text, listings),
-            listing_notice([item.path for item in listings]) + added,
+            listing_notice([item.path for item in kept]) + added + skipped,
             written_as=text,
             wrote_out=True,
             # a small model sent back after its files were written rewrote them worse (it copied diff
@@ -522,11 +524,19 @@ class WholeFile(ReplyFormat):
         return WholeFile(refused, self._mend) if isinstance(refused, TextCalls) else None
 
 
-async def _echoes(text: str, calls: list[TextCall], listings: list[Listing], context: ReplyContext) -> bool:
-    """The echo rule (``echoes.py``) on a reply's file changes; in a thread, as it reads the files."""
+async def _echoes(text: str, calls: list[TextCall], context: ReplyContext) -> bool:
+    """The echo rule (``echoes.py``) on a reply's edit blocks; in a thread, as it reads the files."""
     shown = Shown.of(context.history, context.instructions)
     changes = partial(_changes_file, context.workspace, context.redactor)
-    return await asyncio.to_thread(echoes, text, calls, listings, shown, changes)
+    return await asyncio.to_thread(echoes, text, calls, [], shown, changes)
+
+
+async def _echoed(text: str, listings: list[Listing], context: ReplyContext) -> list[Listing]:
+    """The echo rule (``echoes.py``) on the files a reply writes out: those it copied from what the
+    model was shown. In a thread, as it reads the files."""
+    shown = Shown.of(context.history, context.instructions)
+    changes = partial(_changes_file, context.workspace, context.redactor)
+    return await asyncio.to_thread(echoed_listings, text, listings, shown, changes)
 
 
 def _changes_file(workspace: Path | Sequence[Path], redactor: Redactor, path: str, content: str) -> bool:
@@ -541,6 +551,11 @@ def _changes_file(workspace: Path | Sequence[Path], redactor: Redactor, path: st
 
 def listing_notice(paths: list[str]) -> str:
     return f"The model wrote out {', '.join(paths)} in its reply; Shiro writes {'them' if len(paths) > 1 else 'it'} (write_file)."
+
+
+def echoed_notice(paths: list[str]) -> str:
+    them = "them" if len(paths) > 1 else "it"
+    return f"Shiro did not write {', '.join(paths)}: the model copied {them} from text it was shown."
 
 
 def _concludes(reply: str, listings: list[Listing]) -> bool:

@@ -96,6 +96,8 @@ class TurnFacts:
     first: CheckCommand | None = None
     """The command the user said to run, or says fails: Shiro runs it before the first step."""
     used_tools: bool = False
+    tried_change: bool = False
+    """A call to change a file ran or was refused this turn (whatever came of it)."""
     changed: bool = False
     changed_since_check: bool = False
     check_refused: bool = False
@@ -115,6 +117,7 @@ class TurnFacts:
             ok, name = succeeded(part), part.get("toolName")
             given = inputs.get(str(part.get("toolCallId")), {})
             given = given if isinstance(given, dict) else {}
+            self.tried_change = self.tried_change or name in PLANNERS
             if name in PLANNERS and ok:
                 self.changed = self.changed_since_check = True
             if name == "write_file" and ok and isinstance(given.get("path"), str):
@@ -154,6 +157,9 @@ class Reflection:
     """A reply it sends back is never shown as an answer."""
     wants_a_change = False
     """It sends a reply back as a change left undone: only when the user may have asked for one."""
+    last_resort = False
+    """It sends back only in a turn nothing else sent back (a second reminder of the same work
+    undone only costs a step: a small model answers it as it answered the first)."""
 
     def before_first_step(self, facts: TurnFacts) -> RunCheck | None:
         """The turn starts: a command for Shiro to run before the model's first step."""
@@ -189,6 +195,8 @@ class Reflector:
         return any(r.name == name for r in self.reflections)
 
     def may_send(self, reflection: Reflection) -> bool:
+        if reflection.last_resort and self.sent:
+            return False
         return self.left > 0 and (reflection.repeats or reflection.name not in self.sent)
 
     def before_first_step(self) -> RunCheck | None:

@@ -1,5 +1,6 @@
 """Replies whose files change nothing: a file shown as its own fix, a file written out exactly as it
-is, written-out files that change nothing step after step, and a file refused for setting a secret.
+is, a turn asked to change files that ends having tried no change, written-out files that change
+nothing step after step, and a file refused for setting a secret.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from shiro_lsp.adapt.prose import requests_a_change
 from shiro_lsp.adapt.reflections.base import Action, EndTurn, Reflection, Reply, SendBack, TurnFacts
 from shiro_lsp.adapt.reflections.replies import (
     FENCED,
@@ -17,6 +19,7 @@ from shiro_lsp.adapt.reflections.replies import (
     listed_file,
     named_paths,
 )
+from shiro_lsp.adapt.reflections.unfinished import unrun
 from shiro_lsp.bounded import small_int
 from shiro_lsp.errors import ToolError
 from shiro_lsp.fs.jail import Roots, relative_posix, resolve_in_workspace
@@ -94,6 +97,18 @@ class UnchangedListing(Reflection):
         return UNCHANGED_BESIDE_THE_ERROR.format(
             path=path, command=command.shown, file=file, line=line, code=code
         )
+
+
+class NothingWritten(Reflection):
+    """A turn the user asked in words to change files, that would end with no change made or tried,
+    is sent back once to make the change or say why it makes none."""
+
+    name, group, wants_a_change, last_resort = "nothing_written", "unchanged", True, True
+
+    def answer(self, reply: Reply, facts: TurnFacts) -> SendBack | None:
+        if facts.changed or facts.tried_change or not requests_a_change(facts.words):
+            return None
+        return SendBack(unrun(facts), "no file changed")
 
 
 class SecretWrite(Reflection):

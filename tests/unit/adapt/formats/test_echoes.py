@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from shiro_lsp.adapt.formats.base import Listing, TextCall
-from shiro_lsp.adapt.formats.echoes import Shown, echoes
+from shiro_lsp.adapt.formats.echoes import Shown, echoed_listings, echoes
 from shiro_lsp.adapt.formats.text_calls import parse_text_tool_calls
 from shiro_lsp.adapt.view import VIEW_KEY
 from shiro_lsp.messages import Message
@@ -81,6 +81,17 @@ def test_a_listing_echoed_from_a_readme_is_an_echo_whatever_the_spacing() -> Non
     view: Message = {"role": "user", "content": "go", VIEW_KEY: f"README.md\n```\n{readme}```"}
     assert echoes(reply, [], [item], Shown.of([view]))
     assert echoes(reply, [], [item], Shown.of([tool_result(numbered(readme))]))  # read_file of it
+
+
+def test_a_listing_beside_the_models_own_change_is_an_echo_whatever_its_fence_says() -> None:
+    change = "import pytest\n\n\n@pytest.fixture\ndef answer():\n    return 42\n"
+    reply = (
+        f"First my change:\n\nnew_test.py\n```python\n{change}```\n\nconftest.py\n```python\n{CONFTEST}```\n"
+    )
+    own = Listing("new_test.py", change, (reply.index("new_test.py"), reply.index("conftest.py") - 2))
+    copied = Listing("conftest.py", CONFTEST, (reply.index("conftest.py"), len(reply) - 1))
+    view: Message = {"role": "user", "content": "go", VIEW_KEY: f"conftest.py\n````\n{CONFTEST}````"}
+    assert echoed_listings(reply, [own, copied], Shown.of([view])) == [copied]
 
 
 def test_a_listing_of_new_content_is_not_an_echo() -> None:

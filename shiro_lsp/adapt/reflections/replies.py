@@ -24,6 +24,12 @@ def code_blocks(text: str) -> list[list[str]]:
     return [block for block in blocks if len(block) > 1]
 
 
+def asks_the_user(text: str) -> bool:
+    """The reply ends by asking something (its prose's last line ends with a question mark)."""
+    prose = FENCED.sub("", text).strip()
+    return bool(prose) and prose.splitlines()[-1].rstrip().endswith("?")
+
+
 def named_paths(text: str) -> list[str]:
     """The file paths ``text`` names, in order, once each."""
     return list(dict.fromkeys(m.group(0).strip("`'\"") for m in _PATH.finditer(text)))

@@ -13,6 +13,7 @@ from shiro_lsp.adapt.reflections.base import Action, EndTurn, Reflection, Reply,
 from shiro_lsp.adapt.reflections.replies import (
     FENCED,
     MAX_QUOTED_FILE,
+    asks_the_user,
     code_blocks,
     file_lines,
     is_the_file,
@@ -100,13 +101,15 @@ class UnchangedListing(Reflection):
 
 
 class NothingWritten(Reflection):
-    """A turn the user asked in words to change files, that would end with no change made or tried,
-    is sent back once to make the change or say why it makes none."""
+    """A turn the user asked in words to change files, that would end with no change made or tried
+    and nothing asked of the user, is sent back once to make the change or say why it makes none."""
 
     name, group, wants_a_change, last_resort = "nothing_written", "unchanged", True, True
 
     def answer(self, reply: Reply, facts: TurnFacts) -> SendBack | None:
         if facts.changed or facts.tried_change or not requests_a_change(facts.words):
+            return None
+        if asks_the_user(reply.text):  # what it needs to know: an answer, not work left undone
             return None
         return SendBack(unrun(facts), "no file changed")
 

@@ -45,6 +45,9 @@ def test_no_reminder_after_a_change_was_tried_for_a_question_or_after_another_re
     assert COMPACT.reflector(tried).after_answer(Reply(PLAN_ONLY)) is None  # refused, or it failed
     question = TurnFacts("Could tidy in parse.py keep leading spaces?", tmp_path)
     assert COMPACT.reflector(question).after_answer(Reply(PLAN_ONLY)) is None
+    asked = TurnFacts("Make tidy in parse.py keep leading spaces.", tmp_path)
+    asks_back = "Which spaces count as leading: tabs too?"
+    assert COMPACT.reflector(asked).after_answer(Reply(asks_back)) is None  # the user is asked
     reflector = COMPACT.reflector(TurnFacts("Make tidy in parse.py keep leading spaces.", tmp_path))
     announced = reflector.after_answer(Reply("The cause is clear. I will now edit parse.py."))
     assert isinstance(announced, SendBack) and announced.why == "announced a step"

@@ -50,8 +50,12 @@ from shiro_lsp.messages import Message
 from shiro_lsp.tools.files import open_text
 
 _BLOCK = re.compile(
-    r"^(?P<fence>`{3,})[ \t]*(?P<lang>[\w+#.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.S | re.M
+    r"^(?P<indent>[ \t]{0,8})(?P<fence>`{3,})[ \t]*(?P<lang>[\w+#.-]*)[^\n]*\n(?P<body>.*?)"
+    r"^(?P=indent)(?P=fence)[ \t]*$",
+    re.S | re.M,
 )
+"""A fenced block; indented as a whole under a list item ("- `app.py`:"), its lines are read without
+that indent."""
 _PATH_LINE = re.compile(
     r"^[\s#*>`-]*(?:(?:file(?:name)?|path)\s*:\s*)?[`*'\"]*(?P<path>[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z0-9]{1,8}"
     r"|(?:[\w.-]+/)*(?:Makefile|Dockerfile|README))[`*'\"]*\s*:?\s*[*`]*\s*$",
@@ -134,7 +138,7 @@ def _blocks(text: str) -> list[_Block]:
     blocks: list[_Block] = []
     end = 0
     for match in _BLOCK.finditer(text):
-        body = match.group("body")
+        body = _dedented(match.group("body"), match.group("indent"))
         block = _Block(
             match.group("lang").lower(), body, text[end : match.start()], match.start(), match.end()
         )
@@ -152,6 +156,13 @@ def _blocks(text: str) -> list[_Block]:
         blocks.append(block)
         end = match.end()
     return blocks
+
+
+def _dedented(body: str, indent: str) -> str:
+    if not indent:
+        return body
+    lines = body.splitlines(keepends=True)
+    return "".join(line.removeprefix(indent) if line.strip() else line.lstrip(" \t") for line in lines)
 
 
 def _fenced_path_line(previous: _Block, block: _Block) -> str | None:

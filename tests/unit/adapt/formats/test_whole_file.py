@@ -31,6 +31,12 @@ def test_a_path_line_then_a_fence_is_the_file(ws: Path, path_line: str) -> None:
     }
 
 
+@pytest.mark.parametrize("indent", ["  ", "   ", "    "])
+def test_a_block_indented_under_a_list_item_is_the_file_without_the_indent(ws: Path, indent: str) -> None:
+    block = "\n".join(f"{indent}{line}" if line else "" for line in f"```python\n{FIXED}```".split("\n"))
+    assert written(f"The changes:\n\n- `stats.py`:\n{block}\n", ws) == {"stats.py": FIXED}
+
+
 def test_a_new_file_needs_its_path_on_its_own_line(ws: Path) -> None:
     assert written("hello.py\n```python\nprint('hello')\n```", ws) == {"hello.py": "print('hello')\n"}
     assert written("Create `hello.py` with:\n```python\nprint('hello')\n```", ws) == {}

@@ -193,7 +193,7 @@ async def test_a_plan_that_writes_nothing_is_sent_back_once_and_the_file_then_wr
     assert (workspace / "banner.py").read_text() == BANNER_LOUD
     notices = [e["text"] for e in events if e["type"] == "notice"]
     assert "Shiro sent the model back (no file changed)." in notices
-    assert "write it out now" in chats(local)[1]["messages"][-1]["content"]
+    assert "Write out banner.py now" in chats(local)[1]["messages"][-1]["content"]
     assert events[-1]["outcome"] == "changed"
 
 

@@ -40,6 +40,10 @@ UNCHANGED_BESIDE_THE_ERROR = (
     "{path} as you wrote it out is the file as it already is: nothing was changed. `{command}` fails "
     "in {file}, line {line}: `{code}`. Write out the file that must change, with its change."
 )
+WRITE_THE_FILE = (
+    "Nothing was changed. Write out {path} now with its change: its path alone on one line, then its "
+    "whole new content in a fenced code block. If no file needs a change, give your final answer."
+)
 IDLE_WRITES = (
     "Your files changed nothing, twice. Stop writing files out: tell the user in a few sentences what "
     "you could not do, and why."
@@ -111,7 +115,12 @@ class NothingWritten(Reflection):
             return None
         if asks_the_user(reply.text):  # what it needs to know: an answer, not work left undone
             return None
-        return SendBack(unrun(facts), "no file changed")
+        named = next((p for p in named_paths(reply.text) if file_lines(facts.workspace, p) is not None), None)
+        if named is None or not facts.writes_out:
+            return SendBack(unrun(facts), "no file changed")
+        # a small model sent back in general terms repeats its reply: the file it named first is
+        # something to act on
+        return SendBack(WRITE_THE_FILE.format(path=named), "no file changed")
 
 
 class SecretWrite(Reflection):

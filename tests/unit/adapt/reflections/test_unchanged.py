@@ -34,6 +34,9 @@ def test_a_change_asked_for_and_neither_made_nor_tried_is_sent_back_once(tmp_pat
     sent = reflector.after_answer(Reply(PLAN_ONLY))
     assert isinstance(sent, SendBack) and sent.why == "no file changed"
     assert "write it out now" in sent.instruction and "give your final answer" in sent.instruction
+    (tmp_path / "parse.py").write_text("def tidy(text):\n    return text.strip()\n")
+    sent = COMPACT.reflector(asked).after_answer(Reply(PLAN_ONLY))
+    assert isinstance(sent, SendBack) and "Write out parse.py now" in sent.instruction  # the file it named
     assert reflector.after_answer(Reply(PLAN_ONLY)) is None  # once a turn
     assert "nothing_written" not in {r.name for r in FULL.reflector(asked).reflections}
 

@@ -96,8 +96,6 @@ class TurnFacts:
     first: CheckCommand | None = None
     """The command the user said to run, or says fails: Shiro runs it before the first step."""
     used_tools: bool = False
-    tried_change: bool = False
-    """A call to change a file ran or was refused this turn (whatever came of it)."""
     changed: bool = False
     changed_since_check: bool = False
     check_refused: bool = False
@@ -117,7 +115,6 @@ class TurnFacts:
             ok, name = succeeded(part), part.get("toolName")
             given = inputs.get(str(part.get("toolCallId")), {})
             given = given if isinstance(given, dict) else {}
-            self.tried_change = self.tried_change or name in PLANNERS
             if name in PLANNERS and ok:
                 self.changed = self.changed_since_check = True
             if name == "write_file" and ok and isinstance(given.get("path"), str):

@@ -105,14 +105,14 @@ class UnchangedListing(Reflection):
 
 
 class NothingWritten(Reflection):
-    """A turn the user asked in words to change files, that would end with no change made or tried
-    and nothing asked of the user, is sent back once to make the change or say why it makes none."""
+    """A turn the user asked in words to change files, that would end having called no tool and asked
+    the user nothing, is sent back once to make the change or say why it makes none."""
 
     name, group, wants_a_change, last_resort = "nothing_written", "unchanged", True, True
 
     def answer(self, reply: Reply, facts: TurnFacts) -> SendBack | None:
-        if facts.changed or facts.tried_change or not requests_a_change(facts.words):
-            return None
+        if facts.used_tools or not requests_a_change(facts.words):
+            return None  # a turn that used a tool acted on its own terms (a task list, a read)
         if asks_the_user(reply.text):  # what it needs to know: an answer, not work left undone
             return None
         named = next((p for p in named_paths(reply.text) if file_lines(facts.workspace, p) is not None), None)

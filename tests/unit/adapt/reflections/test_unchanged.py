@@ -41,11 +41,11 @@ def test_a_change_asked_for_and_neither_made_nor_tried_is_sent_back_once(tmp_pat
     assert "nothing_written" not in {r.name for r in FULL.reflector(asked).reflections}
 
 
-def test_no_reminder_after_a_change_was_tried_for_a_question_or_after_another_reminder(
+def test_no_reminder_after_a_tool_call_for_a_question_or_after_another_reminder(
     tmp_path: Path,
 ) -> None:
-    tried = TurnFacts("Make tidy in parse.py keep leading spaces.", tmp_path, tried_change=True)
-    assert COMPACT.reflector(tried).after_answer(Reply(PLAN_ONLY)) is None  # refused, or it failed
+    tried = TurnFacts("Make tidy in parse.py keep leading spaces.", tmp_path, used_tools=True)
+    assert COMPACT.reflector(tried).after_answer(Reply(PLAN_ONLY)) is None  # a read, a refused write
     question = TurnFacts("Could tidy in parse.py keep leading spaces?", tmp_path)
     assert COMPACT.reflector(question).after_answer(Reply(PLAN_ONLY)) is None
     asked = TurnFacts("Make tidy in parse.py keep leading spaces.", tmp_path)

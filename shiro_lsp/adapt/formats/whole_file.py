@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -56,6 +56,8 @@ _BLOCK = re.compile(
 )
 """A fenced block; indented as a whole under a list item ("- `app.py`:"), its lines are read without
 that indent."""
+_INNER_FENCE = re.compile(r"^(?P<fence>`{3,})[ \t]*(?P<lang>[^\s`]*)[^\n`]*\n?$")
+_MARKDOWN_LANGS = frozenset({"markdown", "md"})
 _PATH_LINE = re.compile(
     r"^[\s#*>`-]*(?:(?:file(?:name)?|path)\s*:\s*)?[`*'\"]*(?P<path>[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z0-9]{1,8}"
     r"|(?:[\w.-]+/)*(?:Makefile|Dockerfile|README))[`*'\"]*\s*:?\s*[*`]*\s*$",
@@ -134,27 +136,55 @@ def file_listings(
     return listings
 
 
+def _fenced(text: str) -> Iterator[tuple[str, str, int, int]]:
+    """Each fenced block of ``text``: (language, body without its indent, start, end). A Markdown
+    block reads the fences inside it as nested: one opened with a language closes with the next bare
+    fence, so a README's own examples, copied into a three-backtick block, do not end the README."""
+    at = 0
+    while (match := _BLOCK.search(text, at)) is not None:
+        lang, end, body = match.group("lang").lower(), match.end(), match.group("body")
+        if lang in _MARKDOWN_LANGS:
+            end, body = _nested_end(text, match) or (end, body)
+        yield lang, _dedented(body, match.group("indent")), match.start(), end
+        at = end
+
+
+def _nested_end(text: str, match: re.Match[str]) -> tuple[int, str] | None:
+    """Where a Markdown block ends when the fences inside it nest (its end, its body), or None when
+    they do not balance."""
+    fence, indent, depth = match.group("fence"), match.group("indent"), 0
+    at = match.start("body")
+    for line in text[at:].splitlines(keepends=True):
+        inner = _INNER_FENCE.match(line.removeprefix(indent))
+        if inner is not None and inner.group("fence") == fence:
+            if inner.group("lang"):
+                depth += 1
+            elif depth == 0:
+                return at + len(line.rstrip("\n")), text[match.start("body") : at]
+            else:
+                depth -= 1
+        at += len(line)
+    return None
+
+
 def _blocks(text: str) -> list[_Block]:
     blocks: list[_Block] = []
     end = 0
-    for match in _BLOCK.finditer(text):
-        body = _dedented(match.group("body"), match.group("indent"))
-        block = _Block(
-            match.group("lang").lower(), body, text[end : match.start()], match.start(), match.end()
-        )
+    for lang, body, start, stop in _fenced(text):
+        block = _Block(lang, body, text[end:start], start, stop)
         path_line = _fenced_path_line(blocks[-1], block) if blocks else None
         if path_line is not None:  # the path line goes from the block before to this one
             previous = blocks.pop()
             body = previous.body.rstrip("\n").rpartition("\n")[0]
             if body.strip():  # the block before, left unclosed, ends where the path line starts
                 blocks.append(replace(previous, body=body + "\n"))
-                block = replace(block, before=path_line, start=match.start() + len(path_line))
+                block = replace(block, before=path_line, start=start + len(path_line))
             else:
                 block = replace(
                     block, before=previous.before + path_line, start=previous.start + len(path_line)
                 )
         blocks.append(block)
-        end = match.end()
+        end = stop
     return blocks
 
 

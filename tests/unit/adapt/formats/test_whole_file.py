@@ -37,6 +37,16 @@ def test_a_block_indented_under_a_list_item_is_the_file_without_the_indent(ws: P
     assert written(f"The changes:\n\n- `stats.py`:\n{block}\n", ws) == {"stats.py": FIXED}
 
 
+README = "# Stats\n\n## Use\n\n```bash\npython3 run_stats.py\n```\n\n## Options\n\nNone yet.\n\n## Licence\n\nMIT\n"
+
+
+def test_a_markdown_file_with_its_own_examples_is_read_to_its_end(ws: Path) -> None:
+    (ws / "README.md").write_text(README)
+    documented = README.replace("None yet.\n", "- --round: digits to round the average to\n")
+    reply = f"README.md\n```markdown\n{documented}```\n"
+    assert written(reply, ws, "Document a --round option in README.md.") == {"README.md": documented}
+
+
 def test_a_new_file_needs_its_path_on_its_own_line(ws: Path) -> None:
     assert written("hello.py\n```python\nprint('hello')\n```", ws) == {"hello.py": "print('hello')\n"}
     assert written("Create `hello.py` with:\n```python\nprint('hello')\n```", ws) == {}

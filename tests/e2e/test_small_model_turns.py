@@ -166,8 +166,9 @@ async def test_a_shown_file_copied_beside_the_change_is_not_written_and_the_chan
 ) -> None:
     (workspace / "banner.py").write_text(BANNER)
     (workspace / "NOTES.md").write_text(NOTES)
-    # the copy's own fence inside a three-backtick block cuts it short: written, it would lose lines
-    reply = f"banner.py\n```python\n{BANNER_LOUD}```\n\nNOTES.md\n```markdown\n{NOTES}```\n"
+    # as a 1.5B model copies it: one closing fence short, so the copy's own fence ends it, a line
+    # early (written, the file would lose that line)
+    reply = f"banner.py\n```python\n{BANNER_LOUD}```\n\nNOTES.md\n```markdown\n{NOTES}"
     local.script += [Step(Text(reply, chunks=4)), Step(Text("banner.py takes --loud now."))]
     prompt = "Change banner.py so it shouts its line when given --loud. NOTES.md says how it is run."
     events = await run(local, workspace, home, prompt)

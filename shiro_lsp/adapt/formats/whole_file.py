@@ -567,17 +567,22 @@ class WholeFile(ReplyFormat):
 
 async def _echoes(text: str, calls: list[TextCall], context: ReplyContext) -> bool:
     """The echo rule (``echoes.py``) on a reply's edit blocks; in a thread, as it reads the files."""
-    shown = Shown.of(context.history, context.instructions)
-    changes = partial(_changes_file, context.workspace, context.redactor)
+    shown, changes = _echo_inputs(context)
     return await asyncio.to_thread(echoes, text, calls, [], shown, changes)
 
 
 async def _echoed(text: str, listings: list[Listing], context: ReplyContext) -> list[Listing]:
     """The echo rule (``echoes.py``) on the files a reply writes out: those it copied from what the
     model was shown. In a thread, as it reads the files."""
-    shown = Shown.of(context.history, context.instructions)
-    changes = partial(_changes_file, context.workspace, context.redactor)
+    shown, changes = _echo_inputs(context)
     return await asyncio.to_thread(echoed_listings, text, listings, shown, changes)
+
+
+def _echo_inputs(context: ReplyContext) -> tuple[Shown, Callable[[str, str], bool]]:
+    """What the model was shown, and whether writing a content would change a file."""
+    return Shown.of(context.history, context.instructions), partial(
+        _changes_file, context.workspace, context.redactor
+    )
 
 
 def _changes_file(workspace: Path | Sequence[Path], redactor: Redactor, path: str, content: str) -> bool:

@@ -44,6 +44,7 @@ from shiro_lsp.adapt.reflections.checks import CheckReminder, RunChecks, RunFirs
 from shiro_lsp.adapt.reflections.commands import Checks
 from shiro_lsp.adapt.reflections.lint import Lint, with_missing_imports
 from shiro_lsp.adapt.reflections.loop_cut import LoopCut
+from shiro_lsp.adapt.reflections.restart_cut import RestartCut
 from shiro_lsp.adapt.reflections.unchanged import (
     IdleWrites,
     NothingWritten,
@@ -203,6 +204,7 @@ def all_reflections() -> list[Reflection]:
         IdleWrites(),
         RunFirst(),
         LoopCut(),
+        RestartCut(),
     ]
 
 
@@ -211,7 +213,7 @@ REFLECTION_NAMES = frozenset(name for r in all_reflections() for name in (r.name
 FULL = Profile(
     "full",
     first_look_tokens=0,  # a first look (the map alone) is off until the eval shows it helps
-    reflections=frozenset({"unfinished", "unchanged_quote", "check_reminder", "loop_cut"}),
+    reflections=frozenset({"unfinished", "unchanged_quote", "check_reminder", "loop_cut", "restart_cut"}),
 )
 """A model with room to think: the full prompt, every tool, the server's temperature."""
 
@@ -225,7 +227,7 @@ COMPACT = Profile(
     temperature=0.0,
     view_share=0.5,
     fetches_pasted_urls=True,
-    reflections=frozenset({"unfinished", "unchanged", "lint", "checks", "loop_cut"}),
+    reflections=frozenset({"unfinished", "unchanged", "lint", "checks", "loop_cut", "restart_cut"}),
     hints=True,
     auto_imports=True,
     max_writes_per_file=3,

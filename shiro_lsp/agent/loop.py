@@ -27,7 +27,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from shiro_lsp.adapt import (
-    CUT_NOTICE,
     NOTICE,
     VIEW_KEY,
     VIEW_NOTE_KEY,
@@ -330,7 +329,7 @@ class Turn:
                 await self._consume(self.setup.client.stream(request), step, wire, hold)
                 if step.looped_at is not None:
                     self._show(hold.release())
-                    if self._cut_loop(step):
+                    if await self._cut_reply(step, hold):
                         continue
             except ProviderError as error:
                 if error.is_stale_item and not step.delivered and not self.stale_repaired:
@@ -361,15 +360,18 @@ class Turn:
         images.send = False
         return True
 
-    def _cut_loop(self, step: _StepResult) -> bool:
-        """A reply cut in a loop is kept up to where the reflector's watch said; True: the model is
-        asked again, else the cut reply is the step's answer."""
+    async def _cut_reply(self, step: _StepResult, hold: Hold) -> bool:
+        """A reply a watch cut is kept up to where it said; True: the model is asked again, else the
+        cut reply is the step's answer, the files it wrote out read as from any reply."""
         kept = step.partial_text[: step.looped_at].rstrip() or "…"
-        step.message = {"role": "assistant", "content": [{"type": "text", "text": kept}]}
-        self.history.append(step.message)
+        message: Message = {"role": "assistant", "content": [{"type": "text", "text": kept}]}
         again = self.reflector.after_cut()
         if again is None:
-            self.emit(ev.Notice(CUT_NOTICE))
+            message = await self._calls_from_text(message, step, hold)
+        step.message = message
+        self.history.append(message)
+        if again is None:
+            self.emit(ev.Notice(self.reflector.cut_notice()))
             return False
         self._send_back(again)
         return True

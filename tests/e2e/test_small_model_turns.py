@@ -730,6 +730,46 @@ async def test_a_reply_stuck_in_a_loop_is_cut_and_written_again(
     assert (workspace / "test_bounds.py").read_text() == test
 
 
+TO_METRES = "\n\n".join(
+    f"def {unit}_to_metres(value):\n    return value * {factor}\n"
+    for unit, factor in [("feet", 0.3048), ("inches", 0.0254), ("yards", 0.9144), ("miles", 1609.344),
+                         ("chains", 20.1168), ("furlongs", 201.168), ("fathoms", 1.8288)]
+)  # fmt: skip
+UNIT_NOTES = "# Units\n\n" + "".join(
+    f"- {unit}: {where}.\n"
+    for unit, where in [("feet", "building plans and altitudes"), ("inches", "screens and tyres"),
+                        ("yards", "sports fields and fabric"), ("miles", "road signs and runs"),
+                        ("chains", "land surveys and cricket pitches"), ("furlongs", "horse races"),
+                        ("fathoms", "depth soundings at sea"), ("leagues", "old sea charts and tales")]
+)  # fmt: skip
+
+
+async def test_a_reply_that_starts_over_word_for_word_is_cut_and_its_first_pass_written(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    """At temperature 0, 1.5B wrote its whole answer (the file it changed, a copy of the notes it was
+    shown) again and again until the request timed out."""
+    (workspace / "units.py").write_text("def feet_to_metres(value):\n    pass\n")
+    (workspace / "UNITS.md").write_text(UNIT_NOTES)
+    first_pass = (
+        f"The files to change:\n- units.py\n\nunits.py\n```python\n{TO_METRES}```\n\n"
+        f"UNITS.md\n```markdown\n{UNIT_NOTES}```\n\n"
+    )
+    local.script += [
+        Step(Text(first_pass * 5, chunks=300)),
+        Step(Text("units.py converts seven units to metres now.")),
+    ]
+    prompt = "units.py should convert each unit UNITS.md lists to metres."
+    events = await run(local, workspace, home, prompt)
+    assert any(e["type"] == "notice" and "began its reply again" in e["text"] for e in events)
+    assert (workspace / "units.py").read_text() == TO_METRES
+    assert (workspace / "UNITS.md").read_text() == UNIT_NOTES
+    first, second = chats(local)  # the cut reply is not sent back: it stands
+    said = second["messages"][len(first["messages"])]
+    assert said == {"role": "assistant", "content": first_pass.rstrip()}  # one pass kept
+    assert answer(events) == "units.py converts seven units to metres now."
+
+
 async def test_a_test_file_the_user_asked_for_is_run_and_a_failure_sent_back(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:

@@ -64,6 +64,22 @@ class StreamWatch(Protocol):
         ...
 
 
+class Watches:
+    """The watches of the reflections over one streaming reply: the first that says cut, cuts."""
+
+    def __init__(self, watches: Sequence[tuple[Reflection, StreamWatch]]) -> None:
+        self._watches = list(watches)
+        self.cut_by: Reflection | None = None
+        self.keep_until = 0
+
+    def feed(self, text: str) -> bool:
+        for reflection, watch in self._watches:
+            if watch.feed(text):
+                self.cut_by, self.keep_until = reflection, watch.keep_until
+                return True
+        return False
+
+
 @dataclass(frozen=True)
 class Reply:
     """One model step as the reflections see it."""
@@ -157,6 +173,8 @@ class Reflection:
     last_resort = False
     """It sends back only in a turn nothing else sent back (a second reminder of the same work
     undone only costs a step: a small model answers it as it answered the first)."""
+    cut_notice = ""
+    """What the user is told when its watch cut a reply and the cut reply stands."""
 
     def before_first_step(self, facts: TurnFacts) -> RunCheck | None:
         """The turn starts: a command for Shiro to run before the model's first step."""
@@ -187,6 +205,7 @@ class Reflector:
         self.facts = facts
         self.left = budget
         self.sent: set[str] = set()
+        self._watches: Watches | None = None
 
     def has(self, name: str) -> bool:
         return any(r.name == name for r in self.reflections)
@@ -208,18 +227,27 @@ class Reflector:
             for r in self.reflections
         )
 
-    def watch(self) -> StreamWatch | None:
-        """What watches a streaming reply for a loop (None: nothing cuts it)."""
-        return next(filter(None, (r.watch() for r in self.reflections)), None)
+    def watch(self) -> Watches | None:
+        """What watches a streaming reply (None: nothing cuts it)."""
+        watches = [(r, w) for r in self.reflections if (w := r.watch()) is not None]
+        self._watches = Watches(watches) if watches else None
+        return self._watches
 
     def after_cut(self) -> SendBack | None:
-        """A reply was cut in a loop: the model asked to write it again, or None (the cut reply stands)."""
-        for reflection in self.reflections:
-            action = reflection.after_cut()
-            if action is not None and self.may_send(reflection):
-                self._count(reflection)
-                return action
+        """A reply was cut by a watch: the model asked to write it again, or None (the cut reply stands)."""
+        reflection = self._watches.cut_by if self._watches else None
+        if reflection is None:
+            return None
+        action = reflection.after_cut()
+        if action is not None and self.may_send(reflection):
+            self._count(reflection)
+            return action
         return None
+
+    def cut_notice(self) -> str:
+        """What the user is told of a cut reply that stands."""
+        reflection = self._watches.cut_by if self._watches else None
+        return reflection.cut_notice if reflection else ""
 
     def after_answer(self, reply: Reply) -> SendBack | RunCheck | None:
         """What to do before a turn ends after ``reply``: an instruction, a check to run, or None

@@ -39,6 +39,7 @@ class LoopCut(Reflection):
     asked once to write it again."""
 
     name = group = "loop_cut"
+    cut_notice = CUT_NOTICE
 
     def watch(self) -> RepetitionWatch:
         return RepetitionWatch()

@@ -95,6 +95,10 @@ class Profile:
     """How the model changes files when it writes its calls as text: with calls, or written out whole."""
     temperature: float | None = None
     """The agent steps' sampling temperature unless ``temperature`` is set (None: the server's)."""
+    retry_temperature: float | None = None
+    """The temperature of the step after Shiro sent the model back, unless ``temperature`` is set
+    (None: the same as the others). Greedy, a small model given a reminder or a failed check answers
+    as it answered before, word for word: sampled, it tries something else."""
     view_share: float | None = None
     """Share of the context window (tokens, at about 4 characters each) the workspace view may fill
     with each message (None: no view)."""
@@ -225,6 +229,7 @@ COMPACT = Profile(
     instead=MappingProxyType(COMPACT_INSTEAD),
     edits="whole_file",
     temperature=0.0,
+    retry_temperature=0.7,  # Qwen2.5-Coder's own generation setting (llama.cpp's default: 0.8)
     view_share=0.5,
     fetches_pasted_urls=True,
     reflections=frozenset({"unfinished", "unchanged", "lint", "checks", "loop_cut", "restart_cut"}),

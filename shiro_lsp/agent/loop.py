@@ -157,6 +157,8 @@ class Turn:
         self.usage = Usage()
         self.compacted_reported = False
         self.stale_repaired = False
+        self.sent_back = False
+        """Shiro sent the model back since its last step (the next step samples at the retry temperature)."""
         self.reply_format: ReplyFormat = setup.plan.reply_format
         """How the model's calls travel now: it may change during the turn (a native call, a refusal)."""
         self.native_calls_seen = False
@@ -265,6 +267,13 @@ class Turn:
     def _send_back(self, action: SendBack) -> None:
         self.emit(ev.Notice(NOTICE.format(why=action.why)))
         self.history.append(nudge_message(action.instruction))
+        self.sent_back = True
+
+    def _temperature(self) -> float | None:
+        """This step's temperature: the retry temperature in the step after a send-back."""
+        setup = self.setup
+        retry = self.sent_back and setup.retry_temperature is not None
+        return setup.retry_temperature if retry else setup.temperature
 
     async def _run_own(self, check: RunCheck) -> dict[str, Any] | None:
         """The check command run as Shiro's own call (the same approvals, sandbox and checkpoint as a
@@ -321,7 +330,7 @@ class Turn:
                 if takes_reasoning_effort(self.setup.model)
                 else None,
                 max_output_tokens=output_budget(self.setup, wire.tokens),
-                temperature=self.setup.temperature,
+                temperature=self._temperature(),
             )
             step = _StepResult()
             hold = reply_format.hold()
@@ -350,6 +359,7 @@ class Turn:
                 self._show(hold.release())
                 self._keep_partial(step)
                 raise
+            self.sent_back = False
             return step
 
     def _stop_sending_images(self) -> bool:

@@ -672,6 +672,7 @@ class AgentRuntime:
             context_window=window,
             max_output_tokens=s.max_output_tokens,
             temperature=s.temperature if s.temperature is not None else plan.profile.temperature,
+            retry_temperature=s.temperature if s.temperature is not None else plan.profile.retry_temperature,
             max_writes_per_file=plan.profile.writes_per_file(),
             redactor=Redactor.of(secret_values(s)),
             sandbox=s.bash_sandbox,

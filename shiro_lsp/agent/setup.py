@@ -237,6 +237,8 @@ class TurnSetup:
     """What it carries after the user's words (``WorkspaceView.note``); '' for none."""
     temperature: float | None = None
     """The agent steps' sampling temperature (None: the server's default)."""
+    retry_temperature: float | None = None
+    """The temperature of a step after Shiro sent the model back (None: ``temperature``)."""
     max_writes_per_file: int | None = None
     """Steps of the turn that may change one file (``write_limit``; None: any number)."""
     checks: Checks = field(default_factory=Checks)

@@ -223,6 +223,25 @@ async def test_a_small_window_samples_greedy_unless_a_temperature_is_set(
     assert configured["temperature"] == 0.7
 
 
+async def test_a_small_model_sent_back_is_sampled_once_unless_a_temperature_is_set(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    """Greedy, a small model answers a reminder as it answered before, word for word: the step after
+    Shiro sent it back is sampled; the steps after that are greedy again."""
+    looping = "".join(f"    assert clamp({n}, 0, {n}) == {n}\n" for n in range(200))  # cut, then sent back
+    fake.script += [Step(Text(looping, chunks=50)), Step(Text("Done.")), Step(Text("Hello."))]
+    await client.call("shiro/chat", {"text": "Cover clamp with asserts."})
+    await client.call("shiro/chat", {"text": "Say hello."})
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"shiro": {"temperature": 0.2}})
+    )
+    fake.script += [Step(Text(looping, chunks=50)), Step(Text("Done."))]
+    await client.call("shiro/chat", {"text": "Cover clamp with asserts."})
+    sent = [body["messages"][-1]["content"] for body in model_bodies(fake)]
+    assert "kept repeating" in sent[1] and "kept repeating" in sent[4]  # sent back both times
+    assert [body["temperature"] for body in model_bodies(fake)] == [0, 0.7, 0, 0.2, 0.2]
+
+
 async def test_a_model_that_calls_natively_is_offered_the_file_tools_from_its_next_turn(
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:

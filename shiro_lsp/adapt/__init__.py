@@ -14,6 +14,7 @@
 """
 
 from shiro_lsp.adapt.formats.base import Hold, ParsedReply, ReplyContext, ReplyFormat, TextCall
+from shiro_lsp.adapt.formats.echoes import Shown
 from shiro_lsp.adapt.formats.text_calls import TEXT_ORIGIN_NOTE, tools_prompt
 from shiro_lsp.adapt.hints import CallHints
 from shiro_lsp.adapt.profiles import COMPACT, FULL, PROFILES, Profile, choose_profile
@@ -65,6 +66,7 @@ __all__ = [
     "ReplyFormat",
     "RunCheck",
     "SendBack",
+    "Shown",
     "TextCall",
     "ToolCallFormat",
     "TurnFacts",

@@ -42,6 +42,7 @@ from shiro_lsp.adapt.prose import asks_for_change
 from shiro_lsp.adapt.reflections.base import Reflection, Reflector, TurnFacts
 from shiro_lsp.adapt.reflections.checks import CheckReminder, RunChecks, RunFirst, find_checks
 from shiro_lsp.adapt.reflections.commands import Checks
+from shiro_lsp.adapt.reflections.copy_cut import CopyCut
 from shiro_lsp.adapt.reflections.lint import Lint, with_missing_imports
 from shiro_lsp.adapt.reflections.loop_cut import LoopCut
 from shiro_lsp.adapt.reflections.restart_cut import RestartCut
@@ -209,6 +210,7 @@ def all_reflections() -> list[Reflection]:
         RunFirst(),
         LoopCut(),
         RestartCut(),
+        CopyCut(),
     ]
 
 
@@ -232,7 +234,9 @@ COMPACT = Profile(
     retry_temperature=0.7,  # Qwen2.5-Coder's own generation setting (llama.cpp's default: 0.8)
     view_share=0.5,
     fetches_pasted_urls=True,
-    reflections=frozenset({"unfinished", "unchanged", "lint", "checks", "loop_cut", "restart_cut"}),
+    reflections=frozenset(
+        {"unfinished", "unchanged", "lint", "checks", "loop_cut", "restart_cut", "copy_cut"}
+    ),
     hints=True,
     auto_imports=True,
     max_writes_per_file=3,

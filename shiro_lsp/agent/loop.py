@@ -37,6 +37,7 @@ from shiro_lsp.adapt import (
     ReplyFormat,
     RunCheck,
     SendBack,
+    Shown,
     TextCall,
     ToolCallFormat,
     TurnFacts,
@@ -393,7 +394,7 @@ class Turn:
     async def _consume(
         self, events: AsyncIterator[Any], step: _StepResult, wire: WireView, hold: Hold
     ) -> None:
-        watch = self.reflector.watch()
+        watch = self.reflector.watch(lambda: Shown.of(self.history.messages, self.system_text))
         async for event in events:
             if isinstance(event, TextDelta):
                 step.delivered = True

@@ -743,12 +743,17 @@ UNIT_NOTES = "# Units\n\n" + "".join(
                         ("fathoms", "depth soundings at sea"), ("leagues", "old sea charts and tales")]
 )  # fmt: skip
 
+UNITS_CHECK = (
+    "from units import feet_to_metres\n\n\ndef check_feet():\n    assert feet_to_metres(10) == 3.048\n"
+)
+
 
 async def test_a_reply_that_starts_over_word_for_word_is_cut_and_its_first_pass_written(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:
     """At temperature 0, 1.5B wrote its whole answer (the file it changed, a copy of the notes it was
-    shown) again and again until the request timed out."""
+    shown) again and again until the request timed out. (The copy cut would stop it sooner: it is off,
+    to see this rule alone.)"""
     (workspace / "units.py").write_text("def feet_to_metres(value):\n    pass\n")
     (workspace / "UNITS.md").write_text(UNIT_NOTES)
     first_pass = (
@@ -760,13 +765,38 @@ async def test_a_reply_that_starts_over_word_for_word_is_cut_and_its_first_pass_
         Step(Text("units.py converts seven units to metres now.")),
     ]
     prompt = "units.py should convert each unit UNITS.md lists to metres."
-    events = await run(local, workspace, home, prompt)
+    events = await run(local, workspace, home, prompt, SHIRO_ADAPT_OFF="copy_cut")
     assert any(e["type"] == "notice" and "began its reply again" in e["text"] for e in events)
     assert (workspace / "units.py").read_text() == TO_METRES
     assert (workspace / "UNITS.md").read_text() == UNIT_NOTES
     first, second = chats(local)  # the cut reply is not sent back: it stands
     said = second["messages"][len(first["messages"])]
     assert said == {"role": "assistant", "content": first_pass.rstrip()}  # one pass kept
+    assert answer(events) == "units.py converts seven units to metres now."
+
+
+async def test_a_reply_that_copies_shown_files_after_its_change_is_cut_after_the_first_copy(
+    local: FakeOpenAI, workspace: Path, home: Path
+) -> None:
+    """1.5B wrote the file it changed, then every other file it was shown, unchanged and whole: as long
+    again to generate, and none of it written."""
+    (workspace / "units.py").write_text("def feet_to_metres(value):\n    pass\n")
+    (workspace / "UNITS.md").write_text(UNIT_NOTES)
+    (workspace / "units_check.py").write_text(UNITS_CHECK)
+    change = f"units.py\n```python\n{TO_METRES}```\n\n"
+    copies = f"UNITS.md\n```markdown\n{UNIT_NOTES}```\n\nunits_check.py\n```python\n{UNITS_CHECK}```\n\n"
+    local.script += [
+        Step(Text("The files to change:\n- units.py\n\n" + change + copies, chunks=60)),
+        Step(Text("units.py converts seven units to metres now.")),
+    ]
+    prompt = "units.py should convert each unit UNITS.md lists to metres; units_check.py checks it."
+    events = await run(local, workspace, home, prompt)
+    assert any(e["type"] == "notice" and "went on to copy" in e["text"] for e in events)
+    assert (workspace / "units.py").read_text() == TO_METRES
+    assert (workspace / "UNITS.md").read_text() == UNIT_NOTES
+    first, second = chats(local)
+    said = second["messages"][len(first["messages"])]["content"]
+    assert said.endswith(f"UNITS.md\n```markdown\n{UNIT_NOTES}```")  # cut after the first copy
     assert answer(events) == "units.py converts seven units to metres now."
 
 

@@ -38,7 +38,7 @@ MIN_ECHO_CHARS = 8
 """A block shorter than this (whitespace aside) is too common to be an echo of anything."""
 
 
-def _unspaced(text: str) -> str:
+def unspaced(text: str) -> str:
     return _SPACE.sub("", text)
 
 
@@ -67,13 +67,13 @@ class Shown:
                 content = message.get("content")
                 if isinstance(content, str):
                     found += _ATTACHED.findall(content)
-        return cls(tuple(_unspaced(text) for text in found if text.strip()))
+        return cls(tuple(unspaced(text) for text in found if text.strip()))
 
     def holds(self, pieces: Sequence[str], any_of: Sequence[str] = ()) -> bool:
         """Whether one shown text holds every piece (as written or JSON-escaped) and, with ``any_of``,
         one of those too."""
         forms = [_forms(piece) for piece in pieces]
-        marks = [_unspaced(mark) for mark in any_of]
+        marks = [unspaced(mark) for mark in any_of]
         return any(
             all(any(form in text for form in piece) for piece in forms)
             and (not marks or any(mark in text for mark in marks))
@@ -83,7 +83,7 @@ class Shown:
 
 def _forms(piece: str) -> tuple[str, ...]:
     escaped = json.dumps(piece, ensure_ascii=False)[1:-1]
-    return tuple({_unspaced(piece), _unspaced(escaped), _unspaced(json.dumps(escaped)[1:-1])})
+    return tuple({unspaced(piece), unspaced(escaped), unspaced(json.dumps(escaped)[1:-1])})
 
 
 def _changes_something(path: str, content: str) -> bool:
@@ -130,12 +130,12 @@ def echoed_listings(
 
 
 def _echoes_whole(reply: str, shown: Shown) -> bool:
-    return len(_unspaced(reply)) >= MIN_ECHO_CHARS and shown.holds([reply.strip()])
+    return len(unspaced(reply)) >= MIN_ECHO_CHARS and shown.holds([reply.strip()])
 
 
 def _echoes_listing(reply: str, listing: Listing, shown: Shown) -> bool:
     block = _block(reply[listing.span[0] : listing.span[1]]) or listing.content
-    return len(_unspaced(block)) >= MIN_ECHO_CHARS and shown.holds([block], _path_forms(listing.path))
+    return len(unspaced(block)) >= MIN_ECHO_CHARS and shown.holds([block], _path_forms(listing.path))
 
 
 def _echoes_call(call: TextCall, shown: Shown) -> bool:

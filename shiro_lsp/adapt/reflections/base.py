@@ -18,10 +18,11 @@ Every reflection's docstring starts with its rule, one line, stated for any task
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from shiro_lsp.adapt.formats.echoes import Shown
 from shiro_lsp.adapt.reflections.commands import CheckCommand
 from shiro_lsp.adapt.reflections.replies import output_text
 from shiro_lsp.fs.jail import Roots
@@ -180,8 +181,9 @@ class Reflection:
         """The turn starts: a command for Shiro to run before the model's first step."""
         return None
 
-    def watch(self) -> StreamWatch | None:
-        """A watch over each streaming reply that says when to cut it."""
+    def watch(self, facts: TurnFacts, shown: Callable[[], Shown]) -> StreamWatch | None:
+        """A watch over each streaming reply that says when to cut it (``shown``: what the model was
+        shown, read when asked)."""
         return None
 
     def after_cut(self) -> SendBack | None:
@@ -227,9 +229,9 @@ class Reflector:
             for r in self.reflections
         )
 
-    def watch(self) -> Watches | None:
+    def watch(self, shown: Callable[[], Shown]) -> Watches | None:
         """What watches a streaming reply (None: nothing cuts it)."""
-        watches = [(r, w) for r in self.reflections if (w := r.watch()) is not None]
+        watches = [(r, w) for r in self.reflections if (w := r.watch(self.facts, shown)) is not None]
         self._watches = Watches(watches) if watches else None
         return self._watches
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable
 
-from shiro_lsp.adapt.reflections.base import Reflection, SendBack
+from shiro_lsp.adapt.formats.echoes import Shown
+from shiro_lsp.adapt.reflections.base import Reflection, SendBack, TurnFacts
 
 SAME_LINES = 40
 """Lines a repeated block must cover to make a loop (an answer's table or test list stays under it)."""
@@ -41,7 +43,7 @@ class LoopCut(Reflection):
     name = group = "loop_cut"
     cut_notice = CUT_NOTICE
 
-    def watch(self) -> RepetitionWatch:
+    def watch(self, facts: TurnFacts, shown: Callable[[], Shown]) -> RepetitionWatch:
         return RepetitionWatch()
 
     def after_cut(self) -> SendBack:

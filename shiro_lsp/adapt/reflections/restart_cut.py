@@ -9,8 +9,10 @@ with a change near its top repeats the first listing's end, but not what came af
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from shiro_lsp.adapt.reflections.base import Reflection
+from shiro_lsp.adapt.formats.echoes import Shown
+from shiro_lsp.adapt.reflections.base import Reflection, TurnFacts
 
 REPEATED_CHARS = 1_200
 """A stretch written again word for word must be this long to be a restart (about 30 lines of code)."""
@@ -31,7 +33,7 @@ class RestartCut(Reflection):
     name = group = "restart_cut"
     cut_notice = RESTART_NOTICE
 
-    def watch(self) -> RestartWatch:
+    def watch(self, facts: TurnFacts, shown: Callable[[], Shown]) -> RestartWatch:
         return RestartWatch()
 
 

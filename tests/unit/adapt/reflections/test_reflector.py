@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shiro_lsp.adapt.formats.echoes import Shown
 from shiro_lsp.adapt.profiles import COMPACT, FULL, choose_profile
 from shiro_lsp.adapt.reflections.base import Reply, SendBack, TurnFacts
 
@@ -40,12 +41,12 @@ def test_each_reason_is_sent_once(tmp_path: Path) -> None:
 
 
 def test_a_reflection_switched_off_by_name_or_group_never_speaks(tmp_path: Path) -> None:
-    off = choose_profile("auto", 16_384, {"SHIRO_ADAPT_OFF": "announced_step, loop_cut,lint,restart_cut"})
+    off = choose_profile("auto", 16_384, {"SHIRO_ADAPT_OFF": "announced_step, loop_cut,lint,restart_cut,copy_cut"})
     assert off.name == "compact"
     names = {r.name for r in off.reflector(facts(tmp_path)).reflections}
     assert {"announced_step", "loop_cut", "lint"}.isdisjoint(names) and "no_answer" in names
     assert off.reflector(facts(tmp_path)).after_answer(Reply(ANNOUNCES)) is None
-    assert off.reflector(facts(tmp_path)).watch() is None  # a looping reply streams on
+    assert off.reflector(facts(tmp_path)).watch(lambda: Shown(())) is None  # a looping reply streams on
     group = choose_profile("compact", None, {"SHIRO_ADAPT_OFF": "unfinished"})
     assert not any(r.group == "unfinished" for r in group.reflector(facts(tmp_path)).reflections)
 

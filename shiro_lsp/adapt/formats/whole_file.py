@@ -340,6 +340,11 @@ def _language_fits(lang: str, path: str) -> bool:
     return lang not in _SHELL_LANGS or Path(path).suffix in _SCRIPT_SUFFIXES
 
 
+def is_path_line(line: str) -> bool:
+    """A line that is nothing but a file's path (the line that introduces a listing)."""
+    return _PATH_LINE.match(line.strip()) is not None
+
+
 def _path_line(before: str) -> tuple[str, int] | None:
     """The path on the line right before the block, when that line is nothing but a path, and how
     many characters of ``before`` that line takes from its end."""

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 
 from shiro_lsp.adapt.formats.echoes import Shown, unspaced
+from shiro_lsp.adapt.formats.whole_file import is_path_line
 from shiro_lsp.adapt.reflections.base import Reflection, TurnFacts
 
 MIN_BLOCK_CHARS = 60
@@ -35,9 +36,10 @@ class CopyCut(Reflection):
 
 
 class CopyWatch:
-    """Fed a reply as it streams; reads its fenced blocks as they close (a Markdown block's inner
-    fences nest, as the whole-file reader reads them) and says when a copy follows a block of the
-    model's own."""
+    """Fed a reply as it streams; reads its fenced blocks as they close, as the whole-file reader
+    reads them (a Markdown block's inner fences nest; a block indented under a list item ends at a
+    line indented less; an unbalanced Markdown block ends at the path line of the next listing), and
+    says when a copy follows a block of the model's own."""
 
     def __init__(self, shown: Callable[[], Shown]) -> None:
         self._shown_of = shown
@@ -48,9 +50,11 @@ class CopyWatch:
         """Where the line still being written starts."""
         self._fence: str | None = None
         """The open block's fence (None: outside a block)."""
+        self._indent = 0
         self._markdown = False
         self._depth = 0
-        self._body: list[str] = []
+        self._body: list[tuple[int, str]] = []
+        """The open block's lines, each with where it starts in the reply."""
         self._own = False
         """A block of the model's own closed."""
         self.keep_until = 0
@@ -58,29 +62,54 @@ class CopyWatch:
     def feed(self, text: str) -> bool:
         *ended, self._line = (self._line + text).split("\n")
         for line in ended:
-            self._ended_at += len(line) + 1
-            if self._ended_line(line):
-                self.keep_until = self._ended_at
+            start, self._ended_at = self._ended_at, self._ended_at + len(line) + 1
+            cut = self._ended_line(line, start)
+            if cut is not None:
+                self.keep_until = cut
                 return True
         return False
 
-    def _ended_line(self, line: str) -> bool:
+    def _ended_line(self, line: str, start: int) -> int | None:
+        """Where to cut the reply once ``line`` (starting at ``start``) ended, or None."""
         fence = _FENCE.match(line)
+        if self._fence is not None and self._ended_before(line, fence):
+            at = self._body[-1][0] if self._markdown and fence is not None else start
+            body = [text for begins, text in self._body if begins < at]
+            self._fence = None
+            if self._closed("\n".join(body)):
+                return at
         if self._fence is None:
             if fence is not None:
                 self._fence, self._body, self._depth = fence["fence"], [], 0
+                self._indent = len(line) - len(line.lstrip())
                 self._markdown = fence["lang"].lower() in _MARKDOWN_LANGS
-            return False
-        if fence is not None and fence["fence"] == self._fence:
-            if self._markdown and fence["lang"]:
+            return None
+        if fence is not None and fence["fence"] == self._fence and (self._markdown or not fence["lang"]):
+            if fence["lang"]:
                 self._depth += 1
             elif self._depth:
                 self._depth -= 1
             else:
                 self._fence = None
-                return self._closed("\n".join(self._body))
-        self._body.append(line)
-        return False
+                return self._ended_at if self._closed("\n".join(t for _, t in self._body)) else None
+        if line.strip():
+            self._body.append((start, line))
+        return None
+
+    def _ended_before(self, line: str, fence: re.Match[str] | None) -> bool:
+        """The open block ended before ``line`` without its closing fence: ``line`` is indented less
+        than a block under a list item, or opens a listing right after its path line inside an
+        unbalanced Markdown block."""
+        if line.strip() and len(line) - len(line.lstrip()) < self._indent:
+            return True
+        return (
+            self._markdown
+            and self._depth == 0
+            and fence is not None
+            and bool(fence["lang"])
+            and bool(self._body)
+            and is_path_line(self._body[-1][1])
+        )
 
     def _closed(self, body: str) -> bool:
         """A block closed: True when it copies shown text after a block of the model's own."""

@@ -59,3 +59,27 @@ def test_changes_alone_or_short_blocks_are_not_cut() -> None:
     assert kept(reply) is None
     one_line = "```python\nfrom chill import wind_chill\n```\n\n"  # shown text, too short to be a copy
     assert kept(WROTE_CHANGE + one_line + "Done.") is None
+
+
+def indented(text: str) -> str:
+    return "".join(f"  {line}" if line.strip() else line for line in text.splitlines(keepends=True))
+
+
+def test_a_markdown_copy_left_unclosed_under_a_list_item_ends_at_the_next_item() -> None:
+    """As 1.5B writes a list of files: each block indented under its item, the copied notes closed only
+    once (their own example's fence taken for theirs)."""
+    change = f"- `chill.py`:\n  ```python\n{indented(CHANGE)}  ```\n\n"
+    notes = f"- `NOTES.md`:\n  ```markdown\n{indented(NOTES)}\n"
+    reply = change + notes + f"- `test_chill.py`:\n  ```python\n{indented(CHECKS)}  ```\n"
+    assert kept(reply) == change + notes
+
+
+def test_a_markdown_copy_left_unclosed_ends_at_the_next_listings_path_line() -> None:
+    notes = f"NOTES.md\n```markdown\n{NOTES}\n"
+    assert kept(WROTE_CHANGE + notes + COPIED_CHECKS) == WROTE_CHANGE + notes
+
+
+def test_a_fence_with_a_language_never_closes_a_block() -> None:
+    """Only a bare fence closes a block: an example opened inside a listing is part of it."""
+    listing = f"chill.py\n```python\n{CHANGE}```text\n{CHECKS}```\n\n"
+    assert kept(listing + COPIED_CHECKS) == listing + COPIED_CHECKS.rstrip("\n") + "\n"

@@ -41,7 +41,9 @@ def test_each_reason_is_sent_once(tmp_path: Path) -> None:
 
 
 def test_a_reflection_switched_off_by_name_or_group_never_speaks(tmp_path: Path) -> None:
-    off = choose_profile("auto", 16_384, {"SHIRO_ADAPT_OFF": "announced_step, loop_cut,lint,restart_cut,copy_cut"})
+    off = choose_profile(
+        "auto", 16_384, {"SHIRO_ADAPT_OFF": "announced_step, loop_cut,lint,restart_cut,copy_cut"}
+    )
     assert off.name == "compact"
     names = {r.name for r in off.reflector(facts(tmp_path)).reflections}
     assert {"announced_step", "loop_cut", "lint"}.isdisjoint(names) and "no_answer" in names

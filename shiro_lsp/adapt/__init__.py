@@ -32,7 +32,6 @@ from shiro_lsp.adapt.reflections.base import (
     nudge_message,
 )
 from shiro_lsp.adapt.reflections.commands import Checks
-from shiro_lsp.adapt.reflections.loop_cut import CUT_NOTICE
 from shiro_lsp.adapt.view import (
     VIEW_KEY,
     VIEW_NOTE_KEY,
@@ -45,7 +44,6 @@ from shiro_lsp.config import ToolCallFormat
 
 __all__ = [
     "COMPACT",
-    "CUT_NOTICE",
     "FULL",
     "NOTICE",
     "NUDGE_MARK_KEY",

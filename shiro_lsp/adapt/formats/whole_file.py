@@ -57,7 +57,7 @@ _BLOCK = re.compile(
 """A fenced block; indented as a whole under a list item ("- `app.py`:"), its lines are read without
 that indent."""
 _INNER_FENCE = re.compile(r"^(?P<fence>`{3,})[ \t]*(?P<lang>[^\s`]*)[^\n`]*\n?$")
-_MARKDOWN_LANGS = frozenset({"markdown", "md"})
+MARKDOWN_LANGS = frozenset({"markdown", "md"})
 _PATH_LINE = re.compile(
     r"^[\s#*>`-]*(?:(?:file(?:name)?|path)\s*:\s*)?[`*'\"]*(?P<path>[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z0-9]{1,8}"
     r"|(?:[\w.-]+/)*(?:Makefile|Dockerfile|README))[`*'\"]*\s*:?\s*[*`]*\s*$",
@@ -143,7 +143,7 @@ def _fenced(text: str) -> Iterator[tuple[str, str, int, int]]:
     at = 0
     while (match := _BLOCK.search(text, at)) is not None:
         lang, end, body = match.group("lang").lower(), match.end(), match.group("body")
-        if lang in _MARKDOWN_LANGS:
+        if lang in MARKDOWN_LANGS:
             end, body = _nested_end(text, match) or (end, body)
         yield lang, _dedented(body, match.group("indent")), match.start(), end
         at = end

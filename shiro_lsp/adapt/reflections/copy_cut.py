@@ -12,14 +12,13 @@ import re
 from collections.abc import Callable
 
 from shiro_lsp.adapt.formats.echoes import Shown, unspaced
-from shiro_lsp.adapt.formats.whole_file import is_path_line
+from shiro_lsp.adapt.formats.whole_file import MARKDOWN_LANGS, is_path_line
 from shiro_lsp.adapt.reflections.base import Reflection, TurnFacts
 
 MIN_BLOCK_CHARS = 60
 """Characters (whitespace aside) a block needs to count as a file's text: a command or a one-line
 example is neither a change nor a copy."""
 _FENCE = re.compile(r"^[ \t]{0,8}(?P<fence>`{3,})[ \t]*(?P<lang>[^\s`]*)[^`\n]*$")
-_MARKDOWN_LANGS = frozenset({"markdown", "md"})
 
 COPY_NOTICE = "The model went on to copy text it was shown, unchanged; Shiro cut its reply there."
 
@@ -82,7 +81,7 @@ class CopyWatch:
             if fence is not None:
                 self._fence, self._body, self._depth = fence["fence"], [], 0
                 self._indent = len(line) - len(line.lstrip())
-                self._markdown = fence["lang"].lower() in _MARKDOWN_LANGS
+                self._markdown = fence["lang"].lower() in MARKDOWN_LANGS
             return None
         if fence is not None and fence["fence"] == self._fence and (self._markdown or not fence["lang"]):
             if fence["lang"]:

@@ -75,7 +75,7 @@ def restart_point(text: str) -> int | None:
 def _outside_blocks(text: str, at: int) -> int | None:
     """``at``, or, when it falls inside a fenced block, the end of that block's closing line (None:
     the block is still open)."""
-    fences = [m for m in _FENCE_LINE.finditer(text)]
+    fences = list(_FENCE_LINE.finditer(text))
     open_before = sum(1 for m in fences if m.start() < at) % 2 == 1
     if not open_before:
         return at

@@ -1,0 +1,178 @@
+"""`python -m eval.probe RUNDIR`: send one request a Shiro run made again, and score the replies with the
+task's own checks.
+
+A whole turn takes minutes on a CPU and mixes many steps; one request, sent again, shows what a change to
+that request (the prompt, the context shown, a reflection's message) does to the reply, and what the
+model's sampled replies are worth (pass@k). RUNDIR is a Shiro run's log folder
+(``.artifacts/eval/<stamp>/shiro/<task>.<run>``, holding ``wire.jsonl``). Without ``--samples`` the
+run's requests are listed; with it, request ``--request`` (0: the turn's first; negative: from the end)
+is sent that many times (seed 0, 1, ...). Each reply's written-out files, as Shiro's whole-file reader
+reads them, go into a fresh copy of the task's workspace, and the task's checks decide. Calls in a
+reply are not run: this scores a model that writes files out (Shiro's compact profile).
+
+Probing is how a change is judged, so held-out tasks are refused unless ``--report-only``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from eval import sets, splits
+from eval.taskset import Task, prepare_workspace, run_checks, snapshot
+from shiro_lsp.adapt.formats.whole_file import file_listings
+
+DEFAULT_URL = "http://127.0.0.1:8091/v1"
+REPLY_TIMEOUT_S = 1_800
+
+
+@dataclass
+class Sample:
+    seed: int
+    passed: bool
+    why: str
+    written: list[str]
+    reply: str
+
+
+def recorded_requests(run_dir: Path) -> list[dict[str, Any]]:
+    """The chat requests of a run's wire log, in order."""
+    wire = run_dir / "wire.jsonl"
+    if not wire.is_file():
+        raise SystemExit(f"eval.probe: {wire} does not exist (give a Shiro run's log folder)")
+    requests = []
+    for line in wire.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        body = entry.get("body")
+        if entry.get("dir") == "req" and isinstance(body, dict) and body.get("messages"):
+            requests.append(body)
+    if not requests:
+        raise SystemExit(f"eval.probe: {wire} holds no chat request")
+    return requests
+
+
+def task_of(run_dir: Path, report_only: bool) -> Task:
+    """The task a log folder ``<task>.<run>`` ran (held-out: only with ``report_only``)."""
+    name = run_dir.name.rsplit(".", 1)[0]
+    tasks = [t for t in sets.all_tasks() if t.name == name]
+    if not tasks:
+        raise SystemExit(f"eval.probe: no task is named {name!r} (from the folder {run_dir.name})")
+    task = tasks[0]
+    if splits.split_of(task.set, task.name) == "heldout" and not report_only:
+        raise SystemExit(f"eval.probe: {name} is held out; probing it tunes on it (--report-only to report)")
+    return task
+
+
+def summary(request: dict[str, Any]) -> str:
+    """A request's last message, one line."""
+    last = request["messages"][-1]
+    content = last.get("content")
+    text = content if isinstance(content, str) else json.dumps(content)
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return f"{len(request['messages'])} messages, last {last.get('role')}: {first[:100]}"
+
+
+def sampled(request: dict[str, Any], seed: int, temperature: float, max_tokens: int | None) -> dict[str, Any]:
+    """The request as sent again: not streamed, at ``temperature``, with ``seed``."""
+    body = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
+    body |= {"stream": False, "temperature": temperature, "seed": seed}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    return body
+
+
+def reply_to(url: str, body: dict[str, Any]) -> str:
+    data = json.dumps(body).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer x"}
+    request = urllib.request.Request(f"{url.rstrip('/')}/chat/completions", data, headers)
+    with urllib.request.urlopen(request, timeout=REPLY_TIMEOUT_S) as response:
+        answer = json.load(response)
+    content = answer["choices"][0]["message"].get("content")
+    return content if isinstance(content, str) else ""
+
+
+def score(task: Task, reply: str, scratch: Path) -> tuple[bool, str, list[str]]:
+    """Whether ``reply``'s written-out files do the task (passed, why, the files written)."""
+    ws = prepare_workspace(task, scratch / "ws").resolve()
+    before = snapshot(ws)
+    written = []
+    for listing in file_listings(reply, ws, task.prompt):
+        target = (ws / listing.path).resolve()
+        if target.is_relative_to(ws):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(listing.content, encoding="utf-8")
+            written.append(listing.path)
+    result = run_checks(task, ws, reply, before)
+    return result.passed, result.why, written
+
+
+def probe(
+    run_dir: Path,
+    *,
+    index: int = 0,
+    samples: int = 1,
+    temperature: float = 0.0,
+    max_tokens: int | None = None,
+    url: str = DEFAULT_URL,
+    report_only: bool = False,
+) -> list[Sample]:
+    """``samples`` replies to request ``index`` of the run in ``run_dir``, each scored."""
+    task = task_of(run_dir, report_only)
+    requests = recorded_requests(run_dir)
+    if not -len(requests) <= index < len(requests):
+        raise SystemExit(f"eval.probe: the run made {len(requests)} requests; there is no request {index}")
+    results = []
+    for seed in range(samples):
+        reply = reply_to(url, sampled(requests[index], seed, temperature, max_tokens))
+        with tempfile.TemporaryDirectory(prefix="shiro-probe-") as scratch:
+            passed, why, written = score(task, reply, Path(scratch))
+        results.append(Sample(seed, passed, why, written, reply))
+        print(f"{task.name} seed {seed}: {'PASS' if passed else why} ({len(reply)} chars, wrote {written})")
+    wins = sum(s.passed for s in results)
+    print(f"{task.name} request {index}, temperature {temperature}: {wins} of {samples} passed")
+    return results
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m eval.probe", description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", type=Path, help="a Shiro run's log folder (holds wire.jsonl)")
+    parser.add_argument("--request", type=int, default=0, help="which request (0: first; -1: last)")
+    parser.add_argument("--samples", type=int, default=0, help="replies to get (0: list the requests)")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-tokens", type=int, default=None, help="default: as the run sent it")
+    parser.add_argument("--url", default=DEFAULT_URL)
+    parser.add_argument("--out", type=Path, help="JSON of the samples (replies included)")
+    parser.add_argument(
+        "--report-only", action="store_true", help="allow a held-out task (report, never tune)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.samples <= 0:
+        for number, request in enumerate(recorded_requests(args.run_dir)):
+            print(f"{number}: {summary(request)}")
+        return 0
+    results = probe(
+        args.run_dir,
+        index=args.request,
+        samples=args.samples,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        url=args.url,
+        report_only=args.report_only,
+    )
+    if args.out:
+        args.out.write_text(json.dumps([asdict(s) for s in results], indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The probe sends a request a run recorded again, as often as asked, and scores each reply's written-out
+files with the task's own checks (a scripted model on 127.0.0.1 stands in for the real one)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval import splits
+from eval.probe import main, probe
+from fakes.fake_openai import FakeOpenAI, Step, Text
+
+pytest_plugins = ["fakes.fixtures"]
+
+TASK = "fix-average-bug"
+FIXED = "def average(numbers):\n    return sum(numbers) / len(numbers)\n\n\ndef largest(numbers):\n    return max(numbers)\n"
+STILL_WRONG = FIXED.replace("/ len(numbers)", "/ (len(numbers) - 1)")
+
+
+def listing(content: str) -> str:
+    return f"stats.py\n```python\n{content}```\n\nThe average divides by the count now."
+
+
+def recorded_run(root: Path, task: str) -> Path:
+    """A run's log folder whose wire log holds two requests (the turn's first, then a send-back)."""
+    run_dir = root / f"{task}.1"
+    run_dir.mkdir(parents=True)
+    first = {
+        "model": "m",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "temperature": 0.0,
+        "messages": [{"role": "system", "content": "rules"}, {"role": "user", "content": "Fix the average."}],
+    }
+    second = first | {"messages": [*first["messages"], {"role": "user", "content": "Write it out now."}]}
+    lines = [
+        {"dir": "req", "body": first},
+        {"dir": "line", "text": "data: {}"},
+        {"dir": "req", "body": second},
+    ]
+    (run_dir / "wire.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return run_dir
+
+
+def test_each_sample_is_the_recorded_request_at_its_seed_and_is_scored_by_the_tasks_checks(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake.script += [Step(Text(listing(FIXED))), Step(Text(listing(STILL_WRONG))), Step(Text("No change."))]
+    samples = probe(
+        recorded_run(tmp_path, TASK), index=-1, samples=3, temperature=0.7, max_tokens=500, url=fake.base_url
+    )
+    assert [s.passed for s in samples] == [True, False, False]
+    assert samples[0].written == ["stats.py"] and samples[2].written == []
+    assert samples[2].why == "no file changed"
+    sent = fake.bodies("/chat/completions")
+    assert [b["seed"] for b in sent] == [0, 1, 2]
+    assert all(b["stream"] is False and b["temperature"] == 0.7 and b["max_tokens"] == 500 for b in sent)
+    assert all("stream_options" not in b for b in sent)
+    assert sent[0]["messages"][-1]["content"] == "Write it out now."  # request -1: the last one
+
+
+def test_without_samples_the_requests_are_listed_and_nothing_is_sent(
+    fake: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(recorded_run(tmp_path, TASK))]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "0: 2 messages, last user: Fix the average.",
+        "1: 3 messages, last user: Write it out now.",
+    ]
+    assert fake.requests == []
+
+
+def test_a_held_out_task_is_refused_unless_the_probe_only_reports(fake: FakeOpenAI, tmp_path: Path) -> None:
+    held_out = splits.load()["sets"]["own"]["heldout"][0]
+    run_dir = recorded_run(tmp_path, held_out)
+    with pytest.raises(SystemExit, match="held out"):
+        probe(run_dir, url=fake.base_url)
+    assert fake.requests == []
+    fake.script.append(Step(Text("I cannot tell.")))
+    assert len(probe(run_dir, url=fake.base_url, report_only=True)) == 1
+
+
+def test_a_request_the_run_never_made_is_a_clear_error(fake: FakeOpenAI, tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="made 2 requests; there is no request 5"):
+        probe(recorded_run(tmp_path, TASK), index=5, url=fake.base_url)

@@ -70,12 +70,13 @@ def task_of(run_dir: Path, report_only: bool) -> Task:
 
 
 def summary(request: dict[str, Any]) -> str:
-    """A request's last message, one line."""
+    """A request's last message: its first and last lines."""
     last = request["messages"][-1]
     content = last.get("content")
     text = content if isinstance(content, str) else json.dumps(content)
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return f"{len(request['messages'])} messages, last {last.get('role')}: {first[:100]}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()] or [""]
+    shown = lines[0][:80] + (f" … {lines[-1][:80]}" if len(lines) > 1 else "")
+    return f"{len(request['messages'])} messages, last {last.get('role')}: {shown}"
 
 
 def sampled(request: dict[str, Any], seed: int, temperature: float, max_tokens: int | None) -> dict[str, Any]:

@@ -10,9 +10,10 @@ import pytest
 
 from eval import splits
 from eval.probe import main, probe
+from fakes import fixtures
 from fakes.fake_openai import FakeOpenAI, Step, Text
 
-pytest_plugins = ["fakes.fixtures"]
+fake = fixtures.fake  # the scripted model on 127.0.0.1, as a fixture of this module
 
 TASK = "fix-average-bug"
 FIXED = "def average(numbers):\n    return sum(numbers) / len(numbers)\n\n\ndef largest(numbers):\n    return max(numbers)\n"

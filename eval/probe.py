@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from eval import sets, splits
+from eval.metrics import exchanges
 from eval.taskset import Task, prepare_workspace, run_checks, snapshot
 from shiro_lsp.adapt.formats.whole_file import file_listings
 
@@ -46,12 +47,8 @@ def recorded_requests(run_dir: Path) -> list[dict[str, Any]]:
     wire = run_dir / "wire.jsonl"
     if not wire.is_file():
         raise SystemExit(f"eval.probe: {wire} does not exist (give a Shiro run's log folder)")
-    requests = []
-    for line in wire.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
-        body = entry.get("body")
-        if entry.get("dir") == "req" and isinstance(body, dict) and body.get("messages"):
-            requests.append(body)
+    records = [json.loads(line) for line in wire.read_text(encoding="utf-8").splitlines() if line.strip()]
+    requests = [ex.body for ex in exchanges(records) if isinstance(ex.body, dict) and ex.body.get("messages")]
     if not requests:
         raise SystemExit(f"eval.probe: {wire} holds no chat request")
     return requests
@@ -60,10 +57,7 @@ def recorded_requests(run_dir: Path) -> list[dict[str, Any]]:
 def task_of(run_dir: Path, report_only: bool) -> Task:
     """The task a log folder ``<task>.<run>`` ran (held-out: only with ``report_only``)."""
     name = run_dir.name.rsplit(".", 1)[0]
-    tasks = [t for t in sets.all_tasks() if t.name == name]
-    if not tasks:
-        raise SystemExit(f"eval.probe: no task is named {name!r} (from the folder {run_dir.name})")
-    task = tasks[0]
+    task = sets.load(["all"], [name])[0]  # an unknown name is a clear error there
     if splits.split_of(task.set, task.name) == "heldout" and not report_only:
         raise SystemExit(f"eval.probe: {name} is held out; probing it tunes on it (--report-only to report)")
     return task

@@ -36,10 +36,12 @@ def recorded_run(root: Path, task: str) -> Path:
         "messages": [{"role": "system", "content": "rules"}, {"role": "user", "content": "Fix the average."}],
     }
     second = first | {"messages": [*first["messages"], {"role": "user", "content": "Write it out now."}]}
+    call = {"dir": "req", "method": "POST", "path": "/v1/chat/completions"}  # as the eval's proxy records
     lines = [
-        {"dir": "req", "body": first},
-        {"dir": "line", "text": "data: {}"},
-        {"dir": "req", "body": second},
+        {"n": 1, "dir": "req", "method": "GET", "path": "/v1/models", "body": None},
+        call | {"n": 2, "body": first},
+        {"n": 2, "dir": "line", "text": "data: {}"},
+        call | {"n": 3, "body": second},
     ]
     (run_dir / "wire.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     return run_dir

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from shiro_lsp.adapt.formats.search_replace import HOW, LONG_FILE_CHARS, LONG_FILE_LINES
-from shiro_lsp.adapt.repo_map import FileTags, Scan, outline, ranked, render
+from shiro_lsp.adapt.repo_map import Definition, FileTags, Scan, outline, ranked, render
 from shiro_lsp.bounded import small_int
 from shiro_lsp.context.estimate import tokens_for_chars
 from shiro_lsp.errors import ToolError
@@ -245,22 +245,59 @@ def mentioned_names(message: str) -> list[str]:
 def _symbol_files(scan: Scan, message: str) -> list[_Focus]:
     """The files defining the symbols the message names. A plain word counts only when one file
     defines it; a name written as code (``snake_case``, ``CamelCase``, in backticks, called) when
-    at most a few do."""
+    at most a few do. In a qualified name (``pkg.mod.Name``, ``Class.method``) the symbol is its
+    last part that the workspace defines, and the parts before it pick among its definers; a name
+    written as ``name=`` is a keyword argument, not a symbol."""
     items: list[_Focus] = []
     for match in _IDENTIFIER.finditer(message):
-        for name in match.group(2).split("."):
-            as_code = bool(match.group(1) and match.group(3)) or bool(match.group(4)) or _symbol_like(name)
-            definers = scan.definers(name)
-            if not as_code:  # a plain word: only a top-level definition outside the tests
-                definers = [(rel, d) for rel, d in definers if d.parent is None and not _is_test(rel)]
-            if not definers or len({rel for rel, _ in definers}) > (MAX_DEFINERS if as_code else 1):
-                continue
-            if not as_code and len(name) < 4:
-                continue
-            for rel, definition in definers:
-                if all(item.rel != rel for item in items):
-                    items.append(_Focus(rel, (definition.start, definition.end)))
+        if _is_keyword_argument(message, match.end()):
+            continue
+        as_code = bool(match.group(1) and match.group(3)) or bool(match.group(4))
+        for rel, definition in _qualified_definers(scan, match.group(2).split("."), as_code):
+            if all(item.rel != rel for item in items):
+                items.append(_Focus(rel, (definition.start, definition.end)))
     return items[:MAX_SYMBOL_FILES]
+
+
+def _is_keyword_argument(message: str, end: int) -> bool:
+    return message[end : end + 1] == "=" and message[end + 1 : end + 2] != "="
+
+
+def _qualified_definers(scan: Scan, parts: list[str], as_code: bool) -> list[tuple[str, Definition]]:
+    """The definers of the rightmost part of ``parts`` the workspace defines (within the limits of
+    :func:`_symbol_files`), those its qualifiers point at first, and only those when some are."""
+    for index in range(len(parts) - 1, -1, -1):
+        name, qualifiers = parts[index], parts[:index]
+        code = as_code or bool(qualifiers) or _symbol_like(name)
+        definers = scan.definers(name)
+        if not code:  # a plain word: only a top-level definition outside the tests
+            definers = [(rel, d) for rel, d in definers if d.parent is None and not _is_test(rel)]
+        pointed = [(rel, d) for rel, d in definers if _qualified_by(scan, rel, d, qualifiers)]
+        definers = pointed or definers
+        if not definers or len({rel for rel, _ in definers}) > (MAX_DEFINERS if code else 1):
+            continue
+        if not code and len(name) < 4:
+            continue
+        return definers
+    return []
+
+
+def _qualified_by(scan: Scan, rel: str, definition: Definition, qualifiers: list[str]) -> bool:
+    """The qualifier right before the name is the definition's class, or a folder or module of its
+    file (``validate`` for ``pkg/validate.py``)."""
+    if not qualifiers:
+        return False
+    nearest = qualifiers[-1]
+    tags = scan.tags.get(rel)
+    parent = (
+        [d for d in tags.definitions if d.line == definition.parent]
+        if tags and definition.parent is not None
+        else []
+    )
+    if parent and parent[0].name == nearest:
+        return True
+    path = PurePosixPath(rel)
+    return nearest in path.parent.parts or path.stem == nearest
 
 
 def _symbol_like(name: str) -> bool:

@@ -176,3 +176,26 @@ def test_a_first_look_is_the_map_alone_within_its_budget(tmp_path: Path) -> None
     assert look.startswith("The repository's files, with their main definitions:\n")
     assert "def mix_glaze(parts: dict[str, float]) -> float:" in look and "```" not in look
     assert len(look) // 4 <= 300
+
+
+def test_a_qualified_name_is_its_last_defined_part_and_the_qualifier_picks_the_definer(
+    tmp_path: Path,
+) -> None:
+    root = studio(tmp_path, modules=4)
+    (root / "studio" / "packing.py").write_text("class Box:\n    def wrap(self):\n        return 1\n")
+    (root / "studio" / "wrap.py").write_text(
+        "class Sheet:\n    def __init__(self, width):\n        self.width = width\n"
+    )
+    (root / "studio" / "oven.py").write_text("class Oven:\n    def ramp(self):\n        return 2\n")
+    scan = scan_of(root)
+
+    def focus(message: str) -> list[str]:
+        return [item.rel for item in focus_files(scan, root, message)]
+
+    # the module before the class names where it is defined; the keyword before `=` names nothing
+    assert focus("pack(wrap=wrap.Sheet(width=3)) tears the paper") == ["studio/wrap.py"]
+    # the class before the method picks that class's method among the files defining one of that name
+    assert focus("Oven.ramp() overshoots by 40 degrees") == ["studio/oven.py"]
+    assert focus("Kiln.ramp() overshoots by 40 degrees") == ["studio/kiln.py"]
+    # a member the workspace does not define falls back to its class
+    assert focus("Oven.preheat_minutes is read before it is set") == ["studio/oven.py"]

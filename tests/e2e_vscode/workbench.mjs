@@ -60,14 +60,22 @@ export class Workbench {
       .catch(() => this.page.locator('.monaco-workbench').click({ position: { x: 5, y: 5 } }).catch(() => {}));
   }
 
-  async runCommand(title) {
-    await this.page.keyboard.press('Escape');
-    await this.focusWorkbench();
-    await this.page.keyboard.press('F1');
+  /** The palette lists the commands known when it opens: one opened before the extension host has registered
+   * the extension's commands never shows them, so a palette that lacks the row is closed and opened again. */
+  async runCommand(title, timeout = 30_000) {
     const quick = this.page.locator('.quick-input-widget');
-    await quick.waitFor({ state: 'visible' });
-    await this.page.keyboard.type(title);
-    await quick.locator('.monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15_000 });
+    const row = quick.locator('.monaco-list-row', { hasText: title }).first();
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      await this.page.keyboard.press('Escape');
+      await this.focusWorkbench();
+      await this.page.keyboard.press('F1');
+      await quick.waitFor({ state: 'visible' });
+      await this.page.keyboard.type(title);
+      const wait = Math.min(5_000, deadline - Date.now());
+      if (await row.waitFor({ timeout: Math.max(wait, 1) }).then(() => true, () => false)) break;
+      if (Date.now() >= deadline) await row.waitFor({ timeout: 1 });   // fails with the locator's own message
+    }
     await this.page.keyboard.press('Enter');
   }
 

@@ -61,8 +61,9 @@ export class Workbench {
   }
 
   /** The palette lists the commands known when it opens: one opened before the extension host has registered
-   * the extension's commands never shows them, so a palette that lacks the row is closed and opened again. */
-  async runCommand(title, timeout = 30_000) {
+   * the extension's commands never shows them (on a loaded machine that took over 30 s after the page was
+   * up), so a palette that lacks the row is closed and opened again, until `timeout`. */
+  async runCommand(title, timeout = 90_000) {
     const quick = this.page.locator('.quick-input-widget');
     const row = quick.locator('.monaco-list-row', { hasText: title }).first();
     const deadline = Date.now() + timeout;
@@ -72,9 +73,12 @@ export class Workbench {
       await this.page.keyboard.press('F1');
       await quick.waitFor({ state: 'visible' });
       await this.page.keyboard.type(title);
-      const wait = Math.min(5_000, deadline - Date.now());
-      if (await row.waitFor({ timeout: Math.max(wait, 1) }).then(() => true, () => false)) break;
-      if (Date.now() >= deadline) await row.waitFor({ timeout: 1 });   // fails with the locator's own message
+      try {
+        await row.waitFor({ timeout: 5_000 });
+        break;
+      } catch (error) {
+        if (Date.now() >= deadline) throw error;
+      }
     }
     await this.page.keyboard.press('Enter');
   }

@@ -1895,9 +1895,11 @@ export const scenarios = [
     needsModel: true,
     async run({ wb, model, settings }) {
       await model.post('/_control/models', { models: SERVED_MODELS, get_routes: { '/props': SERVED_PROPS } });
+      // the profile's first scenario: the panel's first load on a busy machine can take longer than the card's wait
+      await wb.openChat();
       await wb.runCommand('Shiro: Set up the model endpoint');
       const chat = wb.chat();
-      await chat.locator('#welcome').waitFor({ state: 'visible', timeout: 15_000 });
+      await chat.locator('#welcome').waitFor({ state: 'visible', timeout: 30_000 });
       await chat.locator('#setup-model').fill('');   // as a new user leaves it
       await chat.locator('#setup-test').click();
       await chat.locator('#setup-result.ok', { hasText: `1 model (${SERVED})` }).waitFor({ timeout: 30_000 });

@@ -289,12 +289,8 @@ def _qualified_by(scan: Scan, rel: str, definition: Definition, qualifiers: list
         return False
     nearest = qualifiers[-1]
     tags = scan.tags.get(rel)
-    parent = (
-        [d for d in tags.definitions if d.line == definition.parent]
-        if tags and definition.parent is not None
-        else []
-    )
-    if parent and parent[0].name == nearest:
+    parent = next((d for d in tags.definitions if d.line == definition.parent), None) if tags else None
+    if parent is not None and parent.name == nearest:
         return True
     path = PurePosixPath(rel)
     return nearest in path.parent.parts or path.stem == nearest

@@ -401,12 +401,7 @@ export const scenarios = [
     needsRealServer: true,
     async run({ wb, page }) {
       const editor = await wb.openFile('hello.py');
-      await wb.focusEditorText(editor);
-      await page.keyboard.press('Control+Home');
-      await page.keyboard.press('Shift+End');
-      await page.keyboard.press('Control+.');
-      const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Shiro: Remember this' }).first();
-      await action.waitFor({ timeout: 20_000 });
+      await wb.codeActionOnFirstLine(editor, 'Shiro: Remember this');
       await wb.shot('remember-code-action');
       await page.keyboard.press('Enter');  // the menu's pointer block swallows clicks; the action is focused
       await wb.quickPickRow('gotcha').waitFor({ timeout: 15_000 });

@@ -2170,6 +2170,7 @@ export const scenarios = [
   },
   {
     name: 'server-fails-to-start',
+    leavesWindowChanged: true,
     async run({ wb, page, workspace }) {
       await wb.clearNotifications();
       // workspace settings: the workspace file watcher sees the change at once (user settings.json edits may not)
@@ -2192,6 +2193,7 @@ export const scenarios = [
     // Keep this the last scenario of the default profile: it leaves the single-folder window for a
     // multi-root one (a .code-workspace file with two fresh folders next to the e2e workspace).
     name: 'multiroot-picker',
+    leavesWindowChanged: true,
     needsModel: true,
     async run({ wb, page, model, workspace }) {
       const base = path.join(path.dirname(workspace), 'multiroot');

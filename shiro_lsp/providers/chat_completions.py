@@ -9,6 +9,7 @@ session recorded on the Responses API continues here. Streamed reasoning that lo
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from shiro_lsp.messages import Message, Part
 from shiro_lsp.providers.errors import cut_stream, provider_error
+from shiro_lsp.providers.factory import is_local
+from shiro_lsp.providers.models import server_root
 from shiro_lsp.providers.retry import Retries
 from shiro_lsp.providers.types import (
     FinishReason,
@@ -54,6 +57,11 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
+# How long a request waits, at most, for the server to let go of a stream this client closed.
+SETTLE_LIMIT_SECONDS = 5.0
+_SETTLE_POLL_SECONDS = 0.25
+
+
 class ChatClient:
     """A ``ModelClient`` on ``client.chat.completions``."""
 
@@ -61,6 +69,11 @@ class ChatClient:
         self._client = client
         self._official = official
         self.max_retries = max_retries
+        # llama.cpp's slot monitor, where the server may be one (a local one); None once it did not answer.
+        self._slots_url: str | None = (
+            server_root(self.base_url) + "/slots" if is_local(self.base_url) else None
+        )
+        self._closed_early = False
 
     @property
     def api_name(self) -> str:
@@ -74,6 +87,7 @@ class ChatClient:
         await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        await self._settle()
         state = _StreamState()
         retries = Retries(self.max_retries, self.base_url)
         while True:
@@ -88,19 +102,26 @@ class ChatClient:
                 wait = retries.after(exc)
             yield wait
             await asyncio.sleep(wait.delay_seconds)
+        ended = False
         try:
             async with stream:
                 async for chunk in stream:
                     for event in state.feed(chunk):
                         yield event
+            ended = True
         except Exception as exc:
+            ended = True
             raise provider_error(exc, self.base_url) from exc
+        finally:
+            # closed by the caller (a cut reply, a cancelled turn) while the server was still sending
+            self._closed_early = self._closed_early or not ended
         if state.finish is None:
             raise cut_stream(self.base_url)
         for event in state.finished():
             yield event
 
     async def generate(self, request: ModelRequest) -> GenerateResult:
+        await self._settle()
         params = self.params(request)
         params.pop("tools", None)
         retries = Retries(self.max_retries, self.base_url)
@@ -115,6 +136,36 @@ class ChatClient:
             await asyncio.sleep(wait.delay_seconds)
         text = completion.choices[0].message.content or "" if completion.choices else ""
         return GenerateResult(text, _usage(completion.usage))
+
+    async def _settle(self) -> None:
+        """After this client closed a stream early, wait (briefly) until the server has let go of it.
+
+        llama.cpp notices a closed stream only at its next write and keeps the prompt it had processed in
+        that request's slot: a request sent at once finds the slot busy, goes to another one and has its
+        whole prompt processed again (minutes for a long prompt on a CPU). Its ``/slots`` monitor says
+        when no slot is busy; a server without it (anything else, or llama.cpp with ``--no-slots``) is not
+        asked again and nothing is waited for.
+        """
+        if not self._closed_early:
+            return
+        self._closed_early = False
+        deadline = time.monotonic() + SETTLE_LIMIT_SECONDS
+        while self._slots_url is not None and await self._a_slot_is_busy() and time.monotonic() < deadline:
+            await asyncio.sleep(_SETTLE_POLL_SECONDS)
+
+    async def _a_slot_is_busy(self) -> bool:
+        import httpx2
+
+        assert self._slots_url is not None
+        try:
+            answer = await self._client.get(self._slots_url, cast_to=httpx2.Response)
+            slots = answer.json()
+        except Exception:
+            slots = None
+        if not isinstance(slots, list):
+            self._slots_url = None
+            return False
+        return any(isinstance(slot, dict) and slot.get("is_processing") is True for slot in slots)
 
     def params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {

@@ -69,9 +69,13 @@ class FallbackClient:
             client = self.current
             delivered = False
             try:
-                async for event in client.stream(request):
-                    delivered = delivered or not isinstance(event, Retrying)
-                    yield event
+                events = client.stream(request)
+                try:
+                    async for event in events:
+                        delivered = delivered or not isinstance(event, Retrying)
+                        yield event
+                finally:  # closed with this stream, at once: the endpoint's client must know it was cut
+                    await _close(events)
                 return
             except ProviderError as error:
                 notice = None if delivered else self._switch(error)
@@ -104,3 +108,9 @@ class FallbackClient:
         if self._on_notice is not None:
             self._on_notice(text)
         return text
+
+
+async def _close(events: AsyncIterator[ModelEvent]) -> None:
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()

@@ -423,6 +423,13 @@ class FakeOpenAI:
         # or "ollama-legacy": no tool-call index, delta.reasoning; "llamacpp": llama-server's chunk shapes
         self.chat_dialect = "openai"
         self.disconnects = 0  # streams the client closed before the end
+        # set (seconds): GET /slots answers as llama.cpp's slot monitor, one slot, busy while a chat stream
+        # is sent and for this long after its client closed it (llama.cpp lets go of a closed stream only
+        # at its next write); ``busy_on_arrival`` then says, per chat request, whether the slot was busy
+        self.slot_linger: float | None = None
+        self.busy_on_arrival: list[bool] = []
+        self._streaming = 0
+        self._busy_until = 0.0
         self._port = port
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -518,6 +525,8 @@ class FakeOpenAI:
                 return _send_error(h, HttpError.invalid_api_key(given))
         if method == "GET" and path in self.get_routes:
             return _send_json(h, 200, self.get_routes[path])
+        if method == "GET" and path == "/slots" and self.slot_linger is not None:
+            return _send_json(h, 200, [{"id": 0, "is_processing": self._slot_busy()}])
         if method == "POST" and path in self.post_routes:
             return _send_json(h, *self.post_routes[path](body))
         if method == "GET" and path.endswith("/models"):
@@ -554,6 +563,10 @@ class FakeOpenAI:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 _replay(h, entry)
             return None
+        if self.slot_linger is not None and not responses:
+            self.busy_on_arrival.append(self._slot_busy())
+        with self._lock:
+            self._streaming += 1
         try:
             if responses:
                 self._responses(h, body, entry)
@@ -563,6 +576,13 @@ class FakeOpenAI:
             pass
         except (BrokenPipeError, ConnectionResetError):
             self.disconnects += 1
+            self._busy_until = time.monotonic() + (self.slot_linger or 0.0)
+        finally:
+            with self._lock:
+                self._streaming -= 1
+
+    def _slot_busy(self) -> bool:
+        return self._streaming > 0 or time.monotonic() < self._busy_until
 
     def _control(self, h: BaseHTTPRequestHandler, method: str, path: str, body: Any) -> None:
         if path == "/_control/script" and method == "POST":

@@ -65,6 +65,7 @@ from shiro_lsp.providers.types import (
     TextDelta,
     ToolCallReady,
     ToolInputStart,
+    close_stream,
 )
 from shiro_lsp.providers.wire import content_text, loose_tool_input
 from shiro_lsp.usage import Usage
@@ -124,12 +125,6 @@ def _call_part(call: ToolCallReady, input: dict[str, Any], *, by_shiro: bool = F
         "input": input,
         "providerOptions": {"shiro": mark},
     }
-
-
-async def _close(events: AsyncIterator[Any]) -> None:
-    close = getattr(events, "aclose", None)
-    if close is not None:
-        await close()
 
 
 @dataclass
@@ -402,7 +397,7 @@ class Turn:
                 self._show(hold.feed(event.text))
                 if watch is not None and watch.feed(event.text):
                     step.looped_at = watch.keep_until
-                    await _close(events)  # the request ends: the server stops generating
+                    await close_stream(events)  # the request ends: the server stops generating
                     return
             elif isinstance(event, ReasoningDelta):
                 step.delivered = True

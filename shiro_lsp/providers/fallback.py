@@ -18,6 +18,7 @@ from shiro_lsp.providers.types import (
     ProviderError,
     ProviderNotice,
     Retrying,
+    close_stream,
 )
 
 FALLBACK_STATUSES = frozenset({400, 404, 405, 415, 422, 501})
@@ -75,7 +76,7 @@ class FallbackClient:
                         delivered = delivered or not isinstance(event, Retrying)
                         yield event
                 finally:  # closed with this stream, at once: the endpoint's client must know it was cut
-                    await _close(events)
+                    await close_stream(events)
                 return
             except ProviderError as error:
                 notice = None if delivered else self._switch(error)
@@ -108,9 +109,3 @@ class FallbackClient:
         if self._on_notice is not None:
             self._on_notice(text)
         return text
-
-
-async def _close(events: AsyncIterator[ModelEvent]) -> None:
-    close = getattr(events, "aclose", None)
-    if close is not None:
-        await close()

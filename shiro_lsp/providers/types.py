@@ -173,3 +173,10 @@ class ProviderError(ShiroError):
     def is_stale_item(self) -> bool:
         """The provider lost an item this history points at (spec §5.6); resend the history inline."""
         return self.kind == "stale_item" or bool(STALE_ITEM.search(self.message))
+
+
+async def close_stream(events: AsyncIterator[Any]) -> None:
+    """Ends a model stream now (its request with it), rather than when the garbage collector gets to it."""
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()

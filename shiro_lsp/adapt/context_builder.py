@@ -8,9 +8,11 @@ of its window, spent in this order on
 4. the tests of those files (``test_x.py``, ``x_test.py``, ``x.test.js``, ``x.spec.ts``);
 5. the repository map of the rest (:mod:`shiro_lsp.adapt.repo_map`), ranked toward all of the above.
 
-A file is shown whole when it fits; otherwise its outline (the signature lines of its definitions)
-and the lines around what brought it in (the named symbol's definition, the traceback's line). A
-workspace small enough is shown whole. The text is a pure function of the workspace and the
+A file the message names is shown whole when it fits; so is a short file found otherwise. A long
+file found otherwise, or one that does not fit, gives its outline (the signature lines of its
+definitions) and the lines around what brought it in (the named symbol's definition, the
+traceback's line). The map gets its own share, whatever the files leave. A workspace small enough
+is shown whole. The text is a pure function of the workspace and the
 message (deterministic order, no clock), so the prompt prefix it is part of stays byte-identical
 and the server's cache serves it. Ignore files and secrets files are honoured by the scan; secret
 values are cut out by the turn's redactor. Blocking (reads): call it in a thread.
@@ -41,8 +43,11 @@ MAX_WHOLE_WORKSPACE = 24
 """A workspace of at most this many files is shown whole when it fits."""
 MIN_PARTIAL_TOKENS = 200
 MAP_SHARE = 4
-"""When other files exist, the map keeps at least 1/MAP_SHARE of the budget (at most MAX_MAP_RESERVE)."""
-MAX_MAP_RESERVE = 1_500
+"""When other files exist, the map gets 1/MAP_SHARE of the budget, at most MAX_MAP_TOKENS: kept for
+it before the files are shown, and all it may spend (what the files leave is left unspent)."""
+MAX_MAP_TOKENS = 1_500
+"""About Aider's default map (``--map-tokens`` 1024, up to a window's eighth): past that, a ranked map's
+tail names files no step reads, and every token of it costs a CPU-served model time before it answers."""
 PARTIAL_HEAD = ", too many to show whole."
 MAX_HOW_PATHS_CHARS = 300
 CONTEXT_LINES = 15
@@ -50,7 +55,7 @@ CONTEXT_LINES = 15
 
 _PATH_WORD = re.compile(r"[\w./\\-]*[\w/]")
 _IDENTIFIER = re.compile(r"(?<![\w.])(`?)([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(`?)(\(?)")
-_FRAME = re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d+)')
+_FRAME = re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d+)(?:, in [\w<>.]+)?')
 _LOCATION = re.compile(r"(?P<path>[\w./\\-]*\w\.[A-Za-z]\w*):(?P<line>\d+)")
 
 
@@ -73,6 +78,9 @@ class _Focus:
     rel: str
     region: tuple[int, int] | None = None
     """0-based first and last line of what brought the file in (None: the file as a whole)."""
+    named: bool = False
+    """The message names the file: shown whole when it fits, however long. A long file Shiro found
+    itself (a symbol's, a traceback's, a test) is shown in part: its outline and that region."""
 
 
 def build_context(
@@ -132,7 +140,7 @@ def _built(
         text = "\n\n".join(named)
         return BuiltContext(text, True, tuple(item.rel for item in focus), tokens_for_chars(len(text)))
     others = [rel for rel in scan.files if rel not in {item.rel for item in focus}]
-    reserve = min(tokens // MAP_SHARE, MAX_MAP_RESERVE) if others and overview else 0
+    reserve = min(tokens // MAP_SHARE, MAX_MAP_TOKENS) if others and overview else 0
     blocks: list[str] = []
     shown: list[str] = []
     partial: list[str] = []
@@ -146,14 +154,14 @@ def _built(
             blocks.append(block)
             left -= tokens_for_chars(len(block) + 2)
             (shown if whole else partial).append(item.rel)
-    left += reserve
     if not overview:
         text = "\n\n".join(blocks)
         return BuiltContext(text, False, tuple(shown), tokens_for_chars(len(text)), tuple(partial))
     rest = ranked(scan, {item.rel for item in focus}, names)
     heading = "Other files, with their main definitions:"
     skip = {item.rel for item in focus}
-    repo_map = render(scan, rest, left - tokens_for_chars(len(heading) + 2), skip=skip)
+    room = min(reserve, left + reserve)  # the files may have spent some of it (a partial view's minimum)
+    repo_map = render(scan, rest, room - tokens_for_chars(len(heading) + 2), skip=skip)
     if repo_map:
         blocks.append(f"{heading}\n{redact(repo_map)}")
     text = "\n\n".join(blocks)
@@ -182,13 +190,15 @@ def _whole_workspace(
 
 def focus_files(scan: Scan, root: Path, message: str) -> list[_Focus]:
     """The files to show before the map, in order (see the module docstring), each once."""
-    items: list[_Focus] = [_Focus(rel) for rel in named_files(scan, root, message)]
-    items += _symbol_files(scan, message)
+    prose = _LOCATION.sub(" ", _FRAME.sub(" ", message))  # a traceback's paths are its own, not named
+    items: list[_Focus] = [_Focus(rel, named=True) for rel in named_files(scan, root, prose)]
+    items += _symbol_files(scan, prose)
     items += _traceback_files(scan, root, message)
-    unique = list({item.rel: item for item in reversed(items)}.values())[::-1]  # each file's first
-    seen = {item.rel for item in unique}
-    tests = [_Focus(test) for test in tests_of(scan, [item.rel for item in unique]) if test not in seen]
-    return unique + tests
+    unique: dict[str, _Focus] = {}
+    for item in items:
+        unique.setdefault(item.rel, item)  # each file where it first comes, as it first comes
+    tests = [_Focus(test) for test in tests_of(scan, list(unique)) if test not in unique]
+    return [*unique.values(), *tests]
 
 
 def named_files(scan: Scan, root: Path, message: str) -> list[str]:
@@ -369,10 +379,12 @@ def _shared_parts(a: str, b: str) -> int:
 def _file_view(
     scan: Scan, root: Path, item: _Focus, allowance: int, share: int, redact: Callable[[str], str]
 ) -> tuple[str, bool]:
-    """The file whole when it fits ``allowance`` tokens, else its partial view in ``share``."""
-    block = whole_file(root, item.rel, allowance * 4, redact)
-    if block and tokens_for_chars(len(block)) <= allowance:
-        return block, True
+    """The file whole when it fits ``allowance`` tokens (and the message names it or it is not
+    long), else its partial view in ``share``."""
+    if item.named or not _long(scan, item.rel):
+        block = whole_file(root, item.rel, allowance * 4, redact)
+        if block and tokens_for_chars(len(block)) <= allowance:
+            return block, True
     return partial_file(scan, root, item, max(share, MIN_PARTIAL_TOKENS), redact), False
 
 

@@ -242,7 +242,7 @@ COMPACT = Profile(
     max_writes_per_file=3,
 )
 """A small model: few rules, seven tools, files written out whole when calls are text, greedy
-sampling (it keeps to a format far more often at 0), half the window for the workspace with each
+sampling (it keeps to a format far more often at 0), up to half the window for the workspace with each
 message (a 16k window: about 8,000 tokens), pasted pages fetched for it."""
 
 PROFILES: Mapping[str, Profile] = MappingProxyType({p.name: p for p in (FULL, COMPACT)})

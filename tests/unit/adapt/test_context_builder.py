@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shiro_lsp.adapt.context_builder import build_context, first_look, focus_files, mentioned_names
+from shiro_lsp.adapt.context_builder import (
+    MAX_MAP_TOKENS,
+    build_context,
+    first_look,
+    focus_files,
+    mentioned_names,
+)
 from shiro_lsp.adapt.formats.search_replace import HOW
 from shiro_lsp.adapt.repo_map import RepoMap, Scan
 from shiro_lsp.fs.secrets import Redactor
@@ -199,3 +205,33 @@ def test_a_qualified_name_is_its_last_defined_part_and_the_qualifier_picks_the_d
     assert focus("Kiln.ramp() overshoots by 40 degrees") == ["studio/kiln.py"]
     # a member the workspace does not define falls back to its class
     assert focus("Oven.preheat_minutes is read before it is set") == ["studio/oven.py"]
+
+
+def test_a_file_the_message_names_comes_before_the_files_of_the_names_it_uses(tmp_path: Path) -> None:
+    root = studio(tmp_path)
+    message = "In studio/kiln.py, make mix_glaze agree with Kiln.ramp"  # kiln.py: named, and a definer
+    order = [item.rel for item in focus_files(scan_of(root), root, message)]
+    assert order[:2] == ["studio/kiln.py", "studio/glaze.py"]
+
+
+def test_a_long_file_found_by_a_name_is_shown_in_part_though_it_would_fit(tmp_path: Path) -> None:
+    root = studio(tmp_path)
+    built = build_context(scan_of(root), root, "Kiln.ramp skips the last step", 8_000, KEEP)
+    assert built.partial[:1] == ("studio/kiln.py",) and "studio/kiln.py" not in built.files
+    assert "def ramp(self, start: int, stop: int)" in built.text
+    assert "return list(range(start, stop, 50))" in built.text  # the named method whole
+    assert "def segment_119(self)" not in built.text or "return 119" not in built.text
+
+
+def test_a_long_file_the_message_names_is_shown_whole_when_it_fits(tmp_path: Path) -> None:
+    root = studio(tmp_path)
+    built = build_context(scan_of(root), root, "In studio/kiln.py, Kiln.ramp skips a step", 8_000, KEEP)
+    assert built.files[:1] == ("studio/kiln.py",)
+    assert "        return 119\n" in built.text
+
+
+def test_the_map_spends_its_share_not_what_the_files_leave(tmp_path: Path) -> None:
+    root = studio(tmp_path, modules=400)
+    built = build_context(scan_of(root), root, "How is this project laid out?", 8_000, KEEP)
+    assert built.text.startswith("Other files, with their main definitions:")
+    assert 1_000 < built.tokens <= MAX_MAP_TOKENS

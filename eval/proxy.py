@@ -2,13 +2,18 @@
 
 Every request body and every raw response line (SSE ``data:`` lines included) is kept, in order, as
 JSON records ``{"n", "dir": "req"|"resp"|"line", ...}`` (the format of shared/realmodel/*.wire.jsonl).
-Responses stream through unchanged, line by line.
+Responses stream through unchanged, line by line. A harness that closes its connection (a cut
+stream, a killed run) closes the upstream one too, at once, as it would without the proxy between
+them: llama-server then lets go of the request, even before its first byte.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import select
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -94,8 +99,25 @@ class RecordingProxy:
                     proxy.upstream_host, proxy.upstream_port, timeout=proxy.timeout
                 )
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
+                done = threading.Event()
+                try:
+                    self._relay(n, conn, body, headers, done)
+                finally:
+                    done.set()
+                    conn.close()
+
+            def _relay(
+                self,
+                n: int,
+                conn: http.client.HTTPConnection,
+                body: bytes,
+                headers: dict[str, str],
+                done: threading.Event,
+            ) -> None:
                 try:
                     conn.request(self.command, self.path, body=body or None, headers=headers)
+                    watch = (self.connection, conn, done)
+                    threading.Thread(target=_close_when_client_goes, args=watch, daemon=True).start()
                     resp = conn.getresponse()
                 except OSError as error:
                     proxy._record({"n": n, "dir": "upstream-error", "error": repr(error)})
@@ -122,7 +144,6 @@ class RecordingProxy:
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
-                conn.close()
                 self.close_connection = True
 
             def _safe(self) -> None:
@@ -135,3 +156,22 @@ class RecordingProxy:
             do_GET = do_POST = _safe
 
         return Handler
+
+
+def _close_when_client_goes(
+    client: socket.socket, upstream: http.client.HTTPConnection, done: threading.Event
+) -> None:
+    """Shut the upstream connection as soon as the harness has closed its own (its socket reads as at
+    its end), until ``done``: without this the proxy noticed only at its next write to the harness,
+    which for a prompt still being processed is minutes later."""
+    while not done.wait(0.25):
+        try:
+            readable, _, _ = select.select([client], [], [], 0)
+            gone = bool(readable) and client.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):  # reset, or already closed by the handler
+            gone = True
+        if gone and not done.is_set():
+            if upstream.sock is not None:
+                with contextlib.suppress(OSError):
+                    upstream.sock.shutdown(socket.SHUT_RDWR)
+            return

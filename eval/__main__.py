@@ -15,8 +15,6 @@ from eval.explain import explain
 from eval.report import compare, table
 from eval.runner import as_dicts, list_models, rescore, run_all
 
-DEFAULT_URL = "http://127.0.0.1:8091/v1"
-
 
 def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
@@ -25,7 +23,9 @@ def _split(value: str | None) -> list[str]:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m eval", description=__doc__)
     p.add_argument(
-        "--url", default=os.environ.get("EVAL_URL") or DEFAULT_URL, help=f"base URL ({DEFAULT_URL})"
+        "--url",
+        default=os.environ.get("EVAL_URL") or harnesses.DEFAULT_URL,
+        help=f"base URL ({harnesses.DEFAULT_URL})",
     )
     p.add_argument("--model", default=os.environ.get("EVAL_MODEL") or None, help="default: the first listed")
     p.add_argument(

@@ -20,6 +20,8 @@ CACHE = Path(os.environ.get("SHIRO_EVAL_CACHE", Path.home() / ".cache" / "shiro-
 AIDER_VERSION = os.environ.get("EVAL_AIDER_VERSION", "0.86.2")
 QWEN_CODE_PACKAGE = os.environ.get("EVAL_QWEN_CODE_PACKAGE", "@qwen-code/qwen-code")
 HARNESSES = ("shiro", "aider", "qwen-code")
+DEFAULT_URL = "http://127.0.0.1:8091/v1"
+"""The model server's base URL unless one is given: scripts/realmodel's llama-server."""
 _STRIPPED_ENV = ("OPENAI_", "SHIRO_", "AIDER_", "QWEN_", "ANTHROPIC_", "GEMINI_")
 SHIRO_KNOBS = ("SHIRO_ADAPT_OFF", "SHIRO_MODEL_PROFILE")
 """The caller's settings Shiro's runs keep: the ablation switch and the model profile (shiro_lsp/adapt/)."""

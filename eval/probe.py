@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from eval import sets, splits
+from eval.harnesses import DEFAULT_URL
 from eval.metrics import exchanges
 from eval.taskset import Task, prepare_workspace, run_checks, snapshot
 from shiro_lsp.adapt.formats.whole_file import file_listings
 
-DEFAULT_URL = "http://127.0.0.1:8091/v1"
 REPLY_TIMEOUT_S = 1_800
 
 

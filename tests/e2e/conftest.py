@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 
-from fakes.fixtures import options
-from lsp_client import CONFIG, ShiroClient, initialize
+pytest.register_assert_rewrite("fakes.fixtures")  # the test modules load it as a plugin too
+
+from fakes.fixtures import options  # noqa: E402
+from lsp_client import CONFIG, ShiroClient, initialize  # noqa: E402
 
 
 @pytest.fixture

@@ -92,6 +92,8 @@ def ensure_installed(harness: str) -> None:
 
 def version(harness: str) -> str:
     try:
+        if harness == "shiro" and os.environ.get("EVAL_SHIRO_CMD"):
+            return f"shiro (EVAL_SHIRO_CMD={os.environ['EVAL_SHIRO_CMD']})"
         if harness == "shiro":
             commit = subprocess.run(
                 ["git", "-C", str(PROJECT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True

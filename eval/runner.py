@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,7 +125,8 @@ def run_one(
 ) -> RunRecord:
     """One run in a fresh copy of the task's workspace. The copy is always at ``base/ws`` (emptied
     before each run), so every run of an eval sees the same workspace path, as a user's turns in one
-    project do: a prompt that names the path keeps its cacheable prefix from task to task."""
+    project do: a prompt that names the path keeps its cacheable prefix from task to task, and from
+    sweep to sweep (:func:`work_base`)."""
     said = said or Wording("original", task.prompt)
     suffix = "" if said.name == "original" else f".{said.name}"
     log_dir = log_root / harness / f"{task.name}.{run}{suffix}"
@@ -246,8 +249,53 @@ def run_all(
     harnesses of one task run under the same load (the machine may be shared), and a sweep cut short
     still gives paired results. The server keeps each harness's prompt prefix in its own slot, so the
     interleaving costs no cache."""
+    with work_base() as base:
+        return _sweep(
+            tasks, harness_names, runs, url, model, timeout, log_root, base, on_record, wording_choice
+        )
+
+
+@contextlib.contextmanager
+def work_base(root: Path | None = None) -> Iterator[Path]:
+    """The folder the runs' workspaces are copied into: the same path in every sweep (``EVAL_WORK_DIR``,
+    else ``shiro-eval-work`` in the temporary folder), held for this sweep alone. The path is in
+    what the harnesses send (Shiro names the workspace): a random folder name per sweep made the same
+    task's prompt differ from sweep to sweep, and a 1.5B model's greedy reply with it. Another sweep
+    running at once gets a folder of its own (its prompts then differ: said on stderr)."""
+    root = root or Path(os.environ.get("EVAL_WORK_DIR") or Path(tempfile.gettempdir()) / "shiro-eval-work")
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f".{root.name}.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"eval: {root} is in use by another sweep: this one works elsewhere", file=sys.stderr)
+            base = Path(tempfile.mkdtemp(prefix="shiro-eval-"))
+            try:
+                yield base
+            finally:
+                shutil.rmtree(base, ignore_errors=True)
+            return
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        try:
+            yield root
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _sweep(
+    tasks: list[Task],
+    harness_names: list[str],
+    runs: int,
+    url: str,
+    model: str,
+    timeout: float,
+    log_root: Path,
+    base: Path,
+    on_record: Any,
+    wording_choice: str,
+) -> list[RunRecord]:
     records: list[RunRecord] = []
-    base = Path(tempfile.mkdtemp(prefix="shiro-eval-"))
     paraphrases = wording.check_available(tasks, wording_choice)
     for harness in harness_names:
         harnesses.ensure_installed(harness)
@@ -273,7 +321,6 @@ def run_all(
                 )
                 if on_record is not None:
                     on_record(records)
-    shutil.rmtree(base, ignore_errors=True)
     return records
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from eval import splits, wording
-from eval.runner import run_all
+from eval.runner import run_all, work_base
 from eval.sets import load
 
 STAND_IN = """
@@ -25,6 +25,8 @@ for path in solution.rglob("*"):
     if path.is_file():
         text = path.read_text()
         (ws / path.relative_to(solution)).write_text(text * int(Path(sys.argv[0]).with_name("copies").read_text()))
+with open(Path(sys.argv[0]).with_name("workspaces"), "a") as seen:
+    seen.write(str(ws) + "\\n")
 print(json.dumps({"type": "text", "text": "done: " + prompt}))
 """
 
@@ -72,3 +74,22 @@ def test_a_solved_task_is_recorded_with_its_set_split_and_paraphrase(stand_in: P
 def test_a_listing_written_twice_is_counted_as_a_duplicated_file(stand_in: Path, tmp_path: Path) -> None:
     records = _run("fix-crashing-report", stand_in, 2, "original", 1, tmp_path)
     assert records[0]["duplicated_files"] == ["report.py"] and records[0]["wording"] == "original"
+
+
+def test_every_sweep_copies_the_workspace_to_the_same_path(
+    stand_in: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVAL_WORK_DIR", str(tmp_path / "work"))
+    _run("fix-average-bug", stand_in, 1, "original", 1, tmp_path)
+    _run("fix-average-bug", stand_in, 1, "original", 1, tmp_path)
+    seen = stand_in.with_name("workspaces").read_text().split()
+    assert seen == [str(tmp_path / "work" / "ws")] * 2  # the prompt that names it is the same bytes
+    assert not (tmp_path / "work").exists()  # nothing left behind
+
+
+def test_a_sweep_running_beside_another_works_in_a_folder_of_its_own(tmp_path: Path) -> None:
+    with work_base(tmp_path / "work") as first:
+        (first / "kept").write_text("the first sweep's")
+        with work_base(tmp_path / "work") as second:
+            assert second != first and second.is_dir()
+        assert (first / "kept").read_text() == "the first sweep's"

@@ -180,10 +180,43 @@ def drops_module_lines(path: str, current: str, block: str) -> bool:
     if not tops or _loose_lines(source.split("\n"), tops, family) is None:
         return False
     tags = file_tags(path, current, language)
-    inside = {row for d in tags.definitions if d.kind != "constant" for row in range(d.start, d.end + 1)}
+    imported = _imported_names(source) if family == "python" else set()
+    inside = {
+        row
+        for d in tags.definitions
+        if d.kind != "constant" or d.name in imported  # a constant the block imports has moved
+        for row in range(d.start, d.end + 1)
+    }
     kept = {line.strip() for line in block.split("\n")}
     rows = current.split("\n")
     return any(row.strip() and row.strip() not in kept for at, row in enumerate(rows) if at not in inside)
+
+
+def moves_names_out(path: str, current: str, block: str) -> bool:
+    """Whether a Python ``block`` is the file rewritten with some of its module-level names moved to
+    another module: it imports at least one name the file defines, and every top-level name of the
+    file is either defined in the block or imported by it. Placing its definitions would keep the old
+    bindings beside the imports."""
+    if LANGUAGES.get(PurePosixPath(path).suffix.lower()) != "python":
+        return False
+    source = textwrap.dedent(block.strip("\n")) + "\n"
+    imported = _imported_names(source)
+    theirs = {d.name for d in file_tags(path, current, "python").definitions if d.parent is None}
+    ours = {d.name for d in file_tags(path, source, "python").definitions if d.parent is None}
+    return bool(theirs & imported) and theirs <= ours | imported
+
+
+def _imported_names(source: str) -> set[str]:
+    """The names a Python block's imports bind (``from config import RATE as R`` binds ``R``)."""
+    module = python_module(source)
+    if module is None:
+        return set()
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in module.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
 
 
 class _Ambiguous:

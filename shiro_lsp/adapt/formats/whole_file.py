@@ -34,7 +34,13 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from shiro_lsp.adapt.definitions import defined_names, drops_module_lines, has_grammar, place_definitions
+from shiro_lsp.adapt.definitions import (
+    defined_names,
+    drops_module_lines,
+    has_grammar,
+    moves_names_out,
+    place_definitions,
+)
 from shiro_lsp.adapt.formats.base import Hold, Listing, ParsedReply, ReplyContext, ReplyFormat, TextCall
 from shiro_lsp.adapt.formats.echoes import Shown, echoed_listings, echoes
 from shiro_lsp.adapt.formats.search_replace import block_calls, has_edit_blocks
@@ -266,8 +272,8 @@ def _reads_as(path: str, content: str, current: str) -> bool:
 def _asked_to_create(workspace: Path | Sequence[Path], path: str, before: str, prompt: str) -> bool:
     """A file that does not exist yet, named by the user's message and by the sentence that introduces
     the block ("The new content of `sizes.sh` is:"): the file the user asked for."""
-    named_near = any(m.group(0).removeprefix("./") == path for m in _NAMED.finditer(_last_paragraph(before)))
-    named_by_user = any(m.group(0).removeprefix("./") == path for m in _NAMED.finditer(prompt))
+    named_near = path in _named(_last_paragraph(before), workspace)  # by its absolute path too
+    named_by_user = path in _named(prompt, workspace)
     roots = [workspace] if isinstance(workspace, Path) else list(workspace)
     return named_near and named_by_user and not any((root / path).exists() for root in roots)
 
@@ -311,7 +317,7 @@ def _resolved(
     if _lines(content) == _lines(current):
         return None  # the file shown unchanged (a 1.5B model drops blank lines when it copies one)
     keeps_module = not drops_module_lines(path, current, content)  # else a fragment
-    if _is_whole(content, current) and keeps_module:
+    if keeps_module and (_is_whole(content, current) or moves_names_out(path, current, content)):
         return Listing(path, content)
     placed = place_definitions(path, current, content)
     if placed is not None:  # definitions of the file, put in place of its own; the rest kept

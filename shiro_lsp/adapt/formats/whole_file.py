@@ -10,11 +10,13 @@ model falls into on its own are read too:
 - for a file that exists: the path only in the sentence that introduces the block ("the corrected
   `mean.py`:"), else the one file of the user's message, else the one non-empty file the model was
   shown, that the block fits (or, named alone on the line right before it, rewrites whole);
-- for a file that does not exist yet: the path in the sentence that introduces the block, when the
-  user's message names that file too (the file the user asked for);
+- for a file that does not exist yet: the path in the sentence that introduces the block (as the
+  user wrote it or by its absolute path in the workspace), when the user's message names that file
+  too (the file the user asked for);
 - a fragment: functions, classes or methods of the file rewritten (Python, JavaScript, TypeScript).
   Each replaces the file's definition of that name, found by its definition (adapt/definitions.py),
-  and the rest of the file stays. In a file of another language, a fragment replaces the block of
+  and the rest of the file stays. A Python block that imports names the file defined and accounts
+  for all its other names is the file rewritten with those names moved out, not a fragment. In a file of another language, a fragment replaces the block of
   the file that starts with its first line, when exactly one line of the file is that line.
 
 Nothing is ever added to a file by inference: a fragment that defines only things the file does not

@@ -211,20 +211,18 @@ def test_a_one_function_block_replaces_that_function_and_keeps_the_module(ws: Pa
 
 
 def test_a_file_written_out_with_a_constant_now_imported_is_the_file_rewritten(ws: Path) -> None:
-    (ws / "pricing.py").write_text("DISCOUNT = 0.1\n\n\ndef net(price):\n    return price * (1 - DISCOUNT)\n")
-    moved = "from settings import DISCOUNT\n\n\ndef net(price):\n    return price * (1 - DISCOUNT)\n"
-    text = f"pricing.py\n```python\n{moved}```\n"
-    assert written(text, ws, "Keep the discount in settings.py") == {"pricing.py": moved}
-    dropped = "def net(price):\n    return price * (1 - DISCOUNT) + 1\n"  # not imported: a fragment still
-    assert written(f"pricing.py\n```python\n{dropped}```\n", ws) == {
-        "pricing.py": "DISCOUNT = 0.1\n\n\n" + dropped
-    }
+    (ws / "parcels.py").write_text("FEE = 4\n\n\ndef charge(weight):\n    return weight * 2 + FEE\n")
+    moved = "from fees import FEE\n\n\ndef charge(weight):\n    return weight * 2 + FEE\n"
+    text = f"parcels.py\n```python\n{moved}```\n"
+    assert written(text, ws, "Put the fee in fees.py") == {"parcels.py": moved}
+    dropped = "def charge(weight):\n    return weight * 2 + FEE + 1\n"  # not imported: a fragment still
+    assert written(f"parcels.py\n```python\n{dropped}```\n", ws) == {"parcels.py": "FEE = 4\n\n\n" + dropped}
 
 
 def test_a_new_file_the_user_asked_for_may_be_named_by_its_absolute_path(ws: Path) -> None:
-    text = f"The content of `{ws}/settings.py` should be:\n```python\nDISCOUNT = 0.1\n```\n"
-    assert written(text, ws, "Keep the discount in a new settings.py") == {"settings.py": "DISCOUNT = 0.1\n"}
-    assert written(text, ws, "Keep the discount somewhere else") == {}  # not asked for: never created
+    text = f"The content of `{ws}/fees.py` should be:\n```python\nFEE = 4\n```\n"
+    assert written(text, ws, "Put the fee in a new fees.py") == {"fees.py": "FEE = 4\n"}
+    assert written(text, ws, "Put the fee somewhere else") == {}  # not asked for: never created
 
 
 def test_a_function_block_quoting_the_file_unchanged_is_not_a_write(ws: Path) -> None:

@@ -249,10 +249,38 @@ def run_all(
     harnesses of one task run under the same load (the machine may be shared), and a sweep cut short
     still gives paired results. The server keeps each harness's prompt prefix in its own slot, so the
     interleaving costs no cache."""
+    records: list[RunRecord] = []
     with work_base() as base:
-        return _sweep(
-            tasks, harness_names, runs, url, model, timeout, log_root, base, on_record, wording_choice
-        )
+        paraphrases = wording.check_available(tasks, wording_choice)
+        for harness in harness_names:
+            harnesses.ensure_installed(harness)
+        for task in tasks:
+            task.ensure()
+        for run in range(1, runs + 1):
+            for task, said in (
+                (t, Wording(w, wording.prompt(t, w, paraphrases[t.set])))
+                for t in tasks
+                for w in wording.wordings(wording_choice, t, run)
+            ):
+                for harness in harness_names:
+                    shown = "" if said.name == "original" else f" ({said.name})"
+                    print(
+                        f"eval: {harness} {task.name}{shown} run {run}/{runs} ...",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    record = run_one(task, harness, run, url, model, timeout, log_root, base, said)
+                    records.append(record)
+                    mark = "PASS" if record.passed else "fail"
+                    print(
+                        f"eval:   {mark} {record.wall_s:.0f} s, {record.requests} requests, {record.tool_calls} tool calls"
+                        f" - {record.why}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    if on_record is not None:
+                        on_record(records)
+    return records
 
 
 @contextlib.contextmanager
@@ -267,61 +295,16 @@ def work_base(root: Path | None = None) -> Iterator[Path]:
     with open(root.parent / f".{root.name}.lock", "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir()
+            base = root
         except BlockingIOError:
             print(f"eval: {root} is in use by another sweep: this one works elsewhere", file=sys.stderr)
             base = Path(tempfile.mkdtemp(prefix="shiro-eval-"))
-            try:
-                yield base
-            finally:
-                shutil.rmtree(base, ignore_errors=True)
-            return
-        shutil.rmtree(root, ignore_errors=True)
-        root.mkdir()
         try:
-            yield root
+            yield base
         finally:
-            shutil.rmtree(root, ignore_errors=True)
-
-
-def _sweep(
-    tasks: list[Task],
-    harness_names: list[str],
-    runs: int,
-    url: str,
-    model: str,
-    timeout: float,
-    log_root: Path,
-    base: Path,
-    on_record: Any,
-    wording_choice: str,
-) -> list[RunRecord]:
-    records: list[RunRecord] = []
-    paraphrases = wording.check_available(tasks, wording_choice)
-    for harness in harness_names:
-        harnesses.ensure_installed(harness)
-    for task in tasks:
-        task.ensure()
-    for run in range(1, runs + 1):
-        for task, said in (
-            (t, Wording(w, wording.prompt(t, w, paraphrases[t.set])))
-            for t in tasks
-            for w in wording.wordings(wording_choice, t, run)
-        ):
-            for harness in harness_names:
-                shown = "" if said.name == "original" else f" ({said.name})"
-                print(f"eval: {harness} {task.name}{shown} run {run}/{runs} ...", file=sys.stderr, flush=True)
-                record = run_one(task, harness, run, url, model, timeout, log_root, base, said)
-                records.append(record)
-                mark = "PASS" if record.passed else "fail"
-                print(
-                    f"eval:   {mark} {record.wall_s:.0f} s, {record.requests} requests, {record.tool_calls} tool calls"
-                    f" - {record.why}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                if on_record is not None:
-                    on_record(records)
-    return records
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def as_dicts(records: list[RunRecord]) -> list[dict[str, Any]]:

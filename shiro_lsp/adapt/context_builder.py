@@ -12,9 +12,8 @@ A file the message names is shown whole when it fits; so is a short file found o
 file found otherwise, or one that does not fit, gives its outline (the signature lines of its
 definitions) and the lines around what brought it in (the named symbol's definition, the
 traceback's line). The map gets its own share, whatever the files leave. A workspace small enough
-is shown whole. The text is a pure function of the workspace and the
-message (deterministic order, no clock), so the prompt prefix it is part of stays byte-identical
-and the server's cache serves it. Ignore files and secrets files are honoured by the scan; secret
+is shown whole. The text is a pure function of the workspace and the message (deterministic order,
+no clock), so the prompt prefix it is part of stays byte-identical and the server's cache serves it. Ignore files and secrets files are honoured by the scan; secret
 values are cut out by the turn's redactor. Blocking (reads): call it in a thread.
 """
 

@@ -16,8 +16,9 @@ model falls into on its own are read too:
 - a fragment: functions, classes or methods of the file rewritten (Python, JavaScript, TypeScript).
   Each replaces the file's definition of that name, found by its definition (adapt/definitions.py),
   and the rest of the file stays. A Python block that imports names the file defined and accounts
-  for all its other names is the file rewritten with those names moved out, not a fragment. In a file of another language, a fragment replaces the block of
-  the file that starts with its first line, when exactly one line of the file is that line.
+  for all its other names is the file rewritten with those names moved out, not a fragment. In a
+  file of another language, a fragment replaces the block of the file that starts with its first
+  line, when exactly one line of the file is that line.
 
 Nothing is ever added to a file by inference: a fragment that defines only things the file does not
 have is not a write (the reply shows it; the model is asked to write the file out).

@@ -6,7 +6,10 @@ content in a fenced block. A reply may hold several. Each becomes a ``write_file
 (``origin="text"``: the same approvals and limits as any text call, adapt/formats/text_calls.py). The forms the
 model falls into on its own are read too:
 
-- the path as the block's first line, inside the fence;
+- the path as the block's first line, inside the fence, or there as a comment naming a file of the
+  workspace (``# src/app.py``; that line is a label, not content);
+- a path that is no file of the workspace, as the one file whose path ends with it (``pkg/util.py``
+  for ``src/pkg/util.py``), else as written;
 - for a file that exists: the path only in the sentence that introduces the block ("the corrected
   `mean.py`:"), else the one file of the user's message, else the one non-empty file the model was
   shown, that the block fits (or, named alone on the line right before it, rewrites whole);
@@ -72,6 +75,10 @@ _PATH_LINE = re.compile(
     r"|(?:[\w.-]+/)*(?:Makefile|Dockerfile|README))[`*'\"]*\s*:?\s*[*`]*\s*$",
     re.I,
 )
+_COMMENT_LABEL = re.compile(
+    r"^\s*(?:#|//)\s*[`'\"]?(?P<path>[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z0-9]{1,8})[`'\"]?\s*$"
+)
+"""A first line that is a comment holding a file's path and nothing else (``# src/app.py``)."""
 _NAMED = re.compile(r"(?<![\w/.-])[\w./-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b")
 _ELIDED = re.compile(
     r"^\s*(?:#|//|/\*|<!--|--)?\s*(?:\.\.\.|…)\s*(?:\*/|-->)?\s*$"
@@ -227,28 +234,66 @@ def _may_be_a_file(block: _Block) -> bool:
 
 def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Listing | None:
     explicit = _path_line(block.before)
-    inside = _path_inside(block.body) if explicit is None else None
+    inside = _path_inside(block.body, workspace) if explicit is None else None
     if inside is not None:  # the path as the block's first line, as small models also write it
-        path, body = inside
-        listing = _resolved(
-            replace(block, body=body), path, _read(workspace, path), explicit=True, adjacent=True
-        )
-        return replace(listing, span=(block.start, block.end)) if listing else None
+        candidates, body = inside
+        for candidate in candidates:
+            current = _read(workspace, candidate)
+            content = block.body if _first_line_kept(block.body, current) else body
+            listing = _resolved(
+                replace(block, body=content), candidate, current, explicit=True, adjacent=True
+            )
+            if listing is not None:
+                return replace(listing, span=(block.start, block.end))
+        return None
     if explicit is not None:
         path, line_length = explicit
         adjacent = not block.before.rstrip(" \t").endswith("\n\n")  # no blank line between path and block
-        listing = _resolved(block, path, _read(workspace, path), explicit=True, adjacent=adjacent)
-        return replace(listing, span=(block.start - line_length, block.end)) if listing else None
+        for candidate in _with_matches([path], workspace):
+            listing = _resolved(
+                block, candidate, _read(workspace, candidate), explicit=True, adjacent=adjacent
+            )
+            if listing is not None:
+                return replace(listing, span=(block.start - line_length, block.end))
+        return None
     sole = _sole_path_named(block.before, workspace)
-    for path in [sole] if sole else _nearby_paths(block.before, prompt, workspace):
+    soles = _with_matches([sole], workspace) if sole else []
+    for path in soles or _with_matches(_nearby_paths(block.before, prompt, workspace), workspace):
         current = _read(workspace, path)
         asked_for = current is None and _asked_to_create(workspace, path, block.before, prompt)
         if current is not None or asked_for:
-            rewrite = path == sole and current is not None and _reads_as(path, block.body, current)
+            rewrite = path in soles and current is not None and _reads_as(path, block.body, current)
             listing = _resolved(block, path, current, explicit=asked_for, adjacent=rewrite)
             if listing is not None:
                 return replace(listing, span=(block.start, block.end))
     return None
+
+
+def _with_matches(paths: Sequence[str], workspace: Path | Sequence[Path]) -> list[str]:
+    """``paths``, each that is no file of the workspace preceded by the one file whose path ends with
+    it: a model drops a leading folder (``pkg/util.py`` for ``src/pkg/util.py``) or names a file by
+    its name alone (Aider matches names to its files so). The path as written stays after it: a file
+    the user asked for is created there when the existing one does not take the block."""
+    out: list[str] = []
+    for path in paths:
+        match = None if _is_file(workspace, path) else _ending_with(workspace, path)
+        out += [match, path] if match else [path]
+    return list(dict.fromkeys(out))
+
+
+def _is_file(workspace: Path | Sequence[Path], path: str) -> bool:
+    roots = [workspace] if isinstance(workspace, Path) else list(workspace)
+    return any((root / path).is_file() for root in roots)
+
+
+def _ending_with(workspace: Path | Sequence[Path], path: str) -> str | None:
+    """The one file of the session's root (the map's walk: ignore files honoured, secrets left out)
+    whose path ends with ``path`` at a folder boundary, or None when none or several do."""
+    if path.startswith("/") or ".." in path.split("/"):
+        return None
+    root = workspace if isinstance(workspace, Path) else workspace[0]
+    files = [rel for rel in repo_map_of(root).scan().files if rel.endswith("/" + path)]
+    return files[0] if len(files) == 1 else None
 
 
 def _sole_path_named(before: str, workspace: Path | Sequence[Path]) -> str | None:
@@ -366,13 +411,28 @@ def _path_line(before: str) -> tuple[str, int] | None:
     return match.group("path").removeprefix("./"), len(before) - before.rstrip().rfind(lines[-1])
 
 
-def _path_inside(body: str) -> tuple[str, str] | None:
-    """The path on the block's first line, when that line is nothing but a path, and the rest."""
+def _path_inside(body: str, workspace: Path | Sequence[Path]) -> tuple[list[str], str] | None:
+    """The files the block's first line names, when that line is nothing but a path (the path and
+    the file it may mean, ``_with_matches``) or a comment that is nothing but the path of a file of
+    the workspace (``# src/app.py``: that file only), and the rest of the block."""
     first, _, rest = body.partition("\n")
+    if not rest.strip():
+        return None
+    label = _COMMENT_LABEL.match(first)
+    if label is not None:
+        files = [path for path in _with_matches([label["path"]], workspace) if _is_file(workspace, path)]
+        return (files, rest) if files else None
     match = _PATH_LINE.match(first)
-    if match is None or not rest.strip() or first.lstrip().startswith(("#", "-", ">")):
+    if match is None or first.lstrip().startswith(("#", "-", ">")):
         return None  # a heading or a list item is content, not a path
-    return match.group("path").removeprefix("./"), rest
+    return _with_matches([match.group("path").removeprefix("./")], workspace), rest
+
+
+def _first_line_kept(body: str, current: str | None) -> bool:
+    """The block's first line is the file's own first line (a file that starts with a comment
+    naming itself): content, not a label to drop."""
+    first = body.partition("\n")[0].strip()
+    return current is not None and current.lstrip().partition("\n")[0].strip() == first
 
 
 def _last_paragraph(before: str) -> str:
@@ -385,7 +445,11 @@ def _nearby_paths(before: str, prompt: str, workspace: Path | Sequence[Path]) ->
     `slugify.py` with:"), never a fragment of the user's ``main.py``."""
     near = _named(_last_paragraph(before), workspace)[::-1]
     named = _named(prompt, workspace)
-    new_kinds = {Path(path).suffix for path in near if _read(workspace, path) is None}
+    new_kinds = {
+        Path(path).suffix
+        for path in near
+        if _read(workspace, path) is None and _ending_with(workspace, path) is None
+    }
     named = [path for path in named if path in near or Path(path).suffix not in new_kinds]
     return list(dict.fromkeys(near + named))
 

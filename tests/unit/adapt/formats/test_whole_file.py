@@ -319,3 +319,65 @@ def test_a_function_block_with_no_path_goes_to_the_one_file_that_defines_it(tmp_
     assert listing.path == "zz/weir.py" and listing.content == deep.replace("floor", "ceil")
     (tmp_path / "zz" / "other.py").write_text("def crest(h):\n    return h\n")  # two definers: which?
     assert file_listings(reply, tmp_path, "The weir crest is too low.", shown) == []
+
+
+INVOICE = (
+    '"""Invoice totals."""\n\n\ndef total(lines):\n    return sum(price for price, _ in lines)\n\n\n'
+    "def count(lines):\n    return len(lines)\n"
+)
+INVOICE_FIXED = INVOICE.replace(
+    "sum(price for price, _ in lines)", "sum(price * qty for price, qty in lines)"
+)
+
+
+@pytest.fixture
+def nested(tmp_path: Path) -> Path:
+    (tmp_path / "lib" / "billing").mkdir(parents=True)
+    (tmp_path / "lib" / "billing" / "invoice.py").write_text(INVOICE)
+    (tmp_path / "lib" / "billing" / "__init__.py").write_text("")
+    return tmp_path
+
+
+@pytest.mark.parametrize("named", ["billing/invoice.py", "invoice.py"])
+def test_a_file_named_without_its_leading_folders_is_the_one_file_it_ends(nested: Path, named: str) -> None:
+    on_its_line = f"{named}\n```python\n{INVOICE_FIXED}```\n"
+    in_the_sentence = f"Here is the corrected `{named}`:\n```python\n{INVOICE_FIXED}```\n"
+    for reply in (on_its_line, in_the_sentence):
+        assert written(reply, nested, "Totals ignore the quantity.") == {
+            "lib/billing/invoice.py": INVOICE_FIXED
+        }
+    assert not (nested / named).exists()
+
+
+def test_a_comment_naming_a_file_on_the_first_line_is_its_label(nested: Path) -> None:
+    for label in ("# lib/billing/invoice.py", "# billing/invoice.py"):
+        reply = f"Multiply by the quantity in `total`:\n```python\n{label}\n{INVOICE_FIXED}```\n"
+        assert written(reply, nested, "Totals ignore the quantity.") == {
+            "lib/billing/invoice.py": INVOICE_FIXED
+        }
+
+
+def test_a_comment_that_is_the_files_own_first_line_stays(nested: Path) -> None:
+    headed = "# lib/billing/invoice.py\n" + INVOICE
+    (nested / "lib" / "billing" / "invoice.py").write_text(headed)
+    fixed = "# lib/billing/invoice.py\n" + INVOICE_FIXED
+    reply = f"The fix:\n```python\n{fixed}```\n"
+    assert written(reply, nested, "Totals ignore the quantity.") == {"lib/billing/invoice.py": fixed}
+
+
+def test_a_name_that_several_files_end_with_is_no_file_of_theirs(nested: Path) -> None:
+    (nested / "archive" / "billing").mkdir(parents=True)
+    (nested / "archive" / "billing" / "invoice.py").write_text(INVOICE)
+    reply = f"Here is the corrected `billing/invoice.py`:\n```python\n{INVOICE_FIXED}```\n"
+    assert written(reply, nested, "Totals ignore the quantity.") == {}
+    # and a comment naming no file is content: the block is no file's
+    reply = f"The fix:\n```python\n# billing/other.py\n{INVOICE_FIXED}```\n"
+    assert written(reply, nested, "Totals ignore the quantity.") == {}
+
+
+def test_a_new_file_on_its_own_line_is_still_created_when_the_one_it_ends_does_not_take_it(
+    nested: Path,
+) -> None:
+    fresh = "def rate():\n    return 0.2\n"
+    reply = f"invoice.py\n```python\n{fresh}```\n"  # nothing of lib/billing/invoice.py: a file of its own
+    assert written(reply, nested, "Add invoice.py with a rate function.") == {"invoice.py": fresh}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench.bench_prompt import NEW_CAPABILITIES
 from shiro_lsp.adapt.profiles import COMPACT, FULL
 from shiro_lsp.adapt.prompts import COMPACT_DROPPED_PARAMETERS, PromptParts, build_compact_system_prompt
 from shiro_lsp.agent.agents import variant
@@ -69,11 +70,6 @@ def test_the_workspace_path_is_not_near_the_top(tmp_path: Path) -> None:
 RECORDING = (
     Path(__file__).resolve().parents[2] / "fixtures/realmodel/qwen2.5-coder-1.5b-instruct-q4_k_m.wire.jsonl"
 )
-
-
-NEW_CAPABILITIES = {"web_fetch": 75}
-"""Tools that brought what no tool before them could (reading the web), each with the most its schema
-and prompt line may cost; the rest of the prompt still keeps to the recorded one."""
 
 
 def test_the_full_prompt_stays_within_five_percent_of_the_recorded_one(tmp_path: Path) -> None:

@@ -10,7 +10,12 @@ is sent that many times (seed 0, 1, ...). Each reply's written-out files, as Shi
 reads them, go into a fresh copy of the task's workspace, and the task's checks decide. Calls in a
 reply are not run: this scores a model that writes files out (Shiro's compact profile).
 
-Probing is how a change is judged, so held-out tasks are refused unless ``--report-only``.
+With ``--recorded`` no model is asked: the reply the run recorded to that request is scored as today's
+reader reads it (a change to how replies are read, judged on every recorded run at no model time; give
+several log folders, or ``.artifacts/eval``, to score the first reply of each dev run found there).
+
+Probing is how a change is judged, so held-out tasks are refused unless ``--report-only`` (``--recorded``
+over many folders skips them).
 """
 
 from __future__ import annotations
@@ -24,11 +29,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from eval import sets, splits
+from eval import sets, splits, wording
 from eval.harnesses import DEFAULT_URL
-from eval.metrics import exchanges
+from eval.metrics import Exchange, exchanges
 from eval.taskset import Task, prepare_workspace, run_checks, snapshot
-from shiro_lsp.adapt.formats.whole_file import file_listings
+from shiro_lsp.adapt.formats.whole_file import MAX_SHOWN_FILES, file_listings
+from shiro_lsp.adapt.view import overview
 
 REPLY_TIMEOUT_S = 1_800
 
@@ -42,25 +48,43 @@ class Sample:
     reply: str
 
 
-def recorded_requests(run_dir: Path) -> list[dict[str, Any]]:
-    """The chat requests of a run's wire log, in order."""
+def recorded_exchanges(run_dir: Path) -> list[Exchange]:
+    """The chat requests of a run's wire log and what came back, in order."""
     wire = run_dir / "wire.jsonl"
     if not wire.is_file():
         raise SystemExit(f"eval.probe: {wire} does not exist (give a Shiro run's log folder)")
     records = [json.loads(line) for line in wire.read_text(encoding="utf-8").splitlines() if line.strip()]
-    requests = [ex.body for ex in exchanges(records) if isinstance(ex.body, dict) and ex.body.get("messages")]
-    if not requests:
+    found = [ex for ex in exchanges(records) if isinstance(ex.body, dict) and ex.body.get("messages")]
+    if not found:
         raise SystemExit(f"eval.probe: {wire} holds no chat request")
-    return requests
+    return found
+
+
+def recorded_requests(run_dir: Path) -> list[dict[str, Any]]:
+    """The chat requests of a run's wire log, in order."""
+    return [ex.body for ex in recorded_exchanges(run_dir)]
+
+
+def run_name(run_dir: Path) -> tuple[str, str]:
+    """The task and the wording of a log folder ``<task>.<run>`` or ``<task>.<run>.<wording>``."""
+    parts = run_dir.name.split(".")
+    if len(parts) > 2 and parts[-1] in wording.PARAPHRASES:
+        return ".".join(parts[:-2]), parts[-1]
+    return ".".join(parts[:-1]), "original"
 
 
 def task_of(run_dir: Path, report_only: bool) -> Task:
-    """The task a log folder ``<task>.<run>`` ran (held-out: only with ``report_only``)."""
-    name = run_dir.name.rsplit(".", 1)[0]
+    """The task a log folder ran (held-out: only with ``report_only``)."""
+    name = run_name(run_dir)[0]
     task = sets.load(["all"], [name])[0]  # an unknown name is a clear error there
     if splits.split_of(task.set, task.name) == "heldout" and not report_only:
         raise SystemExit(f"eval.probe: {name} is held out; probing it tunes on it (--report-only to report)")
     return task
+
+
+def prompt_of(run_dir: Path, task: Task) -> str:
+    """The user's words of the run: the task's prompt in the run's wording."""
+    return wording.prompt(task, run_name(run_dir)[1], wording.load_paraphrases(task.set))
 
 
 def summary(request: dict[str, Any]) -> str:
@@ -92,12 +116,14 @@ def reply_to(url: str, body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-def score(task: Task, reply: str, scratch: Path) -> tuple[bool, str, list[str]]:
-    """Whether ``reply``'s written-out files do the task (passed, why, the files written)."""
+def score(task: Task, reply: str, scratch: Path, prompt: str | None = None) -> tuple[bool, str, list[str]]:
+    """Whether ``reply``'s written-out files do the task (passed, why, the files written); ``prompt``:
+    the user's words the reply answered (default: the task's original prompt)."""
     ws = prepare_workspace(task, scratch / "ws").resolve()
     before = snapshot(ws)
     written = []
-    for listing in file_listings(reply, ws, task.prompt):
+    shown = overview(ws, MAX_SHOWN_FILES)[0]  # as the reply format gives the reader the files shown
+    for listing in file_listings(reply, ws, task.prompt if prompt is None else prompt, shown):
         target = (ws / listing.path).resolve()
         if target.is_relative_to(ws):
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -105,6 +131,46 @@ def score(task: Task, reply: str, scratch: Path) -> tuple[bool, str, list[str]]:
             written.append(listing.path)
     result = run_checks(task, ws, reply, before)
     return result.passed, result.why, written
+
+
+def rescore(run_dirs: list[Path], *, index: int = 0, report_only: bool = False) -> list[tuple[Path, Sample]]:
+    """The recorded reply to request ``index`` of each run, scored as today's reader reads it (no
+    model asked). Of several folders, held-out runs are skipped (unless ``report_only``); one held-out
+    folder alone is refused as ``probe`` refuses it."""
+    runs = _run_folders(run_dirs)
+    if len(runs) == 1:
+        tasks = {run_name(runs[0])[0]: task_of(runs[0], report_only)}
+    else:
+        tasks = {t.name: t for t in sets.load(["all"])}
+    results = []
+    for run_dir in runs:
+        task = tasks.get(run_name(run_dir)[0])
+        if task is None or (splits.split_of(task.set, task.name) == "heldout" and not report_only):
+            continue
+        recorded = recorded_exchanges(run_dir)
+        if not -len(recorded) <= index < len(recorded):
+            continue
+        reply = recorded[index].content
+        with tempfile.TemporaryDirectory(prefix="shiro-rescore-") as scratch:
+            passed, why, written = score(task, reply, Path(scratch), prompt_of(run_dir, task))
+        results.append((run_dir, Sample(-1, passed, why, written, reply)))
+        print(f"{run_dir}: {'PASS' if passed else why} (wrote {written})")
+    wins = sum(sample.passed for _, sample in results)
+    print(f"request {index} as recorded, read today: {wins} of {len(results)} runs passed")
+    return results
+
+
+def _run_folders(paths: list[Path]) -> list[Path]:
+    """The run log folders given, and Shiro's found under the folders given (``<stamp>/shiro/<task>.<run>``)."""
+    found: list[Path] = []
+    for path in paths:
+        if (path / "wire.jsonl").is_file():
+            found.append(path)
+        else:
+            found += sorted(
+                wire.parent for wire in path.rglob("wire.jsonl") if wire.parent.parent.name == "shiro"
+            )
+    return found
 
 
 def probe(
@@ -126,7 +192,7 @@ def probe(
     for seed in range(samples):
         reply = reply_to(url, sampled(requests[index], seed, temperature, max_tokens))
         with tempfile.TemporaryDirectory(prefix="shiro-probe-") as scratch:
-            passed, why, written = score(task, reply, Path(scratch))
+            passed, why, written = score(task, reply, Path(scratch), prompt_of(run_dir, task))
         results.append(Sample(seed, passed, why, written, reply))
         print(f"{task.name} seed {seed}: {'PASS' if passed else why} ({len(reply)} chars, wrote {written})")
     wins = sum(s.passed for s in results)
@@ -136,12 +202,20 @@ def probe(
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m eval.probe", description=__doc__.split("\n\n")[0])
-    parser.add_argument("run_dir", type=Path, help="a Shiro run's log folder (holds wire.jsonl)")
+    parser.add_argument(
+        "run_dir",
+        type=Path,
+        nargs="+",
+        help="a Shiro run's log folder (holds wire.jsonl); with --recorded, several",
+    )
     parser.add_argument("--request", type=int, default=0, help="which request (0: first; -1: last)")
     parser.add_argument("--samples", type=int, default=0, help="replies to get (0: list the requests)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--max-tokens", type=int, default=None, help="default: as the run sent it")
     parser.add_argument("--url", default=DEFAULT_URL)
+    parser.add_argument(
+        "--recorded", action="store_true", help="score the recorded reply as read today (no model asked)"
+    )
     parser.add_argument("--out", type=Path, help="JSON of the samples (replies included)")
     parser.add_argument(
         "--report-only", action="store_true", help="allow a held-out task (report, never tune)"
@@ -151,19 +225,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.samples <= 0:
-        for number, request in enumerate(recorded_requests(args.run_dir)):
+    if args.recorded:
+        rescored = rescore(args.run_dir, index=args.request, report_only=args.report_only)
+        results = [sample for _, sample in rescored]
+    elif len(args.run_dir) > 1:
+        raise SystemExit("eval.probe: one log folder at a time (several only with --recorded)")
+    elif args.samples <= 0:
+        for number, request in enumerate(recorded_requests(args.run_dir[0])):
             print(f"{number}: {summary(request)}")
         return 0
-    results = probe(
-        args.run_dir,
-        index=args.request,
-        samples=args.samples,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        url=args.url,
-        report_only=args.report_only,
-    )
+    else:
+        results = probe(
+            args.run_dir[0],
+            index=args.request,
+            samples=args.samples,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            url=args.url,
+            report_only=args.report_only,
+        )
     if args.out:
         args.out.write_text(json.dumps([asdict(s) for s in results], indent=1, ensure_ascii=False))
     return 0

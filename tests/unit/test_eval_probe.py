@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from eval import splits
-from eval.probe import main, probe
+from eval import sets, splits
+from eval.probe import main, probe, prompt_of, rescore, run_name
 from fakes import fixtures
 from fakes.fake_openai import FakeOpenAI, Step, Text
 
@@ -24,9 +24,14 @@ def listing(content: str) -> str:
     return f"stats.py\n```python\n{content}```\n\nThe average divides by the count now."
 
 
-def recorded_run(root: Path, task: str) -> Path:
-    """A run's log folder whose wire log holds two requests (the turn's first, then a send-back)."""
-    run_dir = root / f"{task}.1"
+def sse(text: str) -> str:
+    return "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]})
+
+
+def recorded_run(root: Path, task: str, reply: str = "", folder: str = "") -> Path:
+    """A run's log folder whose wire log holds two requests (the turn's first, then a send-back),
+    the first answered with ``reply``."""
+    run_dir = root / (folder or f"{task}.1")
     run_dir.mkdir(parents=True)
     first = {
         "model": "m",
@@ -40,7 +45,7 @@ def recorded_run(root: Path, task: str) -> Path:
     lines = [
         {"n": 1, "dir": "req", "method": "GET", "path": "/v1/models", "body": None},
         call | {"n": 2, "body": first},
-        {"n": 2, "dir": "line", "text": "data: {}"},
+        {"n": 2, "dir": "line", "text": sse(reply) if reply else "data: {}"},
         call | {"n": 3, "body": second},
     ]
     (run_dir / "wire.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -89,3 +94,29 @@ def test_a_held_out_task_is_refused_unless_the_probe_only_reports(fake: FakeOpen
 def test_a_request_the_run_never_made_is_a_clear_error(fake: FakeOpenAI, tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="made 2 requests; there is no request 5"):
         probe(recorded_run(tmp_path, TASK), index=5, url=fake.base_url)
+
+
+def test_recorded_replies_are_scored_as_read_today_and_no_model_is_asked(
+    fake: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "20261201T000000Z" / "shiro"
+    recorded_run(runs, TASK, listing(FIXED))
+    recorded_run(runs, TASK, listing(STILL_WRONG), folder=f"{TASK}.2")
+    held_out = splits.load()["sets"]["own"]["heldout"][0]
+    recorded_run(runs, held_out, "I cannot tell.")
+    recorded_run(tmp_path / "20261201T000000Z" / "aider", TASK, listing(FIXED))  # not Shiro's reader's
+    assert main(["--recorded", str(tmp_path)]) == 0
+    assert fake.requests == []
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "request 0 as recorded, read today: 1 of 2 runs passed"  # the held-out run skipped
+    assert f"{TASK}.1: PASS (wrote ['stats.py'])" in out[0]
+
+
+def test_a_paraphrased_run_is_its_tasks_and_is_read_with_its_own_wording(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    run_dir = recorded_run(tmp_path, TASK, listing(FIXED), folder=f"{TASK}.1.p1")
+    ((_, sample),) = rescore([run_dir])
+    assert sample.passed and sample.written == ["stats.py"]
+    assert run_name(run_dir) == (TASK, "p1")
+    assert prompt_of(run_dir, sets.load(["own"], [TASK])[0]) != sets.load(["own"], [TASK])[0].prompt

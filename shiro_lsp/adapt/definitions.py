@@ -60,6 +60,18 @@ def defined_names(block: str, fence_language: str) -> list[str]:
     return [d.name for d in tops if d.kind != "constant"]
 
 
+def rewrites_only_its_own(path: str, current: str, block: str) -> bool:
+    """Whether ``block`` is nothing but definitions (and imports), each of a name ``path``'s file
+    ``current`` defines at its top level: it changes what the file has and adds nothing."""
+    suffix = PurePosixPath(path).suffix.lower()
+    language = LANGUAGES.get(suffix)
+    ours = defined_names(block, suffix.lstrip(".")) if language is not None else []
+    if language is None or not ours:
+        return False
+    theirs = {d.name for d in file_tags(path, current, language).definitions if d.parent is None}
+    return set(ours) <= theirs
+
+
 def has_grammar(path: str) -> bool:
     """Whether definitions in ``path`` are found by their grammar (else a fragment is placed by text)."""
     return PurePosixPath(path).suffix.lower() in LANGUAGES

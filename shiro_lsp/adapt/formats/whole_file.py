@@ -46,6 +46,7 @@ from shiro_lsp.adapt.definitions import (
     has_grammar,
     moves_names_out,
     place_definitions,
+    rewrites_only_its_own,
 )
 from shiro_lsp.adapt.formats.base import Hold, Listing, ParsedReply, ReplyContext, ReplyFormat, TextCall
 from shiro_lsp.adapt.formats.echoes import Shown, echoed_listings, echoes
@@ -237,9 +238,11 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
     inside = _path_inside(block.body, workspace) if explicit is None else None
     if inside is not None:  # the path as the block's first line, as small models also write it
         candidates, body = inside
-        for candidate in candidates:
+        for candidate, matched in candidates:
             current = _read(workspace, candidate)
             content = block.body if _first_line_kept(block.body, current) else body
+            if matched and not _surely_its(candidate, content, current):
+                continue
             listing = _resolved(
                 replace(block, body=content), candidate, current, explicit=True, adjacent=True
             )
@@ -249,35 +252,49 @@ def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Li
     if explicit is not None:
         path, line_length = explicit
         adjacent = not block.before.rstrip(" \t").endswith("\n\n")  # no blank line between path and block
-        for candidate in _with_matches([path], workspace):
-            listing = _resolved(
-                block, candidate, _read(workspace, candidate), explicit=True, adjacent=adjacent
-            )
+        for candidate, matched in _with_matches([path], workspace):
+            current = _read(workspace, candidate)
+            if matched and not _surely_its(candidate, block.body, current):
+                continue
+            listing = _resolved(block, candidate, current, explicit=True, adjacent=adjacent)
             if listing is not None:
                 return replace(listing, span=(block.start - line_length, block.end))
         return None
     sole = _sole_path_named(block.before, workspace)
     soles = _with_matches([sole], workspace) if sole else []
-    for path in soles or _with_matches(_nearby_paths(block.before, prompt, workspace), workspace):
+    for path, matched in soles or _with_matches(_nearby_paths(block.before, prompt, workspace), workspace):
         current = _read(workspace, path)
+        if matched and not _surely_its(path, block.body, current):
+            continue
         asked_for = current is None and _asked_to_create(workspace, path, block.before, prompt)
         if current is not None or asked_for:
-            rewrite = path in soles and current is not None and _reads_as(path, block.body, current)
+            rewrite = (
+                (path, matched) in soles and current is not None and _reads_as(path, block.body, current)
+            )
             listing = _resolved(block, path, current, explicit=asked_for, adjacent=rewrite)
             if listing is not None:
                 return replace(listing, span=(block.start, block.end))
     return None
 
 
-def _with_matches(paths: Sequence[str], workspace: Path | Sequence[Path]) -> list[str]:
+def _surely_its(path: str, content: str, current: str | None) -> bool:
+    """Whether a block is surely the file at ``path``, which the model named by a shorter path: it
+    rewrites the file whole, or changes only definitions the file has. Never is a block that adds
+    to a file merged into one the model did not name in full (it may be a new file's)."""
+    return current is not None and (
+        _is_whole(content, current) or rewrites_only_its_own(path, current, content)
+    )
+
+
+def _with_matches(paths: Sequence[str], workspace: Path | Sequence[Path]) -> list[tuple[str, bool]]:
     """``paths``, each that is no file of the workspace preceded by the one file whose path ends with
-    it: a model drops a leading folder (``pkg/util.py`` for ``src/pkg/util.py``) or names a file by
-    its name alone (Aider matches names to its files so). The path as written stays after it: a file
-    the user asked for is created there when the existing one does not take the block."""
-    out: list[str] = []
+    it (marked True: a match): a model drops a leading folder (``pkg/util.py`` for ``src/pkg/util.py``)
+    or names a file by its name alone (Aider matches names to its files so). The path as written stays
+    after it, for a file to create."""
+    out: list[tuple[str, bool]] = []
     for path in paths:
         match = None if _is_file(workspace, path) else _ending_with(workspace, path)
-        out += [match, path] if match else [path]
+        out += [(match, True), (path, False)] if match else [(path, False)]
     return list(dict.fromkeys(out))
 
 
@@ -411,7 +428,7 @@ def _path_line(before: str) -> tuple[str, int] | None:
     return match.group("path").removeprefix("./"), len(before) - before.rstrip().rfind(lines[-1])
 
 
-def _path_inside(body: str, workspace: Path | Sequence[Path]) -> tuple[list[str], str] | None:
+def _path_inside(body: str, workspace: Path | Sequence[Path]) -> tuple[list[tuple[str, bool]], str] | None:
     """The files the block's first line names, when that line is nothing but a path (the path and
     the file it may mean, ``_with_matches``) or a comment that is nothing but the path of a file of
     the workspace (``# src/app.py``: that file only), and the rest of the block."""
@@ -420,7 +437,9 @@ def _path_inside(body: str, workspace: Path | Sequence[Path]) -> tuple[list[str]
         return None
     label = _COMMENT_LABEL.match(first)
     if label is not None:
-        files = [path for path in _with_matches([label["path"]], workspace) if _is_file(workspace, path)]
+        files = [
+            found for found in _with_matches([label["path"]], workspace) if _is_file(workspace, found[0])
+        ]
         return (files, rest) if files else None
     match = _PATH_LINE.match(first)
     if match is None or first.lstrip().startswith(("#", "-", ">")):

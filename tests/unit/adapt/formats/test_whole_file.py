@@ -381,3 +381,15 @@ def test_a_new_file_on_its_own_line_is_still_created_when_the_one_it_ends_does_n
     fresh = "def rate():\n    return 0.2\n"
     reply = f"invoice.py\n```python\n{fresh}```\n"  # nothing of lib/billing/invoice.py: a file of its own
     assert written(reply, nested, "Add invoice.py with a rate function.") == {"invoice.py": fresh}
+
+
+def test_a_block_that_adds_to_the_file_a_shorter_path_ends_is_that_paths_new_file(nested: Path) -> None:
+    # the one file ending with the name has `total`; the block also adds `count_items`: it may be a
+    # new file of its own, and is never merged into a file the model did not name in full
+    block = "def total(lines):\n    return 0\n\n\ndef count_items(lines):\n    return len(lines)\n"
+    reply = f"billing/invoice.py\n```python\n{block}```\n"
+    assert written(reply, nested, "Add billing/invoice.py.") == {"billing/invoice.py": block}
+    # changing only what that file has is that file's change
+    only_total = "def total(lines):\n    return sum(price * qty for price, qty in lines)\n"
+    reply = f"billing/invoice.py\n```python\n{only_total}```\n"
+    assert written(reply, nested, "Totals ignore the quantity.") == {"lib/billing/invoice.py": INVOICE_FIXED}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import urllib.request
@@ -116,10 +117,25 @@ def reply_to(url: str, body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-def score(task: Task, reply: str, scratch: Path, prompt: str | None = None) -> tuple[bool, str, list[str]]:
+_ROOT = re.compile(r"^(?:- )?Workspace root: (\S+)", re.M)
+
+
+def recorded_root(request: dict[str, Any]) -> str | None:
+    """The workspace folder the run's system prompt named (a reply may name files by absolute path)."""
+    system = next((m.get("content") for m in request["messages"] if m.get("role") == "system"), None)
+    found = _ROOT.search(system) if isinstance(system, str) else None
+    return found.group(1).rstrip("/") if found else None
+
+
+def score(
+    task: Task, reply: str, scratch: Path, prompt: str | None = None, root: str | None = None
+) -> tuple[bool, str, list[str]]:
     """Whether ``reply``'s written-out files do the task (passed, why, the files written); ``prompt``:
-    the user's words the reply answered (default: the task's original prompt)."""
+    the user's words the reply answered (default: the task's original prompt); ``root``: the workspace
+    folder the run named, read as this copy's (so a file named by its absolute path is found)."""
     ws = prepare_workspace(task, scratch / "ws").resolve()
+    if root:
+        reply = reply.replace(root, str(ws))
     before = snapshot(ws)
     written = []
     shown = overview(ws, MAX_SHOWN_FILES)[0]  # as the reply format gives the reader the files shown
@@ -150,9 +166,9 @@ def rescore(run_dirs: list[Path], *, index: int = 0, report_only: bool = False) 
         recorded = recorded_exchanges(run_dir)
         if not -len(recorded) <= index < len(recorded):
             continue
-        reply = recorded[index].content
+        reply, root = recorded[index].content, recorded_root(recorded[index].body)
         with tempfile.TemporaryDirectory(prefix="shiro-rescore-") as scratch:
-            passed, why, written = score(task, reply, Path(scratch), prompt_of(run_dir, task))
+            passed, why, written = score(task, reply, Path(scratch), prompt_of(run_dir, task), root)
         results.append((run_dir, Sample(-1, passed, why, written, reply)))
         print(f"{run_dir}: {'PASS' if passed else why} (wrote {written})")
     wins = sum(sample.passed for _, sample in results)
@@ -192,7 +208,9 @@ def probe(
     for seed in range(samples):
         reply = reply_to(url, sampled(requests[index], seed, temperature, max_tokens))
         with tempfile.TemporaryDirectory(prefix="shiro-probe-") as scratch:
-            passed, why, written = score(task, reply, Path(scratch), prompt_of(run_dir, task))
+            passed, why, written = score(
+                task, reply, Path(scratch), prompt_of(run_dir, task), recorded_root(requests[index])
+            )
         results.append(Sample(seed, passed, why, written, reply))
         print(f"{task.name} seed {seed}: {'PASS' if passed else why} ({len(reply)} chars, wrote {written})")
     wins = sum(s.passed for s in results)

@@ -34,11 +34,12 @@ block, a block that is the file unchanged, and a block whose file cannot be told
 from __future__ import annotations
 
 import asyncio
+import mimetypes
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from shiro_lsp.adapt.definitions import (
     defined_names,
@@ -340,7 +341,18 @@ def _asked_to_create(workspace: Path | Sequence[Path], path: str, before: str, p
     named_near = path in _named(_last_paragraph(before), workspace)  # by its absolute path too
     named_by_user = path in _named(prompt, workspace)
     roots = [workspace] if isinstance(workspace, Path) else list(workspace)
-    return named_near and named_by_user and not any((root / path).exists() for root in roots)
+    absent = not any((root / path).exists() for root in roots)
+    return named_near and named_by_user and absent and not _qualified_name(path, workspace)
+
+
+def _qualified_name(path: str, workspace: Path | Sequence[Path]) -> bool:
+    """A dotted name in code (``shapes.Circle``: a module's class), not a file's name: its "suffix"
+    has a capital letter, no file type has it and no file of the workspace ends with it."""
+    suffix = PurePosixPath(path).suffix
+    if suffix == suffix.lower() or mimetypes.guess_type(f"x{suffix}")[0] is not None:
+        return False
+    root = workspace if isinstance(workspace, Path) else workspace[0]
+    return not any(rel.endswith(suffix) for rel in repo_map_of(root).scan().files)
 
 
 def _only_fit(block: _Block, workspace: Path | Sequence[Path], files: Sequence[str]) -> Listing | None:

@@ -393,3 +393,13 @@ def test_a_block_that_adds_to_the_file_a_shorter_path_ends_is_that_paths_new_fil
     only_total = "def total(lines):\n    return sum(price * qty for price, qty in lines)\n"
     reply = f"billing/invoice.py\n```python\n{only_total}```\n"
     assert written(reply, nested, "Totals ignore the quantity.") == {"lib/billing/invoice.py": INVOICE_FIXED}
+
+
+def test_a_dotted_name_in_code_is_never_a_new_file(ws: Path) -> None:
+    # the user and the reply both name `shapes.Circle` (a module's class); no such file is created
+    block = "class Circle:\n    def __init__(self, r):\n        self.r = r\n\n    def area(self):\n        return 3.14159 * self.r**2\n"
+    reply = f"Here is the updated `shapes.Circle`:\n```python\n{block}```\n"
+    assert written(reply, ws, "Give shapes.Circle an area method.") == {}
+    # a new file of a kind the user names is still created
+    reply = "The new `notes.txt` is:\n```\nbuy milk\n```\n"
+    assert written(reply, ws, "Create notes.txt with a reminder to buy milk.") == {"notes.txt": "buy milk\n"}

@@ -147,8 +147,7 @@ def build_compact_system_prompt(parts: PromptParts) -> str:
             "- Read a file before you edit it. Make the smallest change that works.",
         ]
     lines += [
-        # no label-like word ("outcome first"): the 1.5B and 0.5B models copied it as a heading
-        "- When you are done, tell the user in a few sentences what you changed or found, and in which files.",
+        "- When you are done, answer in a few sentences, outcome first, naming the files.",
         NO_INVENTED_FACTS,
         "- A failed or refused call is an answer: never repeat the same call.",
     ]

@@ -300,14 +300,19 @@ def _with_matches(paths: Sequence[str], workspace: Path | Sequence[Path]) -> lis
 
 
 def _is_file(workspace: Path | Sequence[Path], path: str) -> bool:
+    """A file of a workspace folder, named by a path inside it (never a way to ask about others)."""
     roots = [workspace] if isinstance(workspace, Path) else list(workspace)
-    return any((root / path).is_file() for root in roots)
+    return _inside(path) and any((root / path).is_file() for root in roots)
+
+
+def _inside(path: str) -> bool:
+    return not path.startswith("/") and ".." not in path.split("/")
 
 
 def _ending_with(workspace: Path | Sequence[Path], path: str) -> str | None:
     """The one file of the session's root (the map's walk: ignore files honoured, secrets left out)
     whose path ends with ``path`` at a folder boundary, or None when none or several do."""
-    if path.startswith("/") or ".." in path.split("/"):
+    if not _inside(path):
         return None
     root = workspace if isinstance(workspace, Path) else workspace[0]
     files = [rel for rel in repo_map_of(root).scan().files if rel.endswith("/" + path)]

@@ -403,3 +403,11 @@ def test_a_dotted_name_in_code_is_never_a_new_file(ws: Path) -> None:
     # a new file of a kind the user names is still created
     reply = "The new `notes.txt` is:\n```\nbuy milk\n```\n"
     assert written(reply, ws, "Create notes.txt with a reminder to buy milk.") == {"notes.txt": "buy milk\n"}
+
+
+def test_a_comment_naming_a_file_outside_the_workspace_is_no_label(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "lib").mkdir(parents=True)
+    (tmp_path / "outside.py").write_text("SECRET_PLAN = 1\n")
+    reply = "The change:\n```python\n# lib/../../outside.py\nSECRET_PLAN = 2\n```\n"
+    assert written(reply, ws, "Change the plan.") == {}

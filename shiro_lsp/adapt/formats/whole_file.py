@@ -299,9 +299,18 @@ def _with_matches(paths: Sequence[str], workspace: Path | Sequence[Path]) -> lis
     return list(dict.fromkeys(out))
 
 
+def _roots(workspace: Path | Sequence[Path]) -> list[Path]:
+    return [workspace] if isinstance(workspace, Path) else list(workspace)
+
+
+def _session_root(workspace: Path | Sequence[Path]) -> Path:
+    """The session's root: the one folder, or the first of a multi-root workspace."""
+    return workspace if isinstance(workspace, Path) else workspace[0]
+
+
 def _is_file(workspace: Path | Sequence[Path], path: str) -> bool:
     """A file of a workspace folder, named by a path inside it (never a way to ask about others)."""
-    roots = [workspace] if isinstance(workspace, Path) else list(workspace)
+    roots = _roots(workspace)
     return _inside(path) and any((root / path).is_file() for root in roots)
 
 
@@ -314,7 +323,7 @@ def _ending_with(workspace: Path | Sequence[Path], path: str) -> str | None:
     whose path ends with ``path`` at a folder boundary, or None when none or several do."""
     if not _inside(path):
         return None
-    root = workspace if isinstance(workspace, Path) else workspace[0]
+    root = _session_root(workspace)
     files = [rel for rel in repo_map_of(root).scan().files if rel.endswith("/" + path)]
     return files[0] if len(files) == 1 else None
 
@@ -345,7 +354,7 @@ def _asked_to_create(workspace: Path | Sequence[Path], path: str, before: str, p
     the block ("The new content of `sizes.sh` is:"): the file the user asked for."""
     named_near = path in _named(_last_paragraph(before), workspace)  # by its absolute path too
     named_by_user = path in _named(prompt, workspace)
-    roots = [workspace] if isinstance(workspace, Path) else list(workspace)
+    roots = _roots(workspace)
     absent = not any((root / path).exists() for root in roots)
     return named_near and named_by_user and absent and not _qualified_name(path, workspace)
 
@@ -356,7 +365,7 @@ def _qualified_name(path: str, workspace: Path | Sequence[Path]) -> bool:
     suffix = PurePosixPath(path).suffix
     if suffix == suffix.lower() or mimetypes.guess_type(f"x{suffix}")[0] is not None:
         return False
-    root = workspace if isinstance(workspace, Path) else workspace[0]
+    root = _session_root(workspace)
     return not any(rel.endswith(suffix) for rel in repo_map_of(root).scan().files)
 
 
@@ -380,7 +389,7 @@ def _definers(block: _Block, workspace: Path | Sequence[Path]) -> list[str]:
     names = defined_names(block.body, block.lang)
     if not names:
         return []
-    root = workspace if isinstance(workspace, Path) else workspace[0]
+    root = _session_root(workspace)
     scan = repo_map_of(root).scan()
     found = sorted({rel for name in names for rel, _ in scan.definers(name)})
     return found if len(found) <= MAX_DEFINER_FILES else []
@@ -499,7 +508,7 @@ def _named(text: str, workspace: Path | Sequence[Path]) -> list[str]:
 def _relative(path: str, workspace: Path | Sequence[Path]) -> str:
     if not path.startswith("/"):
         return path
-    for root in [workspace] if isinstance(workspace, Path) else workspace:
+    for root in _roots(workspace):
         if Path(path).is_relative_to(root):
             return Path(path).relative_to(root).as_posix()
         if (root / path.lstrip("/")).is_file():

@@ -12,7 +12,9 @@ model falls into on its own are read too:
   for ``src/pkg/util.py``), else as written;
 - for a file that exists: the path only in the sentence that introduces the block ("the corrected
   `mean.py`:"), else the one file of the user's message, else the one non-empty file the model was
-  shown, that the block fits (or, named alone on the line right before it, rewrites whole);
+  shown, that the block fits (or, named alone on the line right before it, rewrites whole); when the
+  sentence names a file that does not take the block, the one file that defines every function and
+  class the block defines (the model named the script it talks about, not where the code lives);
 - for a file that does not exist yet: the path in the sentence that introduces the block (as the
   user wrote it or by its absolute path in the workspace), when the user's message names that file
   too (the file the user asked for);
@@ -371,9 +373,14 @@ def _qualified_name(path: str, workspace: Path | Sequence[Path]) -> bool:
 
 def _only_fit(block: _Block, workspace: Path | Sequence[Path], files: Sequence[str]) -> Listing | None:
     """The block as the one file it rewrites or splices into, when no file is named near it: of
-    the files shown, and of those that define what the block defines (the repository map's)."""
-    if _path_line(block.before) is not None or _NAMED.search(_last_paragraph(block.before)):
+    the files shown, and of those that define what the block defines (the repository map's). When
+    the sentence before it names a file that did not take it, only a file that already defines every
+    definition of the block may: the model named the file it was talking about, not where the code
+    lives ("the bug in `main.py` is that `average` ...")."""
+    if _path_line(block.before) is not None:
         return None
+    if _NAMED.search(_last_paragraph(block.before)):
+        return _sole_definer(block, workspace)
     candidates = dict.fromkeys([*files[:MAX_SHOWN_FILES], *_definers(block, workspace)])
     fits = [
         listing
@@ -382,6 +389,19 @@ def _only_fit(block: _Block, workspace: Path | Sequence[Path], files: Sequence[s
         and (listing := _resolved(block, path, current, explicit=False)) is not None
     ]
     return replace(fits[0], span=(block.start, block.end)) if len(fits) == 1 else None
+
+
+def _sole_definer(block: _Block, workspace: Path | Sequence[Path]) -> Listing | None:
+    """The block as the one file that defines every function and class it defines, placed there."""
+    owners = [
+        (path, current)
+        for path in _definers(block, workspace)
+        if (current := _read(workspace, path)) and rewrites_only_its_own(path, current, block.body)
+    ]
+    if len(owners) != 1:
+        return None
+    listing = _resolved(block, *owners[0], explicit=False)
+    return replace(listing, span=(block.start, block.end)) if listing is not None else None
 
 
 def _definers(block: _Block, workspace: Path | Sequence[Path]) -> list[str]:

@@ -411,3 +411,40 @@ def test_a_comment_naming_a_file_outside_the_workspace_is_no_label(tmp_path: Pat
     (tmp_path / "outside.py").write_text("SECRET_PLAN = 1\n")
     reply = "The change:\n```python\n# lib/../../outside.py\nSECRET_PLAN = 2\n```\n"
     assert written(reply, ws, "Change the plan.") == {}
+
+
+STOCK = "def restock(shelf, count):\n    shelf.append(count)\n    shelf.append(count)\n\n\ndef empty(shelf):\n    shelf.clear()\n"
+RESTOCK_FIXED = "def restock(shelf, count):\n    shelf.append(count)\n"
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    (tmp_path / "stock.py").write_text(STOCK)
+    (tmp_path / "till.py").write_text(
+        "from stock import restock\n\nshelf = []\nrestock(shelf, 3)\nprint(shelf)\n"
+    )
+    return tmp_path
+
+
+def fixed_in_talk_of_the_caller(definition: str) -> str:
+    # the model names the script the user runs, and shows the function that script imports
+    return f"The problem in `till.py` is that `restock` adds the count twice. The corrected function:\n\n```python\n{definition}```\n"
+
+
+def test_a_definition_shown_while_naming_its_caller_goes_to_the_file_that_defines_it(shop: Path) -> None:
+    (listing,) = file_listings(
+        fixed_in_talk_of_the_caller(RESTOCK_FIXED), shop, "till.py prints [3, 3]. Fix it."
+    )
+    assert listing.path == "stock.py"
+    assert listing.content == STOCK.replace(
+        "    shelf.append(count)\n    shelf.append(count)\n", "    shelf.append(count)\n"
+    )
+
+
+def test_a_definition_two_files_have_or_none_has_goes_nowhere(shop: Path) -> None:
+    reply = fixed_in_talk_of_the_caller(RESTOCK_FIXED)
+    (shop / "backroom.py").write_text("def restock(shelf, count):\n    return None\n")
+    assert file_listings(reply, shop, "till.py prints [3, 3]. Fix it.") == []
+    (shop / "backroom.py").unlink()
+    added = "def audit(shelf):\n    return len(shelf)\n"  # defined nowhere: nothing is added by inference
+    assert file_listings(fixed_in_talk_of_the_caller(added), shop, "till.py prints [3, 3]. Fix it.") == []

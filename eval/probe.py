@@ -14,18 +14,24 @@ With ``--recorded`` no model is asked: the reply the run recorded to that reques
 reader reads it (a change to how replies are read, judged on every recorded run at no model time; give
 several log folders, or ``.artifacts/eval``, to score the first reply of each dev run found there).
 
-Probing is how a change is judged, so held-out tasks are refused unless ``--report-only`` (``--recorded``
-over many folders skips them).
+With ``--replace OLD NEW`` (repeatable) the system message is edited before the request is sent: a
+change to the prompt's wording judged on the replies it gets, at several seeds, in minutes. Given several
+folders (or a sweep's), ``--samples`` probes each run's request in turn and totals the passes.
+
+Probing is how a change is judged, so held-out tasks are refused unless ``--report-only`` (over many
+folders they are skipped).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 import sys
 import tempfile
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -104,6 +110,25 @@ def sampled(request: dict[str, Any], seed: int, temperature: float, max_tokens: 
     body |= {"stream": False, "temperature": temperature, "seed": seed}
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
+    return body
+
+
+def edited(request: dict[str, Any], replacements: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """The request with each OLD of ``replacements`` replaced by its NEW in the system message; an OLD
+    the message does not hold is a clear error (a probe that silently sent the prompt unchanged would
+    judge nothing)."""
+    if not replacements:
+        return request
+    body = copy.deepcopy(request)
+    system = next((m for m in body["messages"] if m.get("role") == "system"), None)
+    text = system.get("content") if system is not None else None
+    if system is None or not isinstance(text, str):
+        raise SystemExit("eval.probe: the request has no system message to edit")
+    for old, new in replacements:
+        if old not in text:
+            raise SystemExit(f"eval.probe: {old!r} is not in the request's system message")
+        text = text.replace(old, new)
+    system["content"] = text
     return body
 
 
@@ -198,15 +223,18 @@ def probe(
     max_tokens: int | None = None,
     url: str = DEFAULT_URL,
     report_only: bool = False,
+    replacements: Sequence[tuple[str, str]] = (),
 ) -> list[Sample]:
-    """``samples`` replies to request ``index`` of the run in ``run_dir``, each scored."""
+    """``samples`` replies to request ``index`` of the run in ``run_dir`` (its system message edited by
+    ``replacements``), each scored."""
     task = task_of(run_dir, report_only)
     requests = recorded_requests(run_dir)
     if not -len(requests) <= index < len(requests):
         raise SystemExit(f"eval.probe: the run made {len(requests)} requests; there is no request {index}")
+    request = edited(requests[index], replacements)
     results = []
     for seed in range(samples):
-        reply = reply_to(url, sampled(requests[index], seed, temperature, max_tokens))
+        reply = reply_to(url, sampled(request, seed, temperature, max_tokens))
         with tempfile.TemporaryDirectory(prefix="shiro-probe-") as scratch:
             passed, why, written = score(
                 task, reply, Path(scratch), prompt_of(run_dir, task), recorded_root(requests[index])
@@ -218,13 +246,30 @@ def probe(
     return results
 
 
+def sweep(run_dirs: list[Path], **how: Any) -> list[Sample]:
+    """``probe`` over each run found in ``run_dirs`` (held-out runs skipped unless ``report_only``);
+    a run that made no request ``index`` is skipped."""
+    names = {t.name: t for t in sets.load(["all"])}
+    results: list[Sample] = []
+    for run_dir in _run_folders(run_dirs):
+        task = names.get(run_name(run_dir)[0])
+        if task is None or (splits.split_of(task.set, task.name) == "heldout" and not how.get("report_only")):
+            continue
+        made = len(recorded_requests(run_dir))
+        if not -made <= how.get("index", 0) < made:
+            continue
+        results += probe(run_dir, **how)
+    print(f"all runs: {sum(s.passed for s in results)} of {len(results)} samples passed")
+    return results
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m eval.probe", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "run_dir",
         type=Path,
         nargs="+",
-        help="a Shiro run's log folder (holds wire.jsonl); with --recorded, several",
+        help="a Shiro run's log folder (holds wire.jsonl), or several, or folders holding them",
     )
     parser.add_argument("--request", type=int, default=0, help="which request (0: first; -1: last)")
     parser.add_argument("--samples", type=int, default=0, help="replies to get (0: list the requests)")
@@ -233,6 +278,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--url", default=DEFAULT_URL)
     parser.add_argument(
         "--recorded", action="store_true", help="score the recorded reply as read today (no model asked)"
+    )
+    parser.add_argument(
+        "--replace",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("OLD", "NEW"),
+        help="edit the system message before sending (repeatable)",
     )
     parser.add_argument("--out", type=Path, help="JSON of the samples (replies included)")
     parser.add_argument(
@@ -243,25 +296,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.recorded and args.replace:
+        raise SystemExit("eval.probe: --replace edits a request sent again; --recorded sends none")
     if args.recorded:
         rescored = rescore(args.run_dir, index=args.request, report_only=args.report_only)
         results = [sample for _, sample in rescored]
-    elif len(args.run_dir) > 1:
-        raise SystemExit("eval.probe: one log folder at a time (several only with --recorded)")
     elif args.samples <= 0:
+        if len(args.run_dir) > 1 or not (args.run_dir[0] / "wire.jsonl").is_file():
+            raise SystemExit("eval.probe: give one run's log folder to list its requests")
         for number, request in enumerate(recorded_requests(args.run_dir[0])):
             print(f"{number}: {summary(request)}")
         return 0
     else:
-        results = probe(
-            args.run_dir[0],
-            index=args.request,
-            samples=args.samples,
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-            url=args.url,
-            report_only=args.report_only,
-        )
+        how: dict[str, Any] = {
+            "index": args.request,
+            "samples": args.samples,
+            "temperature": args.temperature,
+            "max_tokens": args.max_tokens,
+            "url": args.url,
+            "report_only": args.report_only,
+            "replacements": [tuple(pair) for pair in args.replace],
+        }
+        one = len(args.run_dir) == 1 and (args.run_dir[0] / "wire.jsonl").is_file()
+        results = probe(args.run_dir[0], **how) if one else sweep(args.run_dir, **how)
     if args.out:
         args.out.write_text(json.dumps([asdict(s) for s in results], indent=1, ensure_ascii=False))
     return 0

@@ -120,3 +120,33 @@ def test_a_paraphrased_run_is_its_tasks_and_is_read_with_its_own_wording(
     assert sample.passed and sample.written == ["stats.py"]
     assert run_name(run_dir) == (TASK, "p1")
     assert prompt_of(run_dir, sets.load(["own"], [TASK])[0]) != sets.load(["own"], [TASK])[0].prompt
+
+
+def test_a_replaced_wording_is_what_the_model_is_sent_and_a_missing_one_sends_nothing(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    run_dir = recorded_run(tmp_path, TASK)
+    with pytest.raises(SystemExit, match="'regulations' is not in the request's system message"):
+        main([str(run_dir), "--samples", "1", "--url", fake.base_url, "--replace", "regulations", "x"])
+    assert fake.requests == []
+    fake.script.append(Step(Text(listing(FIXED))))
+    argv = [str(run_dir), "--samples", "1", "--url", fake.base_url, "--replace", "rules", "house rules"]
+    assert main(argv) == 0
+    (sent,) = fake.bodies("/chat/completions")
+    assert sent["messages"][0] == {"role": "system", "content": "house rules"}
+    assert sent["messages"][1]["content"] == "Fix the average."  # the user's words as recorded
+
+
+def test_a_sweep_probes_each_dev_run_under_the_folders_and_totals_the_passes(
+    fake: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "20261201T000000Z" / "shiro"
+    recorded_run(runs, TASK)
+    recorded_run(runs, TASK, folder=f"{TASK}.2")
+    recorded_run(runs, splits.load()["sets"]["own"]["heldout"][0])  # skipped: held out
+    fake.script += [Step(Text(listing(FIXED))), Step(Text(listing(STILL_WRONG)))] * 2
+    assert main([str(tmp_path), "--samples", "2", "--url", fake.base_url]) == 0
+    assert len(fake.bodies("/chat/completions")) == 4
+    assert capsys.readouterr().out.splitlines()[-1] == "all runs: 2 of 4 samples passed"
+    with pytest.raises(SystemExit, match="--recorded sends none"):
+        main([str(tmp_path), "--recorded", "--replace", "rules", "x"])

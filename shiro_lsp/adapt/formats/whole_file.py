@@ -14,7 +14,8 @@ model falls into on its own are read too:
   `mean.py`:"), else the one file of the user's message, else the one non-empty file the model was
   shown, that the block fits (or, named alone on the line right before it, rewrites whole); when the
   sentence names a file that does not take the block, the one file that defines every function and
-  class the block defines (the model named the script it talks about, not where the code lives);
+  class the block defines, when the files it names all exist (the model named the script it talks
+  about, not where the code lives);
 - for a file that does not exist yet: the path in the sentence that introduces the block (as the
   user wrote it or by its absolute path in the workspace), when the user's message names that file
   too (the file the user asked for);
@@ -374,13 +375,14 @@ def _qualified_name(path: str, workspace: Path | Sequence[Path]) -> bool:
 def _only_fit(block: _Block, workspace: Path | Sequence[Path], files: Sequence[str]) -> Listing | None:
     """The block as the one file it rewrites or splices into, when no file is named near it: of
     the files shown, and of those that define what the block defines (the repository map's). When
-    the sentence before it names a file that did not take it, only a file that already defines every
-    definition of the block may: the model named the file it was talking about, not where the code
-    lives ("the bug in `main.py` is that `average` ...")."""
+    the sentence before it names files of the workspace that did not take it, only a file that
+    already defines every definition of the block may: the model named the file it was talking about,
+    not where the code lives ("the bug in `main.py` is that `average` ..."). A sentence naming a file
+    that does not exist gives the block to that new file, never to another."""
     if _path_line(block.before) is not None:
         return None
-    if _NAMED.search(_last_paragraph(block.before)):
-        return _sole_definer(block, workspace)
+    if named := _named(_last_paragraph(block.before), workspace):
+        return _sole_definer(block, workspace) if all(_is_file(workspace, p) for p in named) else None
     candidates = dict.fromkeys([*files[:MAX_SHOWN_FILES], *_definers(block, workspace)])
     fits = [
         listing

@@ -448,3 +448,9 @@ def test_a_definition_two_files_have_or_none_has_goes_nowhere(shop: Path) -> Non
     (shop / "backroom.py").unlink()
     added = "def audit(shelf):\n    return len(shelf)\n"  # defined nowhere: nothing is added by inference
     assert file_listings(fixed_in_talk_of_the_caller(added), shop, "till.py prints [3, 3]. Fix it.") == []
+
+
+def test_a_definition_meant_for_a_new_file_never_replaces_the_one_its_name_has(shop: Path) -> None:
+    # the model wants a module of its own for it: stock.py's restock is not the block's to replace
+    reply = f"Create a new file named `shelving/restock.py` with the following content:\n\n```python\n{RESTOCK_FIXED}```\n"
+    assert file_listings(reply, shop, "till.py prints [3, 3]. Fix it.") == []

@@ -180,14 +180,11 @@ def rescore(run_dirs: list[Path], *, index: int = 0, report_only: bool = False) 
     folder alone is refused as ``probe`` refuses it."""
     runs = _run_folders(run_dirs)
     if len(runs) == 1:
-        tasks = {run_name(runs[0])[0]: task_of(runs[0], report_only)}
+        found = [(runs[0], task_of(runs[0], report_only))]
     else:
-        tasks = {t.name: t for t in sets.load(["all"])}
+        found = _runs_with_tasks(runs, report_only)
     results = []
-    for run_dir in runs:
-        task = tasks.get(run_name(run_dir)[0])
-        if task is None or (splits.split_of(task.set, task.name) == "heldout" and not report_only):
-            continue
+    for run_dir, task in found:
         recorded = recorded_exchanges(run_dir)
         if not -len(recorded) <= index < len(recorded):
             continue
@@ -199,6 +196,17 @@ def rescore(run_dirs: list[Path], *, index: int = 0, report_only: bool = False) 
     wins = sum(sample.passed for _, sample in results)
     print(f"request {index} as recorded, read today: {wins} of {len(results)} runs passed")
     return results
+
+
+def _runs_with_tasks(runs: list[Path], report_only: bool) -> list[tuple[Path, Task]]:
+    """Each run of a known task with that task; held-out runs left out unless ``report_only``."""
+    tasks = {t.name: t for t in sets.load(["all"])}
+    return [
+        (run_dir, task)
+        for run_dir in runs
+        if (task := tasks.get(run_name(run_dir)[0])) is not None
+        and (report_only or splits.split_of(task.set, task.name) != "heldout")
+    ]
 
 
 def _run_folders(paths: list[Path]) -> list[Path]:
@@ -249,12 +257,8 @@ def probe(
 def sweep(run_dirs: list[Path], **how: Any) -> list[Sample]:
     """``probe`` over each run found in ``run_dirs`` (held-out runs skipped unless ``report_only``);
     a run that made no request ``index`` is skipped."""
-    names = {t.name: t for t in sets.load(["all"])}
     results: list[Sample] = []
-    for run_dir in _run_folders(run_dirs):
-        task = names.get(run_name(run_dir)[0])
-        if task is None or (splits.split_of(task.set, task.name) == "heldout" and not how.get("report_only")):
-            continue
+    for run_dir, _ in _runs_with_tasks(_run_folders(run_dirs), bool(how.get("report_only"))):
         made = len(recorded_requests(run_dir))
         if not -made <= how.get("index", 0) < made:
             continue

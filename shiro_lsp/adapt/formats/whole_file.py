@@ -227,14 +227,22 @@ def _fenced_path_line(previous: _Block, block: _Block) -> str | None:
 
 
 def _may_be_a_file(block: _Block) -> bool:
-    """Not empty, nothing left out, not introduced as an example, and not a tool call Shiro could
-    not read (that is never a file's content)."""
+    """Not empty, nothing left out, not introduced as an example, not a tool call Shiro could not
+    read (that is never a file's content), and not a list of paths no path line introduces (the files
+    a reply is about to change, which are never written over the first of them)."""
     return not (
         not block.body.strip()
         or _ELIDED.search(block.body)
         or _EXAMPLE.search(block.before)
         or is_call_shaped(block.body)
+        or (_lists_paths(block.body) and _path_line(block.before) is None)
     )
+
+
+def _lists_paths(body: str) -> bool:
+    """Two or more lines, each nothing but a file's path."""
+    lines = [line for line in body.splitlines() if line.strip()]
+    return len(lines) >= 2 and all(is_path_line(line) for line in lines)
 
 
 def _listing(block: _Block, workspace: Path | Sequence[Path], prompt: str) -> Listing | None:

@@ -454,3 +454,21 @@ def test_a_definition_meant_for_a_new_file_never_replaces_the_one_its_name_has(s
     # the model wants a module of its own for it: stock.py's restock is not the block's to replace
     reply = f"Create a new file named `shelving/restock.py` with the following content:\n\n```python\n{RESTOCK_FIXED}```\n"
     assert file_listings(reply, shop, "till.py prints [3, 3]. Fix it.") == []
+
+
+@pytest.mark.parametrize("fence", ["```", "```text"])
+def test_a_block_listing_the_files_to_change_is_not_written_over_the_first(ws: Path, fence: str) -> None:
+    stub = "def clamp(value, low, high):\n    pass\n"
+    (ws / "clamp.py").write_text(stub)
+    body = "def clamp(value, low, high):\n    return max(low, min(value, high))\n"
+    text = f"I will edit these:\n{fence}\nclamp.py\nnotes.md\ntest_clamp.py\n```\nThe new `clamp.py`:\n```python\n{body}```\n"
+    assert written(text, ws, "Write clamp in clamp.py; notes.md says how.") == {"clamp.py": body}
+    assert written(f"I will edit these:\n{fence}\nclamp.py\nnotes.md\n```\n", ws, "Write clamp.") == {}
+
+
+def test_a_list_of_paths_under_its_own_path_line_is_that_file(ws: Path) -> None:
+    (ws / "MANIFEST.txt").write_text("stats.py\n")
+    text = "MANIFEST.txt\n```\nstats.py\nrun_stats.py\n```\n"
+    assert written(text, ws, "Add run_stats.py to MANIFEST.txt.") == {
+        "MANIFEST.txt": "stats.py\nrun_stats.py\n"
+    }

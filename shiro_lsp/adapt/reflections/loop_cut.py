@@ -16,6 +16,10 @@ SAME_LINES = 40
 """Lines a repeated block must cover to make a loop (an answer's table or test list stays under it)."""
 MAX_BLOCK = 16
 """The longest block of lines whose repetition counts (a cycle of three small blocks can span 13)."""
+LOOSE_SAME_LINES = 120
+"""Lines a repeated block must cover when its strings are made alike too: a model listing one call
+per character (``text.replace("?", "")``, every punctuation mark and then some) until the timeout.
+A table written with sense (a mapping of codes, a dictionary of names) stays under it."""
 MIN_REPEATS = 4
 """A block of several lines must also come back this many times: four similar functions can be fine."""
 KEPT_LINES = 8
@@ -28,6 +32,7 @@ MAX_PIECE = 600
 _CHECK_EVERY = 256
 """Characters a line grows between two checks of it."""
 _NUMBERS = re.compile(r"-?\d+")
+_STRINGS = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
 
 CUT_NOTICE = "The model repeated itself over and over; Shiro cut its reply."
 WRITE_AGAIN = (
@@ -55,6 +60,35 @@ def shape(line: str) -> str:
     return _NUMBERS.sub("0", line.strip())
 
 
+def loose_shape(line: str) -> str:
+    """A line with its strings and numbers made alike."""
+    return shape(_STRINGS.sub('""', line))
+
+
+class _Lens:
+    """How many lines in a row repeat the block before them, for each block length, with lines seen
+    through one shape."""
+
+    def __init__(self, shaper: Callable[[str], str], same_lines: int) -> None:
+        self.shaper = shaper
+        self.same_lines = same_lines
+        self.recent: deque[str] = deque(maxlen=MAX_BLOCK + 1)
+        self.matched = [0] * (MAX_BLOCK + 1)
+
+    def covered(self, line: str) -> tuple[int, int] | None:
+        """After ``line``: the block length and the lines its repetition covers, once it is a loop."""
+        current = self.shaper(line)
+        self.recent.append(current)
+        for block in range(1, MAX_BLOCK + 1):
+            earlier = len(self.recent) - 1 - block
+            same = earlier >= 0 and self.recent[earlier] == current
+            self.matched[block] = self.matched[block] + 1 if same else 0
+            covered = self.matched[block] + block  # the first block, then each line that repeats it
+            if covered >= self.same_lines and covered >= block * MIN_REPEATS:
+                return block, covered
+        return None
+
+
 class RepetitionWatch:
     """Fed a reply as it streams; says when its last lines are one block of shapes repeated."""
 
@@ -62,11 +96,8 @@ class RepetitionWatch:
         self._line = ""
         """The line still being written."""
         self._line_start = 0
-        self._recent: deque[str] = deque(maxlen=MAX_BLOCK + 1)
-        """The last non-blank lines' shapes."""
-        self._matched = [0] * (MAX_BLOCK + 1)
-        """For each block length, how many lines in a row equal the line that many lines earlier."""
-        self._starts: deque[int] = deque(maxlen=SAME_LINES * MIN_REPEATS)
+        self._lenses = (_Lens(shape, SAME_LINES), _Lens(loose_shape, LOOSE_SAME_LINES))
+        self._starts: deque[int] = deque(maxlen=LOOSE_SAME_LINES * MIN_REPEATS)
         """Where each of the last non-blank lines starts in the reply."""
         self._checked_at = 0
         """How long the line still being written was when it was last checked."""
@@ -95,17 +126,13 @@ class RepetitionWatch:
         return True
 
     def _ended_line(self, line: str, start: int) -> bool:
-        current = shape(line)
-        if not current:
+        if not line.strip():
             return False
-        self._recent.append(current)
         self._starts.append(start)
-        for block in range(1, MAX_BLOCK + 1):
-            earlier = len(self._recent) - 1 - block
-            same = earlier >= 0 and self._recent[earlier] == current
-            self._matched[block] = self._matched[block] + 1 if same else 0
-            covered = self._matched[block] + block  # the first block, then each line that repeats it
-            if covered >= SAME_LINES and covered >= block * MIN_REPEATS:
+        for lens in self._lenses:
+            loop = lens.covered(line)
+            if loop is not None:
+                block, covered = loop
                 kept = max(block, KEPT_LINES)
                 self.loop_starts = self._starts[-covered]
                 self.keep_until = self._starts[-covered + kept]

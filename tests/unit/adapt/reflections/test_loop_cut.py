@@ -71,3 +71,16 @@ def test_a_long_line_that_repeats_a_phrase_a_few_times_is_not_cut() -> None:
     line = " ".join(f"item {n} is fine, and so is its neighbour;" for n in range(60))  # numbers differ
     data = json.dumps({f"key{n}": [n, n * 2, "same"] for n in range(200)})  # one long line
     assert cut_at(line + "\n" + data + "\n") is None
+
+
+def test_one_call_per_character_over_and_over_is_cut_though_its_strings_differ() -> None:
+    marks = [chr(c) for c in range(33, 127) if chr(c) not in "\"'\\"] * 3
+    text = "def tidy(label):\n" + "".join(f'    label = label.replace("{m}", "")\n' for m in marks)
+    starts = cut_at(text)
+    assert starts is not None and text[:starts] == "def tidy(label):\n"
+
+
+def test_a_long_mapping_written_with_sense_is_not_cut() -> None:
+    names = [f"{a}{b}" for a in "bcdfgh" for b in "aeiou"] * 3  # 90 entries, one shape, strings aside
+    table = "NAMES = {\n" + "".join(f'    "{n}{i}": "{n.upper()}",\n' for i, n in enumerate(names)) + "}\n"
+    assert cut_at(table) is None

@@ -830,33 +830,6 @@ async def test_a_test_file_the_user_asked_for_is_run_and_a_failure_sent_back(
     assert len(chats(local)) == 2 and events[-1]["type"] == "done"
 
 
-async def test_a_failing_check_of_tests_the_model_did_not_write_asks_for_code_not_tests(
-    local: FakeOpenAI, workspace: Path, home: Path
-) -> None:
-    """Shown the failures of tests that were there before its change, a small model rewrote the tests
-    to fit its code: it is told to change the code and leave the tests."""
-    (workspace / "bounds.py").write_text("def limit(x, low, high):\n    pass\n")
-    tests = "from bounds import limit\n\n\ndef test_limit():\n    assert limit(10, 11, 12) == 11\n"
-    (workspace / "test_bounds.py").write_text(tests)
-    wrong = "def limit(x, low, high):\n    return x\n"
-    local.script += [
-        Step(Text(f"bounds.py\n```python\n{wrong}```\n\nbounds.py clamps now.", chunks=2)),
-        Step(Text(f"bounds.py\n```python\n{LIMIT}```\n\nbounds.py clamps now.", chunks=2)),
-    ]
-    await run(
-        local,
-        workspace,
-        home,
-        "Make limit() in bounds.py keep x between low and high.",
-        PATH=with_pytest_first(),
-    )
-    sent = chats(local)[1]["messages"][-1]["content"]
-    assert "assert 10 == 11" in sent
-    assert sent.rstrip().endswith("Change the code so that it passes; leave the tests as they are.")
-    assert (workspace / "bounds.py").read_text() == LIMIT
-    assert (workspace / "test_bounds.py").read_text() == tests
-
-
 async def test_a_test_run_that_finds_no_test_file_is_not_sent_back(
     local: FakeOpenAI, workspace: Path, home: Path
 ) -> None:

@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from shiro_lsp.adapt.context_builder import is_test_file
 from shiro_lsp.adapt.formats.echoes import Shown
 from shiro_lsp.adapt.reflections.commands import CheckCommand
 from shiro_lsp.adapt.reflections.replies import output_text
@@ -34,12 +33,6 @@ NUDGE_MARK_KEY = "shiroNote"
 NUDGE_MARK = "nudge"
 NOTICE = "Shiro sent the model back ({why})."
 CHECK_FAILED = "`{command}` failed; its output is above. Change the files so that it passes."
-CHECK_FAILED_TESTS_KEPT = (
-    "`{command}` failed; its output is above. Change the code so that it passes; leave the tests as they are."
-)
-"""When the model has written no test file this turn: the tests it fails were there before its change,
-and a model shown their failures rewrites them to fit its code (a test file written again and again,
-the code unchanged). A user who wants the tests changed says so, and then they are written first."""
 
 
 @dataclass(frozen=True)
@@ -303,9 +296,7 @@ class Reflector:
         if verdict != "failed" or self.left <= 0:
             return None
         self.left -= 1
-        wrote_tests = any(is_test_file(path) for path in self.facts.written)
-        instruction = CHECK_FAILED if wrote_tests else CHECK_FAILED_TESTS_KEPT
-        return SendBack(instruction.format(command=check.command.shown), "the check failed")
+        return SendBack(CHECK_FAILED.format(command=check.command.shown), "the check failed")
 
     def _count(self, reflection: Reflection) -> None:
         self.sent.add(reflection.name)

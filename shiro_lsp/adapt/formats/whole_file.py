@@ -241,7 +241,7 @@ def _may_be_a_file(block: _Block) -> bool:
 
 def _lists_paths(body: str) -> bool:
     """Two or more lines, each nothing but a file's path."""
-    lines = [line for line in body.splitlines() if line.strip()]
+    lines = _lines(body)
     return len(lines) >= 2 and all(is_path_line(line) for line in lines)
 
 

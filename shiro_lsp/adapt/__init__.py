@@ -13,6 +13,7 @@
 - ``repo_map.py``, ``context_builder.py``: a repository map and a budgeted context for small windows.
 """
 
+from shiro_lsp.adapt.context_builder import is_test_path
 from shiro_lsp.adapt.formats.base import Hold, ParsedReply, ReplyContext, ReplyFormat, TextCall
 from shiro_lsp.adapt.formats.echoes import Shown
 from shiro_lsp.adapt.formats.text_calls import TEXT_ORIGIN_NOTE, tools_prompt
@@ -72,6 +73,7 @@ __all__ = [
     "choose_profile",
     "first_look_view",
     "folder_lines",
+    "is_test_path",
     "nudge_message",
     "tools_prompt",
     "user_words",

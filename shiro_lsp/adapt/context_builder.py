@@ -280,7 +280,7 @@ def _qualified_definers(scan: Scan, parts: list[str], as_code: bool) -> list[tup
         code = as_code or bool(qualifiers) or _symbol_like(name)
         definers = scan.definers(name)
         if not code:  # a plain word: only a top-level definition outside the tests
-            definers = [(rel, d) for rel, d in definers if d.parent is None and not _is_test(rel)]
+            definers = [(rel, d) for rel, d in definers if d.parent is None and not is_test_path(rel)]
         pointed = [(rel, d) for rel, d in definers if _qualified_by(scan, rel, d, qualifiers)]
         definers = pointed or definers
         if not definers or len({rel for rel, _ in definers}) > (MAX_DEFINERS if code else 1):
@@ -339,7 +339,7 @@ def tests_of(scan: Scan, files: list[str]) -> list[str]:
     found: list[str] = []
     for rel in files:
         path = PurePosixPath(rel)
-        if _is_test(path.name):
+        if is_test_path(path.name):
             continue
         names = _test_names(path)
         candidates = [test for test in scan.files if PurePosixPath(test).name in names and test != rel]
@@ -357,7 +357,8 @@ def _test_names(path: PurePosixPath) -> set[str]:
     return {f"{stem}.{kind}{ext}" for kind in ("test", "spec") for ext in (suffix, ".js", ".ts", ".tsx")}
 
 
-def _is_test(path: str) -> bool:
+def is_test_path(path: str) -> bool:
+    """A file of tests, by the names test runners look for (``test_x.py``, ``x_test.py``, ``x.test.ts``)."""
     name = PurePosixPath(path).name
     stem = name.split(".", 1)[0]
     return stem.startswith("test_") or stem.endswith("_test") or ".test." in name or ".spec." in name

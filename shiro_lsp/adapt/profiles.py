@@ -74,7 +74,7 @@ SMALL_CONTEXT_WINDOW = 32_768
 8k-32k windows local models run with (a 16k window's first request stays under 1,500 tokens)."""
 MIN_VIEW_CHARS = 1_000
 OFF_VARIABLE = "SHIRO_ADAPT_OFF"
-MECHANISMS = frozenset({"asked_for_change", "auto_imports", "hints", "write_limit"})
+MECHANISMS = frozenset({"asked_for_change", "auto_imports", "hints", "kept_tests", "write_limit"})
 """What ``SHIRO_ADAPT_OFF`` may name besides the reflections."""
 
 ProfileName = Literal["full", "compact"]
@@ -117,6 +117,8 @@ class Profile:
     """A file written out that uses a name one other top-level module defines gets its import."""
     max_writes_per_file: int | None = None
     """Steps of a turn that may change one file before Shiro refuses more (None: any number)."""
+    keeps_tests: bool = False
+    """Once the turn's check failed, the test files already there are refused (``agent/kept_tests.py``)."""
     off: frozenset[str] = frozenset()
     """Mechanisms switched off (``SHIRO_ADAPT_OFF``)."""
 
@@ -146,6 +148,10 @@ class Profile:
     def writes_per_file(self) -> int | None:
         """The turn's limit of steps that change one file (``agent/write_limit.py``), unless switched off."""
         return self.max_writes_per_file if self.runs("write_limit") else None
+
+    def keeps_tests_after_failure(self) -> bool:
+        """Whether a failed check keeps the tests as they are (``agent/kept_tests.py``), unless switched off."""
+        return self.keeps_tests and self.runs("kept_tests")
 
     def view_budget(self, context_window: int | None) -> ViewBudget | None:
         """What the workspace view may show with a turn's message (None: no view)."""
@@ -240,6 +246,7 @@ COMPACT = Profile(
     hints=True,
     auto_imports=True,
     max_writes_per_file=3,
+    keeps_tests=True,
 )
 """A small model: few rules, seven tools, files written out whole when calls are text, greedy
 sampling (it keeps to a format far more often at 0), up to half the window for the workspace with each

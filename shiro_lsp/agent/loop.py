@@ -216,9 +216,7 @@ class Turn:
                     continue
                 return self._finished()
             results = await self.tool_calls.run(step.calls)
-            self.reflector.facts.saw_tools(
-                results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls}
-            )
+            self._saw_tools(results, {c.call_id: loose_tool_input(c.arguments) for c in step.calls})
             action = self.reflector.after_tools(self._reply(step), results)
             if isinstance(action, EndTurn):
                 self.emit(ev.Notice(action.notice))
@@ -280,8 +278,15 @@ class Turn:
         self.emit(ev.Notice(check.notice))
         self.history.append({"role": "assistant", "content": [_call_part(call, input, by_shiro=True)]})
         results = await self.tool_calls.run([call])
-        self.reflector.facts.saw_tools(results, {call.call_id: input})
+        self._saw_tools(results, {call.call_id: input})
         return results[0] if results else None
+
+    def _saw_tools(self, results: list[dict[str, Any]], inputs: dict[str, Any]) -> None:
+        """What a step's calls did goes to the reflections; a failed check keeps the tests as they are."""
+        facts = self.reflector.facts
+        facts.saw_tools(results, inputs)
+        if facts.check_failed and facts.check is not None:
+            self.tool_calls.kept_tests.check_failed(facts.check.shown, self.words)
 
     async def _stop_checked(self, step: _StepResult) -> bool:
         """The model answered: a Stop hook may send it back with an instruction (``TurnSetup.stop_check``)."""

@@ -674,6 +674,7 @@ class AgentRuntime:
             temperature=s.temperature if s.temperature is not None else plan.profile.temperature,
             retry_temperature=s.temperature if s.temperature is not None else plan.profile.retry_temperature,
             max_writes_per_file=plan.profile.writes_per_file(),
+            keeps_tests=plan.profile.keeps_tests_after_failure(),
             redactor=Redactor.of(secret_values(s)),
             sandbox=s.bash_sandbox,
             sandbox_network=s.bash_sandbox_network,

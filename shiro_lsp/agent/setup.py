@@ -241,6 +241,8 @@ class TurnSetup:
     """The temperature of a step after Shiro sent the model back (None: ``temperature``)."""
     max_writes_per_file: int | None = None
     """Steps of the turn that may change one file (``write_limit``; None: any number)."""
+    keeps_tests: bool = False
+    """Once the check failed, the test files already there are not changed (``kept_tests``)."""
     checks: Checks = field(default_factory=Checks)
     """The command that checks the work, and the one to run first (``adapt`` finds them)."""
     screen: CallScreen | None = None

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from shiro_lsp.agent import events as ev
 from shiro_lsp.agent.events import Emit
+from shiro_lsp.agent.kept_tests import KeptTests
 from shiro_lsp.agent.permissions import Origin, RepeatGuard
 from shiro_lsp.agent.setup import (
     Answer,
@@ -85,6 +86,7 @@ class ToolCallRunner:
         self._held: AbstractAsyncContextManager[Any] | None = None
         """The workspace reservation kept from one mutating call to the next (:meth:`run`)."""
         self.write_limit = WriteLimit(setup.workspace, setup.max_writes_per_file)
+        self.kept_tests = KeptTests(setup.workspace, on=setup.keeps_tests)
 
     def read_from_text(self, call_id: str) -> None:
         self.text_calls.add(call_id)
@@ -177,7 +179,7 @@ class ToolCallRunner:
             return self._refuse(call, REPEAT_STOP_OUTPUT.format(count=count))
         if key in self.refused:
             return self._refuse(call, ALREADY_REFUSED_OUTPUT.format(name=call.name, count=count))
-        too_often = self.write_limit.refusal(call.name, input)
+        too_often = self.write_limit.refusal(call.name, input) or self.kept_tests.refusal(call.name, input)
         if too_often is not None:
             output, notice = too_often
             if notice is not None:
@@ -233,6 +235,7 @@ class ToolCallRunner:
         except ToolError as error:
             return self._tool_error(call, redact(error.message), changed)
         self.write_limit.wrote(call.name, input)
+        self.kept_tests.wrote(call.name, input)
         diff, files = _change_fields(changed)
         shown = redact(diff) if diff else None
         self.emit(ev.ToolResult(call.call_id, call.name, output, shown, files))

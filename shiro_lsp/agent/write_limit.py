@@ -40,7 +40,7 @@ class WriteLimit:
     def refusal(self, tool: str, input: Mapping[str, Any]) -> tuple[str, str | None] | None:
         """Why this call may not run (its result, and the notice when it is the first said of the
         file), or None: it may."""
-        key = self._key(tool, input)
+        key = file_key(self.workspace, tool, input)
         if key is None or self.limit is None:
             return None
         steps = self._steps.get(key, set())
@@ -52,15 +52,17 @@ class WriteLimit:
         return REFUSED_OUTPUT.format(path=path, count=len(steps)), notice
 
     def wrote(self, tool: str, input: Mapping[str, Any]) -> None:
-        key = self._key(tool, input)
+        key = file_key(self.workspace, tool, input)
         if key is not None:
             self._steps.setdefault(key, set()).add(self._step)
 
-    def _key(self, tool: str, input: Mapping[str, Any]) -> str | None:
-        path = input.get("path")
-        if tool not in FILE_WRITERS or not isinstance(path, str):
-            return None
-        try:
-            return str(locate(self.workspace, path)[1])  # ./a.py, a.py and its absolute path are one
-        except (ShiroError, ToolError, OSError, ValueError):
-            return str(Path(path))
+
+def file_key(workspace: Roots, tool: str, input: Mapping[str, Any]) -> str | None:
+    """The file a call writes, one key however its path is spelled (None: the call writes no file)."""
+    path = input.get("path")
+    if tool not in FILE_WRITERS or not isinstance(path, str):
+        return None
+    try:
+        return str(locate(workspace, path)[1])  # ./a.py, a.py and its absolute path are one
+    except (ShiroError, ToolError, OSError, ValueError):
+        return str(Path(path))

@@ -118,6 +118,8 @@ class TurnFacts:
     check_refused: bool = False
     check_output: str = ""
     """What the check command printed when it last ran."""
+    check_failed: bool = False
+    """The check command ran this turn and failed."""
     written: list[str] = field(default_factory=list)
     """Files written with ``write_file`` this turn, in order."""
     change_asked: bool = True
@@ -144,6 +146,7 @@ class TurnFacts:
                     self.check_output = output_text(part)
                     if check is not None and check.key in ran:
                         self.changed_since_check = False
+                        self.check_failed = self.check_failed or check.verdict(part) == "failed"
 
     def check_due(self) -> bool:
         """There is a check, files changed since it last ran, and it may run."""

@@ -1,14 +1,16 @@
 """Once the turn's check failed, the tests that were there before the turn are kept as they are: they
 say what the code must do. Shown a failure, a small model rewrites the tests to agree with its code,
 or writes the same test file out again every step. A write to such a file is refused with a result
-that says to change the code instead, and the user is told once. A test file the user's message
-names, one this turn created or changed before the check failed, and a new one stay writable.
+that says to change the code instead, and the user is told once. A test file this turn changed
+before the check failed (the work started there: the tests were what to change), and a new one, stay
+writable. Naming a file says nothing of whether to change it ("the tests are in ..."), so a name does
+not free it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from shiro_lsp.adapt import is_test_path
@@ -21,7 +23,7 @@ REFUSED_OUTPUT = (
 )
 REFUSED_NOTICE = (
     "Shiro kept {path} as it was: after `{command}` failed, the model tried to change the tests "
-    "instead of the code. Name the file in a message to let it change the tests."
+    "instead of the code. If the tests are what is wrong, say so in a new message."
 )
 
 
@@ -33,13 +35,12 @@ class KeptTests:
         self.on = on
         self._failed: str | None = None
         """The check command that failed, once one did."""
-        self._words = ""
         self._written: set[str] = set()
         self._told: set[str] = set()
 
-    def check_failed(self, command: str, words: str) -> None:
-        """The check ``command`` failed in a turn whose user typed ``words``."""
-        self._failed, self._words = command, words
+    def check_failed(self, command: str) -> None:
+        """The turn's check ``command`` failed."""
+        self._failed = command
 
     def refusal(self, tool: str, input: Mapping[str, Any]) -> tuple[str, str | None] | None:
         """Why this call may not run (its result, and the notice when it is the first said of the
@@ -49,7 +50,7 @@ class KeptTests:
         if not self.on or command is None or key is None or key in self._written:
             return None
         path = str(input["path"])
-        if not is_test_path(path) or PurePosixPath(path).name in self._words or not Path(key).is_file():
+        if not is_test_path(path) or not Path(key).is_file():
             return None
         notice = None if key in self._told else REFUSED_NOTICE.format(path=path, command=command)
         self._told.add(key)

@@ -286,7 +286,7 @@ class Turn:
         facts = self.reflector.facts
         facts.saw_tools(results, inputs)
         if facts.check_failed and facts.check is not None:
-            self.tool_calls.kept_tests.check_failed(facts.check.shown, self.words)
+            self.tool_calls.kept_tests.check_failed(facts.check.shown)
 
     async def _stop_checked(self, step: _StepResult) -> bool:
         """The model answered: a Stop hook may send it back with an instruction (``TurnSetup.stop_check``)."""

@@ -63,19 +63,24 @@ async def test_after_a_failed_check_the_tests_already_there_are_not_rewritten(
     told = [e["text"] for e in events if e["type"] == "notice" and "kept test_booklet.py" in e["text"]]
     assert told == [
         f"Shiro kept test_booklet.py as it was: after `{CHECK}` failed, the model tried to change the tests "
-        "instead of the code. Name the file in a message to let it change the tests."
+        "instead of the code. If the tests are what is wrong, say so in a new message."
     ]
     ran = [e["input"]["command"] for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
     assert ran == [CHECK, CHECK]
 
 
-async def test_tests_the_user_names_may_change_after_a_failed_check(
+async def test_tests_the_turn_began_with_may_change_again_after_a_failed_check(
     client: ShiroClient, fake: FakeOpenAI, workspace: Path
 ) -> None:
     (workspace / "booklet.py").write_text(WRONG)
     (workspace / "test_booklet.py").write_text(TESTS)
-    fake.script += [listing("booklet.py", WRONG.replace("* 2", "* 2  # pages per sheet"))]
-    fake.script += [listing("test_booklet.py", TESTS_BENT), Step(Text("The test expects two pages now."))]
+    fake.script += [
+        listing("test_booklet.py", TESTS.replace("== 4", "== 3")),
+        listing("test_booklet.py", TESTS_BENT),
+    ]
+    fake.script += [Step(Text("The test expects two pages a sheet now."))]
     events = await chat(client, "test_booklet.py expects the wrong count: a sheet makes two pages here.")
     assert (workspace / "test_booklet.py").read_text() == TESTS_BENT
     assert not [e for e in events if e["type"] == "tool-denied"]
+    ran = [e["input"]["command"] for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
+    assert ran == [CHECK, CHECK]

@@ -23,7 +23,7 @@ def test_nothing_is_kept_before_the_check_fails(tmp_path: Path) -> None:
 
 def test_a_failed_check_keeps_the_tests_already_there_under_any_of_their_names(tmp_path: Path) -> None:
     guard = kept(tmp_path)
-    guard.check_failed(CHECK, "Weekend shifts are counted twice.")
+    guard.check_failed(CHECK)
     first = guard.refusal("edit_file", {"path": "./tests/test_rota.py"})
     assert first is not None and first[1] is not None and f"`{CHECK}` failed" in first[0]
     again = guard.refusal("write_file", {"path": str(tmp_path / "tests/test_rota.py")})
@@ -33,12 +33,12 @@ def test_a_failed_check_keeps_the_tests_already_there_under_any_of_their_names(t
     assert guard.refusal("read_file", {"path": "shift_test.py"}) is None
 
 
-def test_tests_the_turn_wrote_or_created_and_tests_the_user_named_stay_writable(tmp_path: Path) -> None:
+def test_tests_the_turn_changed_before_the_failure_or_created_stay_writable(tmp_path: Path) -> None:
     guard = kept(tmp_path)
     guard.wrote("write_file", {"path": "shift_test.py"})  # changed before the check failed
-    guard.check_failed(CHECK, "Make tests/test_rota.py cover a night shift.")
+    guard.check_failed(CHECK)
     assert guard.refusal("write_file", {"path": "shift_test.py"}) is None
-    assert guard.refusal("write_file", {"path": "tests/test_rota.py"}) is None  # named
+    assert guard.refusal("write_file", {"path": "tests/test_rota.py"}) is not None
     assert guard.refusal("write_file", {"path": "tests/test_leave.py"}) is None  # a new file
     guard.wrote("write_file", {"path": "tests/test_leave.py"})
     assert guard.refusal("write_file", {"path": "tests/test_leave.py"}) is None
@@ -46,5 +46,5 @@ def test_tests_the_turn_wrote_or_created_and_tests_the_user_named_stay_writable(
 
 def test_switched_off_it_keeps_nothing(tmp_path: Path) -> None:
     guard = kept(tmp_path, on=False)
-    guard.check_failed(CHECK, "")
+    guard.check_failed(CHECK)
     assert guard.refusal("write_file", {"path": "tests/test_rota.py"}) is None

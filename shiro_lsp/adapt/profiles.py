@@ -43,6 +43,7 @@ from shiro_lsp.adapt.reflections.base import Reflection, Reflector, TurnFacts
 from shiro_lsp.adapt.reflections.checks import CheckReminder, RunChecks, RunFirst, find_checks
 from shiro_lsp.adapt.reflections.commands import Checks
 from shiro_lsp.adapt.reflections.copy_cut import CopyCut
+from shiro_lsp.adapt.reflections.kept_cut import KeptCut
 from shiro_lsp.adapt.reflections.lint import Lint, with_missing_imports
 from shiro_lsp.adapt.reflections.loop_cut import LoopCut
 from shiro_lsp.adapt.reflections.restart_cut import RestartCut
@@ -200,6 +201,7 @@ def all_reflections() -> list[Reflection]:
     return [
         Lint(),
         RunChecks(),
+        KeptCut(),  # after the check: a cut reply that wrote a file has it checked first
         UnchangedQuote(),  # the exclusive ones: the first that matches a reply is the only one asked
         UnchangedListing(),
         CodeInProse(),
@@ -241,7 +243,7 @@ COMPACT = Profile(
     view_share=0.5,
     fetches_pasted_urls=True,
     reflections=frozenset(
-        {"unfinished", "unchanged", "lint", "checks", "loop_cut", "restart_cut", "copy_cut"}
+        {"unfinished", "unchanged", "lint", "checks", "loop_cut", "restart_cut", "copy_cut", "kept_cut"}
     ),
     hints=True,
     auto_imports=True,

@@ -42,19 +42,28 @@ class KeptTests:
         """The turn's check ``command`` failed."""
         self._failed = command
 
+    def keeps(self, path: str) -> bool:
+        """Whether a write to ``path`` would be refused."""
+        return self._kept_key("write_file", {"path": path}) is not None
+
     def refusal(self, tool: str, input: Mapping[str, Any]) -> tuple[str, str | None] | None:
         """Why this call may not run (its result, and the notice when it is the first said of the
         file), or None: it may."""
-        key = file_key(self.workspace, tool, input)
+        key = self._kept_key(tool, input)
         command = self._failed
-        if not self.on or command is None or key is None or key in self._written:
+        if key is None or command is None:
             return None
         path = str(input["path"])
-        if not is_test_path(path) or not Path(key).is_file():
-            return None
         notice = None if key in self._told else REFUSED_NOTICE.format(path=path, command=command)
         self._told.add(key)
         return REFUSED_OUTPUT.format(path=path, command=command), notice
+
+    def _kept_key(self, tool: str, input: Mapping[str, Any]) -> str | None:
+        """The key of the file the call writes, when the turn keeps it (else None). Blocking (a stat)."""
+        key = file_key(self.workspace, tool, input)
+        if not self.on or self._failed is None or key is None or key in self._written:
+            return None
+        return key if is_test_path(str(input["path"])) and Path(key).is_file() else None
 
     def wrote(self, tool: str, input: Mapping[str, Any]) -> None:
         key = file_key(self.workspace, tool, input)

@@ -181,6 +181,7 @@ class Turn:
         self.history.append(message)
         self.words = user_words(text)
         self.reflector = self.setup.plan.profile.reflector(self._facts())
+        self.reflector.facts.keeps = self.tool_calls.kept_tests.keeps
         try:
             return await self._loop()
         except asyncio.CancelledError:

@@ -4,12 +4,13 @@ files out the way Qwen2.5-Coder-1.5B does, and a configured check command that r
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fakes.fake_openai import FakeOpenAI, Step, Text
+from fakes.fake_openai import FakeOpenAI, Step, Text, ToolCall
 from fakes.fixtures import options
 from fakes.local_servers import LLAMACPP_MODEL, serve
 from lsp_client import ShiroClient
@@ -50,8 +51,10 @@ async def test_after_a_failed_check_the_tests_already_there_are_not_rewritten(
 ) -> None:
     (workspace / "booklet.py").write_text(STUB)
     (workspace / "test_booklet.py").write_text(TESTS)
-    fake.script += [listing("booklet.py", WRONG), listing("test_booklet.py", TESTS_BENT)]
-    fake.script += [listing("booklet.py", RIGHT), Step(Text("pages() counts four pages a sheet."))]
+    bend = ToolCall("write_file", {"path": "test_booklet.py", "content": TESTS_BENT}, call_id="t1")
+    fix = ToolCall("write_file", {"path": "booklet.py", "content": RIGHT}, call_id="t2")
+    fake.script += [listing("booklet.py", WRONG), Step(bend), Step(fix)]  # a model that calls natively
+    fake.script += [Step(Text("pages() counts four pages a sheet."))]
     events = await chat(
         client, "Fill in pages() in booklet.py: how many pages a number of folded sheets makes."
     )
@@ -67,6 +70,29 @@ async def test_after_a_failed_check_the_tests_already_there_are_not_rewritten(
     ]
     ran = [e["input"]["command"] for e in events if e["type"] == "tool-call" and e["name"] == "bash"]
     assert ran == [CHECK, CHECK]
+
+
+async def test_a_reply_that_begins_to_write_out_kept_tests_is_cut_there_and_sent_back(
+    client: ShiroClient, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "booklet.py").write_text(STUB)
+    (workspace / "test_booklet.py").write_text(TESTS)
+    rewrite = f"The test is wrong.\n\ntest_booklet.py\n```python\n{TESTS_BENT * 20}```\n"
+    fake.script += [listing("booklet.py", WRONG), Step(Text(rewrite, chunks=40))]
+    fake.script += [listing("booklet.py", RIGHT), Step(Text("pages() counts four pages a sheet."))]
+    events = await chat(client, "Fill in pages() in booklet.py; test_booklet.py tests it.")
+    assert (workspace / "test_booklet.py").read_text() == TESTS
+    assert (workspace / "booklet.py").read_text() == RIGHT
+    assert not [e for e in events if e["type"] == "tool-denied"]
+    notices = [e["text"] for e in events if e["type"] == "notice"]
+    assert "The model began to write out tests Shiro keeps as they are; Shiro cut its reply there." in notices
+    third = fake.bodies("/chat/completions")[2]["messages"]
+    assert third[-2]["content"].startswith("The test is wrong.")  # kept up to the listing
+    assert "test_booklet.py\n```" not in json.dumps(third[-2])
+    assert third[-1]["content"] == (
+        "Your reply was cut where it began to write out test_booklet.py: it holds the tests, which stay as "
+        f"they are. Change the code so that `{CHECK}` passes."
+    )
 
 
 async def test_tests_the_turn_began_with_may_change_again_after_a_failed_check(

@@ -120,6 +120,8 @@ class TurnFacts:
     """What the check command printed when it last ran."""
     check_failed: bool = False
     """The check command ran this turn and failed."""
+    keeps: Callable[[str], bool] = field(default=lambda _path: False)
+    """Whether the turn keeps a file as it is: a write to it would be refused (the tool runner says)."""
     written: list[str] = field(default_factory=list)
     """Files written with ``write_file`` this turn, in order."""
     change_asked: bool = True

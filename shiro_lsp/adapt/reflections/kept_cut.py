@@ -80,7 +80,7 @@ class KeptWatch:
                 return True
         if self._opened_at is not None and line.strip():
             opened, self._opened_at = self._opened_at, None
-            path = self._kept(line) if is_path_line(line) else None
+            path = self._kept(_PATH.findall(line)) if is_path_line(line) else None
             self._labelled = (opened, path) if path is not None else None
         if _FENCE.match(line):
             self._in_block = not self._in_block
@@ -99,12 +99,12 @@ class KeptWatch:
         paths = _PATH.findall(line)
         if not (is_path_line(line) or (line.rstrip().rstrip("*`").endswith(":") and len(set(paths)) == 1)):
             return False
-        kept = self._kept(line)
+        kept = self._kept(paths)
         if kept is None:
             return False
         self.keep_until, self.cut_at_path = at, kept
         return True
 
-    def _kept(self, line: str) -> str | None:
-        paths = _PATH.findall(line)
+    def _kept(self, paths: list[str]) -> str | None:
+        """The first path, when the turn keeps that file."""
         return paths[0] if paths and self._keeps(paths[0]) else None
